@@ -1,0 +1,86 @@
+# kvbound — build, tests, benchmarks, install. See README.md.
+#   make            library, kvbound command, test and prop binaries
+#   make run        install nothing; build and write out/report.md (the default verification)
+#   make check      unit tests + fast property checks with their mutants ("N passed, N failed")
+#   make check-full the long statistical battery
+#   make bench      benchmarks (ratios against baselines measured in the same run)
+#   make install PREFIX=/usr/local DESTDIR=
+CC      ?= cc
+PREFIX  ?= /usr/local
+DESTDIR ?=
+OPT     ?= -O2
+CFLAGS_ALL = -std=c11 $(OPT) -g -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -fPIC \
+             -Isrc $(shell pkg-config --cflags gsl lua5.4) $(CFLAGS)
+# GSL's linear algebra runs on OpenBLAS, not the reference libgslcblas.
+LIBS    = -lgsl -lopenblas $(shell pkg-config --libs lua5.4) -lm -lpthread $(LDLIBS)
+
+B := build
+LIB_SRC  := $(filter-out src/cli/%,$(wildcard src/*.c)) $(wildcard adversarial/*.c) $(wildcard lowerbound/*.c)
+LIB_OBJ  := $(LIB_SRC:%.c=$(B)/obj/%.o)
+CLI_SRC  := $(wildcard src/cli/*.c)
+CLI_OBJ  := $(CLI_SRC:%.c=$(B)/obj/%.o)
+PROP_SRC := $(wildcard props/*.c)
+PROP_OBJ := $(PROP_SRC:%.c=$(B)/obj/%.o)
+TEST_SRC := $(wildcard tests/test_*.c)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
+BENCH_SRC := $(wildcard tests/bench_*.c)
+BENCH_BIN := $(BENCH_SRC:tests/%.c=$(B)/bench/%)
+HDRS := $(wildcard src/*.h adversarial/*.h lowerbound/*.h props/*.h tests/*.h src/cli/*.h)
+
+.PHONY: all run check check-full bench install uninstall clean
+all: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/kvbound $(B)/kvb-props $(TEST_BIN) $(BENCH_BIN)
+
+$(B)/obj/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Iadversarial -Ilowerbound -Iprops -c $< -o $@
+
+$(B)/libkvbound.a: $(LIB_OBJ)
+	@mkdir -p $(B)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/libkvbound.so: $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LIBS)
+
+$(B)/kvbound: $(CLI_OBJ) $(B)/libkvbound.a
+	$(CC) -o $@ $(CLI_OBJ) $(B)/libkvbound.a $(LIBS)
+
+$(B)/kvb-props: $(PROP_OBJ) $(B)/libkvbound.a
+	$(CC) -o $@ $(PROP_OBJ) $(B)/libkvbound.a $(LIBS)
+
+$(B)/tests/%: $(B)/obj/tests/%.o $(B)/libkvbound.a
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $< $(B)/libkvbound.a $(LIBS)
+
+$(B)/bench/%: $(B)/obj/tests/%.o $(B)/libkvbound.a
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $< $(B)/libkvbound.a $(LIBS)
+
+# The default verification: every claim checked, verdict table in out/report.md.
+run: all
+	@mkdir -p out
+	OPENBLAS_NUM_THREADS=1 sh scripts/run-report out
+
+check: all
+	OPENBLAS_NUM_THREADS=1 sh scripts/run-checks $(B) check
+
+check-full: all
+	OPENBLAS_NUM_THREADS=1 sh scripts/run-checks $(B) full
+
+bench: all
+	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
+
+install: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/kvbound
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/kvbound $(DESTDIR)$(PREFIX)/bin
+	install -m 644 $(B)/libkvbound.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(B)/libkvbound.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 src/*.h $(DESTDIR)$(PREFIX)/include/kvbound/
+	install -m 755 $(B)/kvbound $(DESTDIR)$(PREFIX)/bin/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/.*KVBOUND_VERSION "\(.*\)"/\1/p' src/kvbound.h)|g' \
+	    scripts/kvbound.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/kvbound.pc
+
+uninstall:
+	rm -rf $(DESTDIR)$(PREFIX)/include/kvbound $(DESTDIR)$(PREFIX)/lib/libkvbound.* \
+	       $(DESTDIR)$(PREFIX)/lib/pkgconfig/kvbound.pc $(DESTDIR)$(PREFIX)/bin/kvbound
+
+clean:
+	rm -rf $(B) out

@@ -1,0 +1,200 @@
+/* attention.c — exact attention and norms (see attention.h). The CPU reference. */
+#include "attention.h"
+#include "kvb_error.h"
+#include "gsl_quiet.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_vector.h>
+
+double kvb_dot(const double *a, const double *b, size_t d) {
+  double s = 0;
+  for (size_t i = 0; i < d; i++) s += a[i] * b[i];
+  return s;
+}
+
+double kvb_norm2(const double *a, size_t d) { return sqrt(kvb_dot(a, a, d)); }
+
+double kvb_dist2(const double *a, const double *b, size_t d) {
+  double s = 0;
+  for (size_t i = 0; i < d; i++) {
+    double t = a[i] - b[i];
+    s += t * t;
+  }
+  return sqrt(s);
+}
+
+void kvb_expsum_init(kvb_expsum *s, double *acc, size_t dim) {
+  s->shift = -INFINITY;
+  s->acc = acc;
+  s->dim = dim;
+  memset(acc, 0, dim * sizeof *acc);
+}
+
+static void rescale(kvb_expsum *s, double new_shift) {
+  /* new_shift > s->shift: scale the accumulated sum down so it is relative to new_shift. */
+  double f = isinf(s->shift) ? 0.0 : exp(s->shift - new_shift);
+  for (size_t j = 0; j < s->dim; j++) s->acc[j] *= f;
+  s->shift = new_shift;
+}
+
+void kvb_expsum_add(kvb_expsum *s, double w, double a, const double *x) {
+  if (w == 0) return;
+  if (a > s->shift) rescale(s, a);
+  double f = w * exp(a - s->shift);
+  if (x)
+    for (size_t j = 0; j < s->dim; j++) s->acc[j] += f * x[j];
+  else
+    s->acc[0] += f;
+}
+
+void kvb_expsum_merge(kvb_expsum *s, const kvb_expsum *o) {
+  if (isinf(o->shift)) return;
+  if (o->shift > s->shift) rescale(s, o->shift);
+  double f = exp(o->shift - s->shift);
+  for (size_t j = 0; j < s->dim; j++) s->acc[j] += f * o->acc[j];
+}
+
+int kvb_expsum_ratio(const kvb_expsum *num, const kvb_expsum *den, double *out) {
+  if (isinf(den->shift) || den->acc[0] == 0) return -1;
+  if (isinf(num->shift)) {
+    memset(out, 0, num->dim * sizeof *out);
+    return 0;
+  }
+  /* exp(num.shift - den.shift) can only overflow if the estimator itself is astronomically
+   * larger than its normalizer; both shifts come from the same query's scores. */
+  double f = exp(num->shift - den->shift) / den->acc[0];
+  for (size_t j = 0; j < num->dim; j++) out[j] = f * num->acc[j];
+  return 0;
+}
+
+void kvb_expsum_rows(kvb_expsum *s, size_t n, size_t d_key, size_t d_value, const double *K,
+                     const double *V, const double *w, const double *q, double scale) {
+  for (size_t i = 0; i < n; i++) {
+    double a = scale * kvb_dot(K + i * d_key, q, d_key);
+    kvb_expsum_add(s, w ? w[i] : 1.0, a, V ? V + i * d_value : NULL);
+  }
+}
+
+int kvb_attention_exact(size_t n, size_t d_key, size_t d_value, const double *K, const double *V,
+                        const double *q, double scale, double *z, double *lse) {
+  if (n == 0) return -1;
+  /* Two passes: the max score first, then one exp per token. */
+  double mx = -INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    double a = scale * kvb_dot(K + i * d_key, q, d_key);
+    if (a > mx) mx = a;
+  }
+  double den = 0;
+  memset(z, 0, d_value * sizeof *z);
+  for (size_t i = 0; i < n; i++) {
+    double e = exp(scale * kvb_dot(K + i * d_key, q, d_key) - mx);
+    den += e;
+    const double *v = V + i * d_value;
+    for (size_t j = 0; j < d_value; j++) z[j] += e * v[j];
+  }
+  for (size_t j = 0; j < d_value; j++) z[j] /= den;
+  if (lse) *lse = mx + log(den);
+  return 0;
+}
+
+double kvb_softmax(size_t n, size_t d_key, const double *K, const double *q, double scale,
+                   double *p) {
+  double mx = -INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    p[i] = scale * kvb_dot(K + i * d_key, q, d_key);
+    if (p[i] > mx) mx = p[i];
+  }
+  double den = 0;
+  for (size_t i = 0; i < n; i++) {
+    p[i] = exp(p[i] - mx);
+    den += p[i];
+  }
+  double ss = 0;
+  for (size_t i = 0; i < n; i++) {
+    p[i] /= den;
+    ss += p[i] * p[i];
+  }
+  return sqrt(ss);
+}
+
+double kvb_softmax_norm2(size_t n, size_t d_key, const double *K, const double *q, double scale) {
+  /* ‖p‖₂ = sqrt(Σ e_i²)/Σ e_i with e_i = exp(a_i - max). */
+  double mx = -INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    double a = scale * kvb_dot(K + i * d_key, q, d_key);
+    if (a > mx) mx = a;
+  }
+  double s1 = 0, s2 = 0;
+  for (size_t i = 0; i < n; i++) {
+    double e = exp(scale * kvb_dot(K + i * d_key, q, d_key) - mx);
+    s1 += e;
+    s2 += e * e;
+  }
+  return sqrt(s2) / s1;
+}
+
+double kvb_frobenius_norm(size_t n, size_t d, const double *V) {
+  /* Scaled accumulation: value norms in the suite span 2^-30..2^30. */
+  double scale = 0, ssq = 1;
+  for (size_t i = 0; i < n * d; i++) {
+    double a = fabs(V[i]);
+    if (a == 0) continue;
+    if (scale < a) {
+      ssq = 1 + ssq * (scale / a) * (scale / a);
+      scale = a;
+    } else {
+      ssq += (a / scale) * (a / scale);
+    }
+  }
+  return scale * sqrt(ssq);
+}
+
+int kvb_operator_norm(size_t n, size_t d, const double *V, double *out) {
+  if (!V || !out) return KVB_ERROR(KVB_ENULL, "operator norm: NULL argument");
+  if (n == 0 || d == 0) {
+    *out = 0;
+    return KVB_OK;
+  }
+  kvb_gsl_quiet();
+  /* GSL's SVD needs rows >= columns: decompose V or Vᵀ (same singular values). */
+  size_t rows = n >= d ? n : d, cols = n >= d ? d : n;
+  gsl_matrix *A = gsl_matrix_alloc(rows, cols);
+  gsl_vector *S = gsl_vector_alloc(cols);
+  gsl_matrix *W = gsl_matrix_alloc(cols, cols);
+  if (!A || !S || !W) {
+    gsl_matrix_free(A);
+    gsl_vector_free(S);
+    gsl_matrix_free(W);
+    return KVB_ERROR(KVB_ENOMEM, "operator norm: out of memory for a %zux%zu SVD", rows, cols);
+  }
+  /* Scale by the largest entry so squares inside the SVD neither overflow nor underflow. */
+  double mx = 0;
+  for (size_t i = 0; i < n * d; i++) mx = fmax(mx, fabs(V[i]));
+  if (mx == 0) {
+    *out = 0;
+  } else {
+    for (size_t i = 0; i < n; i++)
+      for (size_t j = 0; j < d; j++) {
+        double x = V[i * d + j] / mx;
+        if (n >= d) gsl_matrix_set(A, i, j, x);
+        else gsl_matrix_set(A, j, i, x);
+      }
+    int st = gsl_linalg_SV_decomp_jacobi(A, W, S);
+    if (st) {
+      gsl_matrix_free(A);
+      gsl_vector_free(S);
+      gsl_matrix_free(W);
+      return KVB_ERROR(KVB_EFAIL, "operator norm: GSL SVD failed (%d)", st);
+    }
+    *out = mx * gsl_vector_max(S);
+  }
+  gsl_matrix_free(A);
+  gsl_vector_free(S);
+  gsl_matrix_free(W);
+  return KVB_OK;
+}

@@ -1,0 +1,56 @@
+/* attention.h — exact attention, the shared weighted-exponential sum, and the norms the
+ * error bounds are stated in. This is the reference: plain C, double precision.
+ *
+ * Layout: K is n×d_key and V is n×d_value, row-major, one token per row.
+ * Scores are scale·<q, k_i>; every exponential is taken after subtracting the maximum
+ * score, so scores up to 1e4 (and beyond) never overflow (log-sum-exp). */
+#ifndef KVB_ATTENTION_H
+#define KVB_ATTENTION_H
+
+#include <stddef.h>
+
+/* A sum S = Σ_i w_i·exp(a_i)·x_i held as exp(shift)·acc, so it never overflows. */
+typedef struct {
+  double shift;  /* -INFINITY while empty */
+  double *acc;   /* dim entries, caller-owned */
+  size_t dim;
+} kvb_expsum;
+
+/* acc must hold dim doubles; sets it to the empty sum. */
+void kvb_expsum_init(kvb_expsum *s, double *acc, size_t dim);
+/* S += w·exp(a)·x  (x may be NULL for dim == 1 meaning x = 1; w >= 0). */
+void kvb_expsum_add(kvb_expsum *s, double w, double a, const double *x);
+/* S += exp(a)·acc_other·... merges another sum. */
+void kvb_expsum_merge(kvb_expsum *s, const kvb_expsum *other);
+/* Writes out = S_num / S_den (a scalar denominator), exact in the shifted domain.
+ * Returns 0, or -1 when the denominator is zero (empty or all weights zero). */
+int kvb_expsum_ratio(const kvb_expsum *num, const kvb_expsum *den, double *out);
+
+/* The weighted sketch estimator shared by SubGen (000 Alg. 1 lines 28-30) and BalanceKV
+ * (003 Alg. 4 estimator): num = Σ_i w_i exp(scale<q,k_i>) v_i over n stored rows.
+ * w may be NULL (all ones); V may be NULL when d_value == 1 (all-ones values). */
+void kvb_expsum_rows(kvb_expsum *s, size_t n, size_t d_key, size_t d_value, const double *K,
+                     const double *V, const double *w, const double *q, double scale);
+
+/* Exact attention z = softmax(scale·K q)ᵀ V (d_value outputs). Returns log Σ exp(scale<q,k_i>)
+ * through *lse when lse is not NULL. n >= 1 required (returns -1 otherwise). */
+int kvb_attention_exact(size_t n, size_t d_key, size_t d_value, const double *K, const double *V,
+                        const double *q, double scale, double *z, double *lse);
+
+/* p = softmax(scale·K q) (n entries). Returns ‖p‖₂. */
+double kvb_softmax(size_t n, size_t d_key, const double *K, const double *q, double scale,
+                   double *p);
+/* ‖softmax(scale·K q)‖₂ without keeping the vector. */
+double kvb_softmax_norm2(size_t n, size_t d_key, const double *K, const double *q, double scale);
+
+/* ‖V‖_F. */
+double kvb_frobenius_norm(size_t n, size_t d, const double *V);
+/* ‖V‖_op, the largest singular value, by GSL's one-sided Jacobi SVD. Returns a KVB status; the
+ * norm through *out. */
+int kvb_operator_norm(size_t n, size_t d, const double *V, double *out);
+
+double kvb_dot(const double *a, const double *b, size_t d);
+double kvb_norm2(const double *a, size_t d);
+double kvb_dist2(const double *a, const double *b, size_t d); /* ‖a-b‖₂ */
+
+#endif

@@ -1,0 +1,41 @@
+/* kvb_error.c — thread-local last-error message (see kvb_error.h). */
+#include "kvb_error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static _Thread_local char last_message[512];
+
+const char *kvb_status_name(int status) {
+  switch (status) {
+    case KVB_OK: return "KVB_OK";
+    case KVB_EINVAL: return "KVB_EINVAL";
+    case KVB_EDOM: return "KVB_EDOM";
+    case KVB_EDIM: return "KVB_EDIM";
+    case KVB_ENULL: return "KVB_ENULL";
+    case KVB_ENOMEM: return "KVB_ENOMEM";
+    case KVB_ENOTFOUND: return "KVB_ENOTFOUND";
+    case KVB_ESTATE: return "KVB_ESTATE";
+    case KVB_EFAIL: return "KVB_EFAIL";
+    case KVB_EIO: return "KVB_EIO";
+    case KVB_EFORMAT: return "KVB_EFORMAT";
+    default: return "KVB_E?";
+  }
+}
+
+const char *kvb_strerror_last(void) { return last_message; }
+
+void kvb_error_clear(void) { last_message[0] = '\0'; }
+
+int kvb_error_set(int status, const char *file, int line, const char *fmt, ...) {
+  char body[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(body, sizeof body, fmt, ap);
+  va_end(ap);
+  const char *base = strrchr(file, '/');
+  snprintf(last_message, sizeof last_message, "%s: %s (%s:%d)", kvb_status_name(status), body,
+           base ? base + 1 : file, line);
+  return status;
+}

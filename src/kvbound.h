@@ -1,0 +1,18 @@
+/* kvbound.h — the public header of libkvbound: a C11 reference library for streaming
+ * attention approximation (KV-cache compression), implementing the papers in shared/papers/
+ * exactly and in double precision. See README.md and DESIGN.md. */
+#ifndef KVBOUND_H
+#define KVBOUND_H
+
+#define KVBOUND_VERSION "0.1.0"
+
+#include "kvb_error.h"
+#include "pcg32.h"
+#include "params.h"
+#include "attention.h"
+#include "method.h"
+#include "stream.h"
+#include "stats.h"
+#include "subgen.h"
+
+#endif

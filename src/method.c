@@ -1,0 +1,135 @@
+/* method.c — method registry and the validating wrappers (see method.h). */
+#include "method.h"
+#include "kvb_error.h"
+#include "method_registry.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const kvb_method_type *kvb_method_type_at(size_t i) {
+  size_t n = 0;
+  while (kvb_method_registry[n]) n++;
+  return i < n ? kvb_method_registry[i] : NULL;
+}
+
+const kvb_method_type *kvb_method_lookup(const char *name) {
+  if (!name) return NULL;
+  for (size_t i = 0; kvb_method_registry[i]; i++)
+    if (strcmp(kvb_method_registry[i]->name, name) == 0) return kvb_method_registry[i];
+  return NULL;
+}
+
+int kvb_all_finite(const double *x, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(x[i])) return 0;
+  return 1;
+}
+
+static int find_mutant(const kvb_method_type *t, const char *name) {
+  if (!t->mutants) return -1;
+  for (int i = 0; t->mutants[i].name; i++)
+    if (strcmp(t->mutants[i].name, name) == 0) return i;
+  return -1;
+}
+
+int kvb_method_alloc(const char *name, const kvb_method_config *cfg, const kvb_params *p,
+                     kvb_method **out) {
+  if (!out) return KVB_ERROR(KVB_ENULL, "output pointer is NULL");
+  *out = NULL;
+  if (!name || !cfg) return KVB_ERROR(KVB_ENULL, "method name or config is NULL");
+  const kvb_method_type *t = kvb_method_lookup(name);
+  if (!t) return KVB_ERROR(KVB_ENOTFOUND, "no method named '%s' (see `kvbound list`)", name);
+  if (cfg->d_key == 0 || cfg->d_value == 0)
+    return KVB_ERROR(KVB_EINVAL, "%s: d_key and d_value must be positive (got %zu, %zu)", name,
+                     cfg->d_key, cfg->d_value);
+  if (!isfinite(cfg->scale) || cfg->scale <= 0)
+    return KVB_ERROR(KVB_EINVAL, "%s: scale must be finite and > 0 (got %g)", name, cfg->scale);
+  if (t->randomized && !cfg->rng)
+    return KVB_ERROR(KVB_ENULL, "%s is randomized and needs a generator (cfg.rng is NULL)", name);
+
+  /* The generic layer owns "mutant"; the type sees the rest. */
+  kvb_params rest;
+  kvb_params_init(&rest);
+  int mutant = 0;
+  if (p) {
+    for (size_t i = 0; i < p->n; i++) {
+      if (strcmp(p->items[i].name, "mutant") == 0) {
+        int idx = p->items[i].is_string ? find_mutant(t, p->items[i].str) : -1;
+        if (idx < 0)
+          return KVB_ERROR(KVB_ENOTFOUND, "%s has no mutant '%s'", name,
+                           p->items[i].is_string ? p->items[i].str : "(number)");
+        mutant = idx + 1;
+      } else {
+        rest.items[rest.n++] = p->items[i];
+      }
+    }
+  }
+  int st = kvb_params_validate(&rest, t->params, name);
+  if (st) return st;
+
+  kvb_method *m = calloc(1, sizeof *m);
+  if (!m) return KVB_ERROR(KVB_ENOMEM, "%s: out of memory", name);
+  m->type = t;
+  m->d_key = cfg->d_key;
+  m->d_value = cfg->d_value;
+  m->scale = cfg->scale;
+  m->rng = cfg->rng;
+  m->mutant = mutant;
+  st = t->init(m, &rest);
+  if (st) {
+    free(m);
+    return st;
+  }
+  *out = m;
+  return KVB_OK;
+}
+
+void kvb_method_free(kvb_method *m) {
+  if (!m) return;
+  if (m->type->free_state) m->type->free_state(m->state);
+  free(m);
+}
+
+int kvb_method_update(kvb_method *m, const double *k, size_t d_key, const double *v,
+                      size_t d_value) {
+  if (!m || !k || !v) return KVB_ERROR(KVB_ENULL, "update: method, key or value is NULL");
+  if (d_key != m->d_key || d_value != m->d_value)
+    return KVB_ERROR(KVB_EDIM, "%s update: got key/value dimensions %zu/%zu, method has %zu/%zu",
+                     m->type->name, d_key, d_value, m->d_key, m->d_value);
+  if (!kvb_all_finite(k, d_key))
+    return KVB_ERROR(KVB_EDOM, "%s update: key has a NaN or Inf component", m->type->name);
+  if (!kvb_all_finite(v, d_value))
+    return KVB_ERROR(KVB_EDOM, "%s update: value has a NaN or Inf component", m->type->name);
+  int st = m->type->update(m, k, v);
+  if (st == KVB_OK) m->n++;
+  return st;
+}
+
+int kvb_method_query(kvb_method *m, const double *q, size_t d_key, double *z, size_t d_value) {
+  if (!m || !q || !z) return KVB_ERROR(KVB_ENULL, "query: method, query or output is NULL");
+  if (d_key != m->d_key || d_value != m->d_value)
+    return KVB_ERROR(KVB_EDIM, "%s query: got query/output dimensions %zu/%zu, method has %zu/%zu",
+                     m->type->name, d_key, d_value, m->d_key, m->d_value);
+  if (!kvb_all_finite(q, d_key))
+    return KVB_ERROR(KVB_EDOM, "%s query: query has a NaN or Inf component", m->type->name);
+  if (m->n == 0)
+    return KVB_ERROR(KVB_ESTATE, "%s query: no token has been streamed yet (attention over an "
+                     "empty context is undefined)", m->type->name);
+  return m->type->query(m, q, z);
+}
+
+void kvb_method_memory(const kvb_method *m, kvb_memory *out) {
+  if (!out) return;
+  memset(out, 0, sizeof *out);
+  if (m && m->type->memory) m->type->memory(m, out);
+}
+
+const char *kvb_method_mutant_name(const kvb_method *m) {
+  return (m && m->mutant) ? m->type->mutants[m->mutant - 1].name : NULL;
+}
+
+int kvb_method_is_mutant(const kvb_method *m, const char *name) {
+  const char *cur = kvb_method_mutant_name(m);
+  return cur && strcmp(cur, name) == 0;
+}

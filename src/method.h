@@ -1,0 +1,104 @@
+/* method.h — the one interface every streaming-attention algorithm implements.
+ *
+ * A method is created by name from a kvb_method_config (key and value dimension,
+ * score scale, generator) and named parameters; it is fed the stream with
+ * kvb_method_update(k, v) and asked kvb_method_query(q) -> z ≈ Attn(q, K, V) =
+ * softmax(scale · K q)ᵀ V. scale is 1 in 000/001 and 1/√d in 003/004. Exact
+ * attention is a method too, so the props, the runner, the lower-bound decoder
+ * and the plots treat every algorithm alike (DESIGN.md, Method interface).
+ *
+ * Mutants: a type may list deliberately wrong variants (e.g. a reservoir
+ * probability off by a constant). They exist only so the property checks can
+ * prove they are able to fail; select one with the string parameter
+ * "mutant=NAME". Never use them for anything else.
+ *
+ * All entry points validate their arguments (NULL, dimensions, NaN/Inf) and on
+ * error return a KVB_* status with a message, leaving the method unchanged. */
+#ifndef KVB_METHOD_H
+#define KVB_METHOD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <gsl/gsl_rng.h>
+
+#include "params.h"
+
+typedef struct {
+  size_t bytes;   /* bytes the algorithm must keep: stored vectors plus per-item bookkeeping */
+  size_t vectors; /* stored d-vectors (a key and a value each count one) */
+} kvb_memory;
+
+/* Work counters, incremented by the algorithms themselves (Theorem 1's runtime claim is
+ * checked on these, never on time). */
+typedef struct {
+  uint64_t distances;    /* key-to-representative distance evaluations */
+  uint64_t exps;         /* exponentials evaluated */
+  uint64_t coins;        /* random draws */
+  uint64_t dots;         /* inner products of d-vectors (beyond distances) */
+  uint64_t fails;        /* FAIL events reported by a randomized subroutine (003 Alg. 3) */
+} kvb_work;
+
+typedef struct {
+  size_t d_key;   /* key and query dimension */
+  size_t d_value; /* value dimension (1 with all-ones values: the softmax normalizer) */
+  double scale;   /* score = scale · <q, k>; 1 for 000/001, 1/sqrt(d_key) for 003/004 */
+  gsl_rng *rng;   /* borrowed; randomized methods require it (a kvb_rng_pcg32 generator) */
+} kvb_method_config;
+
+typedef struct {
+  const char *name;
+  const char *help;
+} kvb_mutant_spec;
+
+typedef struct kvb_method kvb_method;
+
+typedef struct {
+  const char *name;                /* registry name, e.g. "subgen" */
+  const char *summary;             /* one line */
+  const char *source;              /* paper file and number, e.g. "000 Algorithm 1" */
+  const kvb_param_spec *params;    /* NULL-name terminated */
+  const kvb_mutant_spec *mutants;  /* NULL-name terminated, or NULL */
+  int randomized;                  /* needs cfg.rng */
+  /* Allocates m->state from validated params. Must not touch anything else on failure. */
+  int (*init)(kvb_method *m, const kvb_params *p);
+  /* Arguments already validated (finite, right dimensions). Must leave state unchanged on error. */
+  int (*update)(kvb_method *m, const double *k, const double *v);
+  /* Arguments already validated; at least one update has happened. Writes d_value outputs. */
+  int (*query)(kvb_method *m, const double *q, double *z);
+  void (*memory)(const kvb_method *m, kvb_memory *out);
+  void (*free_state)(void *state);
+} kvb_method_type;
+
+struct kvb_method {
+  const kvb_method_type *type;
+  size_t d_key, d_value;
+  double scale;
+  gsl_rng *rng;
+  int mutant;   /* 0: faithful; i+1: type->mutants[i] */
+  uint64_t n;   /* tokens absorbed by update */
+  kvb_work work;
+  void *state;
+};
+
+/* Registry. */
+const kvb_method_type *kvb_method_lookup(const char *name);
+/* i-th registered method type, NULL past the end. */
+const kvb_method_type *kvb_method_type_at(size_t i);
+
+/* Creates method `name`. On error *out is NULL and a message names the problem. */
+int kvb_method_alloc(const char *name, const kvb_method_config *cfg, const kvb_params *p,
+                     kvb_method **out);
+void kvb_method_free(kvb_method *m); /* NULL is fine */
+int kvb_method_update(kvb_method *m, const double *k, size_t d_key, const double *v,
+                      size_t d_value);
+int kvb_method_query(kvb_method *m, const double *q, size_t d_key, double *z, size_t d_value);
+void kvb_method_memory(const kvb_method *m, kvb_memory *out);
+/* Name of the active mutant, or NULL when faithful. */
+const char *kvb_method_mutant_name(const kvb_method *m);
+/* Whether the method runs mutant `name` (for the algorithm's own `if`s). */
+int kvb_method_is_mutant(const kvb_method *m, const char *name);
+
+/* Convenience for implementations: finite check of an n-vector. */
+int kvb_all_finite(const double *x, size_t n);
+
+#endif

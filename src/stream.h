@@ -1,0 +1,51 @@
+/* stream.h — streams of (q, k, v) triplets and their generators.
+ *
+ * A stream is materialized (row-major Q, K: n×d_key; V: n×d_value) so that the exact oracle,
+ * the shadow checks and every method see the very same tokens, and so .npy dumps and
+ * generators share one type. It records the generating parameters a check needs: the
+ * clusterability (m, δ) the generator guarantees (000 Definition 1), the query-norm bound r.
+ * Generators are registered by name like methods; adversarial/ adds its own. */
+#ifndef KVB_STREAM_H
+#define KVB_STREAM_H
+
+#include <stddef.h>
+#include <gsl/gsl_rng.h>
+
+#include "params.h"
+
+typedef struct {
+  char name[64];
+  size_t n, d_key, d_value;
+  double *Q, *K, *V;
+  /* What the generator guarantees; NAN where it guarantees nothing. */
+  double m;     /* keys are (m, delta)-clusterable (000 Definition 1) */
+  double delta; /* every two keys of one generating cluster are within delta */
+  double r;     /* every query has ‖q‖₂ <= r */
+  kvb_params params; /* the generating parameters as given */
+} kvb_stream;
+
+typedef struct {
+  const char *name;
+  const char *summary;
+  const char *attacks; /* for adversarial streams: the assumption or proof step attacked; else NULL */
+  const kvb_param_spec *params;
+  /* Fills s (arrays allocated by the caller from n, d_key, d_value params). */
+  int (*generate)(const kvb_params *p, const kvb_param_spec *spec, gsl_rng *rng, kvb_stream *s);
+} kvb_stream_type;
+
+int kvb_stream_alloc(size_t n, size_t d_key, size_t d_value, kvb_stream **out);
+void kvb_stream_free(kvb_stream *s); /* NULL is fine */
+
+/* Generates stream `name` with parameters p. Every generator takes n, d_key, d_value. */
+int kvb_stream_generate(const char *name, const kvb_params *p, gsl_rng *rng, kvb_stream **out);
+const kvb_stream_type *kvb_stream_lookup(const char *name);
+const kvb_stream_type *kvb_stream_type_at(size_t i);
+
+/* Building blocks for generators (all draw from rng). */
+void kvb_rand_gaussian_vec(gsl_rng *rng, double *x, size_t d, double sigma);
+/* Uniform on the sphere of radius rad. */
+void kvb_rand_sphere(gsl_rng *rng, double *x, size_t d, double rad);
+/* Uniform in the ball of radius rad. */
+void kvb_rand_ball(gsl_rng *rng, double *x, size_t d, double rad);
+
+#endif
