@@ -3,8 +3,10 @@
 #include "claims.h"
 
 extern const prop_claim props_subgen_lemma1[];
+extern const prop_claim props_lowerbound[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
+    props_lowerbound,
     NULL,
 };

@@ -1,0 +1,230 @@
+/* index_reduction.c — 003 Appendix C's INDEX reduction: instance, Alice, Bob (see the header). */
+#include "index_reduction.h"
+#include "kvb_error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+
+static const char *const mutant_names[KVB_INDEX_MUT_COUNT] = {
+    NULL, "threshold_flip", "no_sign", "shared_key", "coord_collide", "identity_pi",
+    "c3_no_power"};
+
+const char *kvb_index_mutant_name(kvb_index_mutant m) {
+  return ((int)m > 0 && m < KVB_INDEX_MUT_COUNT) ? mutant_names[m] : NULL;
+}
+
+int kvb_index_mutant_parse(const char *spec) {
+  static const char prefix[] = "lowerbound:";
+  if (!spec || strncmp(spec, prefix, sizeof prefix - 1) != 0) return KVB_INDEX_FAITHFUL;
+  const char *name = spec + sizeof prefix - 1;
+  for (int m = 1; m < KVB_INDEX_MUT_COUNT; m++)
+    if (strcmp(name, mutant_names[m]) == 0) return m;
+  return -1;
+}
+
+int kvb_index_check_premises(size_t n, size_t d, double r, double eps) {
+  if (d == 0) return KVB_ERROR(KVB_EINVAL, "index reduction: d must be >= 1");
+  if (!isfinite(r) || r <= 0)
+    return KVB_ERROR(KVB_EINVAL, "index reduction: r must be finite and > 0 (got %g)", r);
+  /* 003 Theorem 3.2: "Suppose that r² ≤ d" (used in Lemma C.3's bound exp(C²)). */
+  /* relative 1e-12 slack so that r = √d computed in floating point counts as r² = d */
+  if (r * r > (double)d * (1 + 1e-12))
+    return KVB_ERROR(KVB_EINVAL,
+                     "index reduction: 003 Theorem 3.2 requires r^2 <= d (got r^2 = %g > d = %zu)",
+                     r * r, d);
+  if (!isnan(eps) && !(eps > 0 && eps < 1))
+    return KVB_ERROR(KVB_EINVAL, "index reduction: epsilon must lie in (0, 1) (got %g)", eps);
+  if (n != 0 && n % d != 0)
+    return KVB_ERROR(KVB_EINVAL,
+                     "index reduction: n = %zu is not a multiple of d = %zu (003 App. C "
+                     "partitions the n bits into groups of size d)",
+                     n, d);
+  return KVB_OK;
+}
+
+int kvb_index_theorem_n(size_t d, double r, double eps, size_t *n) {
+  if (!n) return KVB_ERROR(KVB_ENULL, "index reduction: n output pointer is NULL");
+  if (isnan(eps)) return KVB_ERROR(KVB_EINVAL, "index reduction: epsilon is required");
+  int st = kvb_index_check_premises(0, d, r, eps);
+  if (st) return st;
+  /* n = min{1/ε², d·exp(2r²/√d)} (003 Theorem 3.2 and App. C "The reduction"). */
+  double lim = fmin(1.0 / (eps * eps), (double)d * exp(2 * r * r / sqrt((double)d)));
+  if (lim > 1e12)
+    return KVB_ERROR(KVB_EINVAL, "index reduction: n = %g is beyond what can be materialized",
+                     lim);
+  size_t g = (size_t)floor(lim / (double)d);
+  *n = (g ? g : 1) * d;
+  return KVB_OK;
+}
+
+void kvb_index_free(kvb_index_instance *inst) {
+  if (!inst) return;
+  free(inst->key);
+  free(inst->group);
+  free(inst->coord);
+  free(inst->sigma);
+  free(inst);
+}
+
+int kvb_index_alloc(size_t n, size_t d, double r, kvb_index_mutant mutant, gsl_rng *coins,
+                    kvb_index_instance **out) {
+  if (!out) return KVB_ERROR(KVB_ENULL, "index reduction: output pointer is NULL");
+  *out = NULL;
+  if (!coins) return KVB_ERROR(KVB_ENULL, "index reduction: needs the public-coin generator");
+  if (n == 0) return KVB_ERROR(KVB_EINVAL, "index reduction: n must be >= 1");
+  int st = kvb_index_check_premises(n, d, r, NAN);
+  if (st) return st;
+  if ((int)mutant < 0 || mutant >= KVB_INDEX_MUT_COUNT)
+    return KVB_ERROR(KVB_EINVAL, "index reduction: unknown mutant %d", (int)mutant);
+  kvb_index_instance *I = calloc(1, sizeof *I);
+  if (!I) return KVB_ERROR(KVB_ENOMEM, "index reduction: out of memory");
+  I->n = n;
+  I->d = d;
+  I->groups = n / d;
+  I->r = r;
+  I->mutant = mutant;
+  I->key = malloc(I->groups * d * sizeof *I->key);
+  I->group = malloc(n * sizeof *I->group);
+  I->coord = malloc(n * sizeof *I->coord);
+  I->sigma = malloc(n);
+  size_t *perm = malloc(n * sizeof *perm);
+  if (!I->key || !I->group || !I->coord || !I->sigma || !perm) {
+    free(perm);
+    kvb_index_free(I);
+    return KVB_ERROR(KVB_ENOMEM, "index reduction: out of memory for n = %zu", n);
+  }
+  /* k̃_1..k̃_{n/d} ~ Unif{−r/√d, r/√d}^d (003 App. C, "The reduction"). */
+  double a = r / sqrt((double)d);
+  for (size_t g = 0; g < I->groups; g++)
+    for (size_t c = 0; c < d; c++) I->key[g * d + c] = gsl_rng_uniform_int(coins, 2) ? a : -a;
+  if (mutant == KVB_INDEX_MUT_SHARED_KEY && I->groups >= 2)
+    memcpy(I->key + d, I->key, d * sizeof *I->key);
+  /* π: a uniformly random bijection [n] → [n/d]×[d]; slot s = g·d + c of a uniform random
+   * permutation gives bit i its (group, coordinate) = (s / d, s mod d). */
+  for (size_t i = 0; i < n; i++) perm[i] = i;
+  if (mutant != KVB_INDEX_MUT_IDENTITY_PI) gsl_ran_shuffle(coins, perm, n, sizeof *perm);
+  for (size_t i = 0; i < n; i++) {
+    I->group[i] = perm[i] / d;
+    I->coord[i] = perm[i] % d;
+    if (mutant == KVB_INDEX_MUT_COORD_COLLIDE)
+      I->coord[i] = (size_t)gsl_rng_uniform_int(coins, (unsigned long)d);
+  }
+  /* σ_1..σ_n ~ Unif{−1, 1}. */
+  for (size_t i = 0; i < n; i++) I->sigma[i] = gsl_rng_uniform_int(coins, 2) ? 1 : -1;
+  free(perm);
+  *out = I;
+  return KVB_OK;
+}
+
+int kvb_index_pair(const kvb_index_instance *I, size_t i, double *k, double *v) {
+  if (!I || !k || !v) return KVB_ERROR(KVB_ENULL, "index reduction: NULL argument");
+  if (i >= I->n) return KVB_ERROR(KVB_EINVAL, "index reduction: bit %zu >= n = %zu", i, I->n);
+  /* k_i = k̃_{π(i)₁}, v_i = σ_i·e_{π(i)₂}. */
+  memcpy(k, I->key + I->group[i] * I->d, I->d * sizeof *k);
+  memset(v, 0, I->d * sizeof *v);
+  v[I->coord[i]] = I->sigma[i];
+  return KVB_OK;
+}
+
+size_t kvb_index_count(const kvb_index_instance *I, const unsigned char *x) {
+  size_t u = 0;
+  if (!I || !x) return 0;
+  for (size_t i = 0; i < I->n; i++) u += x[i] != 0;
+  return u;
+}
+
+static int check_method(const kvb_index_instance *I, const kvb_method *m) {
+  if (m->d_key != I->d || m->d_value != I->d)
+    return KVB_ERROR(KVB_EDIM,
+                     "index reduction: the method has d_key = %zu, d_value = %zu; the instance "
+                     "needs both = d = %zu",
+                     m->d_key, m->d_value, I->d);
+  return KVB_OK;
+}
+
+int kvb_index_alice(const kvb_index_instance *I, const unsigned char *x, kvb_method *m,
+                    size_t *u_size) {
+  if (!I || !x || !m || !u_size) return KVB_ERROR(KVB_ENULL, "index reduction: NULL argument");
+  int st = check_method(I, m);
+  if (st) return st;
+  double *k = malloc(2 * I->d * sizeof *k);
+  if (!k) return KVB_ERROR(KVB_ENOMEM, "index reduction: out of memory");
+  double *v = k + I->d;
+  size_t u = 0;
+  for (size_t i = 0; i < I->n && !st; i++) {
+    if (!x[i]) continue;
+    kvb_index_pair(I, i, k, v);
+    st = kvb_method_update(m, k, I->d, v, I->d);
+    u++;
+  }
+  free(k);
+  *u_size = u;
+  return st;
+}
+
+double kvb_index_threshold(const kvb_index_instance *I, size_t u_size) {
+  double a = I->r * I->r / sqrt((double)I->d); /* r²/√d */
+  /* log T = a − log 40 − max{log d + a, log |U|} (never overflows for large a). */
+  double lm = log((double)I->d) + a;
+  if (u_size > 0) lm = fmax(lm, log((double)u_size));
+  return exp(a - log(40.0) - lm);
+}
+
+int kvb_index_bob(const kvb_index_instance *I, kvb_method *m, size_t i, size_t u_size, int *bit,
+                  double *value) {
+  if (!I || !m || !bit) return KVB_ERROR(KVB_ENULL, "index reduction: NULL argument");
+  if (i >= I->n) return KVB_ERROR(KVB_EINVAL, "index reduction: bit %zu >= n = %zu", i, I->n);
+  int st = check_method(I, m);
+  if (st) return st;
+  if (u_size == 0 || m->n == 0) {
+    *bit = 0;
+    if (value) *value = 0;
+    return KVB_OK;
+  }
+  double *buf = malloc(2 * I->d * sizeof *buf);
+  if (!buf) return KVB_ERROR(KVB_ENOMEM, "index reduction: out of memory");
+  double *q = buf, *z = buf + I->d;
+  memcpy(q, I->key + I->group[i] * I->d, I->d * sizeof *q); /* q_i = k_i */
+  st = kvb_method_query(m, q, I->d, z, I->d);
+  if (st) {
+    free(buf);
+    return st;
+  }
+  double val = z[I->coord[i]];
+  if (I->mutant != KVB_INDEX_MUT_NO_SIGN) val *= I->sigma[i]; /* ⟨z, v_i⟩ */
+  double T = kvb_index_threshold(I, u_size);
+  *bit = I->mutant == KVB_INDEX_MUT_THRESHOLD_FLIP ? (val < T) : (val > T);
+  if (value) *value = val;
+  free(buf);
+  return KVB_OK;
+}
+
+double kvb_index_noise(const kvb_index_instance *I, const unsigned char *x, size_t i,
+                       size_t *ui) {
+  const double *q = I->key + I->group[i] * I->d;
+  double inv = 1.0 / sqrt((double)I->d), X = 0;
+  size_t cnt = 0;
+  for (size_t j = 0; j < I->n; j++) {
+    if (j == i || !x[j] || I->coord[j] != I->coord[i]) continue;
+    const double *k = I->key + I->group[j] * I->d;
+    double s = 0;
+    for (size_t c = 0; c < I->d; c++) s += k[c] * q[c];
+    X += I->sigma[j] * I->sigma[i] * exp(s * inv);
+    cnt++;
+  }
+  if (ui) *ui = cnt;
+  return X;
+}
+
+double kvb_index_c3_log_closed_form(double C, double r, size_t d, kvb_index_mutant mutant) {
+  double dd = (double)d;
+  /* 003 Lemma C.3: E exp(C⟨x,y⟩/√d) = ((e^{Cr²/d^{3/2}} + e^{−Cr²/d^{3/2}})/2)^d: the d
+   * coordinates of x∘y are independent ±r²/d, each scaled by C/√d. */
+  double arg = C * r * r / (mutant == KVB_INDEX_MUT_C3_NO_POWER ? dd : dd * sqrt(dd));
+  /* log cosh(t) = |t| + log1p(e^{−2|t|}) − log 2, stable for large |t|. */
+  double t = fabs(arg);
+  return dd * (t + log1p(exp(-2 * t)) - log(2.0));
+}

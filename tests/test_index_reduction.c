@@ -1,0 +1,94 @@
+/* test_index_reduction.c — unit tests of lowerbound/index_reduction (003 App. C): premises
+ * rejected with messages, instance shape, threshold formula, Alice/Bob on tiny instances. */
+#include "index_reduction.h"
+#include "kvbound.h"
+#include "unit.h"
+
+#include <math.h>
+#include <string.h>
+
+int main(void) {
+  gsl_rng *rng = kvb_rng_alloc_substream(7, 0);
+  kvb_index_instance *I = NULL;
+  int st = kvb_index_alloc(32, 16, 5.0, KVB_INDEX_FAITHFUL, rng, &I);
+  CHECK(st == KVB_EINVAL && I == NULL && strstr(kvb_strerror_last(), "r^2 <= d"),
+        "index.premise.r2_gt_d", "status %d, msg %s", st, kvb_strerror_last());
+  st = kvb_index_alloc(30, 16, 4.0, KVB_INDEX_FAITHFUL, rng, &I);
+  CHECK(st == KVB_EINVAL && I == NULL && strstr(kvb_strerror_last(), "multiple of d"),
+        "index.premise.n_not_multiple", "status %d, msg %s", st, kvb_strerror_last());
+  size_t n = 0;
+  st = kvb_index_theorem_n(16, 4.0, 1.5, &n);
+  CHECK(st == KVB_EINVAL && strstr(kvb_strerror_last(), "(0, 1)"), "index.premise.eps_range",
+        "status %d", st);
+  st = kvb_index_theorem_n(16, 4.0, 0.0, &n);
+  CHECK(st == KVB_EINVAL, "index.premise.eps_zero", "status %d", st);
+  st = kvb_index_alloc(32, 16, NAN, KVB_INDEX_FAITHFUL, rng, &I);
+  CHECK(st == KVB_EINVAL, "index.premise.r_nan", "status %d", st);
+  st = kvb_index_alloc(32, 16, 4.0, KVB_INDEX_FAITHFUL, NULL, &I);
+  CHECK(st == KVB_ENULL, "index.null_rng", "status %d", st);
+  /* theorem n = min{1/ε², d e^{2r²/√d}} rounded down to a multiple of d */
+  st = kvb_index_theorem_n(16, 4.0, 0.1, &n);
+  CHECK(st == 0 && n == 96, "index.theorem_n.eps", "n = %zu (want 96 = 16·floor(100/16))", n);
+  st = kvb_index_theorem_n(16, 2.0, 0.001, &n);
+  CHECK(st == 0 && n == 112, "index.theorem_n.exp", "n = %zu (want 16·floor(e²)=112)", n);
+  CHECK(kvb_index_check_premises(16, 16, 4.0, NAN) == 0, "index.premise.r2_eq_d_ok", "rejected");
+
+  st = kvb_index_alloc(32, 16, 4.0, KVB_INDEX_FAITHFUL, rng, &I);
+  CHECK(st == 0 && I && I->groups == 2, "index.alloc", "status %d", st);
+  double k[16], v[16];
+  int shape = 1;
+  for (size_t i = 0; i < 32; i++) {
+    kvb_index_pair(I, i, k, v);
+    double nk = kvb_norm2(k, 16), nv = kvb_norm2(v, 16);
+    shape = shape && fabs(nk - 4.0) < 1e-12 && nv == 1.0 && v[I->coord[i]] == I->sigma[i];
+    for (size_t c = 0; c < 16; c++) shape = shape && fabs(fabs(k[c]) - 1.0) < 1e-15;
+  }
+  CHECK(shape, "index.pair_shape", "keys not in {±r/√d}^d or values not σ e_c");
+  /* T = (1/40) e^{r²/√d} / max{d e^{r²/√d}, |U|}: here d e^4 > |U| so T = 1/(40 d). */
+  double T = kvb_index_threshold(I, 10);
+  CHECK(fabs(T - 1.0 / 640) < 1e-15, "index.threshold", "T = %.17g", T);
+  /* Alice with every bit 1 into exact; Bob decodes all bits of group of bit 0 correctly with
+   * no noise beyond one other group. Just check the plumbing and the dimension check. */
+  unsigned char x[32];
+  for (int i = 0; i < 32; i++) x[i] = (unsigned char)(i % 2);
+  kvb_method_config cfg = {16, 16, 0.25, rng};
+  kvb_params p;
+  kvb_params_init(&p);
+  kvb_method *m = NULL;
+  kvb_method_alloc("exact", &cfg, &p, &m);
+  size_t u = 0;
+  st = kvb_index_alice(I, x, m, &u);
+  CHECK(st == 0 && u == 16 && m->n == 16, "index.alice", "st %d u %zu", st, u);
+  int bit = -1;
+  double val = 0;
+  st = kvb_index_bob(I, m, 1, u, &bit, &val);
+  CHECK(st == 0 && bit == 1 && val > T, "index.bob.one", "bit %d val %g", bit, val);
+  kvb_method *m8 = NULL;
+  kvb_method_config cfg8 = {8, 8, 0.25, rng};
+  kvb_method_alloc("exact", &cfg8, &p, &m8);
+  st = kvb_index_alice(I, x, m8, &u);
+  CHECK(st == KVB_EDIM && m8->n == 0, "index.alice.dim", "st %d", st);
+  st = kvb_index_bob(I, m, 99, u, &bit, &val);
+  CHECK(st == KVB_EINVAL, "index.bob.range", "st %d", st);
+  CHECK(kvb_index_mutant_parse("lowerbound:no_sign") == KVB_INDEX_MUT_NO_SIGN &&
+            kvb_index_mutant_parse("subgen:mu_norm") == 0 &&
+            kvb_index_mutant_parse("lowerbound:nope") == -1,
+        "index.mutant_parse", "parse wrong");
+  /* the registered stream */
+  kvb_params sp;
+  kvb_params_init(&sp);
+  kvb_params_parse(&sp, "n=48");
+  kvb_stream *s = NULL;
+  st = kvb_stream_generate("index_reduction", &sp, rng, &s);
+  CHECK(st == 0 && s && s->n == 48 && s->r == 4 && memcmp(s->Q, s->K, 48 * 16 * 8) == 0,
+        "index.stream", "st %d", st);
+  kvb_stream_free(s);
+  kvb_params_parse(&sp, "n=40");
+  st = kvb_stream_generate("index_reduction", &sp, rng, &s);
+  CHECK(st == KVB_EINVAL && !s, "index.stream.premise", "st %d", st);
+  kvb_method_free(m);
+  kvb_method_free(m8);
+  kvb_index_free(I);
+  gsl_rng_free(rng);
+  UNIT_EXIT();
+}
