@@ -1,10 +1,25 @@
 /* subgen_lemma1.c — 000 Lemma 1 (001 Lemma 2.2): correctness of UpdateMatrixProduct.
  *   (1) µ = Σ_{i≤n} ‖v_i‖²                                   — invariant, every step
- *   (2) each slot M(j) is distributed ∝ ‖v_i‖², slots i.i.d.  — distribution (see below) */
+ *   (2) each slot M(j) is distributed ∝ ‖v_i‖², slots i.i.d.  — distribution (see below)
+ *
+ * (2) is a statement about the law of M over the algorithm's coins for a FIXED stream, so it
+ * is tested over R independent runs (independent PCG32 substreams) of one stream:
+ *   law:          the positions held by the s slots, pooled over runs (R·s draws, i.i.d. under
+ *                 the lemma), against the expected counts R·s·‖v_i‖²/µ — chi-square goodness of
+ *                 fit, cells merged to expected >= 5 (kvb_chisq_gof). Tokens with v = 0 have mass
+ *                 zero and must never be sampled (an exact check).
+ *   independence: the R×(position of slot a, position of slot b) contingency table for the
+ *                 slot pairs (0,1) and (0,s-1) — chi-square independence.
+ *   order:        the lemma holds for every order, so the law is checked on one token multiset
+ *                 in stream order, sorted by ‖v‖ ascending and descending (the reservoir's
+ *                 probabilities are the most uneven in those orders).
+ * Each test is one assertion at α = 1e-6. */
 #include "prop.h"
+#include "orders.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static kvb_method *make_subgen(prop_ctx *ctx, gsl_rng *rng, const kvb_stream *s, double delta,
                                int t, int sl) {
@@ -48,8 +63,130 @@ static void lemma1_mu(prop_ctx *ctx) {
   kvb_stream_free(s);
 }
 
+
+/* The Lemma 1 (2) stream: n tokens whose squared value norms span 1..~60 (so ℓ2 and uniform
+ * sampling differ by a factor up to ~60 per token), plus one zero value. Keys do not matter. */
+#define L1_N 12
+static kvb_stream *lemma1_stream(prop_ctx *ctx) {
+  kvb_stream *s = NULL;
+  if (kvb_stream_alloc(L1_N, 2, 2, &s)) {
+    prop_check(ctx, 0, "stream alloc: %s", kvb_strerror_last());
+    return NULL;
+  }
+  static const double norm2[L1_N] = {3, 1, 0, 20, 7, 60, 2, 13, 1, 35, 5, 9};
+  for (size_t i = 0; i < L1_N; i++) {
+    s->K[2 * i] = (double)i;
+    s->K[2 * i + 1] = 1;
+    s->Q[2 * i] = s->Q[2 * i + 1] = 0;
+    /* v = sqrt(w)·(0.6, 0.8): ‖v‖² = w to rounding; the expected counts use the computed ‖v‖². */
+    s->V[2 * i] = 0.6 * sqrt(norm2[i]);
+    s->V[2 * i + 1] = 0.8 * sqrt(norm2[i]);
+  }
+  return s;
+}
+
+/* Runs SubGen R times over s (substreams base..base+R-1) and tallies slot positions: pooled
+ * counts over all slots, and the pair tables (slot 0, slot 1) and (slot 0, slot S-1). */
+static int lemma1_runs(prop_ctx *ctx, const kvb_stream *s, unsigned R, int S, uint64_t base,
+                       double *pooled, double *pair01, double *pair0L) {
+  size_t n = s->n;
+  memset(pooled, 0, n * sizeof *pooled);
+  memset(pair01, 0, n * n * sizeof *pair01);
+  memset(pair0L, 0, n * n * sizeof *pair0L);
+  for (unsigned r = 0; r < R; r++) {
+    gsl_rng *rng = prop_rng(ctx, base + r);
+    kvb_method *m = make_subgen(ctx, rng, s, 0.5, 1, S);
+    if (!m) {
+      gsl_rng_free(rng);
+      return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+      kvb_method_update(m, s->K + i * s->d_key, s->d_key, s->V + i * s->d_value, s->d_value);
+    uint64_t pos[64];
+    for (int j = 0; j < S; j++) {
+      kvb_subgen_slot(m, (size_t)j, NULL, NULL, &pos[j]);
+      if (!prop_check(ctx, pos[j] < n, "run %u: slot %d is null after a nonzero value", r, j)) {
+        kvb_method_free(m);
+        gsl_rng_free(rng);
+        return -1;
+      }
+      pooled[pos[j]]++;
+    }
+    pair01[pos[0] * n + pos[1]]++;
+    pair0L[pos[0] * n + pos[S - 1]]++;
+    kvb_method_free(m);
+    gsl_rng_free(rng);
+  }
+  return 0;
+}
+
+static void lemma1_law_on(prop_ctx *ctx, const kvb_stream *s, const char *order, uint64_t base,
+                          int check_independence) {
+  enum { S = 4 };
+  unsigned R = prop_trials(ctx, 3000, 30000);
+  size_t n = s->n;
+  double pooled[L1_N], exp_[L1_N], p01[L1_N * L1_N], p0L[L1_N * L1_N];
+  if (lemma1_runs(ctx, s, R, S, base, pooled, p01, p0L)) return;
+  double mu = 0;
+  for (size_t i = 0; i < n; i++) mu += kvb_dot(s->V + i * 2, s->V + i * 2, 2);
+  unsigned zero_hits = 0;
+  for (size_t i = 0; i < n; i++) {
+    double w = kvb_dot(s->V + i * 2, s->V + i * 2, 2);
+    exp_[i] = (double)R * S * w / mu;
+    if (w == 0) zero_hits += (unsigned)pooled[i];
+  }
+  prop_check(ctx, zero_hits == 0, "%s order: a zero value was sampled %u times", order, zero_hits);
+  double stat;
+  size_t df;
+  double p = kvb_chisq_gof(pooled, exp_, n, &stat, &df);
+  prop_pvalue(ctx, p, PROP_ALPHA, "%s order: slots ∝ ‖v‖² (GOF, %u runs × %d slots, X² = %.1f, df = %zu)",
+              order, R, S, stat, df);
+  prop_note(ctx, "law (%s): X² = %.1f, df = %zu, p = %.3g", order, stat, df, p);
+  if (!check_independence) return;
+  double p1 = kvb_chisq_independence(p01, n, n, &stat, &df);
+  prop_pvalue(ctx, p1, PROP_ALPHA, "%s order: slot 0 ⊥ slot 1 (X² = %.1f, df = %zu)", order, stat,
+              df);
+  prop_note(ctx, "independence slot0/slot1: X² = %.1f, df = %zu, p = %.3g", stat, df, p1);
+  double p2 = kvb_chisq_independence(p0L, n, n, &stat, &df);
+  prop_pvalue(ctx, p2, PROP_ALPHA, "%s order: slot 0 ⊥ slot %d (X² = %.1f, df = %zu)", order,
+              S - 1, stat, df);
+  prop_note(ctx, "independence slot0/slot%d: X² = %.1f, df = %zu, p = %.3g", S - 1, stat, df, p2);
+}
+
+/* (2), law and independence, in stream order. */
+static void lemma1_law(prop_ctx *ctx) {
+  kvb_stream *s = lemma1_stream(ctx);
+  if (!s) return;
+  lemma1_law_on(ctx, s, "stream", 0, 1);
+  kvb_stream_free(s);
+}
+
+/* (2), law on the same multiset sorted by ‖v‖ ascending and descending. */
+static void lemma1_order(prop_ctx *ctx) {
+  kvb_stream *s = lemma1_stream(ctx), *up = NULL, *down = NULL;
+  if (!s) return;
+  if (prop_check(ctx, kvb_stream_reorder_by_value_norm(s, 0, &up) == KVB_OK &&
+                          kvb_stream_reorder_by_value_norm(s, 1, &down) == KVB_OK,
+                 "reorder: %s", kvb_strerror_last())) {
+    lemma1_law_on(ctx, up, "ascending-‖v‖", 0, 0);
+    lemma1_law_on(ctx, down, "descending-‖v‖", 1000000, 0);
+  }
+  kvb_stream_free(up);
+  kvb_stream_free(down);
+  kvb_stream_free(s);
+}
+
 const prop_claim props_subgen_lemma1[] = {
     {"subgen.lemma1.mu", "000 Lemma 1 (1)", "invariant",
      "µ = Σ‖v_i‖² after every step, to rounding (relative 1e-12)",
      {"subgen:mu_norm"}, lemma1_mu},
+    {"subgen.lemma1.law", "000 Lemma 1 (2)", "distribution",
+     "each slot of M is distributed ∝ ‖v_i‖² (chi-square GOF over independent runs, zero values "
+     "never sampled) and slots (0,1), (0,s-1) are independent (chi-square independence); "
+     "α = 1e-6 per test",
+     {"subgen:mp_prob_half", "subgen:mp_uniform", "subgen:mp_shared_coin"}, lemma1_law},
+    {"subgen.lemma1.order", "000 Lemma 1 (2)", "distribution",
+     "the law ∝ ‖v_i‖² holds for the same tokens sorted by ‖v‖ ascending and descending "
+     "(chi-square GOF, α = 1e-6 each)",
+     {"subgen:mp_prob_half", "subgen:mp_uniform"}, lemma1_order},
     {NULL, NULL, NULL, NULL, {NULL}, NULL}};
