@@ -5,10 +5,12 @@
 extern const prop_claim props_subgen_lemma1[];
 extern const prop_claim props_lowerbound[];
 extern const prop_claim props_subgen_lemma2[];
+extern const prop_claim props_balancekv_invariants[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
     props_lowerbound,
     props_subgen_lemma2,
+    props_balancekv_invariants,
     NULL,
 };

@@ -14,5 +14,9 @@
 #include "stream.h"
 #include "stats.h"
 #include "subgen.h"
+#include "walk.h"
+#include "softmax_balance.h"
+#include "merge_reduce.h"
+#include "balancekv.h"
 
 #endif

@@ -1,0 +1,74 @@
+/* softmax_balance.c — SoftmaxBalance, 003 Algorithm 2 (see softmax_balance.h). */
+#include "softmax_balance.h"
+#include "attention.h"
+#include "kvb_error.h"
+#include "walk.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+double kvb_sb_constant(const kvb_sb_config *cfg, size_t n) {
+  return cfg->c > 0 ? cfg->c : kvb_walk_paper_c(n ? n : 1, cfg->delta); /* line 3 */
+}
+
+int kvb_softmax_balance(size_t n, size_t dk, size_t dv, const double *K, const double *V,
+                        const kvb_sb_config *cfg, const double *unif, gsl_rng *rng, int *eps_out,
+                        size_t *keep, size_t *n_keep, uint64_t *fails) {
+  if (!cfg || !keep || !n_keep || (n && !K)) return KVB_ERROR(KVB_ENULL, "softmax_balance: NULL argument");
+  if (dk == 0 || dv == 0 || (!V && dv != 1))
+    return KVB_ERROR(KVB_EDIM, "softmax_balance: dimensions %zu/%zu (V NULL needs dv = 1)", dk, dv);
+  if (!(cfg->r_key > 0) || !(cfg->r_value > 0) || !isfinite(cfg->r_key) || !isfinite(cfg->r_value))
+    return KVB_ERROR(KVB_EINVAL, "softmax_balance: radii %g, %g must be finite and > 0",
+                     cfg->r_key, cfg->r_value);
+  if (!(cfg->delta > 0 && cfg->delta < 1))
+    return KVB_ERROR(KVB_EINVAL, "softmax_balance: δ = %g not in (0,1)", cfg->delta);
+  if (!(cfg->c >= 0) || !isfinite(cfg->c) || !(cfg->scale > 0) || !isfinite(cfg->scale))
+    return KVB_ERROR(KVB_EINVAL, "softmax_balance: c = %g (want >= 0, 0 = paper) or scale = %g",
+                     cfg->c, cfg->scale);
+  for (size_t i = 0; i < n; i++) {
+    const double *k = K + i * dk;
+    for (size_t j = 0; j < dk; j++)
+      if (!isfinite(k[j])) return KVB_ERROR(KVB_EDOM, "softmax_balance: key %zu not finite", i);
+    if (kvb_norm2(k, dk) > cfg->r_key * (1 + 1e-12))
+      return KVB_ERROR(KVB_EINVAL, "softmax_balance: ‖k_%zu‖ = %.17g > r_key = %.17g", i,
+                       kvb_norm2(k, dk), cfg->r_key);
+    if (V) {
+      const double *v = V + i * dv;
+      for (size_t j = 0; j < dv; j++)
+        if (!isfinite(v[j])) return KVB_ERROR(KVB_EDOM, "softmax_balance: value %zu not finite", i);
+      if (kvb_norm2(v, dv) > cfg->r_value * (1 + 1e-12))
+        return KVB_ERROR(KVB_EINVAL, "softmax_balance: ‖v_%zu‖ > r_value = %.17g", i, cfg->r_value);
+    } else if (cfg->r_value < 1) {
+      return KVB_ERROR(KVB_EINVAL, "softmax_balance: all-ones values need r_value >= 1");
+    }
+  }
+  double *G = malloc((n ? n * n : 1) * sizeof *G);
+  int *eps = eps_out ? eps_out : malloc((n ? n : 1) * sizeof *eps);
+  if (!G || !eps) {
+    free(G);
+    if (!eps_out) free(eps);
+    return KVB_ERROR(KVB_ENOMEM, "softmax_balance: out of memory for n = %zu", n);
+  }
+  /* Line 6, divided by R² (line 2): y_ij/R² = exp(scale(<k_i,k_j> − r_key²))·<v_i,v_j>/r_value². */
+  double rk2 = cfg->r_key * cfg->r_key, rv2 = cfg->r_value * cfg->r_value;
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < i; j++) {
+      double vv = V ? kvb_dot(V + i * dv, V + j * dv, dv) : 1.0;
+      G[i * n + j] = exp(cfg->scale * (kvb_dot(K + i * dk, K + j * dk, dk) - rk2)) * vv / rv2;
+    }
+  uint64_t nf = 0;
+  int rc = kvb_walk_gram(n, G, kvb_sb_constant(cfg, n), unif, rng, cfg->flags, eps, &nf);
+  free(G);
+  if (rc != KVB_OK && rc != KVB_EFAIL) {
+    if (!eps_out) free(eps);
+    return rc;
+  }
+  int side = kvb_walk_output_sign(n, eps, cfg->flags); /* lines 12-16 */
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    if (eps[i] == side) keep[m++] = i;
+  *n_keep = m;
+  if (fails) *fails = nf;
+  if (!eps_out) free(eps);
+  return nf ? KVB_EFAIL : KVB_OK;
+}
