@@ -6,11 +6,13 @@ extern const prop_claim props_subgen_lemma1[];
 extern const prop_claim props_lowerbound[];
 extern const prop_claim props_subgen_lemma2[];
 extern const prop_claim props_balancekv_invariants[];
+extern const prop_claim props_subgen_theorem1[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
     props_lowerbound,
     props_subgen_lemma2,
     props_balancekv_invariants,
+    props_subgen_theorem1,
     NULL,
 };

@@ -18,5 +18,6 @@
 #include "softmax_balance.h"
 #include "merge_reduce.h"
 #include "balancekv.h"
+#include "subgen_bounds.h"
 
 #endif

@@ -46,6 +46,7 @@ static const kvb_mutant_spec subgen_mutants[] = {
     {"mu_norm", "line 6 adds ‖v‖ instead of ‖v‖²"},
     {"tau_no_count", "line 29 drops the n_i/t weight (uses 1/t)"},
     {"z_no_weight", "line 28 drops the µ/‖v‖² importance weight (uses 1/s)"},
+    {"cluster_never_join", "line 12 never joins: every key opens a cluster (m′ = n)"},
     {NULL, NULL}};
 
 #define MUT(name) kvb_method_is_mutant(m, name)
@@ -129,6 +130,7 @@ static void update_softmax_normalizer(kvb_method *m, subgen_state *st, const dou
     if (d < bestd) best = i, bestd = d;
   }
   int joins = MUT("cluster_lt") ? (bestd < st->delta) : (bestd <= st->delta); /* line 12 */
+  if (MUT("cluster_never_join")) joins = 0;
   if (st->mc > 0 && joins) {
     if (!MUT("cluster_no_count")) st->count[best]++; /* line 13 */
     double p = 1.0 / (double)st->count[best];        /* line 16 */
