@@ -7,6 +7,7 @@ extern const prop_claim props_lowerbound[];
 extern const prop_claim props_subgen_lemma2[];
 extern const prop_claim props_balancekv_invariants[];
 extern const prop_claim props_subgen_theorem1[];
+extern const prop_claim props_subgen_memory[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
@@ -14,5 +15,6 @@ const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma2,
     props_balancekv_invariants,
     props_subgen_theorem1,
+    props_subgen_memory,
     NULL,
 };
