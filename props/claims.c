@@ -8,6 +8,7 @@ extern const prop_claim props_subgen_lemma2[];
 extern const prop_claim props_balancekv_invariants[];
 extern const prop_claim props_subgen_theorem1[];
 extern const prop_claim props_subgen_memory[];
+extern const prop_claim props_balancekv_block[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
@@ -16,5 +17,6 @@ const prop_claim *const prop_claim_tables[] = {
     props_balancekv_invariants,
     props_subgen_theorem1,
     props_subgen_memory,
+    props_balancekv_block,
     NULL,
 };

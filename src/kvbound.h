@@ -19,5 +19,6 @@
 #include "merge_reduce.h"
 #include "balancekv.h"
 #include "subgen_bounds.h"
+#include "balancekv_block.h"
 
 #endif

@@ -5,11 +5,15 @@ extern const kvb_method_type kvb_method_exact;
 extern const kvb_method_type kvb_method_subgen;
 extern const kvb_method_type kvb_method_merge_reduce;
 extern const kvb_method_type kvb_method_balancekv;
+extern const kvb_method_type kvb_method_balancekv_block;
+extern const kvb_method_type kvb_method_uniform_sample;
 
 const kvb_method_type *const kvb_method_registry[] = {
     &kvb_method_exact,
     &kvb_method_subgen,
     &kvb_method_merge_reduce,
     &kvb_method_balancekv,
+    &kvb_method_balancekv_block,
+    &kvb_method_uniform_sample,
     NULL,
 };

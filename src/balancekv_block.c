@@ -1,0 +1,240 @@
+/* balancekv_block.c — the block-parallel practical variant of BalanceKV (003 §4, App. B; 004 §4;
+ * issue 3 item 2), core compression and the method "balancekv_block" (see balancekv_block.h). */
+#include "balancekv_block.h"
+#include "attention.h"
+#include "kvb_error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+void kvb_bkvb_opts_default(kvb_bkvb_opts *o) {
+  o->b = 256;
+  o->T = 1;
+  o->gamma = 4.0;
+  o->c0 = 0.025;
+  o->tau = 1.0;
+  o->beta = 0.0;
+  o->mutant = 0;
+}
+
+size_t kvb_bkvb_kept(size_t n, unsigned T) { return T >= 64 ? 0 : n >> T; }
+
+/* ---- halving (issue 3 item 2, "halving over the whole head") ---- */
+size_t kvb_bkvb_halve(size_t m, const int8_t *s, int mutant, size_t *keep, double *mult) {
+  if (m < 2 || !s || !keep || !mult) return 0;
+  for (size_t p = 0; p < m; p++)
+    if (s[p] != 1 && s[p] != -1) return 0;
+  size_t h = m / 2;
+  /* first position where each sign's running count equals h; 0 if it never does */
+  size_t cp = 0, cm = 0, np = 0, nm = 0;
+  int fp = 0, fm = 0;
+  for (size_t p = 0; p < m; p++) {
+    if (s[p] > 0) {
+      if (++np == h && !fp) cp = p, fp = 1;
+    } else {
+      if (++nm == h && !fm) cm = p, fm = 1;
+    }
+  }
+  size_t c = cp > cm ? cp : cm; /* "c = the larger of the two" */
+  int sc = s[c];
+  size_t k = 0;
+  double two = (mutant & KVB_BKVB_MUT_WEIGHT_NOT_DOUBLED) ? 1.0 : 2.0;
+  /* weight-2 group first, in position order: positions <= c whose sign differs from s[c] */
+  for (size_t p = 0; p <= c && k < h; p++) {
+    int pick = (mutant & KVB_BKVB_MUT_KEEP_WRONG_SIDE) ? (s[p] == sc) : (s[p] != sc);
+    if (pick) keep[k] = p, mult[k] = two, k++;
+  }
+  /* then the weight-1 group: positions after c */
+  for (size_t p = c + 1; p < m && k < h; p++) keep[k] = p, mult[k] = 1.0, k++;
+  /* The rule always yields >= h candidates for m >= 2 (one sign reaches h; see the header);
+   * k < h would mean a broken invariant, reported as 0. */
+  return k == h ? h : 0;
+}
+
+/* ---- one round of one head ---- */
+typedef struct {
+  double *Kc, *Vw, *Gk, *Gv, *mean; /* b×d, b×dv, b×b, b×b, d */
+} block_scratch;
+
+/* Walks one block of len tokens (rows of Kc/Vw already gathered). Signs into s[0..len). */
+static void walk_block(size_t len, size_t d, size_t dv, const kvb_bkvb_opts *o,
+                       block_scratch *bs, const double *u, int8_t *s, kvb_bkvb_stats *st) {
+  size_t b = o->b;
+  /* Key and value Gram products, lower triangle (the walk reads K_ij, i < j). */
+  cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, (int)len, (int)d, 1.0, bs->Kc, (int)d,
+              0.0, bs->Gk, (int)b);
+  cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, (int)len, (int)dv, 1.0, bs->Vw, (int)dv,
+              0.0, bs->Gv, (int)b);
+  double ks = o->tau / sqrt((double)d);
+  s[0] = 1; /* s_0 = +1 */
+  for (size_t j = 1; j < len; j++) {
+    const double *gk = bs->Gk + j * b, *gv = bs->Gv + j * b;
+    double acc = 0;
+    for (size_t i = 0; i < j; i++) /* Σ_{i<j} K_ij s_i, in order */
+      acc += exp(ks * gk[i] - o->beta) * (gv[i] + o->c0) * (double)s[i];
+    st->exps += j;
+    double p = (o->mutant & KVB_BKVB_MUT_SIGN_FLIP) ? 0.5 + o->gamma * acc
+                                                    : 0.5 - o->gamma * acc;
+    st->steps++;
+    if (isnan(p)) st->nan_p++;
+    else if (p <= 0) st->clipped0++;
+    else if (p >= 1) st->clipped1++;
+    s[j] = (u[j] < p) ? 1 : -1; /* NaN p: comparison false, −1 */
+  }
+}
+
+/* Gathers block [start, start+len) of the current order into the scratch. */
+static void gather_block(size_t start, size_t len, size_t d, size_t dv, const double *K,
+                         const double *V, const size_t *cur, const double *cw, int mutant,
+                         block_scratch *bs) {
+  for (size_t a = 0; a < d; a++) bs->mean[a] = 0;
+  for (size_t i = 0; i < len; i++) {
+    const double *k = K + cur[start + i] * d;
+    memcpy(bs->Kc + i * d, k, d * sizeof *k);
+    for (size_t a = 0; a < d; a++) bs->mean[a] += k[a];
+    const double *v = V + cur[start + i] * dv;
+    for (size_t a = 0; a < dv; a++) bs->Vw[i * dv + a] = cw[start + i] * v[a]; /* w_i v_i */
+  }
+  if (mutant & KVB_BKVB_MUT_NO_CENTER) return;
+  for (size_t a = 0; a < d; a++) bs->mean[a] /= (double)len; /* mean of the real tokens */
+  for (size_t i = 0; i < len; i++)
+    for (size_t a = 0; a < d; a++) bs->Kc[i * d + a] -= bs->mean[a];
+}
+
+typedef struct {
+  block_scratch bs;
+  size_t *cur, *nxt, *keep;
+  double *cw, *nw, *mult;
+  int8_t *s;
+} head_scratch;
+
+static void scratch_free(head_scratch *hs) {
+  free(hs->bs.Kc), free(hs->bs.Vw), free(hs->bs.Gk), free(hs->bs.Gv), free(hs->bs.mean);
+  free(hs->cur), free(hs->nxt), free(hs->keep), free(hs->cw), free(hs->nw), free(hs->mult);
+  free(hs->s);
+}
+
+static int scratch_alloc(head_scratch *hs, size_t n, size_t d, size_t dv, size_t b) {
+  memset(hs, 0, sizeof *hs);
+  size_t bb = b < n ? b : n;
+  hs->bs.Kc = malloc(bb * d * sizeof(double));
+  hs->bs.Vw = malloc(bb * dv * sizeof(double));
+  hs->bs.Gk = malloc(bb * b * sizeof(double));
+  hs->bs.Gv = malloc(bb * b * sizeof(double));
+  hs->bs.mean = malloc(d * sizeof(double));
+  hs->cur = malloc(n * sizeof(size_t));
+  hs->nxt = malloc(n * sizeof(size_t));
+  hs->keep = malloc(n * sizeof(size_t));
+  hs->cw = malloc(n * sizeof(double));
+  hs->nw = malloc(n * sizeof(double));
+  hs->mult = malloc(n * sizeof(double));
+  hs->s = malloc(n);
+  if (!hs->bs.Kc || !hs->bs.Vw || !hs->bs.Gk || !hs->bs.Gv || !hs->bs.mean || !hs->cur ||
+      !hs->nxt || !hs->keep || !hs->cw || !hs->nw || !hs->mult || !hs->s) {
+    scratch_free(hs);
+    return KVB_ERROR(KVB_ENOMEM, "balancekv_block: out of memory for n = %zu, b = %zu", n, b);
+  }
+  return KVB_OK;
+}
+
+/* All T rounds of one head; final order in hs->cur[0..kept), weights hs->cw. */
+static int compress_head(size_t h, size_t n, size_t d, size_t dv, const double *K,
+                         const double *V, const kvb_bkvb_opts *o, const double *const *u,
+                         head_scratch *hs, kvb_bkvb_stats *st) {
+  size_t m = n, b = o->b;
+  for (size_t i = 0; i < n; i++) hs->cur[i] = i, hs->cw[i] = 1.0; /* w_i = 1 at the start */
+  for (unsigned r = 0; r < o->T; r++) {
+    const double *ur = u[r] + h * m; /* head h's uniforms of round r */
+    for (size_t start = 0; start < m; start += b) { /* blocks; the tail block is the padded one */
+      size_t len = m - start < b ? m - start : b;
+      gather_block(start, len, d, dv, K, V, hs->cur, hs->cw, o->mutant, &hs->bs);
+      walk_block(len, d, dv, o, &hs->bs, ur + start, hs->s + start, st);
+    }
+    size_t half = kvb_bkvb_halve(m, hs->s, o->mutant, hs->keep, hs->mult);
+    if (half != m / 2)
+      return KVB_ERROR(KVB_ESTATE, "balancekv_block: halving kept %zu of %zu", half, m);
+    for (size_t k = 0; k < half; k++) { /* survivors in the new order; weights multiply */
+      hs->nxt[k] = hs->cur[hs->keep[k]];
+      hs->nw[k] = hs->cw[hs->keep[k]] * hs->mult[k];
+    }
+    memcpy(hs->cur, hs->nxt, half * sizeof *hs->cur);
+    memcpy(hs->cw, hs->nw, half * sizeof *hs->cw);
+    m = half;
+  }
+  return KVB_OK;
+}
+
+static int check_opts(const kvb_bkvb_opts *o, size_t n) {
+  if (o->b == 0) return KVB_ERROR(KVB_EINVAL, "balancekv_block: block length b = 0");
+  if (o->T >= 63 || (n >> o->T) == 0)
+    return KVB_ERROR(KVB_EINVAL,
+                     "balancekv_block: T = %u rounds need at least 2^T tokens, the middle has %zu",
+                     o->T, n);
+  if (!isfinite(o->c0) || o->c0 < 0)
+    return KVB_ERROR(KVB_EINVAL, "balancekv_block: c0 = %g must be finite and >= 0", o->c0);
+  if (!isfinite(o->gamma) || !isfinite(o->tau) || !isfinite(o->beta))
+    return KVB_ERROR(KVB_EINVAL, "balancekv_block: gamma, tau, beta must be finite");
+  return KVB_OK;
+}
+
+int kvb_bkvb_compress(size_t H, size_t n, size_t d, size_t dv, const double *K, const double *V,
+                      const kvb_bkvb_opts *o, const double *const *u, gsl_rng *rng, size_t *idx,
+                      double *w, kvb_bkvb_stats *st) {
+  if (!K || !V || !o || !idx || !w || (!u && !rng && o->T > 0))
+    return KVB_ERROR(KVB_ENULL, "balancekv_block compress: NULL argument");
+  if (H == 0 || d == 0 || dv == 0 || n == 0)
+    return KVB_ERROR(KVB_EINVAL, "balancekv_block compress: H, n, d, dv must be >= 1");
+  int rc = check_opts(o, n);
+  if (rc) return rc;
+  if (!kvb_all_finite(K, H * n * d) || !kvb_all_finite(V, H * n * dv))
+    return KVB_ERROR(KVB_EDOM, "balancekv_block compress: non-finite key or value");
+  /* Uniforms: supplied arrays are checked; otherwise drawn now in the documented order. */
+  double **drawn = NULL;
+  if (u) {
+    for (unsigned r = 0; r < o->T; r++) {
+      size_t len = H * (n >> r);
+      if (!u[r]) return KVB_ERROR(KVB_ENULL, "balancekv_block compress: uniforms of round %u", r);
+      for (size_t i = 0; i < len; i++)
+        if (!(u[r][i] >= 0 && u[r][i] < 1))
+          return KVB_ERROR(KVB_EDOM, "balancekv_block compress: u[%u][%zu] = %g not in [0, 1)",
+                           r, i, u[r][i]);
+    }
+  } else if (o->T > 0) {
+    drawn = calloc(o->T, sizeof *drawn);
+    if (!drawn) return KVB_ERROR(KVB_ENOMEM, "balancekv_block compress: out of memory");
+    for (unsigned r = 0; r < o->T; r++) {
+      size_t len = H * (n >> r);
+      drawn[r] = malloc(len * sizeof(double));
+      if (!drawn[r]) {
+        for (unsigned q = 0; q < r; q++) free(drawn[q]);
+        free(drawn);
+        return KVB_ERROR(KVB_ENOMEM, "balancekv_block compress: out of memory for uniforms");
+      }
+      for (size_t i = 0; i < len; i++) drawn[r][i] = gsl_rng_uniform(rng);
+    }
+    u = (const double *const *)drawn;
+  }
+  head_scratch hs;
+  int arc = scratch_alloc(&hs, n, d, dv, o->b);
+  rc = arc;
+  kvb_bkvb_stats local = {0, 0, 0, 0, 0};
+  size_t kept = n >> o->T;
+  for (size_t h = 0; !rc && h < H; h++) {
+    rc = compress_head(h, n, d, dv, K + h * n * d, V + h * n * dv, o, u, &hs, &local);
+    if (!rc)
+      for (size_t k = 0; k < kept; k++) idx[h * kept + k] = hs.cur[k], w[h * kept + k] = hs.cw[k];
+  }
+  if (!arc) scratch_free(&hs);
+  if (drawn) {
+    for (unsigned r = 0; r < o->T; r++) free(drawn[r]);
+    free(drawn);
+  }
+  if (!rc && st) {
+    st->steps += local.steps, st->clipped0 += local.clipped0, st->clipped1 += local.clipped1;
+    st->nan_p += local.nan_p, st->exps += local.exps;
+  }
+  return rc;
+}

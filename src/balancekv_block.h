@@ -1,0 +1,123 @@
+/* balancekv_block.h — the block-parallel practical variant of BalanceKV that the experiments of
+ * 003 §4 / Appendix B (004 §4) ran, as issue 3 item 2 describes it, and its baseline.
+ *
+ * This is NOT 003 Algorithm 1 (that is the exact reference, a separate method). It is:
+ *   - per head the first f and the last w tokens kept exactly (003 App. B.1: "we retain the first
+ *     256 embeddings and the recent ones"); the rounds run on the middle tokens;
+ *   - T rounds. Round r works on the current sequence of m_r = ⌊m/2^r⌋ middle tokens (m = middle
+ *     length): it cuts it into blocks of b (003 App. B "Implementation Detail"; the tail block is
+ *     the one zero-padded), centers the keys of each block by the block mean k̃ = k − mean (003
+ *     App. B.5 item 1: "our implementation shifts the keys by their average"), and walks
+ *       K_ij = exp(τ·⟨k̃_i,k̃_j⟩/√d − β)·(⟨w_i v_i, w_j v_j⟩ + c0),
+ *       s_0 = +1,  s_j = +1  iff  u_j < ½ − γ·Σ_{i<j} K_ij s_i       (sum in order i = 0..j−1)
+ *     in every block of every head; then halves the whole head (all its blocks concatenated,
+ *     padding dropped) keeping exactly h = ⌊m_r/2⌋ by the rule of issue 3 item 2 (see
+ *     kvb_bkvb_halve); weights multiply across rounds, so they lie in {1, 2, 4, …, 2^T};
+ *   - the estimator over first/recent (weight 1) and the kept middle tokens S:
+ *       z = [Σ_fr e^{s_i} v_i + Σ_S w_i e^{s_i} v_i] / [Σ_fr e^{s_i} + Σ_S D_i e^{s_i}],
+ *     s_i = scale·⟨q, k_i⟩ on the ORIGINAL (uncentered) keys (block centering differs per block,
+ *     so it is not the global shift attention is invariant to), D_i = 2^T ("paper", the
+ *     experiments' denominator) or D_i = w_i ("consistent": the same weights as the numerator).
+ *
+ * Readings (the issue/paper are silent; these are our choices, documented):
+ *   - Padding. The zero rows pad only the tail of the last block of each round. The walk is causal
+ *     (s_j reads i < j only), so padded rows placed after every real row cannot change any real
+ *     sign; we therefore do not walk them at all, exclude them from the block mean (the mean is
+ *     over the block's real tokens; with zeros included the tail block's centering would depend on
+ *     b), and they never enter halving. A batched implementation that includes the zeros in the
+ *     mean differs from this reference only in the tail block.
+ *   - Uniforms. Round r consumes one array of H·m_r uniforms; head h, position p (in the round's
+ *     order) reads u_r[h·m_r + p]. Positions that start a block read nothing (s_0 = +1). When no
+ *     arrays are supplied they are drawn from the generator in exactly that order (round by
+ *     round, head by head, position by position, including the unused block starts), so a run
+ *     with a generator equals a run fed the same numbers as arrays, bit for bit.
+ *   - Clipping. A step j ≥ 1 is "clipped" when p_j = ½ − γ·Σ K_ij s_i ≤ 0 or ≥ 1 (its sign is then
+ *     forced); a NaN p_j (overflowing kernel: ∞ − ∞) is counted separately and gives s_j = −1.
+ *   - Halving keeps the rule exactly even where it does not preserve the total weight (a prefix
+ *     where one sign reaches h first is halved, the tail kept at ×1): Σ w is NOT an invariant;
+ *     that is why the "paper" and "consistent" denominators differ and both are offered.
+ *   - Streaming. The method interface is update/query; the paper compresses a prefill once. Here
+ *     update() only stores the token; compression of the middle tokens [f, n − w) runs at the
+ *     first query after the stream changed (or now, by kvb_bkvb_compress_now()), drawing fresh
+ *     uniforms from cfg.rng. The method keeps the raw stream so it can recompress; memory() reports
+ *     the compressed cache (f + w + kept tokens) as `vectors` and the real allocation as `bytes`.
+ *   - T larger than ⌊log₂ m⌋ (some round would have fewer than 2 tokens) is bad input (KVB_EINVAL),
+ *     detected at query time because m depends on the stream. T = 0 keeps every token: exact.
+ *
+ * Kernel products: the b×b key and value Gram matrices of a block are computed with
+ * cblas_dsyrk (lower triangle only — the walk reads K_ij for i < j). */
+#ifndef KVB_BALANCEKV_BLOCK_H
+#define KVB_BALANCEKV_BLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <gsl/gsl_rng.h>
+
+#include "method.h"
+
+/* Mutant flags of the core (deliberately wrong; only for the property checks). */
+enum {
+  KVB_BKVB_MUT_NO_CENTER = 1,       /* keys not centered by the block mean */
+  KVB_BKVB_MUT_KEEP_WRONG_SIDE = 2, /* halving keeps the tokens whose sign EQUALS the sign at c */
+  KVB_BKVB_MUT_WEIGHT_NOT_DOUBLED = 4, /* weight-2 candidates keep ×1 */
+  KVB_BKVB_MUT_SIGN_FLIP = 8        /* walk pushes towards the partial sum: u < ½ + γ·Σ K s */
+};
+
+typedef struct {
+  size_t b;      /* block length, >= 1 */
+  unsigned T;    /* rounds; kept middle tokens ⌊m/2^T⌋ */
+  double gamma;  /* walk strength γ (4 in 003's code) */
+  double c0;     /* kernel offset c₀ >= 0 (0.025) */
+  double tau;    /* key temperature τ (1; 0.1 in the single-layer study) */
+  double beta;   /* kernel shift β (0) */
+  int mutant;    /* KVB_BKVB_MUT_* flags; 0 = faithful */
+} kvb_bkvb_opts;
+
+typedef struct {
+  uint64_t steps;    /* walk steps j >= 1 (block starts are not steps) */
+  uint64_t clipped0; /* steps with p <= 0 (sign forced to −1) */
+  uint64_t clipped1; /* steps with p >= 1 (sign forced to +1) */
+  uint64_t nan_p;    /* steps whose p was NaN (kernel overflow) */
+  uint64_t exps;     /* kernel exponentials */
+} kvb_bkvb_stats;
+
+/* Fills o with the defaults of 003's code: b = 256, T = 1, γ = 4, c₀ = 0.025, τ = 1, β = 0. */
+void kvb_bkvb_opts_default(kvb_bkvb_opts *o);
+
+/* Number of tokens kept per head from n: ⌊n/2^T⌋. */
+size_t kvb_bkvb_kept(size_t n, unsigned T);
+
+/* One halving (issue 3 item 2) of a sequence of m >= 2 signs (+1/−1): with h = ⌊m/2⌋, for each
+ * sign its first position where its running count equals h (0 if never), c = the larger, tokens
+ * at positions <= c whose sign differs from s[c] are candidates ×2, tokens after c candidates ×1;
+ * candidates ordered ×2 first then ×1 (each in position order); the first h are kept.
+ * Writes keep[0..h) (positions, in the new order) and mult[0..h) (2 or 1). Returns h, or 0 on
+ * bad input (m < 2, NULL, a sign not ±1). `mutant` takes the halving flags. */
+size_t kvb_bkvb_halve(size_t m, const int8_t *s, int mutant, size_t *keep, double *mult);
+
+/* Compresses H heads. K: H×n×d, V: H×n×dv, row-major (head h token i at (h·n + i)·d).
+ * u: NULL (draw from rng) or T arrays, u[r] holding H·⌊n/2^r⌋ uniforms in [0, 1).
+ * Writes idx: H×kept token indices in [0, n) (head-local, in the final round's order) and
+ * w: H×kept weights. st (may be NULL) accumulates counters. Errors: KVB_ENULL, KVB_EINVAL
+ * (b = 0, n < 2^T, c0 < 0 or not finite, γ/τ/β not finite, H = 0, d = 0, dv = 0), KVB_EDOM (a
+ * non-finite key, value or uniform, or a uniform outside [0, 1)), KVB_ENOMEM. Nothing is written
+ * on error. */
+int kvb_bkvb_compress(size_t H, size_t n, size_t d, size_t dv, const double *K, const double *V,
+                      const kvb_bkvb_opts *o, const double *const *u, gsl_rng *rng, size_t *idx,
+                      double *w, kvb_bkvb_stats *st);
+
+/* Method "balancekv_block" accessors. */
+/* Compresses the current middle now (otherwise the next query does). */
+int kvb_bkvb_compress_now(kvb_method *m);
+/* The compressed middle: count, indices (stream positions) and weights; KVB_ESTATE if stale. */
+int kvb_bkvb_kept_set(const kvb_method *m, size_t *count, const size_t **pos, const double **w);
+/* Counters of every compression so far. */
+int kvb_bkvb_get_stats(const kvb_method *m, kvb_bkvb_stats *st);
+/* Both estimators for q (compressing if stale): the paper's and the consistent denominator. */
+int kvb_bkvb_query_both(kvb_method *m, const double *q, size_t d_key, double *z_paper,
+                        double *z_consistent, size_t d_value);
+
+/* Method "uniform_sample" accessor: the sampled middle positions (weight 2^T each). */
+int kvb_usample_kept_set(const kvb_method *m, size_t *count, const size_t **pos);
+
+#endif

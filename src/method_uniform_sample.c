@@ -1,0 +1,158 @@
+/* method_uniform_sample.c — the baseline of 003 §4.1 / App. B.1: "we replace the application of
+ * BalanceKV with sampling a 2^-T fraction of key and value embeddings ... uniformly at random".
+ * First f and last w tokens exact (as balancekv_block); of the m middle tokens, ⌊m/2^T⌋ (the count
+ * balancekv_block keeps) are drawn uniformly without replacement, each with weight 2^T in both
+ * numerator and denominator. Like balancekv_block, sampling runs at the first query after the
+ * stream changed (see balancekv_block.h, "Streaming"). */
+#include "attention.h"
+#include "balancekv_block.h"
+#include "kvb_error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  size_t f, wr;
+  unsigned T;
+  size_t n, cap;
+  double *K, *V;
+  int fresh;
+  size_t kept;
+  size_t *pos;
+  double *scratch; /* d_value */
+} us_state;
+
+static const kvb_param_spec us_params[] = {
+    {"f", KVB_PARAM_INT, 32, 0, 1e9, NULL, "first tokens kept exactly (003 App. B.1)"},
+    {"w", KVB_PARAM_INT, 32, 0, 1e9, NULL, "recent tokens kept exactly (003 App. B.1)"},
+    {"T", KVB_PARAM_INT, 1, 0, 62, NULL, "keep a 2^-T fraction of the middle (003 §4.1)"},
+    {NULL, 0, 0, 0, 0, NULL, NULL}};
+
+static const kvb_method_type *self_type(void);
+
+static int us_init(kvb_method *m, const kvb_params *p) {
+  us_state *st = calloc(1, sizeof *st);
+  if (!st) return KVB_ERROR(KVB_ENOMEM, "uniform_sample: out of memory");
+  st->scratch = malloc(m->d_value * sizeof(double));
+  if (!st->scratch) {
+    free(st);
+    return KVB_ERROR(KVB_ENOMEM, "uniform_sample: out of memory");
+  }
+  st->f = (size_t)kvb_params_get(p, us_params, "f");
+  st->wr = (size_t)kvb_params_get(p, us_params, "w");
+  st->T = (unsigned)kvb_params_get(p, us_params, "T");
+  m->state = st;
+  return KVB_OK;
+}
+
+static void us_free(void *state) {
+  us_state *st = state;
+  if (!st) return;
+  free(st->K), free(st->V), free(st->pos), free(st->scratch);
+  free(st);
+}
+
+static int us_update(kvb_method *m, const double *k, const double *v) {
+  us_state *st = m->state;
+  if (st->n == st->cap) {
+    size_t cap = st->cap ? 2 * st->cap : 256;
+    double *K = realloc(st->K, cap * m->d_key * sizeof *K);
+    if (!K) return KVB_ERROR(KVB_ENOMEM, "uniform_sample: out of memory at %zu tokens", cap);
+    st->K = K;
+    double *V = realloc(st->V, cap * m->d_value * sizeof *V);
+    if (!V) return KVB_ERROR(KVB_ENOMEM, "uniform_sample: out of memory at %zu tokens", cap);
+    st->V = V;
+    st->cap = cap;
+  }
+  memcpy(st->K + st->n * m->d_key, k, m->d_key * sizeof *k);
+  memcpy(st->V + st->n * m->d_value, v, m->d_value * sizeof *v);
+  st->n++;
+  st->fresh = 0;
+  return KVB_OK;
+}
+
+static size_t middle_len(const us_state *st) {
+  return st->n > st->f + st->wr ? st->n - st->f - st->wr : 0;
+}
+
+static int sample(kvb_method *m) {
+  us_state *st = m->state;
+  if (st->fresh) return KVB_OK;
+  size_t mid = middle_len(st);
+  size_t kept = kvb_bkvb_kept(mid, st->T);
+  if (mid > 0 && kept == 0)
+    return KVB_ERROR(KVB_EINVAL, "uniform_sample: T = %u larger than log2 of the middle length %zu",
+                     st->T, mid);
+  size_t *perm = malloc((mid ? mid : 1) * sizeof *perm);
+  if (!perm) return KVB_ERROR(KVB_ENOMEM, "uniform_sample: out of memory");
+  /* partial Fisher–Yates: the first `kept` entries are a uniform random subset */
+  for (size_t i = 0; i < mid; i++) perm[i] = st->f + i;
+  for (size_t i = 0; i < kept; i++) {
+    size_t j = i + (size_t)gsl_rng_uniform_int(m->rng, (unsigned long)(mid - i));
+    size_t t = perm[i];
+    perm[i] = perm[j], perm[j] = t;
+    m->work.coins++;
+  }
+  free(st->pos);
+  st->pos = perm, st->kept = kept, st->fresh = 1;
+  return KVB_OK;
+}
+
+static int us_query(kvb_method *m, const double *q, double *z) {
+  int rc = sample(m);
+  if (rc) return rc;
+  us_state *st = m->state;
+  size_t dk = m->d_key, dv = m->d_value, mid = middle_len(st);
+  double W = ldexp(1.0, (int)st->T), acc;
+  kvb_expsum num, den;
+  kvb_expsum_init(&num, st->scratch, dv);
+  kvb_expsum_init(&den, &acc, 1);
+  for (size_t i = 0; i < st->n; i++) {
+    if (i >= st->f && i < st->f + mid) continue;
+    double a = m->scale * kvb_dot(q, st->K + i * dk, dk);
+    kvb_expsum_add(&num, 1.0, a, st->V + i * dv);
+    kvb_expsum_add(&den, 1.0, a, NULL);
+  }
+  for (size_t k = 0; k < st->kept; k++) {
+    size_t i = st->pos[k];
+    double a = m->scale * kvb_dot(q, st->K + i * dk, dk);
+    kvb_expsum_add(&num, W, a, st->V + i * dv);
+    kvb_expsum_add(&den, W, a, NULL);
+  }
+  m->work.dots += st->n - mid + st->kept;
+  m->work.exps += st->n - mid + st->kept;
+  if (kvb_expsum_ratio(&num, &den, z)) return KVB_ERROR(KVB_ESTATE, "uniform_sample: zero denominator");
+  return KVB_OK;
+}
+
+static void us_memory(const kvb_method *m, kvb_memory *out) {
+  const us_state *st = m->state;
+  size_t mid = middle_len(st);
+  out->vectors = 2 * (st->n - mid + (st->fresh ? st->kept : mid));
+  out->bytes = st->cap * (m->d_key + m->d_value) * sizeof(double) + st->kept * sizeof(size_t);
+}
+
+int kvb_usample_kept_set(const kvb_method *m, size_t *count, const size_t **pos) {
+  if (!m || m->type != self_type()) return KVB_ERROR(KVB_EINVAL, "not a uniform_sample method");
+  const us_state *st = m->state;
+  if (!st->fresh) return KVB_ERROR(KVB_ESTATE, "uniform_sample: not sampled since last update");
+  if (count) *count = st->kept;
+  if (pos) *pos = st->pos;
+  return KVB_OK;
+}
+
+const kvb_method_type kvb_method_uniform_sample = {
+    "uniform_sample",
+    "baseline: first/recent exact + uniform sample of 2^-T of the middle, weight 2^T",
+    "003 §4.1, App. B.1",
+    us_params,
+    NULL,
+    1,
+    us_init,
+    us_update,
+    us_query,
+    us_memory,
+    us_free};
+
+static const kvb_method_type *self_type(void) { return &kvb_method_uniform_sample; }

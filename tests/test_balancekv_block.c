@@ -1,0 +1,212 @@
+/* test_balancekv_block.c — bad input of balancekv_block / uniform_sample / the C API (issue 3
+ * item 4), and hand-checked examples of the walk and the halving rule of issue 3 item 2. */
+#include "kvbound.h"
+#include "unit.h"
+
+#include <math.h>
+#include <string.h>
+
+static kvb_method *mk(const char *name, gsl_rng *r, size_t dk, size_t dv, const char *a1,
+                      const char *a2, int *rc) {
+  kvb_params p;
+  kvb_params_init(&p);
+  if (a1) kvb_params_parse(&p, a1);
+  if (a2) kvb_params_parse(&p, a2);
+  kvb_method_config cfg = {dk, dv, 1.0 / sqrt((double)dk), r};
+  kvb_method *m = NULL;
+  *rc = kvb_method_alloc(name, &cfg, &p, &m);
+  return m;
+}
+
+static int same(const size_t *a, const double *w, const size_t *ea, const double *ew, size_t h) {
+  for (size_t i = 0; i < h; i++)
+    if (a[i] != ea[i] || w[i] != ew[i]) return 0;
+  return 1;
+}
+
+static void halving_examples(void) {
+  size_t keep[8];
+  double mult[8];
+  /* + + − + − −: h=3, + reaches 3 at 3, − at 5; c=5, s_c=−: the +'s at 0,1,3 get ×2 */
+  const int8_t a[] = {1, 1, -1, 1, -1, -1};
+  size_t h = kvb_bkvb_halve(6, a, 0, keep, mult);
+  CHECK(h == 3 && same(keep, mult, (size_t[]){0, 1, 3}, (double[]){2, 2, 2}, 3),
+        "halve ++-+-- keeps 0,1,3 ×2", "h=%zu keep %zu %zu %zu", h, keep[0], keep[1], keep[2]);
+  /* + + + + − +: + reaches 3 at 2, − never (0); c=2, s_c=+: no − at <=2; tail 3,4,5 ×1 */
+  const int8_t b[] = {1, 1, 1, 1, -1, 1};
+  h = kvb_bkvb_halve(6, b, 0, keep, mult);
+  CHECK(h == 3 && same(keep, mult, (size_t[]){3, 4, 5}, (double[]){1, 1, 1}, 3),
+        "halve ++++-+ keeps the tail 3,4,5 ×1", "h=%zu keep %zu %zu %zu", h, keep[0], keep[1],
+        keep[2]);
+  /* m=5 odd, + − − + +: h=2, − reaches 2 at 2, + at 3; c=3, s_c=+: − at 1,2 ×2 (4 dropped) */
+  const int8_t c[] = {1, -1, -1, 1, 1};
+  h = kvb_bkvb_halve(5, c, 0, keep, mult);
+  CHECK(h == 2 && same(keep, mult, (size_t[]){1, 2}, (double[]){2, 2}, 2),
+        "halve +--++ (odd) keeps 1,2 ×2", "h=%zu keep %zu %zu", h, keep[0], keep[1]);
+  /* − − + + + +: − never reaches 3 (0), + at 4; c=4: − at 0,1 ×2 then 5 ×1 */
+  const int8_t d[] = {-1, -1, 1, 1, 1, 1};
+  h = kvb_bkvb_halve(6, d, 0, keep, mult);
+  CHECK(h == 3 && same(keep, mult, (size_t[]){0, 1, 5}, (double[]){2, 2, 1}, 3),
+        "halve --++++ keeps 0,1 ×2 then 5 ×1", "h=%zu keep %zu %zu %zu", h, keep[0], keep[1],
+        keep[2]);
+  /* + −: h=1, + at 0, − at 1; c=1, s_c=−: 0 ×2 */
+  const int8_t e[] = {1, -1};
+  h = kvb_bkvb_halve(2, e, 0, keep, mult);
+  CHECK(h == 1 && keep[0] == 0 && mult[0] == 2, "halve +- keeps 0 ×2", "h=%zu", h);
+  /* + +: h=1, + at 0, − never (0); c=0, s_c=+: tail 1 ×1 */
+  const int8_t f[] = {1, 1};
+  h = kvb_bkvb_halve(2, f, 0, keep, mult);
+  CHECK(h == 1 && keep[0] == 1 && mult[0] == 1, "halve ++ keeps 1 ×1", "h=%zu", h);
+  const int8_t g[] = {1, 0, 1};
+  CHECK(kvb_bkvb_halve(3, g, 0, keep, mult) == 0 && kvb_bkvb_halve(1, f, 0, keep, mult) == 0,
+        "halve rejects a sign 0 and m < 2", "accepted");
+}
+
+/* Walk, by hand. Keys (1-d) 1, 3: block mean 2, k̃ = −1, +1, ⟨k̃0,k̃1⟩ = −1; values 1, 2:
+ * K01 = e^{−1}·(2 + 0.025) = 0.744946…; γ = 0.1: p1 = ½ − 0.0744946 = 0.4255054.
+ * u1 = 0.42 → s = (+,+) → keep 1 ×1;  u1 = 0.43 → s = (+,−) → keep 0 ×2. */
+static void walk_example(void) {
+  const double K[] = {1, 3}, V[] = {1, 2};
+  kvb_bkvb_opts o;
+  kvb_bkvb_opts_default(&o);
+  o.b = 8, o.T = 1, o.gamma = 0.1;
+  double u0[] = {0.9, 0.42}, u1[] = {0.9, 0.43};
+  const double *ua[] = {u0}, *ub[] = {u1};
+  size_t idx = 99;
+  double w = 0;
+  kvb_bkvb_stats st = {0, 0, 0, 0, 0};
+  int rc = kvb_bkvb_compress(1, 2, 1, 1, K, V, &o, ua, NULL, &idx, &w, &st);
+  CHECK(rc == 0 && idx == 1 && w == 1 && st.steps == 1 && st.clipped0 + st.clipped1 == 0,
+        "walk u=0.42 < p=0.4255: (+,+), keeps 1 ×1", "rc=%d idx=%zu w=%g", rc, idx, w);
+  rc = kvb_bkvb_compress(1, 2, 1, 1, K, V, &o, ub, NULL, &idx, &w, NULL);
+  CHECK(rc == 0 && idx == 0 && w == 2, "walk u=0.43 > p=0.4255: (+,−), keeps 0 ×2",
+        "rc=%d idx=%zu w=%g", rc, idx, w);
+  o.gamma = 100; /* p = ½ − 74.5 <= 0: clipped */
+  kvb_bkvb_stats st2 = {0, 0, 0, 0, 0};
+  rc = kvb_bkvb_compress(1, 2, 1, 1, K, V, &o, ua, NULL, &idx, &w, &st2);
+  CHECK(rc == 0 && st2.clipped0 == 1 && idx == 0 && w == 2, "walk γ=100: p clipped to 0",
+        "rc=%d clipped0=%llu", rc, (unsigned long long)st2.clipped0);
+  /* γ = 0: p = ½ everywhere; s = (+, +, −, +) from u = (·, .2, .7, .3): h = 2, c = 1 → tail 2,3 */
+  const double K4[] = {0, 1, 2, 3}, V4[] = {1, 1, 1, 1};
+  double u4[] = {0.5, 0.2, 0.7, 0.3};
+  const double *uc[] = {u4};
+  size_t i4[2];
+  double w4[2];
+  o.gamma = 0;
+  rc = kvb_bkvb_compress(1, 4, 1, 1, K4, V4, &o, uc, NULL, i4, w4, NULL);
+  CHECK(rc == 0 && i4[0] == 2 && i4[1] == 3 && w4[0] == 1 && w4[1] == 1,
+        "walk γ=0 (++-+): keeps 2,3 ×1", "rc=%d %zu %zu", rc, i4[0], i4[1]);
+}
+
+static void api_bad_input(void) {
+  const double K[8] = {1, 2, 3, 4, 5, 6, 7, 8}, V[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  double u0[8] = {.1, .2, .3, .4, .5, .6, .7, .8}, u1[4] = {.1, .2, .3, .4};
+  const double *u[] = {u0, u1};
+  kvb_bkvb_opts o;
+  kvb_bkvb_opts_default(&o);
+  size_t idx[4] = {7, 7, 7, 7};
+  double w[4] = {-1, -1, -1, -1};
+  o.b = 0;
+  int rc = kvb_bkvb_compress(1, 8, 1, 1, K, V, &o, u, NULL, idx, w, NULL);
+  CHECK(rc == KVB_EINVAL && idx[0] == 7 && w[0] == -1, "api b = 0 -> KVB_EINVAL, nothing written",
+        "rc=%d", rc);
+  o.b = 4, o.T = 4; /* 8 < 2^4 */
+  rc = kvb_bkvb_compress(1, 8, 1, 1, K, V, &o, u, NULL, idx, w, NULL);
+  CHECK(rc == KVB_EINVAL && idx[0] == 7, "api T > log2 n -> KVB_EINVAL", "rc=%d", rc);
+  o.T = 2, o.c0 = -0.1;
+  rc = kvb_bkvb_compress(1, 8, 1, 1, K, V, &o, u, NULL, idx, w, NULL);
+  CHECK(rc == KVB_EINVAL, "api c0 < 0 -> KVB_EINVAL", "rc=%d", rc);
+  o.c0 = 0.025, o.gamma = NAN;
+  rc = kvb_bkvb_compress(1, 8, 1, 1, K, V, &o, u, NULL, idx, w, NULL);
+  CHECK(rc == KVB_EINVAL, "api gamma NaN -> KVB_EINVAL", "rc=%d", rc);
+  o.gamma = 4;
+  double Kn[8];
+  memcpy(Kn, K, sizeof Kn);
+  Kn[3] = NAN;
+  rc = kvb_bkvb_compress(1, 8, 1, 1, Kn, V, &o, u, NULL, idx, w, NULL);
+  CHECK(rc == KVB_EDOM && idx[0] == 7, "api NaN key -> KVB_EDOM", "rc=%d", rc);
+  u1[2] = 1.0;
+  rc = kvb_bkvb_compress(1, 8, 1, 1, K, V, &o, u, NULL, idx, w, NULL);
+  CHECK(rc == KVB_EDOM, "api uniform 1.0 (outside [0,1)) -> KVB_EDOM", "rc=%d", rc);
+  u1[2] = 0.3;
+  rc = kvb_bkvb_compress(1, 8, 1, 1, K, V, &o, NULL, NULL, idx, w, NULL);
+  CHECK(rc == KVB_ENULL, "api no uniforms and no generator -> KVB_ENULL", "rc=%d", rc);
+  rc = kvb_bkvb_compress(1, 8, 1, 1, K, V, &o, u, NULL, idx, w, NULL);
+  CHECK(rc == 0 && idx[0] < 8 && (w[0] == 1 || w[0] == 2 || w[0] == 4), "api valid call works",
+        "rc=%d", rc);
+}
+
+static void method_bad_input(gsl_rng *r) {
+  int rc;
+  kvb_method *m = mk("balancekv_block", r, 4, 2, "b=0", NULL, &rc);
+  CHECK(!m && rc == KVB_EINVAL, "b = 0 rejected", "rc=%d", rc);
+  m = mk("balancekv_block", r, 4, 2, "c0=-0.5", NULL, &rc);
+  CHECK(!m && rc == KVB_EINVAL, "c0 < 0 rejected", "rc=%d", rc);
+  kvb_params p;
+  kvb_params_init(&p);
+  kvb_params_set(&p, "gamma", NAN);
+  kvb_method_config cfg = {4, 2, 0.5, r};
+  rc = kvb_method_alloc("balancekv_block", &cfg, &p, &m);
+  CHECK(rc != 0 && !m, "gamma = NaN rejected", "rc=%d", rc);
+  m = mk("balancekv_block", r, 4, 2, "denominator=both", NULL, &rc);
+  CHECK(!m && rc == KVB_EINVAL, "denominator=both rejected", "rc=%d", rc);
+  m = mk("uniform_sample", r, 4, 2, "T=-1", NULL, &rc);
+  CHECK(!m && rc != 0, "uniform_sample T = -1 rejected", "rc=%d", rc);
+  kvb_method_config nog = {4, 2, 0.5, NULL};
+  kvb_params_init(&p);
+  rc = kvb_method_alloc("balancekv_block", &nog, &p, &m);
+  CHECK(rc == KVB_ENULL && !m, "no generator rejected", "rc=%d", rc);
+
+  /* T larger than log2 of the middle: detected at query, state unchanged */
+  m = mk("balancekv_block", r, 4, 2, "T=4", "f=2", &rc);
+  kvb_method *u = mk("uniform_sample", r, 4, 2, "T=4", "f=2", &rc);
+  double k[4] = {1, 0, 0, 0}, v[2] = {1, 2}, q[4] = {1, 1, 1, 1}, z[2] = {-7, -7};
+  for (int i = 0; i < 40; i++) { /* n = 40, f = 2, w = 32 (default): middle 6 < 16 */
+    k[i % 4] += 0.5;
+    kvb_method_update(m, k, 4, v, 2);
+    kvb_method_update(u, k, 4, v, 2);
+  }
+  kvb_memory mem0, mem1;
+  kvb_method_memory(m, &mem0);
+  rc = kvb_method_query(m, q, 4, z, 2);
+  kvb_method_memory(m, &mem1);
+  CHECK(rc == KVB_EINVAL && z[0] == -7 && m->n == 40 && mem0.vectors == mem1.vectors &&
+            kvb_bkvb_kept_set(m, NULL, NULL, NULL) == KVB_ESTATE,
+        "T > log2(middle) -> KVB_EINVAL at query, state unchanged", "rc=%d", rc);
+  rc = kvb_method_query(u, q, 4, z, 2);
+  CHECK(rc == KVB_EINVAL && z[0] == -7, "uniform_sample T > log2(middle) -> KVB_EINVAL", "rc=%d",
+        rc);
+  /* dimension mismatch and NaN through the generic layer; state unchanged */
+  rc = kvb_method_update(m, k, 3, v, 2);
+  CHECK(rc == KVB_EDIM && m->n == 40, "update dim mismatch -> KVB_EDIM", "rc=%d", rc);
+  k[1] = NAN;
+  rc = kvb_method_update(m, k, 4, v, 2);
+  CHECK(rc == KVB_EDOM && m->n == 40, "update NaN key -> KVB_EDOM", "rc=%d", rc);
+  k[1] = 0;
+  rc = kvb_method_query(m, q, 4, z, 3);
+  CHECK(rc == KVB_EDIM, "query dim mismatch -> KVB_EDIM", "rc=%d", rc);
+  double zp[2], zc[2];
+  rc = kvb_bkvb_query_both(m, q, 4, zp, zc, 1);
+  CHECK(rc == KVB_EDIM, "query_both dim mismatch -> KVB_EDIM", "rc=%d", rc);
+  /* more tokens: the middle reaches 16 and the same method now answers */
+  for (int i = 0; i < 10; i++) kvb_method_update(m, k, 4, v, 2);
+  rc = kvb_method_query(m, q, 4, z, 2);
+  size_t cnt = 0;
+  kvb_bkvb_kept_set(m, &cnt, NULL, NULL);
+  CHECK(rc == 0 && cnt == 1 && fabs(z[0] - 1) < 1e-12 && fabs(z[1] - 2) < 1e-12,
+        "middle 16, T=4: one kept token, constant values reproduced", "rc=%d cnt=%zu z=%g %g", rc,
+        cnt, z[0], z[1]);
+  kvb_method_free(m);
+  kvb_method_free(u);
+}
+
+int main(void) {
+  gsl_rng *r = gsl_rng_alloc(kvb_rng_pcg32);
+  gsl_rng_set(r, 12345);
+  halving_examples();
+  walk_example();
+  api_bad_input();
+  method_bad_input(r);
+  gsl_rng_free(r);
+  UNIT_EXIT();
+}
