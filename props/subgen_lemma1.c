@@ -13,7 +13,9 @@
  *   order:        the lemma holds for every order, so the law is checked on one token multiset
  *                 in stream order, sorted by ‖v‖ ascending and descending (the reservoir's
  *                 probabilities are the most uneven in those orders).
- * Each test is one assertion at α = 1e-6. */
+ * The lemma holds "at any iteration n": the tallies are taken after every step; the final step
+ * is tested and reported on its own, and every step's tests together as one family (smallest
+ * p-value times the number of tests, Bonferroni). Each assertion is at α = 1e-6. */
 #include "prop.h"
 #include "orders.h"
 
@@ -85,14 +87,25 @@ static kvb_stream *lemma1_stream(prop_ctx *ctx) {
   return s;
 }
 
-/* Runs SubGen R times over s (substreams base..base+R-1) and tallies slot positions: pooled
- * counts over all slots, and the pair tables (slot 0, slot 1) and (slot 0, slot S-1). */
+/* Tallies over R runs (substreams base..base+R-1), after EVERY step k (prefix of k+1 tokens):
+ * cnt[k][i] = how often a slot held token i, and the pair tables (slot 0, slot 1) and
+ * (slot 0, slot S−1). Exact side checks: while µ = 0 every slot is null (subgen.h's reading of
+ * line 25's 0/0), once µ > 0 no slot is null and none holds a future token. */
+typedef struct {
+  size_t n;
+  double *cnt, *p01, *p0L; /* n×n, n×n×n, n×n×n */
+  size_t null_bad, range_bad;
+} l1_tally;
+
 static int lemma1_runs(prop_ctx *ctx, const kvb_stream *s, unsigned R, int S, uint64_t base,
-                       double *pooled, double *pair01, double *pair0L) {
+                       l1_tally *t) {
   size_t n = s->n;
-  memset(pooled, 0, n * sizeof *pooled);
-  memset(pair01, 0, n * n * sizeof *pair01);
-  memset(pair0L, 0, n * n * sizeof *pair0L);
+  t->n = n;
+  t->null_bad = t->range_bad = 0;
+  t->cnt = calloc(n * n, sizeof(double));
+  t->p01 = calloc(n * n * n, sizeof(double));
+  t->p0L = calloc(n * n * n, sizeof(double));
+  if (!t->cnt || !t->p01 || !t->p0L) return -1;
   for (unsigned r = 0; r < R; r++) {
     gsl_rng *rng = prop_rng(ctx, base + r);
     kvb_method *m = make_subgen(ctx, rng, s, 0.5, 1, S);
@@ -100,57 +113,107 @@ static int lemma1_runs(prop_ctx *ctx, const kvb_stream *s, unsigned R, int S, ui
       gsl_rng_free(rng);
       return -1;
     }
-    for (size_t i = 0; i < n; i++)
-      kvb_method_update(m, s->K + i * s->d_key, s->d_key, s->V + i * s->d_value, s->d_value);
-    uint64_t pos[64];
-    for (int j = 0; j < S; j++) {
-      kvb_subgen_slot(m, (size_t)j, NULL, NULL, &pos[j]);
-      if (!prop_check(ctx, pos[j] < n, "run %u: slot %d is null after a nonzero value", r, j)) {
-        kvb_method_free(m);
-        gsl_rng_free(rng);
-        return -1;
+    for (size_t k = 0; k < n; k++) {
+      kvb_method_update(m, s->K + k * s->d_key, s->d_key, s->V + k * s->d_value, s->d_value);
+      int zero_mu = kvb_subgen_mu(m) == 0, ok = 1;
+      uint64_t pos[64];
+      for (int j = 0; j < S; j++) {
+        kvb_subgen_slot(m, (size_t)j, NULL, NULL, &pos[j]);
+        if (zero_mu) {
+          t->null_bad += pos[j] != UINT64_MAX;
+          ok = 0;
+        } else if (pos[j] > k) {
+          t->range_bad++;
+          ok = 0;
+        }
       }
-      pooled[pos[j]]++;
+      if (!ok) continue;
+      for (int j = 0; j < S; j++) t->cnt[k * n + pos[j]]++;
+      t->p01[(k * n + pos[0]) * n + pos[1]]++;
+      t->p0L[(k * n + pos[0]) * n + pos[S - 1]]++;
     }
-    pair01[pos[0] * n + pos[1]]++;
-    pair0L[pos[0] * n + pos[S - 1]]++;
     kvb_method_free(m);
     gsl_rng_free(rng);
   }
   return 0;
 }
 
+static void l1_free(l1_tally *t) {
+  free(t->cnt);
+  free(t->p01);
+  free(t->p0L);
+}
+
+/* The law after the last step (one assertion each, reported) and after every step (the
+ * smallest p-value over all steps, Bonferroni-corrected by the number of tests: one assertion
+ * at α = 1e-6 for the whole family). */
 static void lemma1_law_on(prop_ctx *ctx, const kvb_stream *s, const char *order, uint64_t base,
                           int check_independence) {
   enum { S = 4 };
   unsigned R = prop_trials(ctx, 3000, 30000);
   size_t n = s->n;
-  double pooled[L1_N], exp_[L1_N], p01[L1_N * L1_N], p0L[L1_N * L1_N];
-  if (lemma1_runs(ctx, s, R, S, base, pooled, p01, p0L)) return;
-  double mu = 0;
-  for (size_t i = 0; i < n; i++) mu += kvb_dot(s->V + i * 2, s->V + i * 2, 2);
-  unsigned zero_hits = 0;
-  for (size_t i = 0; i < n; i++) {
-    double w = kvb_dot(s->V + i * 2, s->V + i * 2, 2);
-    exp_[i] = (double)R * S * w / mu;
-    if (w == 0) zero_hits += (unsigned)pooled[i];
+  l1_tally t;
+  if (lemma1_runs(ctx, s, R, S, base, &t)) {
+    prop_check(ctx, 0, "%s order: setup failed", order);
+    l1_free(&t);
+    return;
   }
-  prop_check(ctx, zero_hits == 0, "%s order: a zero value was sampled %u times", order, zero_hits);
-  double stat;
-  size_t df;
-  double p = kvb_chisq_gof(pooled, exp_, n, &stat, &df);
-  prop_pvalue(ctx, p, PROP_ALPHA, "%s order: slots ∝ ‖v‖² (GOF, %u runs × %d slots, X² = %.1f, df = %zu)",
-              order, R, S, stat, df);
-  prop_note(ctx, "law (%s): X² = %.1f, df = %zu, p = %.3g", order, stat, df, p);
-  if (!check_independence) return;
-  double p1 = kvb_chisq_independence(p01, n, n, &stat, &df);
-  prop_pvalue(ctx, p1, PROP_ALPHA, "%s order: slot 0 ⊥ slot 1 (X² = %.1f, df = %zu)", order, stat,
-              df);
-  prop_note(ctx, "independence slot0/slot1: X² = %.1f, df = %zu, p = %.3g", stat, df, p1);
-  double p2 = kvb_chisq_independence(p0L, n, n, &stat, &df);
-  prop_pvalue(ctx, p2, PROP_ALPHA, "%s order: slot 0 ⊥ slot %d (X² = %.1f, df = %zu)", order,
-              S - 1, stat, df);
-  prop_note(ctx, "independence slot0/slot%d: X² = %.1f, df = %zu, p = %.3g", S - 1, stat, df, p2);
+  prop_check(ctx, t.null_bad == 0, "%s order: %zu slot(s) non-null while µ = 0", order,
+             t.null_bad);
+  prop_check(ctx, t.range_bad == 0,
+             "%s order: %zu slot reads null or beyond the stream while µ > 0", order, t.range_bad);
+  double exp_[L1_N], w[L1_N], mu = 0;
+  double pmin[3] = {1, 1, 1};
+  size_t kmin[3] = {0, 0, 0}, tests[3] = {0, 0, 0};
+  for (size_t k = 0; k < n; k++) {
+    w[k] = kvb_dot(s->V + k * 2, s->V + k * 2, 2);
+    mu += w[k];
+    if (mu == 0) continue;
+    unsigned zero_hits = 0;
+    for (size_t i = 0; i <= k; i++) {
+      exp_[i] = (double)R * S * w[i] / mu;
+      if (w[i] == 0) zero_hits += (unsigned)t.cnt[k * n + i];
+    }
+    prop_check(ctx, zero_hits == 0, "%s order, step %zu: a zero value was sampled %u times",
+               order, k + 1, zero_hits);
+    double stat, pv[3];
+    size_t df[3];
+    pv[0] = kvb_chisq_gof(t.cnt + k * n, exp_, k + 1, &stat, &df[0]);
+    pv[1] = kvb_chisq_independence(t.p01 + k * n * n, n, n, &stat, &df[1]);
+    pv[2] = kvb_chisq_independence(t.p0L + k * n * n, n, n, &stat, &df[2]);
+    for (int c = 0; c < (check_independence ? 3 : 1); c++) {
+      if (df[c] == 0) continue;
+      tests[c]++;
+      if (pv[c] < pmin[c]) pmin[c] = pv[c], kmin[c] = k + 1;
+    }
+    if (k + 1 < n) continue;
+    /* the final step, reported in full */
+    pv[0] = kvb_chisq_gof(t.cnt + k * n, exp_, k + 1, &stat, &df[0]);
+    prop_pvalue(ctx, pv[0], PROP_ALPHA,
+                "%s order, after all %zu tokens: slots ∝ ‖v‖² (GOF, %u runs × %d slots, X² = %.1f, "
+                "df = %zu)", order, n, R, S, stat, df[0]);
+    prop_note(ctx, "law (%s): X² = %.1f, df = %zu, p = %.3g", order, stat, df[0], pv[0]);
+    if (!check_independence) continue;
+    pv[1] = kvb_chisq_independence(t.p01 + k * n * n, n, n, &stat, &df[1]);
+    prop_pvalue(ctx, pv[1], PROP_ALPHA, "%s order: slot 0 ⊥ slot 1 (X² = %.1f, df = %zu)", order,
+                stat, df[1]);
+    prop_note(ctx, "independence slot0/slot1: X² = %.1f, df = %zu, p = %.3g", stat, df[1], pv[1]);
+    pv[2] = kvb_chisq_independence(t.p0L + k * n * n, n, n, &stat, &df[2]);
+    prop_pvalue(ctx, pv[2], PROP_ALPHA, "%s order: slot 0 ⊥ slot %d (X² = %.1f, df = %zu)", order,
+                S - 1, stat, df[2]);
+    prop_note(ctx, "independence slot0/slot%d: X² = %.1f, df = %zu, p = %.3g", S - 1, stat, df[2],
+              pv[2]);
+  }
+  static const char *const fam[3] = {"law ∝ ‖v‖²", "slot 0 ⊥ slot 1", "slot 0 ⊥ slot S-1"};
+  for (int c = 0; c < (check_independence ? 3 : 1); c++) {
+    double adj = fmin(1.0, pmin[c] * (double)tests[c]);
+    prop_pvalue(ctx, adj, PROP_ALPHA,
+                "%s order, every step: %s (smallest p %.3g at step %zu, Bonferroni over %zu tests)",
+                order, fam[c], pmin[c], kmin[c], tests[c]);
+    prop_note(ctx, "every step (%s, %s): min p %.3g at step %zu, Bonferroni p %.3g", order, fam[c],
+              pmin[c], kmin[c], adj);
+  }
+  l1_free(&t);
 }
 
 /* (2), law and independence, in stream order. */
@@ -182,11 +245,13 @@ const prop_claim props_subgen_lemma1[] = {
      {"subgen:mu_norm"}, lemma1_mu},
     {"subgen.lemma1.law", "000 Lemma 1 (2)", "distribution",
      "each slot of M is distributed ∝ ‖v_i‖² (chi-square GOF over independent runs, zero values "
-     "never sampled) and slots (0,1), (0,s-1) are independent (chi-square independence); "
-     "α = 1e-6 per test",
+     "never sampled, slots null exactly while µ = 0) and slots (0,1), (0,s-1) are independent "
+     "(chi-square independence), after the last step (α = 1e-6 per test) and after every step "
+     "(Bonferroni over steps, α = 1e-6 per family)",
      {"subgen:mp_prob_half", "subgen:mp_uniform", "subgen:mp_shared_coin"}, lemma1_law},
     {"subgen.lemma1.order", "000 Lemma 1 (2)", "distribution",
      "the law ∝ ‖v_i‖² holds for the same tokens sorted by ‖v‖ ascending and descending "
-     "(chi-square GOF, α = 1e-6 each)",
+     "(chi-square GOF after the last step and, Bonferroni-corrected, after every step; "
+     "α = 1e-6 each)",
      {"subgen:mp_prob_half", "subgen:mp_uniform"}, lemma1_order},
     {NULL, NULL, NULL, NULL, {NULL}, NULL}};

@@ -19,8 +19,9 @@
  * (5) is a law over the coins for a fixed stream: R independent runs, the index within C_i of
  * every slot pooled over clusters against the uniform expected counts (chi-square GOF), and
  * slot 0 versus slots 1 and t−1 of the largest cluster, indices binned into <= 8 groups
- * (chi-square independence); checked at
- * the middle and at the end of the stream, α = 1e-6 per test. */
+ * (chi-square independence). Tallied after every step: the middle and the last step are
+ * tested and reported on their own (α = 1e-6 each), every step's tests together as one
+ * family (smallest p-value times the number of tests, Bonferroni; α = 1e-6). */
 #include "prop.h"
 #include "orders.h"
 
@@ -248,97 +249,154 @@ static void member_index(const shadow *sh, size_t upto, size_t *idx) {
   free(seen);
 }
 
+/* (5) over R runs, tallied after EVERY step k (prefix of k+1 keys). The shadow's clusters open
+ * in order, so at step k the clusters 0..mc_k−1 exist with sizes sz_k(i); a slot holding the
+ * member of index x in C_i counts in cell off(i) + x. The pair tables follow the largest final
+ * cluster C_big with its member index binned into B <= 8 groups of the members present so far
+ * (functions of independent variables are independent, and the bins keep expected counts well
+ * above 5 so the table is not merged away). */
+typedef struct {
+  size_t n, mc, big, *off, *idx;
+  double *obs;       /* n × cells */
+  double *t01, *t0L; /* n × 64 */
+  size_t cells, outside;
+} l2_tally;
+
+enum { L2_T = 4, L2_B = 8 };
+
+static size_t bin_of(size_t x, size_t size) {
+  size_t B = size < L2_B ? size : L2_B;
+  return x * B / size;
+}
+
 static void uniform_on(prop_ctx *ctx, const kvb_stream *s, double delta, const char *what,
                        uint64_t base) {
-  enum { T = 4 };
   unsigned R = prop_trials(ctx, 3000, 20000);
-  size_t n = s->n, checkpoints[2] = {n / 2, n};
+  size_t n = s->n;
   shadow sh;
   if (shadow_init(&sh, s, delta)) return;
   for (size_t i = 0; i < n; i++) shadow_step(&sh);
-  size_t *idx = malloc(n * sizeof *idx), *off = malloc((sh.mc + 1) * sizeof *off);
-  member_index(&sh, n, idx);
-  for (int c = 0; c < 2; c++) {
-    size_t upto = checkpoints[c];
-    /* cluster sizes after `upto` keys (clusters open in order, so the first ones exist) */
-    size_t mc = 0, *sz = calloc(sh.mc, sizeof *sz);
-    for (size_t p = 0; p < upto; p++) {
-      sz[sh.label[p]]++;
-      if (sh.label[p] + 1 > mc) mc = sh.label[p] + 1;
+  l2_tally t;
+  memset(&t, 0, sizeof t);
+  t.n = n;
+  t.mc = sh.mc;
+  t.idx = malloc(n * sizeof *t.idx);
+  t.off = calloc(sh.mc + 1, sizeof *t.off);
+  member_index(&sh, n, t.idx);
+  for (size_t i = 0; i < sh.mc; i++) {
+    t.off[i + 1] = t.off[i] + sh.size[i];
+    if (sh.size[i] > sh.size[t.big]) t.big = i;
+  }
+  t.cells = t.off[sh.mc];
+  t.obs = calloc(n * t.cells, sizeof *t.obs);
+  t.t01 = calloc(n * L2_B * L2_B, sizeof *t.t01);
+  t.t0L = calloc(n * L2_B * L2_B, sizeof *t.t0L);
+  size_t *sz = calloc(n * sh.mc, sizeof *sz), *mck = calloc(n, sizeof *mck);
+  double *ex = malloc(t.cells * sizeof *ex);
+  int broken = !t.idx || !t.obs || !t.t01 || !t.t0L || !sz || !mck || !ex;
+  /* sizes of the shadow clusters after each step */
+  for (size_t k = 0; !broken && k < n; k++) {
+    if (k) memcpy(sz + k * sh.mc, sz + (k - 1) * sh.mc, sh.mc * sizeof *sz);
+    sz[k * sh.mc + sh.label[k]]++;
+    mck[k] = (k ? mck[k - 1] : 0) > sh.label[k] + 1 ? mck[k - 1] : sh.label[k] + 1;
+  }
+  for (unsigned r = 0; r < R && !broken; r++) {
+    gsl_rng *rng = prop_rng(ctx, base + r);
+    kvb_method *m = make_subgen(ctx, rng, s, delta, L2_T, 1);
+    if (!m) {
+      gsl_rng_free(rng);
+      broken = 1;
+      break;
     }
-    off[0] = 0;
-    size_t big = 0;
-    for (size_t i = 0; i < mc; i++) {
-      off[i + 1] = off[i] + sz[i];
-      if (sz[i] > sz[big]) big = i;
-    }
-    /* The pair tables bin the index within the largest cluster into B <= 8 equal groups
-     * (functions of independent variables are independent), so cells keep expected counts
-     * well above 5 and the table is not merged away. */
-    size_t cells = off[mc], B = sz[big] < 8 ? sz[big] : 8, Cb = sz[big];
-    double *obs = calloc(cells, sizeof *obs), *ex = malloc(cells * sizeof *ex);
-    double *t01 = calloc(B * B, sizeof *t01), *t0L = calloc(B * B, sizeof *t0L);
-    int broken = 0;
-    for (unsigned r = 0; r < R && !broken; r++) {
-      gsl_rng *rng = prop_rng(ctx, base + (uint64_t)c * 1000000 + r);
-      kvb_method *m = make_subgen(ctx, rng, s, delta, T, 1);
-      if (!m) {
-        gsl_rng_free(rng);
-        broken = 1;
-        break;
+    for (size_t k = 0; k < n; k++) {
+      kvb_method_update(m, s->K + k * s->d_key, s->d_key, s->V + k * s->d_value, s->d_value);
+      size_t mc = kvb_subgen_num_clusters(m);
+      if (mc != mck[k]) {
+        t.outside++;
+        continue;
       }
-      for (size_t i = 0; i < upto; i++)
-        kvb_method_update(m, s->K + i * s->d_key, s->d_key, s->V + i * s->d_value, s->d_value);
-      if (!prop_check(ctx, kvb_subgen_num_clusters(m) == mc, "%s: m′ = %zu, shadow %zu", what,
-                      kvb_subgen_num_clusters(m), mc))
-        broken = 1;
-      for (size_t i = 0; i < mc && !broken; i++) {
+      for (size_t i = 0; i < mc; i++) {
         const uint64_t *Sp;
         kvb_subgen_cluster(m, i, NULL, NULL, NULL, &Sp, NULL);
-        for (size_t j = 0; j < T; j++) {
-          if (!prop_check(ctx, Sp[j] < upto && sh.label[Sp[j]] == i,
-                          "%s: a sample of S_%zu is outside C_%zu", what, i, i)) {
-            broken = 1;
-            break;
+        int ok = 1;
+        for (size_t j = 0; j < L2_T; j++) {
+          if (Sp[j] > k || sh.label[Sp[j]] != i) {
+            t.outside++;
+            ok = 0;
+            continue;
           }
-          obs[off[i] + idx[Sp[j]]]++;
+          t.obs[k * t.cells + t.off[i] + t.idx[Sp[j]]]++;
         }
-        if (!broken && i == big) {
-          size_t g0 = idx[Sp[0]] * B / Cb, g1 = idx[Sp[1]] * B / Cb, gL = idx[Sp[T - 1]] * B / Cb;
-          t01[g0 * B + g1]++;
-          t0L[g0 * B + gL]++;
+        if (ok && i == t.big) {
+          size_t S = sz[k * sh.mc + i];
+          size_t g0 = bin_of(t.idx[Sp[0]], S), g1 = bin_of(t.idx[Sp[1]], S),
+                 gL = bin_of(t.idx[Sp[L2_T - 1]], S);
+          t.t01[(k * L2_B + g0) * L2_B + g1]++;
+          t.t0L[(k * L2_B + g0) * L2_B + gL]++;
         }
       }
-      kvb_method_free(m);
-      gsl_rng_free(rng);
     }
-    if (!broken) {
-      for (size_t i = 0; i < mc; i++)
-        for (size_t k = 0; k < sz[i]; k++) ex[off[i] + k] = (double)R * T / (double)sz[i];
-      double stat;
-      size_t df;
-      double p = kvb_chisq_gof(obs, ex, cells, &stat, &df);
-      prop_pvalue(ctx, p, PROP_ALPHA,
-                  "%s after %zu keys: S_i uniform over C_i (%zu clusters, %u runs × %d slots, "
-                  "X² = %.1f, df = %zu)", what, upto, mc, R, T, stat, df);
-      prop_note(ctx, "(5) %s @%zu: uniform X² = %.1f df = %zu p = %.3g", what, upto, stat, df, p);
-      double p1 = kvb_chisq_independence(t01, B, B, &stat, &df);
-      prop_pvalue(ctx, p1, PROP_ALPHA, "%s after %zu keys: slot 0 ⊥ slot 1 in C_%zu (|C| = %zu in %zu "
-                  "bins, X² = %.1f, df = %zu)", what, upto, big, Cb, B, stat, df);
-      prop_note(ctx, "(5) %s @%zu: slot0/slot1 X² = %.1f df = %zu p = %.3g", what, upto, stat, df,
-                p1);
-      double p2 = kvb_chisq_independence(t0L, B, B, &stat, &df);
-      prop_pvalue(ctx, p2, PROP_ALPHA, "%s after %zu keys: slot 0 ⊥ slot %d in C_%zu (X² = %.1f, "
-                  "df = %zu)", what, upto, T - 1, big, stat, df);
-    }
-    free(obs);
-    free(ex);
-    free(t01);
-    free(t0L);
-    free(sz);
+    kvb_method_free(m);
+    gsl_rng_free(rng);
   }
-  free(idx);
-  free(off);
+  if (broken) {
+    prop_check(ctx, 0, "%s: setup failed", what);
+  } else {
+    prop_check(ctx, t.outside == 0,
+               "%s: %zu reads with m′ ≠ shadow or a sample outside its cluster's keys so far",
+               what, t.outside);
+    static const char *const fam[3] = {"S_i uniform over C_i", "slot 0 ⊥ slot 1",
+                                       "slot 0 ⊥ slot t-1"};
+    double pmin[3] = {1, 1, 1};
+    size_t kmin[3] = {0, 0, 0}, tests[3] = {0, 0, 0};
+    for (size_t k = 0; k < n; k++) {
+      for (size_t i = 0; i < sh.mc; i++)
+        for (size_t x = 0; x < sh.size[i]; x++)
+          ex[t.off[i] + x] = (i < mck[k] && x < sz[k * sh.mc + i])
+                                 ? (double)R * L2_T / (double)sz[k * sh.mc + i]
+                                 : 0;
+      size_t Sb = sz[k * sh.mc + t.big], B = Sb < L2_B ? Sb : L2_B;
+      double stat[3], pv[3];
+      size_t df[3] = {0, 0, 0};
+      pv[0] = kvb_chisq_gof(t.obs + k * t.cells, ex, t.cells, &stat[0], &df[0]);
+      /* the tables are L2_B wide; rows/columns beyond B stay empty and are merged away */
+      pv[1] = pv[2] = 1;
+      if (B >= 2) {
+        pv[1] = kvb_chisq_independence(t.t01 + k * L2_B * L2_B, L2_B, L2_B, &stat[1], &df[1]);
+        pv[2] = kvb_chisq_independence(t.t0L + k * L2_B * L2_B, L2_B, L2_B, &stat[2], &df[2]);
+      }
+      for (int c = 0; c < 3; c++) {
+        if (df[c] == 0) continue;
+        tests[c]++;
+        if (pv[c] < pmin[c]) pmin[c] = pv[c], kmin[c] = k + 1;
+      }
+      if (k + 1 != n && k + 1 != n / 2) continue;
+      for (int c = 0; c < 3; c++) {
+        prop_pvalue(ctx, pv[c], PROP_ALPHA,
+                    "%s after %zu keys: %s (%zu clusters, |C_big| = %zu, %u runs × %d slots, "
+                    "X² = %.1f, df = %zu)", what, k + 1, fam[c], mck[k], Sb, R, L2_T, stat[c],
+                    df[c]);
+        prop_note(ctx, "(5) %s @%zu: %s X² = %.1f df = %zu p = %.3g", what, k + 1, fam[c],
+                  stat[c], df[c], pv[c]);
+      }
+    }
+    for (int c = 0; c < 3; c++) {
+      double adj = fmin(1.0, pmin[c] * (double)tests[c]);
+      prop_pvalue(ctx, adj, PROP_ALPHA,
+                  "%s, every step: %s (smallest p %.3g at step %zu, Bonferroni over %zu tests)",
+                  what, fam[c], pmin[c], kmin[c], tests[c]);
+      prop_note(ctx, "(5) %s every step: %s min p %.3g at step %zu, Bonferroni p %.3g", what,
+                fam[c], pmin[c], kmin[c], adj);
+    }
+  }
+  free(t.idx);
+  free(t.off);
+  free(t.obs);
+  free(t.t01);
+  free(t.t0L);
+  free(sz);
+  free(mck);
+  free(ex);
   shadow_free(&sh);
 }
 
@@ -368,7 +426,8 @@ const prop_claim props_subgen_lemma2[] = {
      {"subgen:cluster_lt", "subgen:cluster_no_count"}, lemma2_ties},
     {"subgen.lemma2.uniform", "000 Lemma 2 (5)", "distribution",
      "S_i is t i.i.d. uniform samples of C_i: chi-square GOF of the slots' indices within C_i "
-     "over independent runs, and chi-square independence of slot 0 vs slots 1 and t−1 (indices in <= 8 bins), at the "
-     "middle and end of a stream and of the same keys sorted by ‖k‖; α = 1e-6 per test",
+     "over independent runs, and chi-square independence of slot 0 vs slots 1 and t−1 (indices in "
+     "<= 8 bins), at the middle and end of a stream and of the same keys sorted by ‖k‖ "
+     "(α = 1e-6 per test) and after every step (Bonferroni over steps, α = 1e-6 per family)",
      {"subgen:cluster_prob_half", "subgen:cluster_shared_coin"}, lemma2_uniform},
     {NULL, NULL, NULL, NULL, {NULL}, NULL}};
