@@ -28,6 +28,8 @@ BENCH_BIN := $(BENCH_SRC:tests/%.c=$(B)/bench/%)
 HDRS := $(wildcard src/*.h adversarial/*.h lowerbound/*.h props/*.h tests/*.h src/cli/*.h)
 
 .PHONY: all run check check-full bench install uninstall clean
+# Keep object files of tests and benches (they are intermediates of pattern rules).
+.SECONDARY:
 all: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/kvbound $(B)/kvb-props $(TEST_BIN) $(BENCH_BIN)
 
 $(B)/obj/%.o: %.c $(HDRS)
