@@ -208,13 +208,20 @@ static void lemma2_invariants(prop_ctx *ctx) {
   static const char *const clus[] = {"n=300", "d_key=4", "d_value=2", "m=6", "delta=0.5",
                                      "key_norm=2", NULL};
   static const char *const gaus[] = {"n=300", "d_key=2", "d_value=2", NULL};
-  kvb_stream *a = prop_stream(ctx, 0, "clusterable", clus);
-  kvb_stream *b = prop_stream(ctx, 1, "gaussian", gaus);
-  if (a) invariants_orders(ctx, a, 0.5, "clusterable m=6", 10);
-  /* δ = 0.8 on N(0, I₂) keys: representatives crowd, so keys often have several within δ. */
-  if (b) invariants_orders(ctx, b, 0.8, "gaussian d=2", 20);
-  kvb_stream_free(a);
-  kvb_stream_free(b);
+  /* make check: one stream of each kind; make check-full: 8 of each (fresh substreams). */
+  unsigned reps = prop_trials(ctx, 1, 8);
+  for (unsigned r = 0; r < reps; r++) {
+    char name[64];
+    kvb_stream *a = prop_stream(ctx, 2 * r, "clusterable", clus);
+    kvb_stream *b = prop_stream(ctx, 2 * r + 1, "gaussian", gaus);
+    snprintf(name, sizeof name, "clusterable m=6 #%u", r);
+    if (a) invariants_orders(ctx, a, 0.5, name, 1000 + 10 * r);
+    /* δ = 0.8 on N(0, I₂) keys: representatives crowd, so keys often have several within δ. */
+    snprintf(name, sizeof name, "gaussian d=2 #%u", r);
+    if (b) invariants_orders(ctx, b, 0.8, name, 5000 + 10 * r);
+    kvb_stream_free(a);
+    kvb_stream_free(b);
+  }
 }
 
 static void lemma2_ties(prop_ctx *ctx) {
@@ -419,7 +426,8 @@ const prop_claim props_subgen_lemma2[] = {
      "(nearest representative within δ): m′, x_i ∈ C_i, n_i = |C_i|, ‖x_i − k′‖ ≤ δ, "
      "‖x_i − x_j‖ > δ, S_i ⊆ C_i — exactly, on clusterable and Gaussian keys in stream order, "
      "sorted by ‖k‖ both ways and clusters interleaved",
-     {"subgen:cluster_no_count", "subgen:cluster_farthest"}, lemma2_invariants},
+     {"subgen:cluster_no_count", "subgen:cluster_farthest", "subgen:cluster_never_join"},
+     lemma2_invariants},
     {"subgen.lemma2.ties", "000 Lemma 2 (1)-(4), Alg. 1 line 12", "invariant",
      "the same exact checks on the ties_at_delta stream (keys at distance exactly δ from a "
      "representative, in double) in the same four orders",
