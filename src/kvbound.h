@@ -20,5 +20,7 @@
 #include "balancekv.h"
 #include "subgen_bounds.h"
 #include "balancekv_block.h"
+#include "kcenter.h"
+#include "recent_kcenter.h"
 
 #endif
