@@ -56,7 +56,7 @@ size_t kvb_bkvb_halve(size_t m, const int8_t *s, int mutant, size_t *keep, doubl
 
 /* ---- one round of one head ---- */
 typedef struct {
-  double *Kc, *Vw, *Gk, *Gv, *mean; /* b×d, b×dv, b×b, b×b, d */
+  double *Kc, *Vw, *Gk, *Gv, *mean, *row; /* b×d, b×dv, b×b, b×b, d, b */
 } block_scratch;
 
 /* Walks one block of len tokens (rows of Kc/Vw already gathered). Signs into s[0..len). */
@@ -72,9 +72,12 @@ static void walk_block(size_t len, size_t d, size_t dv, const kvb_bkvb_opts *o,
   s[0] = 1; /* s_0 = +1 */
   for (size_t j = 1; j < len; j++) {
     const double *gk = bs->Gk + j * b, *gv = bs->Gv + j * b;
+    double *kr = bs->row; /* row j of the kernel, i < j (each entry is used once, here) */
+    for (size_t i = 0; i < j; i++) kr[i] = ks * gk[i] - o->beta;
+    for (size_t i = 0; i < j; i++) kr[i] = exp(kr[i]);
     double acc = 0;
     for (size_t i = 0; i < j; i++) /* Σ_{i<j} K_ij s_i, in order */
-      acc += exp(ks * gk[i] - o->beta) * (gv[i] + o->c0) * (double)s[i];
+      acc += kr[i] * (gv[i] + o->c0) * (double)s[i];
     st->exps += j;
     double p = (o->mutant & KVB_BKVB_MUT_SIGN_FLIP) ? 0.5 + o->gamma * acc
                                                     : 0.5 - o->gamma * acc;
@@ -113,6 +116,7 @@ typedef struct {
 
 static void scratch_free(head_scratch *hs) {
   free(hs->bs.Kc), free(hs->bs.Vw), free(hs->bs.Gk), free(hs->bs.Gv), free(hs->bs.mean);
+  free(hs->bs.row);
   free(hs->cur), free(hs->nxt), free(hs->keep), free(hs->cw), free(hs->nw), free(hs->mult);
   free(hs->s);
 }
@@ -125,6 +129,7 @@ static int scratch_alloc(head_scratch *hs, size_t n, size_t d, size_t dv, size_t
   hs->bs.Gk = malloc(bb * b * sizeof(double));
   hs->bs.Gv = malloc(bb * b * sizeof(double));
   hs->bs.mean = malloc(d * sizeof(double));
+  hs->bs.row = malloc(bb * sizeof(double));
   hs->cur = malloc(n * sizeof(size_t));
   hs->nxt = malloc(n * sizeof(size_t));
   hs->keep = malloc(n * sizeof(size_t));
@@ -132,7 +137,7 @@ static int scratch_alloc(head_scratch *hs, size_t n, size_t d, size_t dv, size_t
   hs->nw = malloc(n * sizeof(double));
   hs->mult = malloc(n * sizeof(double));
   hs->s = malloc(n);
-  if (!hs->bs.Kc || !hs->bs.Vw || !hs->bs.Gk || !hs->bs.Gv || !hs->bs.mean || !hs->cur ||
+  if (!hs->bs.Kc || !hs->bs.Vw || !hs->bs.Gk || !hs->bs.Gv || !hs->bs.mean || !hs->bs.row || !hs->cur ||
       !hs->nxt || !hs->keep || !hs->cw || !hs->nw || !hs->mult || !hs->s) {
     scratch_free(hs);
     return KVB_ERROR(KVB_ENOMEM, "balancekv_block: out of memory for n = %zu, b = %zu", n, b);
