@@ -86,3 +86,19 @@ uninstall:
 
 clean:
 	rm -rf $(B) out
+
+# libFuzzer harness for the .npy reader (clang with libclang-rt; Debian: clang-14,
+# libclang-rt-14-dev). Not part of `all`. Runs FUZZ_TIME seconds from the committed seed corpus,
+# writing new inputs to $(B)/fuzz/corpus; fold interesting ones back with
+#   $(B)/fuzz/fuzz_npy -merge=1 tests/fuzz_corpus/npy $(B)/fuzz/corpus
+.PHONY: fuzz
+FUZZ_CC   ?= clang
+FUZZ_TIME ?= 60
+fuzz: $(B)/fuzz/fuzz_npy
+	@mkdir -p $(B)/fuzz/corpus
+	$(B)/fuzz/fuzz_npy -max_total_time=$(FUZZ_TIME) -max_len=4096 $(B)/fuzz/corpus tests/fuzz_corpus/npy
+
+$(B)/fuzz/fuzz_npy: tests/fuzz_npy.c src/npy.c src/kvb_error.c src/npy.h src/kvb_error.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  -Isrc tests/fuzz_npy.c src/npy.c src/kvb_error.c -lm -o $@

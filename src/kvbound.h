@@ -22,5 +22,6 @@
 #include "balancekv_block.h"
 #include "kcenter.h"
 #include "recent_kcenter.h"
+#include "npy.h"
 
 #endif

@@ -5,11 +5,13 @@ extern const kvb_stream_type kvb_stream_gaussian;
 extern const kvb_stream_type kvb_stream_clusterable;
 extern const kvb_stream_type kvb_stream_index_reduction;
 extern const kvb_stream_type kvb_stream_ties_at_delta;
+extern const kvb_stream_type kvb_stream_npy;
 
 const kvb_stream_type *const kvb_stream_registry[] = {
     &kvb_stream_gaussian,
     &kvb_stream_clusterable,
     &kvb_stream_index_reduction,
     &kvb_stream_ties_at_delta,
+    &kvb_stream_npy,
     NULL,
 };

@@ -1,0 +1,139 @@
+/* stream_npy.c — the "npy" stream: Q, K, V read from .npy files dumped from a real model
+ * (issue 5, item 5). Each file is [n, d] or [heads, n, d]; `head` picks the head of 3-d files.
+ *
+ * kvb_stream_generate allocates the stream from the n, d_key, d_value parameters before calling
+ * the generator; here the sizes come from the files, so the generator replaces the arrays.
+ * Given explicitly, n takes the first n tokens and d_key/d_value must match the files. */
+#include "kvb_error.h"
+#include "npy.h"
+#include "stream.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const kvb_param_spec npy_params[] = {
+    {"n", KVB_PARAM_INT, 1, 1, 1e9, NULL, "use the first n tokens (default: every token in the files)"},
+    {"d_key", KVB_PARAM_INT, 1, 1, 65536, NULL, "if given, must equal the files' key dimension"},
+    {"d_value", KVB_PARAM_INT, 1, 1, 65536, NULL, "if given, must equal the value file's dimension"},
+    {"q", KVB_PARAM_STRING, 0, 0, 0, "", "path of the queries .npy ([n, d_key] or [heads, n, d_key])"},
+    {"k", KVB_PARAM_STRING, 0, 0, 0, "", "path of the keys .npy (same layout as q)"},
+    {"v", KVB_PARAM_STRING, 0, 0, 0, "", "path of the values .npy ([n, d_value] or [heads, n, d_value])"},
+    {"head", KVB_PARAM_INT, 0, 0, 1e6, NULL, "head index for 3-d files [heads, n, d]"},
+    {NULL, 0, 0, 0, 0, NULL, NULL}};
+
+/* Loads `which` and returns a pointer to the rows of head `head` with its n and d. */
+static int load(const kvb_params *p, const kvb_param_spec *sp, const char *which,
+                kvb_npy_array *a, const double **rows, size_t *n, size_t *d) {
+  const char *path = kvb_params_get_str(p, sp, which);
+  if (!path[0]) return KVB_ERROR(KVB_EINVAL, "npy stream: parameter '%s' (a .npy path) is required", which);
+  int st = kvb_npy_read(path, a);
+  if (st) return st;
+  size_t head = (size_t)kvb_params_get(p, sp, "head");
+  if (a->ndim == 2) {
+    if (head != 0) {
+      kvb_npy_free(a);
+      return KVB_ERROR(KVB_EINVAL, "npy stream: %s is 2-d [n, d] but head = %zu was asked", path, head);
+    }
+    *n = a->shape[0];
+    *d = a->shape[1];
+    *rows = a->data;
+  } else if (a->ndim == 3) {
+    if (head >= a->shape[0]) {
+      kvb_npy_free(a);
+      return KVB_ERROR(KVB_EINVAL, "npy stream: %s has %zu heads, head = %zu asked", path,
+                       a->shape[0], head);
+    }
+    *n = a->shape[1];
+    *d = a->shape[2];
+    *rows = a->data + head * a->shape[1] * a->shape[2];
+  } else {
+    kvb_npy_free(a);
+    return KVB_ERROR(KVB_EFORMAT, "npy stream: %s has %zu dimension(s); expected [n, d] or [heads, n, d]",
+                     path, a->ndim);
+  }
+  if (*n == 0 || *d == 0) {
+    kvb_npy_free(a);
+    return KVB_ERROR(KVB_EFORMAT, "npy stream: %s holds no tokens (n = %zu, d = %zu)", path, *n, *d);
+  }
+  return KVB_OK;
+}
+
+static int gen_npy(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng, kvb_stream *s) {
+  (void)rng;
+  kvb_npy_array aq, ak, av;
+  const double *q, *k, *v;
+  size_t nq, dq, nk, dk, nv, dv;
+  int st = load(p, sp, "q", &aq, &q, &nq, &dq);
+  if (st) return st;
+  st = load(p, sp, "k", &ak, &k, &nk, &dk);
+  if (st) {
+    kvb_npy_free(&aq);
+    return st;
+  }
+  st = load(p, sp, "v", &av, &v, &nv, &dv);
+  if (st) {
+    kvb_npy_free(&aq);
+    kvb_npy_free(&ak);
+    return st;
+  }
+  size_t n = nq;
+  if (nk != nq || nv != nq)
+    st = KVB_ERROR(KVB_EDIM, "npy stream: q, k, v hold %zu, %zu, %zu tokens (must agree)", nq, nk, nv);
+  else if (dq != dk)
+    st = KVB_ERROR(KVB_EDIM, "npy stream: q has dimension %zu but k has %zu", dq, dk);
+  else if (kvb_params_has(p, "d_key") && (size_t)kvb_params_get(p, sp, "d_key") != dk)
+    st = KVB_ERROR(KVB_EDIM, "npy stream: d_key = %g given but the files have %zu",
+                   kvb_params_get(p, sp, "d_key"), dk);
+  else if (kvb_params_has(p, "d_value") && (size_t)kvb_params_get(p, sp, "d_value") != dv)
+    st = KVB_ERROR(KVB_EDIM, "npy stream: d_value = %g given but the file has %zu",
+                   kvb_params_get(p, sp, "d_value"), dv);
+  else if (kvb_params_has(p, "n")) {
+    size_t want = (size_t)kvb_params_get(p, sp, "n");
+    if (want > n)
+      st = KVB_ERROR(KVB_EINVAL, "npy stream: n = %zu asked but the files hold %zu tokens", want, n);
+    else
+      n = want;
+  }
+  double *Q = NULL, *K = NULL, *V = NULL;
+  if (!st) {
+    Q = malloc(n * dk * sizeof *Q);
+    K = malloc(n * dk * sizeof *K);
+    V = malloc(n * dv * sizeof *V);
+    if (!Q || !K || !V) st = KVB_ERROR(KVB_ENOMEM, "npy stream: out of memory for %zu tokens", n);
+  }
+  if (!st) {
+    memcpy(Q, q, n * dk * sizeof *Q);
+    memcpy(K, k, n * dk * sizeof *K);
+    memcpy(V, v, n * dv * sizeof *V);
+    free(s->Q);
+    free(s->K);
+    free(s->V);
+    s->Q = Q;
+    s->K = K;
+    s->V = V;
+    s->n = n;
+    s->d_key = dk;
+    s->d_value = dv;
+    double r = 0;
+    for (size_t i = 0; i < n; i++) {
+      double nq2 = 0;
+      for (size_t j = 0; j < dk; j++) nq2 += Q[i * dk + j] * Q[i * dk + j];
+      r = fmax(r, sqrt(nq2));
+    }
+    s->r = r; /* m, delta stay NAN: nothing is guaranteed about real keys */
+  } else {
+    free(Q);
+    free(K);
+    free(V);
+  }
+  kvb_npy_free(&aq);
+  kvb_npy_free(&ak);
+  kvb_npy_free(&av);
+  return st;
+}
+
+const kvb_stream_type kvb_stream_npy = {
+    "npy", "Q, K, V read from .npy files (e.g. dumped from a model), one head", NULL, npy_params,
+    gen_npy};
