@@ -1,15 +1,24 @@
-/* kvbound_main.c — the kvbound command (grows into the experiment runner of issue 5):
- * `kvbound list` prints the registered methods and streams with their parameters. */
+/* kvbound_main.c — the kvbound command: `list` (methods, streams, measures), `run` (a Lua
+ * experiment spec, runner.c + lua_spec.c), `plot` (gnuplot, plot.c). Exit status: 0 success,
+ * 1 a run or plot failed, 2 usage or spec error. */
 #include "kvbound.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "lua_spec.h"
+#include "plot.h"
+#include "runner.h"
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: kvbound COMMAND [options]\n"
-          "  list        the available methods and streams, with parameters and defaults\n"
+          "  list        the available methods, streams and measures, with parameters and defaults\n"
+          "  run SPEC.lua [--jobs N] [--out DIR] [--seed S]   run a Lua experiment spec\n"
+          "  plot DIR    PNG and SVG plots of a run's results through gnuplot\n"
           "  version     print the version\n"
           "  --help      this text (COMMAND --help for a command's own)\n");
 }
@@ -30,7 +39,7 @@ static void print_params(const kvb_param_spec *p) {
 static int cmd_list(int argc, char **argv) {
   if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
     printf("usage: kvbound list\n  prints every registered method and stream generator with its "
-           "parameters, defaults, ranges and source\n");
+           "parameters, defaults, ranges and source, and the measures `kvbound run` records\n");
     return 0;
   }
   printf("methods:\n");
@@ -51,6 +60,137 @@ static int cmd_list(int argc, char **argv) {
     if (t->attacks) printf("      attacks: %s\n", t->attacks);
     print_params(t->params);
   }
+  static const char *const groups[] = {"error", "bound", "memory", "work", "time"};
+  printf("measures (results.csv columns, by measures{} group):\n");
+  for (unsigned g = 0; g < 5; g++) {
+    printf("  %-8s", groups[g]);
+    for (size_t c = 0; c < KVB_RUN_NCOLS; c++)
+      if (kvb_run_column_group(c) == (1u << g)) printf(" %s", kvb_run_column_name(c));
+    printf("%s\n", g == 4 ? "  (opt-in: wall clock, not reproducible)" : "");
+  }
+  printf("  rel_error = |z - Attn|/|Attn|; ratio_op = |z - Attn|/(|softmax|_2 |V|_op) (000 eq. (3));\n"
+         "  ratio_f = |z - Attn|/(|softmax|_2 |V|_F); all on the first j tokens, query q_j\n");
+  return 0;
+}
+
+static void run_usage(FILE *f) {
+  fprintf(f,
+          "usage: kvbound run SPEC.lua [--jobs N] [--out DIR] [--seed S]\n"
+          "  Runs the experiment in SPEC.lua and writes DIR/results.csv (one row per trial x stream\n"
+          "  x method x query point), DIR/meta.json (spec, seed, version, machine), DIR/summary.txt\n"
+          "  and DIR/summary.md (median and quantiles; Clopper-Pearson intervals for failure rates)\n"
+          "  and DIR/plots.tsv (for `kvbound plot DIR`).\n"
+          "  --jobs N   parallel trials (default: the number of cores); results do not depend on N\n"
+          "  --out DIR  output directory (default out/NAME, NAME from the spec)\n"
+          "  --seed S   overrides the spec's seed; trial i draws from PCG32 substream (S, i)\n\n%s",
+          kvb_spec_help);
+}
+
+static int parse_uint(const char *s, unsigned long long *out) {
+  char *end;
+  if (!s || !*s || *s == '-') return -1;
+  *out = strtoull(s, &end, 10);
+  return *end ? -1 : 0;
+}
+
+static int cmd_run(int argc, char **argv) {
+  const char *spec = NULL, *out = NULL;
+  long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+  int have_seed = 0;
+  unsigned long long seed = 0, v;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      run_usage(stdout);
+      return 0;
+    } else if (!strcmp(argv[i], "--jobs") || !strcmp(argv[i], "-j")) {
+      if (i + 1 >= argc || parse_uint(argv[i + 1], &v) || v < 1 || v > 256) {
+        fprintf(stderr, "kvbound run: --jobs needs an integer in [1, 256]\n");
+        return 2;
+      }
+      jobs = (long)v;
+      i++;
+    } else if (!strcmp(argv[i], "--out") || !strcmp(argv[i], "-o")) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "kvbound run: --out needs a directory\n");
+        return 2;
+      }
+      out = argv[++i];
+    } else if (!strcmp(argv[i], "--seed")) {
+      if (i + 1 >= argc || parse_uint(argv[i + 1], &seed)) {
+        fprintf(stderr, "kvbound run: --seed needs a non-negative integer\n");
+        return 2;
+      }
+      have_seed = 1;
+      i++;
+    } else if (argv[i][0] == '-') {
+      fprintf(stderr, "kvbound run: unknown option '%s' (see kvbound run --help)\n", argv[i]);
+      return 2;
+    } else if (spec) {
+      fprintf(stderr, "kvbound run: one spec at a time ('%s' and '%s')\n", spec, argv[i]);
+      return 2;
+    } else {
+      spec = argv[i];
+    }
+  }
+  if (!spec) {
+    run_usage(stderr);
+    return 2;
+  }
+  if (jobs < 1) jobs = 1;
+  kvb_experiment e;
+  static char err[8192];
+  int st = kvb_spec_load(spec, &e, err, sizeof err);
+  if (st) {
+    fprintf(stderr, "kvbound run: spec error: %s\n", err);
+    return 2;
+  }
+  if (have_seed) e.seed = seed;
+  char dir[600];
+  if (out)
+    snprintf(dir, sizeof dir, "%s", out);
+  else
+    snprintf(dir, sizeof dir, "out/%s", e.name);
+  st = kvb_experiment_run(&e, dir, (int)jobs, isatty(2));
+  kvb_experiment_free(&e);
+  if (st) {
+    fprintf(stderr, "kvbound run: %s\n", kvb_strerror_last());
+    return 1;
+  }
+  printf("wrote %s/results.csv, meta.json, summary.txt, summary.md, plots.tsv\n", dir);
+  return 0;
+}
+
+static int cmd_plot(int argc, char **argv) {
+  const char *dir = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      printf("usage: kvbound plot DIR\n"
+             "  Draws every plot{} of the spec that produced DIR (a `kvbound run` output) as\n"
+             "  DIR/NAME.png and DIR/NAME.svg through gnuplot (pngcairo if available, else png):\n"
+             "  the median of y against x with 25-75%% and 10-90%% quantile bands over trials and\n"
+             "  query points, one series per method (and stream, and other sweep values), and the\n"
+             "  spec's bound curve dashed. DIR/NAME.dat and DIR/NAME.gp are kept for restyling.\n");
+      return 0;
+    } else if (argv[i][0] == '-') {
+      fprintf(stderr, "kvbound plot: unknown option '%s'\n", argv[i]);
+      return 2;
+    } else if (dir) {
+      fprintf(stderr, "kvbound plot: one directory at a time\n");
+      return 2;
+    } else {
+      dir = argv[i];
+    }
+  }
+  if (!dir) {
+    fprintf(stderr, "usage: kvbound plot DIR (see kvbound plot --help)\n");
+    return 2;
+  }
+  char err[2048];
+  int st = kvb_plot_dir(dir, 1, err, sizeof err);
+  if (st) {
+    fprintf(stderr, "kvbound plot: %s\n", err);
+    return 1;
+  }
   return 0;
 }
 
@@ -65,10 +205,16 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+    if (argc > 2 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
+      printf("usage: kvbound version\n  prints the version\n");
+      return 0;
+    }
     printf("kvbound %s\n", KVBOUND_VERSION);
     return 0;
   }
   if (strcmp(cmd, "list") == 0) return cmd_list(argc - 1, argv + 1);
+  if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
+  if (strcmp(cmd, "plot") == 0) return cmd_plot(argc - 1, argv + 1);
   fprintf(stderr, "kvbound: unknown command '%s'\n", cmd);
   usage(stderr);
   return 2;

@@ -1,0 +1,538 @@
+/* lua_spec.c — the Lua 5.4 side of `kvbound run`: the spec language's functions, which fill
+ * a kvb_experiment. Every declaration is checked when it runs, so an error names the spec's
+ * file:line (luaL_error adds the caller's position); checks that need the whole spec (a sweep
+ * supplying a required parameter, plot columns) run at the end and name the declaration's line.
+ * The chunk runs under lua_pcall with a traceback handler. */
+#include "lua_spec.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+const char kvb_spec_help[] =
+    "A spec is a Lua 5.4 file calling these functions (see scripts/specs/ for examples):\n"
+    "  name \"my_experiment\"                          results label\n"
+    "  stream \"TYPE\" { param = value, ..., label = \"L\" }   a stream (kvbound list); 1-8\n"
+    "  method \"TYPE\" { param = value, ..., label = \"L\" }   a method (kvbound list); 1-16\n"
+    "  sweep \"PARAM\" { v1, v2, ... }      PARAM takes each value, in every stream and method\n"
+    "                                     that has PARAM; several sweeps form a product\n"
+    "  trials(N)                          independent trials per sweep point (default 1)\n"
+    "  seed(S)                            PCG32 seed (default 1; --seed overrides)\n"
+    "  scale(X) | scale \"inv_sqrt_d\"      score = X·<q,k> (default 1: 000/001; 003/004 use 1/sqrt(d))\n"
+    "  queries { last = true } | queries { every = K } | queries { at = {j1, j2, ...} }\n"
+    "                                     token positions j where q_j is asked (default: last)\n"
+    "  measures { \"error\", \"bound\", \"memory\", \"work\", \"time\" }   column groups\n"
+    "                                     (default all but time; time is not reproducible)\n"
+    "  failure { column = \"ratio_op\", above = 0.5 }   failure rates with Clopper-Pearson CIs\n"
+    "  plot { name = \"N\", x = \"SWEEP\"|\"j\", y = \"COLUMN\", bound = \"gnuplot expr in x\",\n"
+    "         bound_title = \"...\", title = \"...\", xlabel = \"...\", ylabel = \"...\",\n"
+    "         logx = true, logy = true, bands = true }\n"
+    "Measure columns: rel_error err_abs attn_norm (error); softmax_norm v_op v_f ratio_op ratio_f\n"
+    "(bound: ratio_op = err/(|softmax|_2 |V|_op), ratio_f = err/(|softmax|_2 |V|_F));\n"
+    "mem_bytes mem_vectors (memory); distances exps coins dots fails (work); update_s query_s (time).\n";
+
+#define EXP_KEY "kvbound.experiment"
+
+static kvb_experiment *get_exp(lua_State *L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, EXP_KEY);
+  kvb_experiment *e = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  return e;
+}
+
+static int caller_line(lua_State *L) {
+  lua_Debug ar;
+  if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "l", &ar)) return ar.currentline;
+  return 0;
+}
+
+static int label_ok(const char *s) {
+  if (!*s) return 0;
+  for (; *s; s++)
+    if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' && *s != '.' && *s != '+') return 0;
+  return 1;
+}
+
+static int text_ok(const char *s) {
+  for (; *s; s++)
+    if (*s == '\t' || *s == '\n' || *s == '\r') return 0;
+  return 1;
+}
+
+/* Copies string field `key` of the table at idx into buf (absent: leaves buf). */
+static void opt_string(lua_State *L, int idx, const char *what, const char *key, char *buf,
+                       size_t cap) {
+  int t = lua_getfield(L, idx, key);
+  if (t != LUA_TNIL) {
+    if (t != LUA_TSTRING)
+      luaL_error(L, "%s: field '%s' must be a string, got %s", what, key, lua_typename(L, t));
+    const char *s = lua_tostring(L, -1);
+    if (strlen(s) >= cap) luaL_error(L, "%s: field '%s' is longer than %d characters", what, key, (int)cap - 1);
+    if (!text_ok(s)) luaL_error(L, "%s: field '%s' must not contain tabs or newlines", what, key);
+    memcpy(buf, s, strlen(s) + 1);
+  }
+  lua_pop(L, 1);
+}
+
+static int opt_bool(lua_State *L, int idx, const char *what, const char *key, int def) {
+  int t = lua_getfield(L, idx, key), v = def;
+  if (t != LUA_TNIL) {
+    if (t != LUA_TBOOLEAN)
+      luaL_error(L, "%s: field '%s' must be true or false, got %s", what, key, lua_typename(L, t));
+    v = lua_toboolean(L, -1);
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+/* A spec table with required (NAN) defaults made optional, to check a declaration's given
+ * parameters before the sweeps that may supply the required ones are known. */
+static int check_given(const kvb_params *p, const kvb_param_spec *spec, const char *what) {
+  kvb_param_spec tmp[64];
+  size_t n = 0;
+  for (; spec && spec->name && n + 1 < 64; spec++) {
+    tmp[n] = *spec;
+    if (tmp[n].kind != KVB_PARAM_STRING && isnan(tmp[n].def)) tmp[n].def = tmp[n].min;
+    n++;
+  }
+  memset(&tmp[n], 0, sizeof tmp[n]);
+  return kvb_params_validate(p, tmp, what);
+}
+
+/* stream "TYPE" { ... } and method "TYPE" { ... }: upvalue 1 = type name, 2 = 1 for a method. */
+static int item_body(lua_State *L) {
+  kvb_experiment *e = get_exp(L);
+  const char *type = lua_tostring(L, lua_upvalueindex(1));
+  int is_method = (int)lua_tointeger(L, lua_upvalueindex(2));
+  const char *kind = is_method ? "method" : "stream";
+  luaL_checktype(L, 1, LUA_TTABLE);
+  kvb_run_item *it;
+  if (is_method) {
+    if (e->nmethods == KVB_RUN_MAX_METHODS) luaL_error(L, "more than %d methods", KVB_RUN_MAX_METHODS);
+    it = &e->methods[e->nmethods];
+  } else {
+    if (e->nstreams == KVB_RUN_MAX_STREAMS) luaL_error(L, "more than %d streams", KVB_RUN_MAX_STREAMS);
+    it = &e->streams[e->nstreams];
+  }
+  memset(it, 0, sizeof *it);
+  snprintf(it->type, sizeof it->type, "%s", type);
+  snprintf(it->label, sizeof it->label, "%s", type);
+  it->line = caller_line(L);
+  kvb_params_init(&it->params);
+  lua_pushnil(L);
+  while (lua_next(L, 1)) {
+    if (lua_type(L, -2) != LUA_TSTRING)
+      luaL_error(L, "%s \"%s\": parameters are written name = value (found a %s key)", kind, type,
+                 lua_typename(L, lua_type(L, -2)));
+    const char *k = lua_tostring(L, -2);
+    int vt = lua_type(L, -1);
+    if (strcmp(k, "label") == 0) {
+      if (vt != LUA_TSTRING || !label_ok(lua_tostring(L, -1)) ||
+          strlen(lua_tostring(L, -1)) >= sizeof it->label)
+        luaL_error(L, "%s \"%s\": label must be a string of letters, digits, _ - . + (at most %d)",
+                   kind, type, KVB_LABEL_MAX - 1);
+      snprintf(it->label, sizeof it->label, "%s", lua_tostring(L, -1));
+    } else if (vt == LUA_TNUMBER) {
+      if (kvb_params_set(&it->params, k, lua_tonumber(L, -1)))
+        luaL_error(L, "%s \"%s\": %s", kind, type, kvb_strerror_last());
+    } else if (vt == LUA_TSTRING) {
+      if (kvb_params_set_str(&it->params, k, lua_tostring(L, -1)))
+        luaL_error(L, "%s \"%s\": %s", kind, type, kvb_strerror_last());
+    } else {
+      luaL_error(L, "%s \"%s\": parameter '%s' must be a number or a string, got %s", kind, type,
+                 k, lua_typename(L, vt));
+    }
+    lua_pop(L, 1);
+  }
+  const kvb_param_spec *spec = is_method ? kvb_method_lookup(type)->params
+                                         : kvb_stream_lookup(type)->params;
+  if (check_given(&it->params, spec, type))
+    luaL_error(L, "%s (see `kvbound list`)", kvb_strerror_last());
+  for (size_t i = 0; i < (is_method ? e->nmethods : e->nstreams); i++)
+    if (strcmp((is_method ? e->methods : e->streams)[i].label, it->label) == 0)
+      luaL_error(L, "%s label '%s' is used twice: give one of them label = \"...\"", kind, it->label);
+  if (is_method)
+    e->nmethods++;
+  else
+    e->nstreams++;
+  return 0;
+}
+
+static void list_names(lua_State *L, int methods, char *buf, size_t cap) {
+  size_t o = 0;
+  buf[0] = '\0';
+  for (size_t i = 0;; i++) {
+    const char *n = methods ? (kvb_method_type_at(i) ? kvb_method_type_at(i)->name : NULL)
+                            : (kvb_stream_type_at(i) ? kvb_stream_type_at(i)->name : NULL);
+    if (!n || o + strlen(n) + 3 >= cap) break;
+    o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? ", " : "", n);
+  }
+  (void)L;
+}
+
+static int item_decl(lua_State *L, int is_method) {
+  const char *type = luaL_checkstring(L, 1);
+  int known = is_method ? kvb_method_lookup(type) != NULL : kvb_stream_lookup(type) != NULL;
+  if (!known) {
+    char names[1024];
+    list_names(L, is_method, names, sizeof names);
+    luaL_error(L, "no %s named '%s' is registered (available: %s)", is_method ? "method" : "stream",
+               type, names);
+  }
+  lua_pushstring(L, type);
+  lua_pushinteger(L, is_method);
+  lua_pushcclosure(L, item_body, 2);
+  return 1;
+}
+static int l_stream(lua_State *L) { return item_decl(L, 0); }
+static int l_method(lua_State *L) { return item_decl(L, 1); }
+
+static int sweep_body(lua_State *L) {
+  kvb_experiment *e = get_exp(L);
+  const char *param = lua_tostring(L, lua_upvalueindex(1));
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_Integer n = luaL_len(L, 1);
+  if (n < 1) luaL_error(L, "sweep \"%s\": expected a non-empty list of numbers { v1, v2, ... }", param);
+  if (n > 100000) luaL_error(L, "sweep \"%s\": more than 100000 values", param);
+  if (e->nsweeps == KVB_RUN_MAX_SWEEPS) luaL_error(L, "more than %d sweeps", KVB_RUN_MAX_SWEEPS);
+  for (size_t i = 0; i < e->nsweeps; i++)
+    if (strcmp(e->sweeps[i].param, param) == 0) luaL_error(L, "sweep \"%s\" is declared twice", param);
+  double *v = malloc((size_t)n * sizeof *v);
+  if (!v) luaL_error(L, "out of memory");
+  for (lua_Integer i = 1; i <= n; i++) {
+    if (lua_geti(L, 1, i) != LUA_TNUMBER) {
+      free(v);
+      luaL_error(L, "sweep \"%s\": value %d must be a number, got %s", param, (int)i,
+                 luaL_typename(L, -1));
+    }
+    v[i - 1] = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+  }
+  kvb_run_sweep *s = &e->sweeps[e->nsweeps++];
+  snprintf(s->param, sizeof s->param, "%s", param);
+  s->vals = v;
+  s->nvals = (size_t)n;
+  s->line = caller_line(L);
+  return 0;
+}
+
+static int l_sweep(lua_State *L) {
+  const char *param = luaL_checkstring(L, 1);
+  if (strlen(param) >= KVB_PARAM_NAME_MAX || !label_ok(param))
+    luaL_error(L, "sweep: '%s' is not a parameter name", param);
+  lua_pushstring(L, param);
+  lua_pushcclosure(L, sweep_body, 1);
+  return 1;
+}
+
+static int l_name(lua_State *L) {
+  const char *n = luaL_checkstring(L, 1);
+  if (!label_ok(n) || strlen(n) >= KVB_LABEL_MAX)
+    luaL_error(L, "name: expected letters, digits, _ - . + (at most %d), got '%s'", KVB_LABEL_MAX - 1, n);
+  snprintf(get_exp(L)->name, KVB_LABEL_MAX, "%s", n);
+  return 0;
+}
+
+static int l_trials(lua_State *L) {
+  lua_Integer n = luaL_checkinteger(L, 1);
+  if (n < 1 || n > 10000000) luaL_error(L, "trials: expected an integer in [1, 1e7], got %d", (int)n);
+  get_exp(L)->trials = (size_t)n;
+  return 0;
+}
+
+static int l_seed(lua_State *L) {
+  lua_Integer n = luaL_checkinteger(L, 1);
+  if (n < 0) luaL_error(L, "seed: expected a non-negative integer");
+  get_exp(L)->seed = (uint64_t)n;
+  return 0;
+}
+
+static int l_scale(lua_State *L) {
+  kvb_experiment *e = get_exp(L);
+  if (lua_type(L, 1) == LUA_TSTRING) {
+    if (strcmp(lua_tostring(L, 1), "inv_sqrt_d") != 0)
+      luaL_error(L, "scale: expected a positive number or \"inv_sqrt_d\", got \"%s\"", lua_tostring(L, 1));
+    e->scale = 0;
+    return 0;
+  }
+  double x = luaL_checknumber(L, 1);
+  if (!(x > 0) || !isfinite(x)) luaL_error(L, "scale: expected a positive finite number, got %g", x);
+  e->scale = x;
+  return 0;
+}
+
+static int l_queries(lua_State *L) {
+  kvb_experiment *e = get_exp(L);
+  luaL_checktype(L, 1, LUA_TTABLE);
+  e->q_every = 0;
+  e->nq_at = 0;
+  int t = lua_getfield(L, 1, "every");
+  if (t != LUA_TNIL) {
+    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1)
+      luaL_error(L, "queries: 'every' must be a positive integer");
+    e->q_every = (size_t)lua_tointeger(L, -1);
+  }
+  lua_pop(L, 1);
+  t = lua_getfield(L, 1, "at");
+  if (t != LUA_TNIL) {
+    if (t != LUA_TTABLE) luaL_error(L, "queries: 'at' must be a list of token positions");
+    lua_Integer n = luaL_len(L, -1);
+    if (n < 1 || n > KVB_RUN_MAX_QUERIES)
+      luaL_error(L, "queries: 'at' must list 1 to %d positions", KVB_RUN_MAX_QUERIES);
+    for (lua_Integer i = 1; i <= n; i++) {
+      lua_geti(L, -1, i);
+      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1)
+        luaL_error(L, "queries: 'at' entry %d must be a positive integer", (int)i);
+      size_t j = (size_t)lua_tointeger(L, -1);
+      if (e->nq_at && j <= e->q_at[e->nq_at - 1])
+        luaL_error(L, "queries: 'at' positions must increase");
+      e->q_at[e->nq_at++] = j;
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, 1);
+  if (e->q_every && e->nq_at) luaL_error(L, "queries: give 'every' or 'at', not both");
+  lua_pushnil(L);
+  while (lua_next(L, 1)) {
+    const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+    if (strcmp(k, "every") && strcmp(k, "at") && strcmp(k, "last"))
+      luaL_error(L, "queries: unknown field '%s' (expected every, at or last)", k);
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
+static int l_measures(lua_State *L) {
+  kvb_experiment *e = get_exp(L);
+  luaL_checktype(L, 1, LUA_TTABLE);
+  static const char *const names[] = {"error", "bound", "memory", "work", "time", "all", NULL};
+  static const unsigned bits[] = {KVB_MEASURE_ERROR, KVB_MEASURE_BOUND, KVB_MEASURE_MEMORY,
+                                  KVB_MEASURE_WORK, KVB_MEASURE_TIME, 31};
+  unsigned m = 0;
+  lua_Integer n = luaL_len(L, 1);
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_geti(L, 1, i);
+    const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+    size_t k = 0;
+    while (names[k] && strcmp(names[k], s)) k++;
+    if (!names[k])
+      luaL_error(L, "measures: entry %d must be one of \"error\", \"bound\", \"memory\", \"work\", "
+                    "\"time\", \"all\"", (int)i);
+    m |= bits[k];
+    lua_pop(L, 1);
+  }
+  if (!m) luaL_error(L, "measures: expected a non-empty list");
+  e->measures = m | KVB_MEASURE_ERROR; /* the error is what every summary is about */
+  return 0;
+}
+
+static int l_failure(lua_State *L) {
+  kvb_experiment *e = get_exp(L);
+  luaL_checktype(L, 1, LUA_TTABLE);
+  char col[32] = "";
+  opt_string(L, 1, "failure", "column", col, sizeof col);
+  if (kvb_run_column_find(col) < 0)
+    luaL_error(L, "failure: 'column' must name a measure column (e.g. \"ratio_op\"), got '%s'", col);
+  if (lua_getfield(L, 1, "above") != LUA_TNUMBER)
+    luaL_error(L, "failure: 'above' must be a number (a failure is column > above)");
+  e->fail_above = lua_tonumber(L, -1);
+  lua_pop(L, 1);
+  snprintf(e->fail_col, sizeof e->fail_col, "%s", col);
+  return 0;
+}
+
+static int l_plot(lua_State *L) {
+  kvb_experiment *e = get_exp(L);
+  luaL_checktype(L, 1, LUA_TTABLE);
+  if (e->nplots == KVB_RUN_MAX_PLOTS) luaL_error(L, "more than %d plots", KVB_RUN_MAX_PLOTS);
+  kvb_run_plot *p = &e->plots[e->nplots];
+  memset(p, 0, sizeof *p);
+  opt_string(L, 1, "plot", "name", p->name, sizeof p->name);
+  opt_string(L, 1, "plot", "x", p->x, sizeof p->x);
+  opt_string(L, 1, "plot", "y", p->y, sizeof p->y);
+  opt_string(L, 1, "plot", "bound", p->bound, sizeof p->bound);
+  opt_string(L, 1, "plot", "bound_title", p->bound_title, sizeof p->bound_title);
+  opt_string(L, 1, "plot", "title", p->title, sizeof p->title);
+  opt_string(L, 1, "plot", "xlabel", p->xlabel, sizeof p->xlabel);
+  opt_string(L, 1, "plot", "ylabel", p->ylabel, sizeof p->ylabel);
+  p->logx = opt_bool(L, 1, "plot", "logx", 0);
+  p->logy = opt_bool(L, 1, "plot", "logy", 0);
+  p->bands = opt_bool(L, 1, "plot", "bands", 1);
+  if (!p->name[0] || !label_ok(p->name))
+    luaL_error(L, "plot: 'name' is required (letters, digits, _ - . +): it names the image files");
+  if (!p->x[0]) luaL_error(L, "plot \"%s\": 'x' is required (a sweep parameter or \"j\")", p->name);
+  if (kvb_run_column_find(p->y) < 0)
+    luaL_error(L, "plot \"%s\": 'y' must name a measure column (e.g. \"rel_error\"), got '%s'",
+               p->name, p->y);
+  for (size_t i = 0; i < e->nplots; i++)
+    if (strcmp(e->plots[i].name, p->name) == 0) luaL_error(L, "plot \"%s\" is declared twice", p->name);
+  p->line = caller_line(L);
+  e->nplots++;
+  return 0;
+}
+
+/* Checks needing the whole spec; messages carry the declaring line. */
+static int finalize(const char *path, kvb_experiment *e, char *err, size_t cap) {
+  if (e->nstreams == 0) {
+    snprintf(err, cap, "%s: the spec declares no stream (add e.g. stream \"gaussian\" { n = 256 })", path);
+    return KVB_EFORMAT;
+  }
+  if (e->nmethods == 0) {
+    snprintf(err, cap, "%s: the spec declares no method (add e.g. method \"exact\" {})", path);
+    return KVB_EFORMAT;
+  }
+  for (size_t s = 0; s < e->nsweeps; s++) {
+    int used = 0;
+    for (size_t i = 0; i < e->nstreams; i++) {
+      const kvb_param_spec *sp = kvb_stream_lookup(e->streams[i].type)->params;
+      for (; sp->name; sp++) used |= strcmp(sp->name, e->sweeps[s].param) == 0;
+    }
+    for (size_t i = 0; i < e->nmethods; i++) {
+      const kvb_param_spec *sp = kvb_method_lookup(e->methods[i].type)->params;
+      for (; sp->name; sp++) used |= strcmp(sp->name, e->sweeps[s].param) == 0;
+    }
+    if (!used) {
+      snprintf(err, cap, "%s:%d: sweep \"%s\": no declared stream or method has a parameter '%s'",
+               path, e->sweeps[s].line, e->sweeps[s].param, e->sweeps[s].param);
+      return KVB_EFORMAT;
+    }
+  }
+  size_t points = kvb_experiment_points(e);
+  if (points * e->trials > 100000000) {
+    snprintf(err, cap, "%s: %zu sweep points x %zu trials is more than 1e8 trials", path, points, e->trials);
+    return KVB_EFORMAT;
+  }
+  for (size_t p = 0; p < points; p++)
+    for (int k = 0; k < 2; k++) {
+      kvb_run_item *items = k ? e->methods : e->streams;
+      size_t n = k ? e->nmethods : e->nstreams;
+      for (size_t i = 0; i < n; i++) {
+        kvb_params ps;
+        kvb_experiment_item_params(e, &items[i], p, &ps);
+        const kvb_param_spec *sp = k ? kvb_method_lookup(items[i].type)->params
+                                     : kvb_stream_lookup(items[i].type)->params;
+        if (kvb_params_validate(&ps, sp, items[i].type)) {
+          char where[256] = "";
+          size_t o = 0;
+          for (size_t s = 0; s < e->nsweeps && o < sizeof where; s++)
+            o += (size_t)snprintf(where + o, sizeof where - o, "%s%s = %g", s ? ", " : " at ",
+                                  e->sweeps[s].param, kvb_experiment_sweep_value(e, s, p));
+          snprintf(err, cap, "%s:%d: %s%s (see `kvbound list`)", path, items[i].line,
+                   kvb_strerror_last(), where);
+          return KVB_EFORMAT;
+        }
+      }
+    }
+  for (size_t i = 0; i < e->nplots; i++) {
+    kvb_run_plot *p = &e->plots[i];
+    int ok = strcmp(p->x, "j") == 0;
+    for (size_t s = 0; s < e->nsweeps; s++) ok |= strcmp(p->x, e->sweeps[s].param) == 0;
+    if (!ok) {
+      snprintf(err, cap, "%s:%d: plot \"%s\": x = '%s' is neither a sweep parameter nor \"j\"",
+               path, p->line, p->name, p->x);
+      return KVB_EFORMAT;
+    }
+    int c = kvb_run_column_find(p->y);
+    if (!(kvb_run_column_group((size_t)c) & e->measures)) {
+      snprintf(err, cap, "%s:%d: plot \"%s\": column '%s' is not measured (add its group to measures{})",
+               path, p->line, p->name, p->y);
+      return KVB_EFORMAT;
+    }
+  }
+  if (e->fail_col[0] && !(kvb_run_column_group((size_t)kvb_run_column_find(e->fail_col)) & e->measures)) {
+    snprintf(err, cap, "%s: failure column '%s' is not measured (add its group to measures{})", path,
+             e->fail_col);
+    return KVB_EFORMAT;
+  }
+  return KVB_OK;
+}
+
+static int traceback(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (!msg) msg = luaL_tolstring(L, 1, NULL);
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 4096, len = 0;
+  char *b = malloc(cap);
+  while (b) {
+    size_t got = fread(b + len, 1, cap - len - 1, f);
+    len += got;
+    if (got == 0) break;
+    if (len + 1 == cap) {
+      char *nb = realloc(b, cap * 2);
+      if (!nb) {
+        free(b);
+        b = NULL;
+        break;
+      }
+      b = nb;
+      cap *= 2;
+    }
+  }
+  fclose(f);
+  if (b) b[len] = '\0';
+  return b;
+}
+
+int kvb_spec_load(const char *path, kvb_experiment *e, char *err, size_t cap) {
+  kvb_experiment_init(e);
+  err[0] = '\0';
+  snprintf(e->spec_path, sizeof e->spec_path, "%s", path);
+  e->spec_text = slurp(path);
+  if (!e->spec_text) {
+    snprintf(err, cap, "%s: cannot read the spec file", path);
+    return KVB_EIO;
+  }
+  /* default name: the file's base name without .lua */
+  const char *b = strrchr(path, '/');
+  b = b ? b + 1 : path;
+  snprintf(e->name, sizeof e->name, "%s", b);
+  char *dot = strstr(e->name, ".lua");
+  if (dot) *dot = '\0';
+  lua_State *L = luaL_newstate();
+  if (!L) {
+    snprintf(err, cap, "cannot create a Lua state");
+    return KVB_ENOMEM;
+  }
+  luaL_openlibs(L);
+  lua_pushlightuserdata(L, e);
+  lua_setfield(L, LUA_REGISTRYINDEX, EXP_KEY);
+  static const luaL_Reg fns[] = {{"name", l_name},       {"stream", l_stream},   {"method", l_method},
+                                 {"sweep", l_sweep},     {"trials", l_trials},   {"seed", l_seed},
+                                 {"scale", l_scale},     {"queries", l_queries}, {"measures", l_measures},
+                                 {"failure", l_failure}, {"plot", l_plot},       {NULL, NULL}};
+  for (const luaL_Reg *r = fns; r->name; r++) {
+    lua_pushcfunction(L, r->func);
+    lua_setglobal(L, r->name);
+  }
+  int st = KVB_OK;
+  lua_pushcfunction(L, traceback);
+  char chunk[600]; /* '@' makes Lua print positions as file:line */
+  snprintf(chunk, sizeof chunk, "@%s", path);
+  if (luaL_loadbufferx(L, e->spec_text, strlen(e->spec_text), chunk, "t") != LUA_OK) {
+    snprintf(err, cap, "%s", lua_tostring(L, -1));
+    st = KVB_EFORMAT;
+  }
+  if (!st) {
+    if (lua_pcall(L, 0, 0, 1) != LUA_OK) {
+      snprintf(err, cap, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "(error object is not a string)");
+      st = KVB_EFORMAT;
+    } else {
+      st = finalize(path, e, err, cap);
+    }
+  }
+  lua_close(L);
+  if (st) kvb_experiment_free(e);
+  return st;
+}

@@ -1,0 +1,288 @@
+/* plot.c — `kvbound plot DIR`: turns DIR/results.csv into PNG and SVG plots through gnuplot,
+ * one per line of DIR/plots.tsv (written by `kvbound run` from the spec's plot{} calls).
+ *
+ * Each plot groups rows into series (method, stream if several, and the values of every sweep
+ * other than x) and, at each x, draws the median of y with 25–75% and 10–90% quantile bands
+ * over trials and query points — the way streaming-sketch accuracy studies show error
+ * quantiles against n — and the bound as a gnuplot expression in x (dashed black). */
+#include "plot.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kvbound.h"
+
+#define MAX_FIELDS 64
+#define MAX_SERIES 64
+
+typedef struct {
+  int series;
+  double x, y;
+} point;
+
+static int split(char *line, char sep, char **f, int max) {
+  int n = 0;
+  char *p = line;
+  for (;;) {
+    if (n == max) return -1;
+    f[n++] = p;
+    char *c = strchr(p, sep);
+    if (!c) break;
+    *c = '\0';
+    p = c + 1;
+  }
+  char *nl = strpbrk(f[n - 1], "\r\n");
+  if (nl) *nl = '\0';
+  return n;
+}
+
+static int cmp_point(const void *a, const void *b) {
+  const point *p = a, *q = b;
+  if (p->series != q->series) return p->series < q->series ? -1 : 1;
+  if (p->x != q->x) return p->x < q->x ? -1 : 1;
+  return (p->y > q->y) - (p->y < q->y);
+}
+
+static int has_pngcairo(void) {
+  FILE *p = popen("gnuplot -e 'set terminal' 2>&1", "r");
+  if (!p) return 0;
+  char line[256];
+  int found = 0;
+  while (fgets(line, sizeof line, p))
+    if (strstr(line, "pngcairo")) found = 1;
+  pclose(p);
+  return found;
+}
+
+static int run_gnuplot(const char *dir, const char *script, char *err, size_t cap) {
+  pid_t pid = fork();
+  if (pid < 0) {
+    snprintf(err, cap, "cannot fork gnuplot");
+    return KVB_EIO;
+  }
+  if (pid == 0) {
+    if (chdir(dir) != 0) _exit(126);
+    execlp("gnuplot", "gnuplot", script, (char *)NULL);
+    _exit(127);
+  }
+  int ws = 0;
+  waitpid(pid, &ws, 0);
+  if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+    snprintf(err, cap, "gnuplot failed on %s/%s (exit %d%s); is gnuplot installed?", dir, script,
+             WIFEXITED(ws) ? WEXITSTATUS(ws) : -1,
+             WIFEXITED(ws) && WEXITSTATUS(ws) == 127 ? ": not found" : "");
+    return KVB_EIO;
+  }
+  return KVB_OK;
+}
+
+static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+                                     "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+
+static void gp_quote(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') fputc('\\', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+/* One plot; fields as in plots.tsv. */
+static int one_plot(const char *dir, char **pf, int cairo, char *err, size_t cap) {
+  const char *name = pf[0], *xc = pf[1], *yc = pf[2];
+  int logx = atoi(pf[3]), logy = atoi(pf[4]), bands = atoi(pf[5]);
+  const char *bound = strcmp(pf[6], "-") ? pf[6] : "", *btitle = strcmp(pf[7], "-") ? pf[7] : "bound";
+  const char *title = strcmp(pf[8], "-") ? pf[8] : name;
+  const char *xlabel = strcmp(pf[9], "-") ? pf[9] : xc, *ylabel = strcmp(pf[10], "-") ? pf[10] : yc;
+  char path[1200];
+  snprintf(path, sizeof path, "%s/results.csv", dir);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    snprintf(err, cap, "%s: cannot open (run `kvbound run SPEC --out %s` first)", path, dir);
+    return KVB_EIO;
+  }
+  static char line[1 << 16];
+  char *fld[MAX_FIELDS];
+  if (!fgets(line, sizeof line, f)) {
+    fclose(f);
+    snprintf(err, cap, "%s: empty", path);
+    return KVB_EFORMAT;
+  }
+  int nf = split(line, ',', fld, MAX_FIELDS);
+  int ix = -1, iy = -1, ist = -1, ism = -1, istat = -1, itrial = -1, isweep[8], nsw = 0;
+  char hdr_names[MAX_FIELDS][40];
+  for (int i = 0; i < nf; i++) {
+    snprintf(hdr_names[i], sizeof hdr_names[i], "%s", fld[i]);
+    if (!strcmp(fld[i], xc)) ix = i;
+    if (!strcmp(fld[i], yc)) iy = i;
+    if (!strcmp(fld[i], "stream")) ist = i;
+    if (!strcmp(fld[i], "method")) ism = i;
+    if (!strcmp(fld[i], "status")) istat = i;
+    if (!strcmp(fld[i], "trial")) itrial = i;
+  }
+  /* sweep columns lie between "trial" and "stream" */
+  for (int i = itrial + 1; itrial >= 0 && i < ist && nsw < 8; i++)
+    if (strcmp(hdr_names[i], xc)) isweep[nsw++] = i;
+  if (ix < 0 || iy < 0 || ist < 0 || ism < 0 || istat < 0) {
+    fclose(f);
+    snprintf(err, cap, "%s: plot '%s' needs columns '%s' and '%s' (and stream, method, status)",
+             path, name, xc, yc);
+    return KVB_EFORMAT;
+  }
+  size_t np = 0, pcap = 1024;
+  point *pts = malloc(pcap * sizeof *pts);
+  char series[MAX_SERIES][160];
+  int nseries = 0;
+  char first_stream[64] = "", first_method[64] = "";
+  int multi_stream = 0, multi_method = 0;
+  /* first pass: are there several streams / methods? */
+  long data_start = ftell(f);
+  while (fgets(line, sizeof line, f)) {
+    int n = split(line, ',', fld, MAX_FIELDS);
+    if (n != nf) continue;
+    if (!first_stream[0]) snprintf(first_stream, sizeof first_stream, "%s", fld[ist]);
+    if (!first_method[0]) snprintf(first_method, sizeof first_method, "%s", fld[ism]);
+    multi_stream |= strcmp(first_stream, fld[ist]) != 0;
+    multi_method |= strcmp(first_method, fld[ism]) != 0;
+  }
+  fseek(f, data_start, SEEK_SET);
+  while (pts && fgets(line, sizeof line, f)) {
+    int n = split(line, ',', fld, MAX_FIELDS);
+    if (n != nf || atoi(fld[istat]) != 0) continue;
+    double x = strtod(fld[ix], NULL), y = strtod(fld[iy], NULL);
+    if (!isfinite(x) || !isfinite(y) || (logx && x <= 0) || (logy && y <= 0)) continue;
+    char key[160];
+    size_t o = (size_t)snprintf(key, sizeof key, "%s", fld[ism]);
+    if (multi_stream || !multi_method)
+      o += (size_t)snprintf(key + o, sizeof key - o, "%s%s", multi_method ? " / " : "", fld[ist]);
+    for (int s = 0; s < nsw && o < sizeof key; s++)
+      o += (size_t)snprintf(key + o, sizeof key - o, " %s=%s", hdr_names[isweep[s]], fld[isweep[s]]);
+    int si = 0;
+    while (si < nseries && strcmp(series[si], key)) si++;
+    if (si == nseries) {
+      if (nseries == MAX_SERIES) continue;
+      snprintf(series[nseries++], sizeof series[0], "%s", key);
+    }
+    if (np == pcap) {
+      point *np2 = realloc(pts, 2 * pcap * sizeof *pts);
+      if (!np2) break;
+      pts = np2;
+      pcap *= 2;
+    }
+    pts[np++] = (point){si, x, y};
+  }
+  fclose(f);
+  if (!pts || np == 0) {
+    free(pts);
+    snprintf(err, cap, "plot '%s': no usable rows (status 0, finite %s and %s%s)", name, xc, yc,
+             logx || logy ? ", positive on log axes" : "");
+    return KVB_EFORMAT;
+  }
+  qsort(pts, np, sizeof *pts, cmp_point);
+  snprintf(path, sizeof path, "%s/%s.dat", dir, name);
+  FILE *d = fopen(path, "w");
+  if (!d) {
+    free(pts);
+    snprintf(err, cap, "%s: cannot create", path);
+    return KVB_EIO;
+  }
+  double *ys = malloc(np * sizeof *ys);
+  int cur = -1;
+  for (size_t i = 0; i < np && ys;) {
+    if (pts[i].series != cur) {
+      if (cur >= 0) fprintf(d, "\n\n");
+      cur = pts[i].series;
+      fprintf(d, "# %s\n# x q10 q25 median q75 q90 count\n", series[cur]);
+    }
+    size_t j = i, k = 0;
+    while (j < np && pts[j].series == cur && pts[j].x == pts[i].x) ys[k++] = pts[j++].y;
+    fprintf(d, "%.10g %.10g %.10g %.10g %.10g %.10g %zu\n", pts[i].x, kvb_quantile(ys, k, 0.1),
+            kvb_quantile(ys, k, 0.25), kvb_quantile(ys, k, 0.5), kvb_quantile(ys, k, 0.75),
+            kvb_quantile(ys, k, 0.9), k);
+    i = j;
+  }
+  free(ys);
+  free(pts);
+  fclose(d);
+  snprintf(path, sizeof path, "%s/%s.gp", dir, name);
+  FILE *g = fopen(path, "w");
+  if (!g) {
+    snprintf(err, cap, "%s: cannot create", path);
+    return KVB_EIO;
+  }
+  fprintf(g, "# generated by kvbound plot from results.csv (%s vs %s)\n", yc, xc);
+  fprintf(g, "set terminal %s size 960,640 enhanced font 'Sans,12'\nset output '%s.png'\n",
+          cairo ? "pngcairo" : "png", name);
+  fprintf(g, "set title ");
+  gp_quote(g, title);
+  fprintf(g, " noenhanced\nset xlabel ");
+  gp_quote(g, xlabel);
+  fprintf(g, " noenhanced\nset ylabel ");
+  gp_quote(g, ylabel);
+  fprintf(g, " noenhanced\nset grid\nset key top left box opaque noenhanced\n");
+  if (logx) fprintf(g, "set logscale x\nset format x '%%g'\n");
+  if (logy) fprintf(g, "set logscale y\nset format y '%%g'\n");
+  fprintf(g, "set style fill transparent solid 0.18 noborder\n");
+  fprintf(g, "plot \\\n");
+  for (int s = 0; s < nseries; s++) {
+    const char *c = colors[s % 8];
+    if (bands && cairo) {
+      fprintf(g, "  '%s.dat' index %d using 1:2:6 with filledcurves lc rgb '%s' notitle, \\\n", name, s, c);
+      fprintf(g, "  '%s.dat' index %d using 1:3:5 with filledcurves lc rgb '%s' notitle, \\\n", name, s, c);
+    } else if (bands) {
+      fprintf(g, "  '%s.dat' index %d using 1:4:2:6 with yerrorbars lc rgb '%s' notitle, \\\n", name, s, c);
+    }
+    fprintf(g, "  '%s.dat' index %d using 1:4 with linespoints lw 2 pt 7 ps 0.8 lc rgb '%s' title ", name, s, c);
+    fputc('"', g);
+    for (const char *c2 = series[s]; *c2; c2++) {
+      if (*c2 == '"' || *c2 == '\\') fputc('\\', g);
+      fputc(*c2, g);
+    }
+    fprintf(g, "%s\"", bands ? " (median; 25-75%, 10-90%)" : " (median)");
+    fprintf(g, "%s\n", s + 1 < nseries || bound[0] ? ", \\" : "");
+  }
+  if (bound[0]) {
+    fprintf(g, "  %s with lines dt 2 lw 2.5 lc rgb 'black' title ", bound);
+    gp_quote(g, btitle);
+    fprintf(g, "\n");
+  }
+  fprintf(g, "set terminal svg size 960,640 enhanced font 'Sans,12' background rgb 'white'\n"
+             "set output '%s.svg'\nreplot\nunset output\n", name);
+  fclose(g);
+  snprintf(path, sizeof path, "%s.gp", name);
+  return run_gnuplot(dir, path, err, cap);
+}
+
+int kvb_plot_dir(const char *dir, int verbose, char *err, size_t cap) {
+  char path[1200];
+  snprintf(path, sizeof path, "%s/plots.tsv", dir);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    snprintf(err, cap, "%s: cannot open (is %s a `kvbound run` output directory?)", path, dir);
+    return KVB_EIO;
+  }
+  int cairo = has_pngcairo(), st = KVB_OK, count = 0;
+  char line[2048];
+  while (!st && fgets(line, sizeof line, f)) {
+    if (line[0] == '#' || line[0] == '\n') continue;
+    char *pf[16];
+    if (split(line, '\t', pf, 16) != 11) {
+      snprintf(err, cap, "%s: malformed line", path);
+      st = KVB_EFORMAT;
+      break;
+    }
+    st = one_plot(dir, pf, cairo, err, cap);
+    if (!st) {
+      count++;
+      if (verbose) printf("wrote %s/%s.png and %s/%s.svg\n", dir, pf[0], dir, pf[0]);
+    }
+  }
+  fclose(f);
+  if (!st && count == 0 && verbose) printf("%s: the spec declares no plot{}\n", dir);
+  return st;
+}

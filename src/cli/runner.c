@@ -1,0 +1,655 @@
+/* runner.c — runs an experiment (see runner.h): work units on a pthread pool, rows kept per
+ * unit and written in unit order so the CSV does not depend on the number of jobs. */
+#include "runner.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- columns ---- */
+
+enum {
+  C_REL, C_ABS, C_ATTN, C_SM, C_VOP, C_VF, C_ROP, C_RF, C_MB, C_MV,
+  C_DIST, C_EXPS, C_COINS, C_DOTS, C_FAILS, C_TU, C_TQ
+};
+
+static const char *const col_names[KVB_RUN_NCOLS] = {
+    "rel_error", "err_abs", "attn_norm", "softmax_norm", "v_op", "v_f", "ratio_op", "ratio_f",
+    "mem_bytes", "mem_vectors", "distances", "exps", "coins", "dots", "fails", "update_s",
+    "query_s"};
+static const unsigned col_groups[KVB_RUN_NCOLS] = {
+    KVB_MEASURE_ERROR,  KVB_MEASURE_ERROR,  KVB_MEASURE_ERROR,  KVB_MEASURE_BOUND,
+    KVB_MEASURE_BOUND,  KVB_MEASURE_BOUND,  KVB_MEASURE_BOUND,  KVB_MEASURE_BOUND,
+    KVB_MEASURE_MEMORY, KVB_MEASURE_MEMORY, KVB_MEASURE_WORK,   KVB_MEASURE_WORK,
+    KVB_MEASURE_WORK,   KVB_MEASURE_WORK,   KVB_MEASURE_WORK,   KVB_MEASURE_TIME,
+    KVB_MEASURE_TIME};
+
+const char *kvb_run_column_name(size_t i) { return i < KVB_RUN_NCOLS ? col_names[i] : NULL; }
+unsigned kvb_run_column_group(size_t i) { return i < KVB_RUN_NCOLS ? col_groups[i] : 0; }
+int kvb_run_column_find(const char *name) {
+  for (size_t i = 0; name && i < KVB_RUN_NCOLS; i++)
+    if (strcmp(col_names[i], name) == 0) return (int)i;
+  return -1;
+}
+
+/* ---- experiment ---- */
+
+void kvb_experiment_init(kvb_experiment *e) {
+  memset(e, 0, sizeof *e);
+  e->trials = 1;
+  e->seed = 1;
+  e->scale = 1;
+  e->measures = KVB_MEASURE_DEFAULT;
+  e->fail_above = NAN;
+}
+
+void kvb_experiment_free(kvb_experiment *e) {
+  if (!e) return;
+  free(e->spec_text);
+  for (size_t i = 0; i < e->nsweeps; i++) free(e->sweeps[i].vals);
+  memset(e, 0, sizeof *e);
+}
+
+size_t kvb_experiment_points(const kvb_experiment *e) {
+  size_t p = 1;
+  for (size_t i = 0; i < e->nsweeps; i++) p *= e->sweeps[i].nvals;
+  return p;
+}
+
+/* The first sweep varies slowest, as in nested loops written in declaration order. */
+double kvb_experiment_sweep_value(const kvb_experiment *e, size_t s, size_t point) {
+  size_t stride = 1;
+  for (size_t i = e->nsweeps; i-- > s + 1;) stride *= e->sweeps[i].nvals;
+  return e->sweeps[s].vals[(point / stride) % e->sweeps[s].nvals];
+}
+
+static const kvb_param_spec *item_spec(const kvb_experiment *e, const kvb_run_item *it) {
+  int is_stream = it >= e->streams && it < e->streams + KVB_RUN_MAX_STREAMS;
+  if (is_stream) {
+    const kvb_stream_type *t = kvb_stream_lookup(it->type);
+    return t ? t->params : NULL;
+  }
+  const kvb_method_type *t = kvb_method_lookup(it->type);
+  return t ? t->params : NULL;
+}
+
+static int spec_has(const kvb_param_spec *sp, const char *name) {
+  for (; sp && sp->name; sp++)
+    if (strcmp(sp->name, name) == 0) return 1;
+  return 0;
+}
+
+void kvb_experiment_item_params(const kvb_experiment *e, const kvb_run_item *it, size_t point,
+                                kvb_params *out) {
+  *out = it->params;
+  const kvb_param_spec *sp = item_spec(e, it);
+  for (size_t s = 0; s < e->nsweeps; s++)
+    if (spec_has(sp, e->sweeps[s].param))
+      kvb_params_set(out, e->sweeps[s].param, kvb_experiment_sweep_value(e, s, point));
+}
+
+/* ---- one work unit ---- */
+
+typedef struct {
+  size_t stream, method, j;
+  int status;
+  double v[KVB_RUN_NCOLS];
+} row;
+
+typedef struct {
+  row *rows;
+  size_t nrows;
+  int status;
+  char msg[512];
+} unit_result;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int unit_fail(unit_result *r, int st, const char *what) {
+  r->status = st;
+  snprintf(r->msg, sizeof r->msg, "%s: %s", what, kvb_strerror_last());
+  return st;
+}
+
+/* Query positions (1-based token counts) for a stream of n tokens. */
+static size_t query_points(const kvb_experiment *e, size_t n, size_t *js) {
+  size_t c = 0;
+  if (e->nq_at) {
+    for (size_t i = 0; i < e->nq_at; i++)
+      if (e->q_at[i] <= n) js[c++] = e->q_at[i];
+  } else if (e->q_every) {
+    for (size_t j = e->q_every; j < n && c + 1 < KVB_RUN_MAX_QUERIES; j += e->q_every) js[c++] = j;
+    js[c++] = n;
+  } else {
+    js[c++] = n;
+  }
+  return c;
+}
+
+static int run_unit(const kvb_experiment *e, size_t u, unit_result *r) {
+  size_t point = u / e->trials;
+  gsl_rng *rng = kvb_rng_alloc_substream(e->seed, u);
+  if (!rng) return unit_fail(r, KVB_ENOMEM, "generator");
+  kvb_stream *S[KVB_RUN_MAX_STREAMS] = {0};
+  size_t js[KVB_RUN_MAX_STREAMS][KVB_RUN_MAX_QUERIES], nq[KVB_RUN_MAX_STREAMS];
+  int st = KVB_OK;
+  size_t total = 0;
+  for (size_t i = 0; i < e->nstreams && !st; i++) {
+    kvb_params p;
+    kvb_experiment_item_params(e, &e->streams[i], point, &p);
+    st = kvb_stream_generate(e->streams[i].type, &p, rng, &S[i]);
+    if (st) {
+      unit_fail(r, st, e->streams[i].label);
+      break;
+    }
+    nq[i] = query_points(e, S[i]->n, js[i]);
+    if (nq[i] == 0) {
+      st = KVB_ERROR(KVB_EINVAL, "no query point lies within the stream's %zu tokens", S[i]->n);
+      unit_fail(r, st, e->streams[i].label);
+    }
+    total += nq[i] * e->nmethods;
+  }
+  if (!st) {
+    r->rows = calloc(total ? total : 1, sizeof(row));
+    if (!r->rows) st = unit_fail(r, KVB_ENOMEM, "rows");
+  }
+  for (size_t i = 0; i < e->nstreams && !st; i++) {
+    const kvb_stream *s = S[i];
+    size_t dk = s->d_key, dv = s->d_value, q = nq[i];
+    double scale = e->scale > 0 ? e->scale : 1.0 / sqrt((double)dk);
+    /* The exact side of every measure, shared by all methods. */
+    double *ex = malloc(q * (dv + 5) * sizeof *ex);
+    if (!ex) {
+      st = unit_fail(r, KVB_ENOMEM, "exact attention");
+      break;
+    }
+    for (size_t a = 0; a < q; a++) {
+      size_t j = js[i][a];
+      double *z = ex + a * (dv + 5), *meta = z + dv;
+      const double *qj = s->Q + (j - 1) * dk;
+      kvb_attention_exact(j, dk, dv, s->K, s->V, qj, scale, z, NULL);
+      meta[0] = kvb_norm2(z, dv);
+      if (e->measures & KVB_MEASURE_BOUND) {
+        meta[1] = kvb_softmax_norm2(j, dk, s->K, qj, scale);
+        meta[2] = NAN;
+        kvb_operator_norm(j, dv, s->V, &meta[2]);
+        meta[3] = kvb_frobenius_norm(j, dv, s->V);
+      } else {
+        meta[1] = meta[2] = meta[3] = NAN;
+      }
+    }
+    double *zm = malloc(dv * sizeof *zm), *diff = malloc(dv * sizeof *diff);
+    for (size_t k = 0; k < e->nmethods && !st && zm && diff; k++) {
+      kvb_params p;
+      kvb_experiment_item_params(e, &e->methods[k], point, &p);
+      kvb_method_config cfg = {dk, dv, scale, rng};
+      kvb_method *m = NULL;
+      st = kvb_method_alloc(e->methods[k].type, &cfg, &p, &m);
+      if (st) {
+        unit_fail(r, st, e->methods[k].label);
+        break;
+      }
+      size_t a = 0, n = s->n;
+      double tu = 0;
+      int mst = KVB_OK;
+      for (size_t t = 0; t < n && a < q; t++) {
+        if (!mst) {
+          double t0 = now_s();
+          mst = kvb_method_update(m, s->K + t * dk, dk, s->V + t * dv, dv);
+          tu += now_s() - t0;
+        }
+        if (t + 1 != js[i][a]) continue;
+        row *w = &r->rows[r->nrows++];
+        w->stream = i;
+        w->method = k;
+        w->j = t + 1;
+        for (size_t c = 0; c < KVB_RUN_NCOLS; c++) w->v[c] = NAN;
+        double t0 = now_s();
+        if (!mst) mst = kvb_method_query(m, s->Q + t * dk, dk, zm, dv);
+        w->v[C_TQ] = now_s() - t0;
+        w->v[C_TU] = tu;
+        w->status = mst;
+        const double *z = ex + a * (dv + 5), *meta = z + dv;
+        if (!mst) {
+          for (size_t c = 0; c < dv; c++) diff[c] = zm[c] - z[c];
+          double err = kvb_norm2(diff, dv);
+          w->v[C_ABS] = err;
+          w->v[C_ATTN] = meta[0];
+          w->v[C_REL] = meta[0] > 0 ? err / meta[0] : (err == 0 ? 0 : INFINITY);
+          w->v[C_SM] = meta[1];
+          w->v[C_VOP] = meta[2];
+          w->v[C_VF] = meta[3];
+          double bop = meta[1] * meta[2], bf = meta[1] * meta[3];
+          w->v[C_ROP] = bop > 0 ? err / bop : (err == 0 ? 0 : INFINITY);
+          w->v[C_RF] = bf > 0 ? err / bf : (err == 0 ? 0 : INFINITY);
+          kvb_memory mem;
+          kvb_method_memory(m, &mem);
+          w->v[C_MB] = (double)mem.bytes;
+          w->v[C_MV] = (double)mem.vectors;
+        }
+        w->v[C_DIST] = (double)m->work.distances;
+        w->v[C_EXPS] = (double)m->work.exps;
+        w->v[C_COINS] = (double)m->work.coins;
+        w->v[C_DOTS] = (double)m->work.dots;
+        w->v[C_FAILS] = (double)m->work.fails;
+        a++;
+      }
+      kvb_method_free(m);
+    }
+    if ((!zm || !diff) && !st) st = unit_fail(r, KVB_ENOMEM, "query buffers");
+    free(zm);
+    free(diff);
+    free(ex);
+  }
+  for (size_t i = 0; i < e->nstreams; i++) kvb_stream_free(S[i]);
+  gsl_rng_free(rng);
+  return st;
+}
+
+/* ---- pool ---- */
+
+typedef struct {
+  const kvb_experiment *e;
+  unit_result *res;
+  size_t nunits, next, done;
+  pthread_mutex_t mu;
+} pool;
+
+static void *worker(void *arg) {
+  pool *P = arg;
+  for (;;) {
+    pthread_mutex_lock(&P->mu);
+    size_t u = P->next++;
+    pthread_mutex_unlock(&P->mu);
+    if (u >= P->nunits) break;
+    run_unit(P->e, u, &P->res[u]);
+    pthread_mutex_lock(&P->mu);
+    P->done++;
+    pthread_mutex_unlock(&P->mu);
+  }
+  return NULL;
+}
+
+static void draw_progress(size_t done, size_t total, double elapsed) {
+  int width = 30, fill = total ? (int)((double)width * (double)done / (double)total) : width;
+  char bar[64];
+  for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : '.';
+  bar[width] = '\0';
+  double eta = done ? elapsed * (double)(total - done) / (double)done : NAN;
+  if (isnan(eta))
+    fprintf(stderr, "\r[%s] %3d%% %zu/%zu trials  ETA --:--  ", bar,
+            (int)(100.0 * (double)done / (double)(total ? total : 1)), done, total);
+  else
+    fprintf(stderr, "\r[%s] %3d%% %zu/%zu trials  ETA %d:%02d  ", bar,
+            (int)(100.0 * (double)done / (double)total), done, total, (int)eta / 60,
+            (int)eta % 60);
+  fflush(stderr);
+}
+
+/* ---- output ---- */
+
+static void json_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; s && *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c == '\n')
+      fputs("\\n", f);
+    else if (c == '\t')
+      fputs("\\t", f);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+static void params_str(const kvb_params *p, char *buf, size_t cap) {
+  size_t o = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < p->n && o < cap; i++) {
+    const kvb_param *it = &p->items[i];
+    int w = it->is_string ? snprintf(buf + o, cap - o, "%s%s=%s", i ? " " : "", it->name, it->str)
+                          : snprintf(buf + o, cap - o, "%s%s=%.17g", i ? " " : "", it->name, it->num);
+    if (w < 0) break;
+    o += (size_t)w;
+  }
+}
+
+static int write_meta(const kvb_experiment *e, const char *path, int jobs, size_t units,
+                      size_t rows, double wall) {
+  FILE *f = fopen(path, "w");
+  if (!f) return KVB_ERROR(KVB_EIO, "%s: cannot create (%s)", path, strerror(errno));
+  struct utsname un;
+  memset(&un, 0, sizeof un);
+  uname(&un);
+  char when[64];
+  time_t t = time(NULL);
+  struct tm tmv;
+  gmtime_r(&t, &tmv);
+  strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+  fprintf(f, "{\n  \"kvbound_version\": \"%s\",\n  \"name\": ", KVBOUND_VERSION);
+  json_str(f, e->name);
+  fprintf(f, ",\n  \"spec_path\": ");
+  json_str(f, e->spec_path);
+  fprintf(f, ",\n  \"seed\": %llu,\n  \"trials\": %zu,\n  \"sweep_points\": %zu,\n"
+             "  \"units\": %zu,\n  \"rows\": %zu,\n  \"jobs\": %d,\n  \"wall_seconds\": %.3f,\n"
+             "  \"finished_utc\": \"%s\",\n",
+          (unsigned long long)e->seed, e->trials, kvb_experiment_points(e), units, rows, jobs,
+          wall, when);
+  fprintf(f, "  \"machine\": {\"sysname\": ");
+  json_str(f, un.sysname);
+  fprintf(f, ", \"release\": ");
+  json_str(f, un.release);
+  fprintf(f, ", \"version\": ");
+  json_str(f, un.version);
+  fprintf(f, ", \"machine\": ");
+  json_str(f, un.machine);
+  fprintf(f, ", \"cores\": %ld},\n", sysconf(_SC_NPROCESSORS_ONLN));
+  if (e->scale > 0)
+    fprintf(f, "  \"scale\": %.17g,\n", e->scale);
+  else
+    fprintf(f, "  \"scale\": \"1/sqrt(d_key)\",\n");
+  const char *kinds[2] = {"streams", "methods"};
+  for (int k = 0; k < 2; k++) {
+    const kvb_run_item *items = k ? e->methods : e->streams;
+    size_t n = k ? e->nmethods : e->nstreams;
+    fprintf(f, "  \"%s\": [", kinds[k]);
+    for (size_t i = 0; i < n; i++) {
+      char ps[2048];
+      params_str(&items[i].params, ps, sizeof ps);
+      fprintf(f, "%s{\"label\": ", i ? ", " : "");
+      json_str(f, items[i].label);
+      fprintf(f, ", \"type\": ");
+      json_str(f, items[i].type);
+      fprintf(f, ", \"params\": ");
+      json_str(f, ps);
+      fprintf(f, "}");
+    }
+    fprintf(f, "],\n");
+  }
+  fprintf(f, "  \"sweeps\": [");
+  for (size_t s = 0; s < e->nsweeps; s++) {
+    fprintf(f, "%s{\"param\": ", s ? ", " : "");
+    json_str(f, e->sweeps[s].param);
+    fprintf(f, ", \"values\": [");
+    for (size_t v = 0; v < e->sweeps[s].nvals; v++)
+      fprintf(f, "%s%.17g", v ? ", " : "", e->sweeps[s].vals[v]);
+    fprintf(f, "]}");
+  }
+  fprintf(f, "],\n  \"spec\": ");
+  json_str(f, e->spec_text);
+  fprintf(f, "\n}\n");
+  if (fclose(f) != 0) return KVB_ERROR(KVB_EIO, "%s: write error", path);
+  return KVB_OK;
+}
+
+static void fmt_num(FILE *f, double x) {
+  if (isnan(x))
+    fputs("nan", f);
+  else if (isinf(x))
+    fputs(x > 0 ? "inf" : "-inf", f);
+  else
+    fprintf(f, "%.17g", x);
+}
+
+static int write_csv(const kvb_experiment *e, const char *path, const unit_result *res,
+                     size_t units) {
+  FILE *f = fopen(path, "w");
+  if (!f) return KVB_ERROR(KVB_EIO, "%s: cannot create (%s)", path, strerror(errno));
+  fprintf(f, "unit,point,trial");
+  for (size_t s = 0; s < e->nsweeps; s++) fprintf(f, ",%s", e->sweeps[s].param);
+  fprintf(f, ",stream,method,j,status");
+  for (size_t c = 0; c < KVB_RUN_NCOLS; c++)
+    if (col_groups[c] & e->measures) fprintf(f, ",%s", col_names[c]);
+  fputc('\n', f);
+  for (size_t u = 0; u < units; u++) {
+    size_t point = u / e->trials, trial = u % e->trials;
+    for (size_t i = 0; i < res[u].nrows; i++) {
+      const row *w = &res[u].rows[i];
+      fprintf(f, "%zu,%zu,%zu", u, point, trial);
+      for (size_t s = 0; s < e->nsweeps; s++) {
+        fputc(',', f);
+        fmt_num(f, kvb_experiment_sweep_value(e, s, point));
+      }
+      fprintf(f, ",%s,%s,%zu,%d", e->streams[w->stream].label, e->methods[w->method].label, w->j,
+              w->status);
+      for (size_t c = 0; c < KVB_RUN_NCOLS; c++)
+        if (col_groups[c] & e->measures) {
+          fputc(',', f);
+          fmt_num(f, w->v[c]);
+        }
+      fputc('\n', f);
+    }
+  }
+  if (fclose(f) != 0) return KVB_ERROR(KVB_EIO, "%s: write error", path);
+  return KVB_OK;
+}
+
+/* Summary: one line per (sweep point, stream, method), pooling trials and query points. */
+static int write_summary(const kvb_experiment *e, const char *dir, const unit_result *res,
+                         size_t units) {
+  char p1[1100], p2[1100];
+  snprintf(p1, sizeof p1, "%s/summary.txt", dir);
+  snprintf(p2, sizeof p2, "%s/summary.md", dir);
+  FILE *ft = fopen(p1, "w"), *fm = fopen(p2, "w");
+  if (!ft || !fm) {
+    if (ft) fclose(ft);
+    if (fm) fclose(fm);
+    return KVB_ERROR(KVB_EIO, "%s: cannot create summary files", dir);
+  }
+  int fc = e->fail_col[0] ? kvb_run_column_find(e->fail_col) : -1;
+  int bound = (e->measures & KVB_MEASURE_BOUND) != 0, mem = (e->measures & KVB_MEASURE_MEMORY) != 0;
+  /* header */
+  char hdr[1024];
+  size_t o = 0;
+  for (size_t s = 0; s < e->nsweeps; s++)
+    o += (size_t)snprintf(hdr + o, sizeof hdr - o, "%10s ", e->sweeps[s].param);
+  o += (size_t)snprintf(hdr + o, sizeof hdr - o, "%-14s %-14s %6s %5s %10s %10s %10s %10s",
+                        "stream", "method", "rows", "errs", "rel_q10", "rel_med", "rel_q90",
+                        "rel_max");
+  if (bound) o += (size_t)snprintf(hdr + o, sizeof hdr - o, " %10s %10s", "rop_med", "rop_q99");
+  if (mem) o += (size_t)snprintf(hdr + o, sizeof hdr - o, " %10s", "mem_med");
+  if (fc >= 0) o += (size_t)snprintf(hdr + o, sizeof hdr - o, "  fail(%s>%g) [95%% CP]", e->fail_col, e->fail_above);
+  fprintf(ft, "%s\n", hdr);
+  printf("%s\n", hdr);
+  fprintf(fm, "|");
+  for (size_t s = 0; s < e->nsweeps; s++) fprintf(fm, " %s |", e->sweeps[s].param);
+  fprintf(fm, " stream | method | rows | errors | rel. error q10 | median | q90 | max |");
+  if (bound) fprintf(fm, " ratio_op median | ratio_op q99 |");
+  if (mem) fprintf(fm, " memory bytes (median) |");
+  if (fc >= 0) fprintf(fm, " failures (%s > %g) | 95%% Clopper–Pearson |", e->fail_col, e->fail_above);
+  fprintf(fm, "\n|");
+  size_t ncols = e->nsweeps + 8 + (bound ? 2 : 0) + (mem ? 1 : 0) + (fc >= 0 ? 2 : 0);
+  for (size_t c = 0; c < ncols; c++) fprintf(fm, "---|");
+  fprintf(fm, "\n");
+  size_t points = kvb_experiment_points(e), cap = 0;
+  for (size_t u = 0; u < units; u++) cap = res[u].nrows > cap ? res[u].nrows : cap;
+  cap *= e->trials;
+  double *rel = malloc((cap ? cap : 1) * sizeof *rel), *rop = malloc((cap ? cap : 1) * sizeof *rop),
+         *mb = malloc((cap ? cap : 1) * sizeof *mb);
+  if (!rel || !rop || !mb) {
+    free(rel);
+    free(rop);
+    free(mb);
+    fclose(ft);
+    fclose(fm);
+    return KVB_ERROR(KVB_ENOMEM, "summary: out of memory");
+  }
+  for (size_t p = 0; p < points; p++)
+    for (size_t si = 0; si < e->nstreams; si++)
+      for (size_t mi = 0; mi < e->nmethods; mi++) {
+        size_t n = 0, nerr = 0, nrows = 0;
+        unsigned fails = 0, fn = 0;
+        for (size_t t = 0; t < e->trials; t++) {
+          const unit_result *r = &res[p * e->trials + t];
+          for (size_t i = 0; i < r->nrows; i++) {
+            const row *w = &r->rows[i];
+            if (w->stream != si || w->method != mi) continue;
+            nrows++;
+            if (w->status) {
+              nerr++;
+              continue;
+            }
+            rel[n] = w->v[C_REL];
+            rop[n] = w->v[C_ROP];
+            mb[n] = w->v[C_MB];
+            n++;
+            if (fc >= 0 && !isnan(w->v[fc])) {
+              fn++;
+              fails += w->v[fc] > e->fail_above;
+            }
+          }
+        }
+        char line[1024];
+        o = 0;
+        fprintf(fm, "|");
+        for (size_t s = 0; s < e->nsweeps; s++) {
+          double v = kvb_experiment_sweep_value(e, s, p);
+          o += (size_t)snprintf(line + o, sizeof line - o, "%10g ", v);
+          fprintf(fm, " %g |", v);
+        }
+        double q10 = n ? kvb_quantile(rel, n, 0.1) : NAN, q50 = n ? kvb_quantile(rel, n, 0.5) : NAN,
+               q90 = n ? kvb_quantile(rel, n, 0.9) : NAN, qmx = n ? kvb_quantile(rel, n, 1.0) : NAN;
+        o += (size_t)snprintf(line + o, sizeof line - o, "%-14s %-14s %6zu %5zu %10.3g %10.3g %10.3g %10.3g",
+                              e->streams[si].label, e->methods[mi].label, nrows, nerr, q10, q50, q90, qmx);
+        fprintf(fm, " %s | %s | %zu | %zu | %.3g | %.3g | %.3g | %.3g |", e->streams[si].label,
+                e->methods[mi].label, nrows, nerr, q10, q50, q90, qmx);
+        if (bound) {
+          double a = n ? kvb_quantile(rop, n, 0.5) : NAN, b = n ? kvb_quantile(rop, n, 0.99) : NAN;
+          o += (size_t)snprintf(line + o, sizeof line - o, " %10.3g %10.3g", a, b);
+          fprintf(fm, " %.3g | %.3g |", a, b);
+        }
+        if (mem) {
+          double a = n ? kvb_quantile(mb, n, 0.5) : NAN;
+          o += (size_t)snprintf(line + o, sizeof line - o, " %10.4g", a);
+          fprintf(fm, " %.4g |", a);
+        }
+        if (fc >= 0) {
+          double lo = NAN, hi = NAN;
+          if (fn) kvb_clopper_pearson(fails, fn, 0.95, &lo, &hi);
+          o += (size_t)snprintf(line + o, sizeof line - o, "  %u/%u [%.3g, %.3g]", fails, fn, lo, hi);
+          fprintf(fm, " %u/%u | [%.3g, %.3g] |", fails, fn, lo, hi);
+        }
+        fprintf(ft, "%s\n", line);
+        fprintf(fm, "\n");
+        printf("%s\n", line);
+      }
+  free(rel);
+  free(rop);
+  free(mb);
+  int bad = fclose(ft) != 0;
+  bad |= fclose(fm) != 0;
+  return bad ? KVB_ERROR(KVB_EIO, "%s: write error on the summary", dir) : KVB_OK;
+}
+
+static void tsv_field(FILE *f, const char *s, int last) {
+  fputs(s[0] ? s : "-", f);
+  fputc(last ? '\n' : '\t', f);
+}
+
+static int write_plots(const kvb_experiment *e, const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) return KVB_ERROR(KVB_EIO, "%s: cannot create", path);
+  fprintf(f, "# name\tx\ty\tlogx\tlogy\tbands\tbound\tbound_title\ttitle\txlabel\tylabel\n");
+  for (size_t i = 0; i < e->nplots; i++) {
+    const kvb_run_plot *p = &e->plots[i];
+    fprintf(f, "%s\t%s\t%s\t%d\t%d\t%d\t", p->name, p->x, p->y, p->logx, p->logy, p->bands);
+    tsv_field(f, p->bound, 0);
+    tsv_field(f, p->bound_title, 0);
+    tsv_field(f, p->title, 0);
+    tsv_field(f, p->xlabel, 0);
+    tsv_field(f, p->ylabel, 1);
+  }
+  if (fclose(f) != 0) return KVB_ERROR(KVB_EIO, "%s: write error", path);
+  return KVB_OK;
+}
+
+static int mkdir_p(const char *dir) {
+  char buf[1024];
+  if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
+    return KVB_ERROR(KVB_EINVAL, "output directory name too long");
+  for (char *c = buf + 1; *c; c++) {
+    if (*c != '/') continue;
+    *c = '\0';
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+      return KVB_ERROR(KVB_EIO, "%s: cannot create directory (%s)", buf, strerror(errno));
+    *c = '/';
+  }
+  if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+    return KVB_ERROR(KVB_EIO, "%s: cannot create directory (%s)", buf, strerror(errno));
+  return KVB_OK;
+}
+
+int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int progress) {
+  if (!e || !dir) return KVB_ERROR(KVB_ENULL, "run: NULL argument");
+  if (e->nstreams == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no stream");
+  if (e->nmethods == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no method");
+  if (jobs < 1) jobs = 1;
+  int st = mkdir_p(dir);
+  if (st) return st;
+  size_t units = kvb_experiment_points(e) * e->trials;
+  unit_result *res = calloc(units ? units : 1, sizeof *res);
+  if (!res) return KVB_ERROR(KVB_ENOMEM, "run: out of memory for %zu trials", units);
+  pool P = {e, res, units, 0, 0, PTHREAD_MUTEX_INITIALIZER};
+  size_t nth = (size_t)jobs < units ? (size_t)jobs : units;
+  pthread_t th[256];
+  if (nth > 256) nth = 256;
+  double t0 = now_s();
+  size_t started = 0;
+  for (size_t i = 0; i < nth; i++)
+    if (pthread_create(&th[i], NULL, worker, &P) == 0) started++;
+  if (started == 0) worker(&P); /* no threads available: run inline */
+  if (progress) {
+    for (;;) {
+      pthread_mutex_lock(&P.mu);
+      size_t done = P.done;
+      pthread_mutex_unlock(&P.mu);
+      draw_progress(done, units, now_s() - t0);
+      if (done >= units) break;
+      struct timespec ts = {0, 200000000L};
+      nanosleep(&ts, NULL);
+    }
+    fputc('\n', stderr);
+  }
+  for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
+  double wall = now_s() - t0;
+  size_t rows = 0;
+  for (size_t u = 0; u < units; u++) {
+    rows += res[u].nrows;
+    if (res[u].status && !st) {
+      st = KVB_ERROR(res[u].status, "trial %zu (sweep point %zu, trial %zu): %s", u,
+                     u / e->trials, u % e->trials, res[u].msg);
+    }
+  }
+  char path[1100];
+  if (!st) {
+    snprintf(path, sizeof path, "%s/results.csv", dir);
+    st = write_csv(e, path, res, units);
+  }
+  if (!st) {
+    snprintf(path, sizeof path, "%s/meta.json", dir);
+    st = write_meta(e, path, jobs, units, rows, wall);
+  }
+  if (!st) {
+    snprintf(path, sizeof path, "%s/plots.tsv", dir);
+    st = write_plots(e, path);
+  }
+  if (!st) st = write_summary(e, dir, res, units);
+  for (size_t u = 0; u < units; u++) free(res[u].rows);
+  free(res);
+  return st;
+}

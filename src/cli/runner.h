@@ -1,0 +1,114 @@
+/* runner.h — the experiment runner behind `kvbound run` (issue 5, items 1-2).
+ *
+ * An experiment (built from a Lua spec by lua_spec.c) is: streams × methods, each with named
+ * parameters; sweeps (a parameter over a list of values, applied to every declared stream and
+ * method that has that parameter; several sweeps form a Cartesian product); trials per sweep
+ * point; query points (token positions j at which q_j is asked against the first j tokens).
+ *
+ * Determinism: work unit u = point·trials + trial draws everything (the streams, then every
+ * method's coins) from PCG32 substream (seed, u) (kvb_rng_alloc_substream). Units run on
+ * `jobs` threads, but rows are written in unit order, so results.csv is byte-identical for any
+ * --jobs (except the opt-in time columns).
+ *
+ * Measures per (unit, stream, method, query point j), against exact attention on the prefix:
+ *   rel_error  = ‖z − Attn‖₂ / ‖Attn‖₂                  err_abs = ‖z − Attn‖₂
+ *   ratio_op   = ‖z − Attn‖₂ / (‖softmax‖₂ ‖V_j‖_op)    (000 eq. (3) is ratio_op <= ε)
+ *   ratio_f    = ‖z − Attn‖₂ / (‖softmax‖₂ ‖V_j‖_F)     (003 Thm. 1.3-style bound)
+ *   mem_bytes, mem_vectors (kvb_method_memory), the work counters, and (opt-in) time. */
+#ifndef KVB_CLI_RUNNER_H
+#define KVB_CLI_RUNNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kvbound.h"
+
+#define KVB_RUN_MAX_STREAMS 8
+#define KVB_RUN_MAX_METHODS 16
+#define KVB_RUN_MAX_SWEEPS 4
+#define KVB_RUN_MAX_PLOTS 8
+#define KVB_RUN_MAX_QUERIES 256
+#define KVB_LABEL_MAX 48
+
+enum {
+  KVB_MEASURE_ERROR = 1,  /* rel_error, err_abs, attn_norm */
+  KVB_MEASURE_BOUND = 2,  /* softmax_norm, v_op, v_f, ratio_op, ratio_f */
+  KVB_MEASURE_MEMORY = 4, /* mem_bytes, mem_vectors */
+  KVB_MEASURE_WORK = 8,   /* distances, exps, coins, dots, fails */
+  KVB_MEASURE_TIME = 16,  /* update_s, query_s (wall clock: not reproducible) */
+  KVB_MEASURE_DEFAULT = 15
+};
+
+typedef struct {
+  char type[64];               /* registry name */
+  char label[KVB_LABEL_MAX];   /* column value in the CSV; defaults to the type name */
+  kvb_params params;
+  int line;                    /* spec line, for messages */
+} kvb_run_item;
+
+typedef struct {
+  char param[KVB_PARAM_NAME_MAX];
+  size_t nvals;
+  double *vals;
+  int line;                    /* spec line, for messages */
+} kvb_run_sweep;
+
+typedef struct {
+  char name[KVB_LABEL_MAX];
+  char x[KVB_PARAM_NAME_MAX];  /* a sweep parameter, or "j" (token position) */
+  char y[32];                  /* a results.csv column */
+  char bound[256];             /* gnuplot expression in x drawn as the bound curve ("" none) */
+  char bound_title[128];
+  char title[160];
+  char xlabel[96], ylabel[96];
+  int logx, logy, bands;
+  int line;
+} kvb_run_plot;
+
+typedef struct {
+  char spec_path[512];
+  char *spec_text;             /* owned */
+  char name[KVB_LABEL_MAX];
+  kvb_run_item streams[KVB_RUN_MAX_STREAMS];
+  size_t nstreams;
+  kvb_run_item methods[KVB_RUN_MAX_METHODS];
+  size_t nmethods;
+  kvb_run_sweep sweeps[KVB_RUN_MAX_SWEEPS];
+  size_t nsweeps;
+  size_t trials;
+  uint64_t seed;
+  double scale;                /* > 0: fixed; 0: 1/sqrt(d_key) (003/004 convention) */
+  size_t q_every;              /* 0: the last token only */
+  size_t q_at[KVB_RUN_MAX_QUERIES];
+  size_t nq_at;
+  unsigned measures;
+  char fail_col[32];           /* failure := fail_col > fail_above (for the CP rates) */
+  double fail_above;
+  kvb_run_plot plots[KVB_RUN_MAX_PLOTS];
+  size_t nplots;
+} kvb_experiment;
+
+/* The numeric measure columns of results.csv, in order; which group each belongs to. */
+#define KVB_RUN_NCOLS 17
+const char *kvb_run_column_name(size_t i);
+unsigned kvb_run_column_group(size_t i);
+/* Index of a measure column, or -1. */
+int kvb_run_column_find(const char *name);
+
+void kvb_experiment_init(kvb_experiment *e);
+void kvb_experiment_free(kvb_experiment *e);
+
+/* Number of sweep points (product of the sweep lengths; 1 without sweeps). */
+size_t kvb_experiment_points(const kvb_experiment *e);
+/* Parameters of stream/method item at sweep point p (item's params with the sweep values). */
+void kvb_experiment_item_params(const kvb_experiment *e, const kvb_run_item *it, size_t point,
+                                kvb_params *out);
+/* Value of sweep s at point p. */
+double kvb_experiment_sweep_value(const kvb_experiment *e, size_t s, size_t point);
+
+/* Runs e on `jobs` threads and writes DIR/results.csv, meta.json, summary.{txt,md}, plots.tsv.
+ * Prints the summary to stdout. progress: draw a progress bar on stderr. Returns a KVB status
+ * (message via kvb_strerror_last). */
+int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int progress);
+
+#endif
