@@ -9,6 +9,7 @@ extern const prop_claim props_balancekv_invariants[];
 extern const prop_claim props_subgen_theorem1[];
 extern const prop_claim props_subgen_memory[];
 extern const prop_claim props_balancekv_block[];
+extern const prop_claim props_kcenter[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
@@ -18,5 +19,6 @@ const prop_claim *const prop_claim_tables[] = {
     props_subgen_theorem1,
     props_subgen_memory,
     props_balancekv_block,
+    props_kcenter,
     NULL,
 };
