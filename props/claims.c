@@ -10,6 +10,7 @@ extern const prop_claim props_subgen_theorem1[];
 extern const prop_claim props_subgen_memory[];
 extern const prop_claim props_balancekv_block[];
 extern const prop_claim props_kcenter[];
+extern const prop_claim props_balancekv_walk[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
@@ -20,5 +21,6 @@ const prop_claim *const prop_claim_tables[] = {
     props_subgen_memory,
     props_balancekv_block,
     props_kcenter,
+    props_balancekv_walk,
     NULL,
 };
