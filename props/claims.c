@@ -11,6 +11,7 @@ extern const prop_claim props_subgen_memory[];
 extern const prop_claim props_balancekv_block[];
 extern const prop_claim props_kcenter[];
 extern const prop_claim props_balancekv_walk[];
+extern const prop_claim props_balancekv_sb[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
@@ -22,5 +23,6 @@ const prop_claim *const prop_claim_tables[] = {
     props_balancekv_block,
     props_kcenter,
     props_balancekv_walk,
+    props_balancekv_sb,
     NULL,
 };
