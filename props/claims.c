@@ -12,6 +12,7 @@ extern const prop_claim props_balancekv_block[];
 extern const prop_claim props_kcenter[];
 extern const prop_claim props_balancekv_walk[];
 extern const prop_claim props_balancekv_sb[];
+extern const prop_claim props_balancekv_error[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
@@ -24,5 +25,6 @@ const prop_claim *const prop_claim_tables[] = {
     props_kcenter,
     props_balancekv_walk,
     props_balancekv_sb,
+    props_balancekv_error,
     NULL,
 };
