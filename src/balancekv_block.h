@@ -106,6 +106,13 @@ int kvb_bkvb_compress(size_t H, size_t n, size_t d, size_t dv, const double *K, 
                       const kvb_bkvb_opts *o, const double *const *u, gsl_rng *rng, size_t *idx,
                       double *w, kvb_bkvb_stats *st);
 
+/* The same in float32 (keys, values, Gram products, kernel and walk sum in single precision via
+ * cblas_ssyrk/expf; uniforms and p compared in double; weights exact). For speed, not a reference:
+ * signs may differ from the double path where p is within float rounding of u. */
+int kvb_bkvb_compress_f32(size_t H, size_t n, size_t d, size_t dv, const float *K, const float *V,
+                          const kvb_bkvb_opts *o, const double *const *u, gsl_rng *rng,
+                          size_t *idx, double *w, kvb_bkvb_stats *st);
+
 /* Method "balancekv_block" accessors. */
 /* Compresses the current middle now (otherwise the next query does). */
 int kvb_bkvb_compress_now(kvb_method *m);

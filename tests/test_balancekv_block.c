@@ -98,6 +98,29 @@ static void walk_example(void) {
         "walk γ=0 (++-+): keeps 2,3 ×1", "rc=%d %zu %zu", rc, i4[0], i4[1]);
 }
 
+/* float32 path: the hand example gives the same signs; bad input as in double. */
+static void f32_examples(void) {
+  const float K[] = {1, 3}, V[] = {1, 2};
+  kvb_bkvb_opts o;
+  kvb_bkvb_opts_default(&o);
+  o.b = 8, o.T = 1, o.gamma = 0.1;
+  double u0[] = {0.9, 0.42}, u1[] = {0.9, 0.43};
+  const double *ua[] = {u0}, *ub[] = {u1};
+  size_t idx = 99;
+  double w = 0;
+  int rc = kvb_bkvb_compress_f32(1, 2, 1, 1, K, V, &o, ua, NULL, &idx, &w, NULL);
+  CHECK(rc == 0 && idx == 1 && w == 1, "f32 walk u=0.42: keeps 1 ×1", "rc=%d idx=%zu", rc, idx);
+  rc = kvb_bkvb_compress_f32(1, 2, 1, 1, K, V, &o, ub, NULL, &idx, &w, NULL);
+  CHECK(rc == 0 && idx == 0 && w == 2, "f32 walk u=0.43: keeps 0 ×2", "rc=%d idx=%zu", rc, idx);
+  const float Kn[] = {1, NAN};
+  idx = 99;
+  rc = kvb_bkvb_compress_f32(1, 2, 1, 1, Kn, V, &o, ua, NULL, &idx, &w, NULL);
+  CHECK(rc == KVB_EDOM && idx == 99, "f32 NaN key -> KVB_EDOM, nothing written", "rc=%d", rc);
+  o.b = 0;
+  rc = kvb_bkvb_compress_f32(1, 2, 1, 1, K, V, &o, ua, NULL, &idx, &w, NULL);
+  CHECK(rc == KVB_EINVAL, "f32 b = 0 -> KVB_EINVAL", "rc=%d", rc);
+}
+
 static void api_bad_input(void) {
   const double K[8] = {1, 2, 3, 4, 5, 6, 7, 8}, V[8] = {1, 1, 1, 1, 1, 1, 1, 1};
   double u0[8] = {.1, .2, .3, .4, .5, .6, .7, .8}, u1[4] = {.1, .2, .3, .4};
@@ -206,6 +229,7 @@ int main(void) {
   halving_examples();
   walk_example();
   api_bad_input();
+  f32_examples();
   method_bad_input(r);
   gsl_rng_free(r);
   UNIT_EXIT();
