@@ -29,6 +29,10 @@ static const kvb_param_spec us_params[] = {
     {"T", KVB_PARAM_INT, 1, 0, 62, NULL, "keep a 2^-T fraction of the middle (003 §4.1)"},
     {NULL, 0, 0, 0, 0, NULL, NULL}};
 
+static const kvb_mutant_spec us_mutants[] = {
+    {"front_half", "samples only from the first half of the middle"},
+    {NULL, NULL}};
+
 static const kvb_method_type *self_type(void);
 
 static int us_init(kvb_method *m, const kvb_params *p) {
@@ -88,8 +92,9 @@ static int sample(kvb_method *m) {
   if (!perm) return KVB_ERROR(KVB_ENOMEM, "uniform_sample: out of memory");
   /* partial Fisher–Yates: the first `kept` entries are a uniform random subset */
   for (size_t i = 0; i < mid; i++) perm[i] = st->f + i;
+  size_t range = kvb_method_is_mutant(m, "front_half") && mid / 2 >= kept ? mid / 2 : mid;
   for (size_t i = 0; i < kept; i++) {
-    size_t j = i + (size_t)gsl_rng_uniform_int(m->rng, (unsigned long)(mid - i));
+    size_t j = i + (size_t)gsl_rng_uniform_int(m->rng, (unsigned long)(range - i));
     size_t t = perm[i];
     perm[i] = perm[j], perm[j] = t;
     m->work.coins++;
@@ -147,7 +152,7 @@ const kvb_method_type kvb_method_uniform_sample = {
     "baseline: first/recent exact + uniform sample of 2^-T of the middle, weight 2^T",
     "003 §4.1, App. B.1",
     us_params,
-    NULL,
+    us_mutants,
     1,
     us_init,
     us_update,
