@@ -31,7 +31,8 @@ const char kvb_spec_help[] =
     "                                     (default all but time; time is not reproducible)\n"
     "  failure { column = \"ratio_op\", above = 0.5 }   failure rates with Clopper-Pearson CIs\n"
     "  plot { name = \"N\", x = \"SWEEP\"|\"j\", y = \"COLUMN\", bound = \"gnuplot expr in x\",\n"
-    "         bound_title = \"...\", title = \"...\", xlabel = \"...\", ylabel = \"...\",\n"
+    "         bound_title = \"...\", bound2 = \"...\", bound2_title = \"...\", title = \"...\",\n"
+    "         xlabel = \"...\", ylabel = \"...\",\n"
     "         logx = true, logy = true, bands = true }\n"
     "Measure columns: rel_error err_abs attn_norm (error); softmax_norm v_op v_f ratio_op ratio_f\n"
     "(bound: ratio_op = err/(|softmax|_2 |V|_op), ratio_f = err/(|softmax|_2 |V|_F));\n"
@@ -358,6 +359,8 @@ static int l_plot(lua_State *L) {
   opt_string(L, 1, "plot", "y", p->y, sizeof p->y);
   opt_string(L, 1, "plot", "bound", p->bound, sizeof p->bound);
   opt_string(L, 1, "plot", "bound_title", p->bound_title, sizeof p->bound_title);
+  opt_string(L, 1, "plot", "bound2", p->bound2, sizeof p->bound2);
+  opt_string(L, 1, "plot", "bound2_title", p->bound2_title, sizeof p->bound2_title);
   opt_string(L, 1, "plot", "title", p->title, sizeof p->title);
   opt_string(L, 1, "plot", "xlabel", p->xlabel, sizeof p->xlabel);
   opt_string(L, 1, "plot", "ylabel", p->ylabel, sizeof p->ylabel);

@@ -92,13 +92,14 @@ static void gp_quote(FILE *f, const char *s) {
   fputc('"', f);
 }
 
-/* One plot; fields as in plots.tsv. */
+/* One plot; fields as in plots.tsv (13 per line). */
 static int one_plot(const char *dir, char **pf, int cairo, char *err, size_t cap) {
   const char *name = pf[0], *xc = pf[1], *yc = pf[2];
   int logx = atoi(pf[3]), logy = atoi(pf[4]), bands = atoi(pf[5]);
   const char *bound = strcmp(pf[6], "-") ? pf[6] : "", *btitle = strcmp(pf[7], "-") ? pf[7] : "bound";
   const char *title = strcmp(pf[8], "-") ? pf[8] : name;
   const char *xlabel = strcmp(pf[9], "-") ? pf[9] : xc, *ylabel = strcmp(pf[10], "-") ? pf[10] : yc;
+  const char *bound2 = strcmp(pf[11], "-") ? pf[11] : "", *b2title = strcmp(pf[12], "-") ? pf[12] : "second curve";
   char path[1200];
   snprintf(path, sizeof path, "%s/results.csv", dir);
   FILE *f = fopen(path, "r");
@@ -158,8 +159,7 @@ static int one_plot(const char *dir, char **pf, int cairo, char *err, size_t cap
     if (!isfinite(x) || !isfinite(y) || (logx && x <= 0) || (logy && y <= 0)) continue;
     char key[160];
     size_t o = (size_t)snprintf(key, sizeof key, "%s", fld[ism]);
-    if (multi_stream || !multi_method)
-      o += (size_t)snprintf(key + o, sizeof key - o, "%s%s", multi_method ? " / " : "", fld[ist]);
+    if (multi_stream) o += (size_t)snprintf(key + o, sizeof key - o, " / %s", fld[ist]);
     for (int s = 0; s < nsw && o < sizeof key; s++)
       o += (size_t)snprintf(key + o, sizeof key - o, " %s=%s", hdr_names[isweep[s]], fld[isweep[s]]);
     int si = 0;
@@ -244,11 +244,16 @@ static int one_plot(const char *dir, char **pf, int cairo, char *err, size_t cap
       fputc(*c2, g);
     }
     fprintf(g, "%s\"", bands ? " (median; 25-75%, 10-90%)" : " (median)");
-    fprintf(g, "%s\n", s + 1 < nseries || bound[0] ? ", \\" : "");
+    fprintf(g, "%s\n", s + 1 < nseries || bound[0] || bound2[0] ? ", \\" : "");
   }
   if (bound[0]) {
     fprintf(g, "  %s with lines dt 2 lw 2.5 lc rgb 'black' title ", bound);
     gp_quote(g, btitle);
+    fprintf(g, "%s\n", bound2[0] ? ", \\" : "");
+  }
+  if (bound2[0]) {
+    fprintf(g, "  %s with lines dt 3 lw 2.5 lc rgb '#555555' title ", bound2);
+    gp_quote(g, b2title);
     fprintf(g, "\n");
   }
   fprintf(g, "set terminal svg size 960,640 enhanced font 'Sans,12' background rgb 'white'\n"
@@ -271,7 +276,7 @@ int kvb_plot_dir(const char *dir, int verbose, char *err, size_t cap) {
   while (!st && fgets(line, sizeof line, f)) {
     if (line[0] == '#' || line[0] == '\n') continue;
     char *pf[16];
-    if (split(line, '\t', pf, 16) != 11) {
+    if (split(line, '\t', pf, 16) != 13) {
       snprintf(err, cap, "%s: malformed line", path);
       st = KVB_EFORMAT;
       break;

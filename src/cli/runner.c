@@ -564,7 +564,8 @@ static void tsv_field(FILE *f, const char *s, int last) {
 static int write_plots(const kvb_experiment *e, const char *path) {
   FILE *f = fopen(path, "w");
   if (!f) return KVB_ERROR(KVB_EIO, "%s: cannot create", path);
-  fprintf(f, "# name\tx\ty\tlogx\tlogy\tbands\tbound\tbound_title\ttitle\txlabel\tylabel\n");
+  fprintf(f, "# name\tx\ty\tlogx\tlogy\tbands\tbound\tbound_title\ttitle\txlabel\tylabel\t"
+             "bound2\tbound2_title\n");
   for (size_t i = 0; i < e->nplots; i++) {
     const kvb_run_plot *p = &e->plots[i];
     fprintf(f, "%s\t%s\t%s\t%d\t%d\t%d\t", p->name, p->x, p->y, p->logx, p->logy, p->bands);
@@ -572,7 +573,9 @@ static int write_plots(const kvb_experiment *e, const char *path) {
     tsv_field(f, p->bound_title, 0);
     tsv_field(f, p->title, 0);
     tsv_field(f, p->xlabel, 0);
-    tsv_field(f, p->ylabel, 1);
+    tsv_field(f, p->ylabel, 0);
+    tsv_field(f, p->bound2, 0);
+    tsv_field(f, p->bound2_title, 1);
   }
   if (fclose(f) != 0) return KVB_ERROR(KVB_EIO, "%s: write error", path);
   return KVB_OK;

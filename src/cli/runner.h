@@ -59,6 +59,8 @@ typedef struct {
   char y[32];                  /* a results.csv column */
   char bound[256];             /* gnuplot expression in x drawn as the bound curve ("" none) */
   char bound_title[128];
+  char bound2[256];            /* a second curve (e.g. the rate with constant 1) */
+  char bound2_title[128];
   char title[160];
   char xlabel[96], ylabel[96];
   int logx, logy, bands;

@@ -1,0 +1,39 @@
+#!/bin/sh
+# run-all.sh [OUT] [KVBOUND] — runs every scripts/specs/*.lua with `kvbound run`, plots it with
+# `kvbound plot`, and writes OUT/specs.md: per spec, its header comment, summary table, plots
+# and wall time. Exits non-zero if any spec fails. OUT defaults to out/specs, KVBOUND to
+# build/kvbound. Set KVB_SPEC_JOBS to limit parallel trials (default: all cores).
+set -u
+OUT=${1:-out/specs}
+KVB=${2:-build/kvbound}
+DIR=$(dirname "$0")
+mkdir -p "$OUT"
+MD="$OUT/specs.md"
+JOBS=""
+[ -n "${KVB_SPEC_JOBS:-}" ] && JOBS="--jobs $KVB_SPEC_JOBS"
+fail=0
+echo "# Experiment specs (scripts/specs/)" > "$MD"
+for spec in "$DIR"/*.lua; do
+  name=$(basename "$spec" .lua)
+  t0=$(date +%s)
+  # shellcheck disable=SC2086
+  if "$KVB" run "$spec" --out "$OUT/$name" $JOBS > "$OUT/$name.log" 2>&1 &&
+     "$KVB" plot "$OUT/$name" >> "$OUT/$name.log" 2>&1; then
+    status=ok
+  else
+    status=FAILED; fail=1
+    echo "run-all: $spec failed; see $OUT/$name.log" >&2
+  fi
+  t1=$(date +%s)
+  echo "$name: $status ($((t1 - t0)) s)"
+  {
+    echo; echo "## $name ($status, $((t1 - t0)) s)"; echo
+    sed -n 's/^-- \{0,1\}//p' "$spec" | sed '/^name /q' | grep -v '^name ' ; echo
+    [ -f "$OUT/$name/summary.md" ] && cat "$OUT/$name/summary.md"
+    for png in "$OUT/$name"/*.png; do
+      [ -f "$png" ] && echo && echo "![$(basename "$png" .png)]($name/$(basename "$png"))"
+    done
+  } >> "$MD"
+done
+echo "wrote $MD"
+exit $fail
