@@ -13,6 +13,7 @@ extern const prop_claim props_kcenter[];
 extern const prop_claim props_balancekv_walk[];
 extern const prop_claim props_balancekv_sb[];
 extern const prop_claim props_balancekv_error[];
+extern const prop_claim props_adversarial[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
@@ -26,5 +27,6 @@ const prop_claim *const prop_claim_tables[] = {
     props_balancekv_walk,
     props_balancekv_sb,
     props_balancekv_error,
+    props_adversarial,
     NULL,
 };
