@@ -14,6 +14,7 @@ extern const prop_claim props_balancekv_walk[];
 extern const prop_claim props_balancekv_sb[];
 extern const prop_claim props_balancekv_error[];
 extern const prop_claim props_adversarial[];
+extern const prop_claim props_subgen_practicality[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
@@ -28,5 +29,6 @@ const prop_claim *const prop_claim_tables[] = {
     props_balancekv_sb,
     props_balancekv_error,
     props_adversarial,
+    props_subgen_practicality,
     NULL,
 };
