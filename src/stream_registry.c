@@ -11,6 +11,7 @@ extern const kvb_stream_type kvb_stream_adv_ties;
 extern const kvb_stream_type kvb_stream_adv_duplicates;
 extern const kvb_stream_type kvb_stream_adv_large_q;
 extern const kvb_stream_type kvb_stream_adv_values;
+extern const kvb_stream_type kvb_stream_adv_collinear;
 
 const kvb_stream_type *const kvb_stream_registry[] = {
     &kvb_stream_gaussian,
@@ -23,5 +24,6 @@ const kvb_stream_type *const kvb_stream_registry[] = {
     &kvb_stream_adv_duplicates,
     &kvb_stream_adv_large_q,
     &kvb_stream_adv_values,
+    &kvb_stream_adv_collinear,
     NULL,
 };

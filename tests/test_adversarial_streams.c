@@ -19,8 +19,8 @@ static kvb_stream *gen(const char *name, const char *const *assign, int *st) {
 
 int main(void) {
   static const char *const names[] = {"adv_sphere", "adv_ties", "adv_duplicates", "adv_large_q",
-                                      "adv_values", "index_reduction"};
-  for (size_t i = 0; i < 6; i++) {
+                                      "adv_values", "index_reduction", "adv_collinear"};
+  for (size_t i = 0; i < 7; i++) {
     const kvb_stream_type *t = kvb_stream_lookup(names[i]);
     CHECK(t && t->attacks && strlen(t->attacks) > 40, names[i], "missing or undocumented");
   }
@@ -60,6 +60,14 @@ int main(void) {
     ok = found;
   }
   CHECK(ok, "adv_duplicates.distinct", "st %d", st);
+  kvb_stream_free(s);
+  const char *a8[] = {"n=32", "d_key=8", "spread=1e-3", "r=2", NULL};
+  s = gen("adv_collinear", a8, &st);
+  ok = st == 0 && s;
+  for (size_t i = 1; ok && i < s->n; i++) /* every pair within a tiny angle, norms r */
+    ok = fabs(kvb_norm2(s->K + i * 8, 8) - 2) < 1e-12 &&
+         kvb_dot(s->K, s->K + i * 8, 8) > 4 * (1 - 1e-4);
+  CHECK(ok, "adv_collinear.angle", "st %d", st);
   kvb_stream_free(s);
   UNIT_EXIT();
 }
