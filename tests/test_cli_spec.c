@@ -123,6 +123,25 @@ static void valid_spec(void) {
   free(a);
   free(b);
   free(c);
+  /* kvbound plot draws the spec's plot as PNG and SVG (gnuplot is a dependency: install-deps) */
+  snprintf(cmd, sizeof cmd, "%s plot %s/j1", kvbound, tmp);
+  rc = sh(cmd, out, sizeof out);
+  snprintf(path, sizeof path, "%s/j1/e.png", tmp);
+  char *png = read_file(path);
+  snprintf(path, sizeof path, "%s/j1/e.svg", tmp);
+  char *svg = read_file(path);
+  snprintf(path, sizeof path, "%s/j1/e.gp", tmp);
+  char *gp = read_file(path);
+  CHECK(rc == 0 && png && strncmp(png, "\x89PNG", 4) == 0 && svg && strstr(svg, "<svg") && gp &&
+            strstr(gp, "1/sqrt(x) with lines"),
+        "cli: kvbound plot writes PNG and SVG with the bound curve", "rc %d: %s", rc, out);
+  free(png);
+  free(svg);
+  free(gp);
+  snprintf(cmd, sizeof cmd, "%s plot %s/nonexistent", kvbound, tmp);
+  rc = sh(cmd, out, sizeof out);
+  CHECK(rc == 1 && strstr(out, "plots.tsv: cannot open"), "cli: kvbound plot of a missing run is an error",
+        "rc %d: %s", rc, out);
 }
 
 /* A spec with one error; its message must contain `want` (file:line and the expectation). */
@@ -168,6 +187,8 @@ static void spec_errors(void) {
   bad_spec("unknown queries field", t, "3", "unknown field 'evry'");
   snprintf(t, sizeof t, "%smethod \"exact\" { label = \"a b\" }\n", hdr);
   bad_spec("bad label", t, "2", "label must be");
+  snprintf(t, sizeof t, "%smethod \"exact\" {}\nplot { name = \"p\", x = \"s\", y = \"rel_error\" }\n", hdr);
+  bad_spec("plot over a non-sweep x", t, "3", "neither a sweep parameter nor");
   /* a runtime error of the chunk itself, with a traceback */
   snprintf(t, sizeof t, "%smethod \"exact\" {}\nlocal x = nil\nprint(x.y)\n", hdr);
   bad_spec("Lua runtime error", t, "4", "attempt to index");

@@ -139,17 +139,15 @@ static int one_plot(const char *dir, char **pf, int cairo, char *err, size_t cap
   point *pts = malloc(pcap * sizeof *pts);
   char series[MAX_SERIES][160];
   int nseries = 0;
-  char first_stream[64] = "", first_method[64] = "";
-  int multi_stream = 0, multi_method = 0;
-  /* first pass: are there several streams / methods? */
+  char first_stream[64] = "";
+  int multi_stream = 0; /* the stream label joins the series name only when it varies */
+  /* first pass: are there several streams? */
   long data_start = ftell(f);
   while (fgets(line, sizeof line, f)) {
     int n = split(line, ',', fld, MAX_FIELDS);
     if (n != nf) continue;
     if (!first_stream[0]) snprintf(first_stream, sizeof first_stream, "%s", fld[ist]);
-    if (!first_method[0]) snprintf(first_method, sizeof first_method, "%s", fld[ism]);
     multi_stream |= strcmp(first_stream, fld[ist]) != 0;
-    multi_method |= strcmp(first_method, fld[ism]) != 0;
   }
   fseek(f, data_start, SEEK_SET);
   while (pts && fgets(line, sizeof line, f)) {

@@ -129,7 +129,8 @@ static size_t query_points(const kvb_experiment *e, size_t n, size_t *js) {
     for (size_t i = 0; i < e->nq_at; i++)
       if (e->q_at[i] <= n) js[c++] = e->q_at[i];
   } else if (e->q_every) {
-    for (size_t j = e->q_every; j < n && c + 1 < KVB_RUN_MAX_QUERIES; j += e->q_every) js[c++] = j;
+    if ((n - 1) / e->q_every + 1 > KVB_RUN_MAX_QUERIES) return 0; /* caller reports it */
+    for (size_t j = e->q_every; j < n; j += e->q_every) js[c++] = j;
     js[c++] = n;
   } else {
     js[c++] = n;
@@ -155,7 +156,9 @@ static int run_unit(const kvb_experiment *e, size_t u, unit_result *r) {
     }
     nq[i] = query_points(e, S[i]->n, js[i]);
     if (nq[i] == 0) {
-      st = KVB_ERROR(KVB_EINVAL, "no query point lies within the stream's %zu tokens", S[i]->n);
+      st = KVB_ERROR(KVB_EINVAL,
+                     "queries{}: no query point lies within the stream's %zu tokens, or more "
+                     "than %d would (raise 'every')", S[i]->n, KVB_RUN_MAX_QUERIES);
       unit_fail(r, st, e->streams[i].label);
     }
     total += nq[i] * e->nmethods;
