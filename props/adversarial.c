@@ -5,6 +5,7 @@
  * "adversarial:NAME" — the attack switched off — must make the claim fail). */
 #include "prop.h"
 #include "walk.h"
+#include "balancekv.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -315,6 +316,83 @@ static void adaptive_search(prop_ctx *ctx) {
              wins, p);
 }
 
+/* ---- adv_values on BalanceKV: buckets and erasure (003 Alg. 1 lines 5-8) ---- */
+
+static void values_balancekv(prop_ctx *ctx) {
+  if (!kvb_method_lookup("balancekv")) {
+    prop_vacuous(ctx, "balancekv not registered");
+    return;
+  }
+  const char *a[] = {"n=256", "d_key=4", "d_value=4", "profile=spread", "order=stream", NULL};
+  kvb_stream *s = prop_stream(ctx, 0, "adv_values", a);
+  if (!s) return;
+  const double r = 1, eps = 0.5, scale = 0.5; /* scale = 1/√d, d = 4 */
+  kvb_params p;
+  kvb_params_init(&p);
+  kvb_params_set(&p, "r", r);
+  kvb_params_set(&p, "t", 8);
+  kvb_params_set(&p, "T", 5);
+  kvb_params_set(&p, "eps", eps);
+  kvb_params_set(&p, "n", 256);
+  prop_apply_mutant(ctx, "balancekv", &p);
+  gsl_rng *rng = prop_rng(ctx, 1);
+  kvb_method_config cfg = {4, 4, scale, rng};
+  kvb_method *m = NULL;
+  if (kvb_method_alloc("balancekv", &cfg, &p, &m)) {
+    prop_check(ctx, 0, "balancekv alloc: %s", kvb_strerror_last());
+    gsl_rng_free(rng);
+    kvb_stream_free(s);
+    return;
+  }
+  double vmax = 0, th = 0;
+  size_t bad_live = 0, bad_bucket = 0;
+  for (size_t j = 0; j < s->n; j++) {
+    const double *v = s->V + j * 4;
+    double nv = kvb_norm2(v, 4);
+    kvb_method_update(m, s->K + j * 4, 4, v, 4);
+    vmax = fmax(vmax, nv);
+    /* line 8 with n = 256 given: θ = (ε/2n)·e^{−r²/√d}·v_max */
+    th = eps / (2.0 * 256) * exp(-r * r * scale) * vmax;
+    /* line 5: 2^{i−1} < ‖v‖ <= 2^i, i.e. i = ⌈log2 ‖v‖⌉ (norms here are exact powers of 2
+     * up to the rounding of the sphere scaling, so compare with frexp) */
+    int e2;
+    double mant = frexp(nv, &e2); /* nv = mant·2^e2, mant in [0.5, 1) */
+    int want = mant == 0.5 ? e2 - 1 : e2;
+    bad_bucket += kvb_balancekv_bucket_of(nv) != want;
+    int idx;
+    for (size_t b = 0; kvb_balancekv_bucket(m, b, &idx); b++)
+      bad_live += !(ldexp(1.0, idx) > th);
+  }
+  size_t ne = 0;
+  const kvb_balancekv_erasure *er = kvb_balancekv_erasures(m, &ne);
+  size_t bad_log = 0;
+  for (size_t k = 0; k < ne; k++) {
+    double want = eps / (2.0 * er[k].n_used) * exp(-r * r * scale) * er[k].vmax;
+    bad_log += !(fabs(er[k].threshold - want) <= 1e-12 * want && ldexp(1.0, er[k].bucket) <= want);
+  }
+  prop_check(ctx, bad_bucket == 0, "%zu tokens put in a bucket other than ⌈log2‖v‖⌉", bad_bucket);
+  prop_check(ctx, bad_live == 0, "%zu (step, live bucket) pairs with 2^i <= θ (should be erased)",
+             bad_live);
+  prop_check(ctx, bad_log == 0, "%zu of %zu erasures not at 2^i <= (ε/2n)e^{-r²/√d}v_max", bad_log,
+             ne);
+  /* what the erasure costs: the norm mass of tokens at or below the final threshold bucket */
+  double lost = 0, total = 0;
+  size_t nlost = 0;
+  for (size_t j = 0; j < s->n; j++) {
+    double nv = kvb_norm2(s->V + j * 4, 4);
+    total += nv;
+    if (ldexp(1.0, kvb_balancekv_bucket_of(nv)) <= th) lost += nv, nlost++;
+  }
+  kvb_balancekv_info info;
+  kvb_balancekv_get_info(m, &info);
+  prop_note(ctx, "norms 2^-30..2^30: %zu live buckets, %zu erasures; %zu of %zu tokens (%.3g of "
+            "Σ‖v‖) lie in erased buckets at the end (θ = %.3g)", info.buckets, ne, nlost, s->n,
+            lost / total, th);
+  kvb_method_free(m);
+  gsl_rng_free(rng);
+  kvb_stream_free(s);
+}
+
 /* ---- adv_collinear: the walk's FAIL test ---- */
 
 /* max_i |corr_i|/(c r²) of a finished walk (003 Alg. 3 line 5), recomputed from its signs. */
@@ -403,4 +481,8 @@ const prop_claim props_adversarial[] = {
      "near-collinear keys: the Self-Balancing Walk with c = 30 log(n/δ), δ = 1e-9, FAILs with "
      "probability <= δ (binomial test, alpha = 1e-6); reports max|corr|/(c r²) vs uniform keys",
      {"merge_reduce:walk_sign"}, collinear_walk},
+    {"adversarial.values.balancekv", "003 Alg. 1 lines 5-8", "invariant",
+     "value norms 2^-30..2^30: every token goes to bucket ⌈log2‖v‖⌉, no live bucket has "
+     "2^i <= (ε/2n)e^{-r²/√d}v_max after any step, every erasure is at that threshold (exact)",
+     {"balancekv:no_erase", "balancekv:erase_2x"}, values_balancekv},
     {NULL, NULL, NULL, NULL, {NULL}, NULL}};
