@@ -424,8 +424,9 @@ static int finalize(const char *path, kvb_experiment *e, char *err, size_t cap) 
           char where[256] = "";
           size_t o = 0;
           for (size_t s = 0; s < e->nsweeps && o < sizeof where; s++)
-            o += (size_t)snprintf(where + o, sizeof where - o, "%s%s = %g", s ? ", " : " at ",
-                                  e->sweeps[s].param, kvb_experiment_sweep_value(e, s, p));
+            o += (size_t)snprintf(where + o, sizeof where - o, "%s%s = %g (sweep at line %d)",
+                                  s ? ", " : " at ", e->sweeps[s].param,
+                                  kvb_experiment_sweep_value(e, s, p), e->sweeps[s].line);
           snprintf(err, cap, "%s:%d: %s%s (see `kvbound list`)", path, items[i].line,
                    kvb_strerror_last(), where);
           return KVB_EFORMAT;
