@@ -97,7 +97,7 @@ static void valid_spec(void) {
   free(m);
   snprintf(path, sizeof path, "%s/j1/summary.txt", tmp);
   m = read_file(path);
-  CHECK(m && strstr(m, "fail(ratio_op>0.5)") && count_lines(m) == 1 + 2 * 2,
+  CHECK(m && strstr(m, "failed trials(ratio_op>0.5)") && strstr(m, "/5 [") && count_lines(m) == 1 + 2 * 2,
         "cli: summary.txt has one line per sweep point x method with failure CIs", "%s",
         m ? m : "(none)");
   free(m);
