@@ -47,6 +47,27 @@ static void sb_halving(prop_ctx *ctx) {
     }
   prop_check(ctx, bad == 0, "%zu of %zu SoftmaxBalance outputs not a side of size ≤ |C|/2", bad, runs);
   prop_note(ctx, "|C′| ≤ |C|/2 and C′ a side of the walk in all %zu runs (n = 1..97)", runs);
+  /* The size the estimator's weight 2 presumes is |C|/2; report what the smaller side keeps
+   * (a shortfall is a downward bias of every MergeAndReduce level, compounding over T). */
+  static const size_t nn[] = {8, 16, 64};
+  for (size_t a = 0; a < 3; a++) {
+    double kept[2] = {0, 0};
+    unsigned reps = prop_trials(ctx, 50, 400);
+    for (int regime = 0; regime < 2; regime++)
+      for (unsigned rep = 0; rep < reps; rep++) {
+        size_t n = nn[a];
+        for (size_t i = 0; i < n; i++) {
+          kvb_rand_ball(rng, K + i * dk, dk, 1.0);
+          V[i * dv] = 1, V[i * dv + 1] = 0; /* the normalizer's values */
+        }
+        kvb_sb_config sb = {1.0 / sqrt((double)dk), 1.0, 1.0, 1e-3, regime ? 4.0 : 0.0, flags};
+        size_t nk = 0;
+        kvb_softmax_balance(n, dk, dv, K, V, &sb, NULL, rng, eps, keep, &nk, NULL);
+        kept[regime] += (double)nk / (double)n / reps;
+      }
+    prop_note(ctx, "v ≡ 1, n = %zu: mean |C′|/|C| = %.3f at the paper's c, %.3f at c = 4 (weight 2 presumes 0.5)",
+              nn[a], kept[0], kept[1]);
+  }
   gsl_rng_free(rng);
 }
 

@@ -107,6 +107,13 @@ static void a1_discrepancy(prop_ctx *ctx) {
   prop_note(ctx, "log-log slope of mean D over n = 2^%d..2^%d (d = %zu, %u trials/n): walk %.3f "
             "[95%% CI %.3f, %.3f], random signs %.3f [%.3f, %.3f]",
             lo, hi, dim, trials, sw, swl, swh, sr, srl, srh);
+  if (np >= 8) { /* full tier: the tail, where the walk has saturated */
+    size_t k0 = np - 5;
+    kvb_linear_fit(5, lx + k0, lw + k0, 0.95, &sw, &swl, &swh, &ic);
+    kvb_linear_fit(5, lx + k0, lr + k0, 0.95, &sr, &srl, &srh, &ic);
+    prop_note(ctx, "tail slope over the last 5 n: walk %.3f [95%% CI %.3f, %.3f], random %.3f [%.3f, %.3f]",
+              sw, swl, swh, sr, srl, srh);
+  }
   prop_binomial_bound(ctx, F, N, delta, "walk FAIL (paper c)");
   prop_binomial_bound(ctx, over, N, delta, "D > c·r·‖u‖ (Theorem A.1, O() read as c)");
   prop_check(ctx, big == 0, "output side larger than n/2 in %u runs", big);
