@@ -16,6 +16,10 @@
  * A FAIL inside SoftmaxBalance is counted (kvb_mr.fails, and the method's work.fails) and the
  * walk's partition is used (walk.h); the caller decides what a non-zero count means.
  *
+ * Allocation: everything a push can need is reserved before anything changes, except the
+ * SoftmaxBalance scratch (an n×n Gram matrix, n ≤ |C^i|); if that allocation fails mid-cascade
+ * the levels already reduced stay reduced and KVB_ENOMEM is returned.
+ *
  * Method "merge_reduce": one MergeAndReduce on (k, v) and one on (k, 1), query = their ratio
  * (003 Alg. 1 lines 11-13 without the value-norm buckets). Parameters r_key, r_value
  * (radii; updates whose key or value exceed them are rejected), t, T, delta, c. */

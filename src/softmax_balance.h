@@ -16,6 +16,10 @@
  *   exp(scale·(<k_i,k_j> − r_key²))·<v_i,v_j>/r_value²,
  * whose exponent is ≤ 0 whenever the radii bound the inputs (checked), for any norm.
  *
+ * Measured (props/balancekv_sb.c): when the walk does not balance (the paper's c at small n),
+ * the smaller side keeps on average clearly less than |C|/2 (≈ 0.36·|C| at n = 8 with v ≡ 1),
+ * so the weight 2 MergeAndReduce gives C′ underestimates; the bias compounds over the T levels.
+ *
  * Reading noted: the proof of Theorem 3.3 runs the walk with failure parameter δ/s (so
  * c = 30·log(ns/δ)); Algorithm 2 line 3 writes c = 30·log(n/δ). We implement line 3; callers
  * wanting the proof's constant pass delta/s. */

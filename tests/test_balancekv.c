@@ -90,6 +90,23 @@ int main(void) {
         (unsigned long long)den->j);
   kvb_method_free(m);
 
+  /* merge_reduce: a value beyond r_value is rejected and nothing changes. */
+  static const char *const mrp[] = {"r_key=2", "r_value=1", "t=4", "T=2", NULL};
+  m = make("merge_reduce", rng, 4, 3, mrp, &rc);
+  double vs[3] = {0.5, 0.1, 0.2}, vbigv[3] = {2, 0, 0};
+  for (int i = 0; i < 5; i++) kvb_method_update(m, k, 4, vs, 3);
+  kvb_method_memory(m, &mem0);
+  n0 = m->n;
+  int rv = kvb_method_update(m, k, 4, vbigv, 3);
+  kvb_method_memory(m, &mem1);
+  CHECK(rv == KVB_EINVAL && m->n == n0 && mem0.vectors == mem1.vectors &&
+            kvb_mr_stored(kvb_merge_reduce_numerator(m)) == kvb_mr_stored(kvb_merge_reduce_denominator(m)),
+        "merge_reduce.bad.value_norm", "rc %d", rv);
+  kvb_method_free(m);
+  static const char *const mrc[] = {"r_key=2", "r_value=1", "t=4", "T=2", "c=0", NULL};
+  m = make("merge_reduce", rng, 4, 3, mrc, &rc);
+  CHECK(!m && rc == KVB_EINVAL, "merge_reduce.bad.c_zero", "rc %d", rc);
+
   /* Bucket boundary: ‖v‖ = 2^i goes to bucket i; just above goes to i+1. */
   CHECK(kvb_balancekv_bucket_of(1.0) == 0 && kvb_balancekv_bucket_of(2.0) == 1 &&
             kvb_balancekv_bucket_of(nextafter(2.0, 3)) == 2 && kvb_balancekv_bucket_of(0.75) == 0 &&
