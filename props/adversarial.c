@@ -21,17 +21,7 @@ static const char *stream_mutant(const prop_ctx *ctx) {
 
 static kvb_method *make_subgen(prop_ctx *ctx, gsl_rng *rng, size_t dk, size_t dv, double scale,
                                double delta, int t, int s) {
-  kvb_params p;
-  kvb_params_init(&p);
-  kvb_params_set(&p, "delta", delta);
-  kvb_params_set(&p, "t", t);
-  kvb_params_set(&p, "s", s);
-  prop_apply_mutant(ctx, "subgen", &p);
-  kvb_method_config cfg = {dk, dv, scale, rng};
-  kvb_method *m = NULL;
-  if (kvb_method_alloc("subgen", &cfg, &p, &m))
-    prop_check(ctx, 0, "subgen alloc: %s", kvb_strerror_last());
-  return m;
+  return prop_subgen(ctx, rng, dk, dv, scale, delta, t, s);
 }
 
 static void feed(kvb_method *m, const kvb_stream *s, size_t upto) {

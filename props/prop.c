@@ -99,3 +99,18 @@ int prop_binomial_bound(prop_ctx *ctx, unsigned F, unsigned N, double p, const c
   return prop_pvalue(ctx, kvb_binom_tail_ge(F, p, N), PROP_ALPHA,
                      "%s: P[Bin(%u, %g) >= %u]", what, N, p, F);
 }
+
+kvb_method *prop_subgen(prop_ctx *ctx, gsl_rng *rng, size_t d_key, size_t d_value, double scale,
+                        double delta, double t, double s) {
+  kvb_params p;
+  kvb_params_init(&p);
+  kvb_params_set(&p, "delta", delta);
+  kvb_params_set(&p, "t", t);
+  kvb_params_set(&p, "s", s);
+  prop_apply_mutant(ctx, "subgen", &p);
+  kvb_method_config cfg = {d_key, d_value, scale, rng};
+  kvb_method *m = NULL;
+  if (kvb_method_alloc("subgen", &cfg, &p, &m))
+    prop_check(ctx, 0, "subgen alloc: %s", kvb_strerror_last());
+  return m;
+}

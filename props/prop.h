@@ -63,6 +63,10 @@ unsigned prop_trials(const prop_ctx *ctx, unsigned check, unsigned full);
 /* Helpers shared by many claims. */
 /* Generates stream `name` with "k=v" assignments (NULL-terminated), substream i. */
 kvb_stream *prop_stream(prop_ctx *ctx, uint64_t i, const char *name, const char *const *assign);
+/* SubGen (000 Alg. 1) with ctx's mutant applied when it targets "subgen"; NULL (and a failed
+ * check naming the error) when creation fails. */
+kvb_method *prop_subgen(prop_ctx *ctx, gsl_rng *rng, size_t d_key, size_t d_value, double scale,
+                        double delta, double t, double s);
 /* Binomial bound test: F failures in N trials against claimed failure probability p. */
 int prop_binomial_bound(prop_ctx *ctx, unsigned F, unsigned N, double p, const char *what);
 

@@ -25,16 +25,7 @@
 
 static kvb_method *make_subgen(prop_ctx *ctx, gsl_rng *rng, const kvb_stream *s, double delta,
                                int t, int sl) {
-  kvb_params p;
-  kvb_params_init(&p);
-  kvb_params_set(&p, "delta", delta);
-  kvb_params_set(&p, "t", t);
-  kvb_params_set(&p, "s", sl);
-  prop_apply_mutant(ctx, "subgen", &p);
-  kvb_method_config cfg = {s->d_key, s->d_value, 1.0, rng};
-  kvb_method *m = NULL;
-  if (kvb_method_alloc("subgen", &cfg, &p, &m)) prop_check(ctx, 0, "alloc: %s", kvb_strerror_last());
-  return m;
+  return prop_subgen(ctx, rng, s->d_key, s->d_value, 1.0, delta, t, sl);
 }
 
 /* (1): µ equals the running Σ‖v‖² to rounding (relative 1e-12: one rounding per addition,
