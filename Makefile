@@ -25,6 +25,9 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 BENCH_SRC := $(wildcard tests/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:tests/%.c=$(B)/bench/%)
+# Public headers: everything a caller of libkvbound can use; internal glue stays private.
+PUBLIC_HDRS := $(filter-out src/gsl_quiet.h src/method_registry.h src/stream_registry.h src/balancekv_block_impl.h,$(wildcard src/*.h)) \
+               adversarial/orders.h lowerbound/index_reduction.h
 HDRS := $(wildcard src/*.h adversarial/*.h lowerbound/*.h props/*.h tests/*.h src/cli/*.h)
 
 .PHONY: all run check check-full bench install uninstall clean
@@ -75,7 +78,7 @@ install: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/kvbound
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/kvbound $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(B)/libkvbound.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(B)/libkvbound.so $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 src/*.h $(DESTDIR)$(PREFIX)/include/kvbound/
+	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(PREFIX)/include/kvbound/
 	install -m 755 $(B)/kvbound $(DESTDIR)$(PREFIX)/bin/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/.*KVBOUND_VERSION "\(.*\)"/\1/p' src/kvbound.h)|g' \
 	    scripts/kvbound.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/kvbound.pc
