@@ -165,12 +165,16 @@ int kvb_index_alice(const kvb_index_instance *I, const unsigned char *x, kvb_met
   return st;
 }
 
-double kvb_index_threshold(const kvb_index_instance *I, size_t u_size) {
-  double a = I->r * I->r / sqrt((double)I->d); /* r²/√d */
+double kvb_index_threshold_for(size_t d, double r, size_t u_size) {
+  double a = r * r / sqrt((double)d); /* r²/√d */
   /* log T = a − log 40 − max{log d + a, log |U|} (never overflows for large a). */
-  double lm = log((double)I->d) + a;
+  double lm = log((double)d) + a;
   if (u_size > 0) lm = fmax(lm, log((double)u_size));
   return exp(a - log(40.0) - lm);
+}
+
+double kvb_index_threshold(const kvb_index_instance *I, size_t u_size) {
+  return kvb_index_threshold_for(I->d, I->r, u_size);
 }
 
 int kvb_index_bob(const kvb_index_instance *I, kvb_method *m, size_t i, size_t u_size, int *bit,

@@ -87,6 +87,9 @@ int kvb_index_alice(const kvb_index_instance *inst, const unsigned char *x, kvb_
                     size_t *u_size);
 /* T = (1/40)·exp(r²/√d)/max{d·exp(r²/√d), |U|}, computed in the log domain. */
 double kvb_index_threshold(const kvb_index_instance *inst, size_t u_size);
+/* The same T from d, r and |U| alone: what a decoder that only sees the stream (the
+ * "index_reduction" stream type, the runner's decode measure) uses. */
+double kvb_index_threshold_for(size_t d, double r, size_t u_size);
 /* Bob: queries q_i = k_i, reads ⟨z, v_i⟩ (into *value when not NULL) and decides *bit.
  * With |U| = 0 nothing was streamed: Bob decides 0 (Attn of an empty stream is undefined). */
 int kvb_index_bob(const kvb_index_instance *inst, kvb_method *m, size_t i, size_t u_size,

@@ -23,5 +23,6 @@
 #include "kcenter.h"
 #include "recent_kcenter.h"
 #include "npy.h"
+#include "probe.h"
 
 #endif

@@ -23,6 +23,13 @@
 
 #include "params.h"
 
+/* Memory is what the algorithm, as its paper states it, must keep between tokens: its stored
+ * vectors plus per-item bookkeeping (counts, weights, sums). It is NOT what this reference
+ * happens to allocate: the block-parallel methods (balancekv_block, uniform_sample,
+ * recent_kcenter) keep the raw stream so they can recompress from scratch and be checked
+ * against an offline recomputation; that store is not counted, so bytes and vectors shrink
+ * together with the compression rate. For every method bytes >= 8·(d_key or d_value)·(the
+ * vectors it counts), i.e. both columns tell the same story. */
 typedef struct {
   size_t bytes;   /* bytes the algorithm must keep: stored vectors plus per-item bookkeeping */
   size_t vectors; /* stored d-vectors (a key and a value each count one) */

@@ -199,9 +199,11 @@ static void bkvb_memory(const kvb_method *m, kvb_memory *out) {
   const bkvb_state *st = m->state;
   size_t mid = middle_len(st);
   size_t cache = st->n - mid + (st->fresh ? st->kept : mid);
-  out->vectors = 2 * cache; /* the compressed cache the paper's method holds */
-  out->bytes = st->cap * (m->d_key + m->d_value) * sizeof(double) +
-               st->kept * (sizeof(size_t) + sizeof(double)); /* what this reference allocates */
+  /* The compressed cache the paper's method holds (keys, values, and a weight per kept middle
+   * token); the raw stream this reference keeps to recompress is not counted (method.h). */
+  out->vectors = 2 * cache;
+  out->bytes = cache * (m->d_key + m->d_value) * sizeof(double) +
+               (st->fresh ? st->kept : mid) * sizeof(double);
 }
 
 int kvb_bkvb_compress_now(kvb_method *m) {

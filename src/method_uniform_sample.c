@@ -134,8 +134,11 @@ static int us_query(kvb_method *m, const double *q, double *z) {
 static void us_memory(const kvb_method *m, kvb_memory *out) {
   const us_state *st = m->state;
   size_t mid = middle_len(st);
-  out->vectors = 2 * (st->n - mid + (st->fresh ? st->kept : mid));
-  out->bytes = st->cap * (m->d_key + m->d_value) * sizeof(double) + st->kept * sizeof(size_t);
+  size_t cache = st->n - mid + (st->fresh ? st->kept : mid);
+  /* The kept tokens only (one shared weight 2^T); the raw stream this reference keeps to
+   * resample is not counted (method.h). */
+  out->vectors = 2 * cache;
+  out->bytes = cache * (m->d_key + m->d_value) * sizeof(double);
 }
 
 int kvb_usample_kept_set(const kvb_method *m, size_t *count, const size_t **pos) {

@@ -4,6 +4,7 @@
  * spec. Runs the kvbound binary next to this test's directory (B/tests/.. = B). */
 #include "kvbound.h"
 #include "unit.h"
+#include "index_reduction.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,7 +154,10 @@ static void bad_spec(const char *label, const char *text, const char *want_line,
   snprintf(cmd, sizeof cmd, "%s run %s --out %s/bad --jobs 1", kvbound, spec, tmp);
   int rc = sh(cmd, out, sizeof out);
   char where[160];
-  snprintf(where, sizeof where, "%s:%s:", spec, want_line);
+  if (want_line[0])
+    snprintf(where, sizeof where, "%s:%s:", spec, want_line);
+  else /* a whole-spec error: the file name, no line */
+    snprintf(where, sizeof where, "%s: ", spec);
   char name[160];
   snprintf(name, sizeof name, "cli: spec error (%s) names file:line and the expectation", label);
   CHECK(rc == 2 && strstr(out, where) && strstr(out, want_msg), name,
@@ -174,7 +178,7 @@ static void spec_errors(void) {
   snprintf(t, sizeof t, "%smethod \"subgen\" { delta = 1, s = 2 }\n", hdr);
   bad_spec("missing required parameter", t, "2", "required parameter 't' is missing");
   snprintf(t, sizeof t, "%smethod \"subgen\" { delta = 1, t = 2, s = 2 }\n\nsweep \"zz\" { 1, 2 }\n", hdr);
-  bad_spec("sweep over an unknown parameter", t, "4", "no declared stream or method has a parameter 'zz'");
+  bad_spec("sweep over an unknown parameter", t, "4", "no declared stream, method or probe has a parameter 'zz'");
   snprintf(t, sizeof t, "%smethod \"subgen\" { delta = 1, t = 2 }\nsweep \"s\" { 4, 0 }\n", hdr);
   bad_spec("sweep value out of range", t, "2", "at s = 0");
   snprintf(t, sizeof t, "%smethod \"exact\" {}\ntrials(\"many\")\n", hdr);
@@ -188,7 +192,16 @@ static void spec_errors(void) {
   snprintf(t, sizeof t, "%smethod \"exact\" { label = \"a b\" }\n", hdr);
   bad_spec("bad label", t, "2", "label must be");
   snprintf(t, sizeof t, "%smethod \"exact\" {}\nplot { name = \"p\", x = \"s\", y = \"rel_error\" }\n", hdr);
-  bad_spec("plot over a non-sweep x", t, "3", "neither a sweep parameter nor");
+  bad_spec("plot over a non-sweep x", t, "3", "is neither a sweep parameter, \"j\" nor a measure column");
+  snprintf(t, sizeof t, "%smethod \"exact\" {}\nmeasures { \"decode\" }\nscale \"inv_sqrt_d\"\n", hdr);
+  bad_spec("decode on a non-INDEX stream", t, "1", "every stream must be \"index_reduction\"");
+  bad_spec("decode without the 1/sqrt(d) scale",
+           "stream \"index_reduction\" { n = 32, d_key = 4, d_value = 4, r = 1 }\nmethod \"exact\" {}\n"
+           "measures { \"decode\" }\n", "", "add scale \"inv_sqrt_d\"");
+  snprintf(t, sizeof t, "%sprobe \"walker\" {}\n", hdr);
+  bad_spec("unknown probe", t, "2", "no probe named 'walker' is registered (available: walk, kcenter");
+  snprintf(t, sizeof t, "%sprobe \"kcenter\" { on = \"keys\" }\n", hdr);
+  bad_spec("probe without its required parameter", t, "2", "required parameter 'centers' is missing");
   /* a runtime error of the chunk itself, with a traceback */
   snprintf(t, sizeof t, "%smethod \"exact\" {}\nlocal x = nil\nprint(x.y)\n", hdr);
   bad_spec("Lua runtime error", t, "4", "attempt to index");
@@ -207,6 +220,121 @@ static void spec_errors(void) {
   snprintf(cmd, sizeof cmd, "%s run --jobs 0 x.lua", kvbound);
   rc = sh(cmd, out, sizeof out);
   CHECK(rc == 2 && strstr(out, "--jobs"), "cli: --jobs 0 is a usage error", "rc %d: %s", rc, out);
+}
+
+/* Field idx (0-based) of a CSV line into buf. */
+static void csv_field(const char *line, int idx, char *buf, size_t cap) {
+  for (int i = 0; i < idx && line; i++) {
+    line = strchr(line, ',');
+    if (line) line++;
+  }
+  size_t n = 0;
+  while (line && line[n] && line[n] != ',' && line[n] != '\n' && n + 1 < cap) {
+    buf[n] = line[n];
+    n++;
+  }
+  buf[n] = '\0';
+}
+
+static int csv_column(const char *csv, const char *name) {
+  int idx = 0;
+  size_t len = strlen(name);
+  for (const char *c = csv; *c && *c != '\n'; idx++) {
+    if (strncmp(c, name, len) == 0 && (c[len] == ',' || c[len] == '\n')) return idx;
+    while (*c && *c != ',' && *c != '\n') c++;
+    if (*c == ',') c++;
+  }
+  return -1;
+}
+
+/* Probes: rows with the probe columns only, the kcenter radius with one center relative to
+ * itself is 1, the summary reports the probe's first column. */
+static void probe_spec(void) {
+  char spec[128], cmd[2048], out[16384], path[256];
+  snprintf(spec, sizeof spec, "%s/probe.lua", tmp);
+  write_file(spec,
+             "stream \"adv_sphere\" { n = 300, d_key = 4, d_value = 4, key_norm = 1, r = 1 }\n"
+             "probe \"walk\" { label = \"w\" }\n"
+             "probe \"walk\" { signs = \"random\", label = \"rs\" }\n"
+             "probe \"kcenter\" { centers = 1, label = \"kc\" }\n"
+             "queries { at = { 100, 300 } }\ntrials(2)\n");
+  snprintf(cmd, sizeof cmd, "%s run %s --out %s/probe", kvbound, spec, tmp);
+  int rc = sh(cmd, out, sizeof out);
+  snprintf(path, sizeof path, "%s/probe/results.csv", tmp);
+  char *a = read_file(path);
+  int ok = rc == 0 && a && count_lines(a) == 1 + 2 * 3 * 2 &&
+           strstr(a, ",disc,disc_inf,disc_bound,walk_fails,radius,radius_rel\n") &&
+           !strstr(a, "rel_error");
+  int rr = a ? csv_column(a, "radius_rel") : -1, nkc = 0;
+  for (char *l = a ? strstr(a, ",kc,") : NULL; ok && l; l = strstr(l + 1, ",kc,")) {
+    char *bol = l;
+    while (bol > a && bol[-1] != '\n') bol--;
+    char f[64];
+    csv_field(bol, rr, f, sizeof f);
+    ok &= strcmp(f, "1") == 0;
+    nkc++;
+  }
+  CHECK(ok && nkc == 4 && strstr(out, " disc ") && strstr(out, " radius "),
+        "cli: probes write their own columns (radius_rel = 1 with one center) and summary",
+        "rc %d, %d kc rows: %s", rc, nkc, out);
+  free(a);
+}
+
+/* The decode measure against the lower-bound library's own decoder (kvb_index_alice/bob) on
+ * the instance and bits redrawn from the same substream, and a plot over a measure x. */
+static void decode_spec(void) {
+  char spec[128], cmd[2048], out[16384], path[256];
+  snprintf(spec, sizeof spec, "%s/decode.lua", tmp);
+  write_file(spec,
+             "stream \"index_reduction\" { n = 128, d_key = 16, d_value = 16, r = 4 }\n"
+             "scale \"inv_sqrt_d\"\nmethod \"exact\" {}\n"
+             "method \"uniform_sample\" { f = 0, w = 0, label = \"u\" }\n"
+             "sweep \"T\" { 1, 2, 3 }\ntrials(2)\nmeasures { \"decode\", \"memory\" }\n"
+             "plot { name = \"dm\", x = \"mem_vectors\", y = \"decode_acc\", logx = true }\n");
+  snprintf(cmd, sizeof cmd, "%s run %s --out %s/decode", kvbound, spec, tmp);
+  int rc = sh(cmd, out, sizeof out);
+  snprintf(path, sizeof path, "%s/decode/results.csv", tmp);
+  char *a = read_file(path);
+  char got[64] = "", want[64] = "";
+  int col = a ? csv_column(a, "decode_acc") : -1;
+  const char *row = a ? strstr(a, "\n0,0,0,1,index_reduction,exact,128,0,") : NULL;
+  if (row) csv_field(row + 1, col, got, sizeof got);
+  /* the library decoder on unit 0 (seed 1, substream 0): instance, then the bits */
+  gsl_rng *rng = kvb_rng_alloc_substream(1, 0);
+  kvb_index_instance *I = NULL;
+  kvb_index_alloc(128, 16, 4, KVB_INDEX_FAITHFUL, rng, &I);
+  unsigned char x[128];
+  for (int b = 0; b < 128; b++) x[b] = gsl_rng_uniform(rng) < 0.5;
+  kvb_method_config cfg = {16, 16, 0.25, rng};
+  kvb_params p;
+  kvb_params_init(&p);
+  kvb_method *m = NULL;
+  size_t u = 0, correct = 0;
+  if (I && kvb_method_alloc("exact", &cfg, &p, &m) == KVB_OK && kvb_index_alice(I, x, m, &u) == KVB_OK)
+    for (size_t i = 0; i < 128; i++) {
+      int bit = -1;
+      kvb_index_bob(I, m, i, u, &bit, NULL);
+      correct += bit == x[i];
+    }
+  snprintf(want, sizeof want, "%.17g", (double)correct / 128);
+  CHECK(rc == 0 && row && strcmp(got, want) == 0 && correct > 0,
+        "cli: decode_acc of exact attention = the lower-bound library's decoder on the same draws",
+        "rc %d, csv '%s', library '%s': %s", rc, got, want, out);
+  kvb_method_free(m);
+  kvb_index_free(I);
+  gsl_rng_free(rng);
+  free(a);
+  snprintf(cmd, sizeof cmd, "%s plot %s/decode", kvbound, tmp);
+  rc = sh(cmd, out, sizeof out);
+  snprintf(path, sizeof path, "%s/decode/dm.dat", tmp);
+  char *d = read_file(path);
+  /* x a measure: one point per sweep point (3) per series (2), each over the 2 trials */
+  size_t pts = 0;
+  for (char *l = d; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+    pts += *l >= '0' && *l <= '9' && strstr(l, " 2\n") == strchr(l, '\n') - 2;
+  CHECK(rc == 0 && d && pts == 6, "cli: a plot over a measure x has one point per sweep point",
+        "rc %d, %zu points: %s", rc, pts, d ? d : out);
+  free(d);
 }
 
 static void help_and_list(void) {
@@ -289,6 +417,8 @@ int main(int argc, char **argv) {
   spec_errors();
   help_and_list();
   npy_spec();
+  probe_spec();
+  decode_spec();
   char cmd[128], out[256];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
   sh(cmd, out, sizeof out);

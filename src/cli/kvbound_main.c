@@ -10,13 +10,14 @@
 #include <unistd.h>
 
 #include "lua_spec.h"
+#include "probe.h"
 #include "plot.h"
 #include "runner.h"
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: kvbound COMMAND [options]\n"
-          "  list        the available methods, streams and measures, with parameters and defaults\n"
+          "  list        the available methods, streams, probes and measures, with parameters and defaults\n"
           "  run SPEC.lua [--jobs N] [--out DIR] [--seed S]   run a Lua experiment spec\n"
           "  plot DIR    PNG and SVG plots of a run's results through gnuplot\n"
           "  version     print the version\n"
@@ -38,8 +39,8 @@ static void print_params(const kvb_param_spec *p) {
 
 static int cmd_list(int argc, char **argv) {
   if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-    printf("usage: kvbound list\n  prints every registered method and stream generator with its "
-           "parameters, defaults, ranges and source, and the measures `kvbound run` records\n");
+    printf("usage: kvbound list\n  prints every registered method, stream generator and probe with "
+           "its parameters, defaults, ranges and source, and the measures `kvbound run` records\n");
     return 0;
   }
   printf("methods:\n");
@@ -60,16 +61,34 @@ static int cmd_list(int argc, char **argv) {
     if (t->attacks) printf("      attacks: %s\n", t->attacks);
     print_params(t->params);
   }
-  static const char *const groups[] = {"error", "bound", "memory", "work", "time"};
+  printf("probes (declared with probe \"TYPE\" {...}; measured at the query points):\n");
+  for (size_t i = 0; kvb_probe_type_at(i); i++) {
+    const kvb_probe_type *t = kvb_probe_type_at(i);
+    printf("  %-20s %s\n      source: %s\n      columns:", t->name, t->summary, t->source);
+    for (size_t c = 0; t->columns[c]; c++) printf(" %s", t->columns[c]);
+    printf("\n      ");
+    for (const char *c = t->column_doc; *c; c++) {
+      putchar(*c);
+      if (*c == '\n') printf("      ");
+    }
+    printf("\n");
+    print_params(t->params);
+  }
+  static const char *const groups[] = {"error", "bound", "memory", "work", "time", "probe", "decode"};
+  static const char *const notes[] = {
+      "", "", "", "", "  (opt-in: wall clock, not reproducible)", "  (rows of probes)",
+      "  (opt-in: 003 App. C decoding, index_reduction streams)"};
   printf("measures (results.csv columns, by measures{} group):\n");
-  for (unsigned g = 0; g < 5; g++) {
+  for (unsigned g = 0; g < 7; g++) {
     printf("  %-8s", groups[g]);
     for (size_t c = 0; c < KVB_RUN_NCOLS; c++)
       if (kvb_run_column_group(c) == (1u << g)) printf(" %s", kvb_run_column_name(c));
-    printf("%s\n", g == 4 ? "  (opt-in: wall clock, not reproducible)" : "");
+    printf("%s\n", notes[g]);
   }
   printf("  rel_error = |z - Attn|/|Attn|; ratio_op = |z - Attn|/(|softmax|_2 |V|_op) (000 eq. (3));\n"
-         "  ratio_f = |z - Attn|/(|softmax|_2 |V|_F); all on the first j tokens, query q_j\n");
+         "  ratio_f = |z - Attn|/(|softmax|_2 |V|_F); all on the first j tokens, query q_j;\n"
+         "  decode_acc = fraction of the n INDEX bits Bob decodes from the method's answers\n"
+         "  (003 Thm. 3.2), u_size = |U|, the tokens Alice streamed\n");
   return 0;
 }
 

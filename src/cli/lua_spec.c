@@ -15,11 +15,16 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include "probe.h"
+
 const char kvb_spec_help[] =
     "A spec is a Lua 5.4 file calling these functions (see scripts/specs/ for examples):\n"
     "  name \"my_experiment\"                          results label\n"
     "  stream \"TYPE\" { param = value, ..., label = \"L\" }   a stream (kvbound list); 1-8\n"
-    "  method \"TYPE\" { param = value, ..., label = \"L\" }   a method (kvbound list); 1-16\n"
+    "  method \"TYPE\" { param = value, ..., label = \"L\" }   a method (kvbound list)\n"
+    "  probe \"TYPE\" { param = value, ..., label = \"L\" }    a probe: walk discrepancy or\n"
+    "                                     k-center radius of the stream (kvbound list);\n"
+    "                                     methods + probes: 1-16\n"
     "  sweep \"PARAM\" { v1, v2, ... }      PARAM takes each value, in every stream and method\n"
     "                                     that has PARAM; several sweeps form a product\n"
     "  trials(N)                          independent trials per sweep point (default 1)\n"
@@ -27,17 +32,22 @@ const char kvb_spec_help[] =
     "  scale(X) | scale \"inv_sqrt_d\"      score = X·<q,k> (default 1: 000/001; 003/004 use 1/sqrt(d))\n"
     "  queries { last = true } | queries { every = K } | queries { at = {j1, j2, ...} }\n"
     "                                     token positions j where q_j is asked (default: last)\n"
-    "  measures { \"error\", \"bound\", \"memory\", \"work\", \"time\" }   column groups\n"
-    "                                     (default all but time; time is not reproducible)\n"
+    "  measures { \"error\", \"bound\", \"memory\", \"work\", \"time\", \"decode\" }   column\n"
+    "                                     groups (default error bound memory work; time is not\n"
+    "                                     reproducible; decode: 003 App. C INDEX decoding on\n"
+    "                                     index_reduction streams, one row per trial and method)\n"
     "  failure { column = \"ratio_op\", above = 0.5 }   rate of trials failing at any query\n"
     "                                     point, with 95% Clopper-Pearson intervals\n"
-    "  plot { name = \"N\", x = \"SWEEP\"|\"j\", y = \"COLUMN\", bound = \"gnuplot expr in x\",\n"
+    "  plot { name = \"N\", x = \"SWEEP\"|\"j\"|\"COLUMN\", y = \"COLUMN\", bound = \"gnuplot expr in x\",\n"
     "         bound_title = \"...\", bound2 = \"...\", bound2_title = \"...\", title = \"...\",\n"
     "         xlabel = \"...\", ylabel = \"...\",\n"
     "         logx = true, logy = true, bands = true }\n"
     "Measure columns: rel_error err_abs attn_norm (error); softmax_norm v_op v_f ratio_op ratio_f\n"
     "(bound: ratio_op = err/(|softmax|_2 |V|_op), ratio_f = err/(|softmax|_2 |V|_F));\n"
-    "mem_bytes mem_vectors (memory); distances exps coins dots fails (work); update_s query_s (time).\n";
+    "mem_bytes mem_vectors (memory); distances exps coins dots fails (work); update_s query_s (time);\n"
+    "disc disc_inf disc_bound walk_fails radius radius_rel (probes); decode_acc u_size (decode).\n"
+    "A plot whose x is a measure column (e.g. mem_vectors) draws one point per sweep point at the\n"
+    "median x.\n";
 
 #define EXP_KEY "kvbound.experiment"
 
@@ -111,12 +121,14 @@ static int check_given(const kvb_params *p, const kvb_param_spec *spec, const ch
 static int item_body(lua_State *L) {
   kvb_experiment *e = get_exp(L);
   const char *type = lua_tostring(L, lua_upvalueindex(1));
-  int is_method = (int)lua_tointeger(L, lua_upvalueindex(2));
-  const char *kind = is_method ? "method" : "stream";
+  int kind_id = (int)lua_tointeger(L, lua_upvalueindex(2)); /* 0 stream, 1 method, 2 probe */
+  int is_method = kind_id != 0;
+  const char *kind = kind_id == 2 ? "probe" : is_method ? "method" : "stream";
   luaL_checktype(L, 1, LUA_TTABLE);
   kvb_run_item *it;
   if (is_method) {
-    if (e->nmethods == KVB_RUN_MAX_METHODS) luaL_error(L, "more than %d methods", KVB_RUN_MAX_METHODS);
+    if (e->nmethods == KVB_RUN_MAX_METHODS)
+      luaL_error(L, "more than %d methods and probes", KVB_RUN_MAX_METHODS);
     it = &e->methods[e->nmethods];
   } else {
     if (e->nstreams == KVB_RUN_MAX_STREAMS) luaL_error(L, "more than %d streams", KVB_RUN_MAX_STREAMS);
@@ -126,6 +138,7 @@ static int item_body(lua_State *L) {
   snprintf(it->type, sizeof it->type, "%s", type);
   snprintf(it->label, sizeof it->label, "%s", type);
   it->line = caller_line(L);
+  it->probe = kind_id == 2;
   kvb_params_init(&it->params);
   lua_pushnil(L);
   while (lua_next(L, 1)) {
@@ -152,13 +165,15 @@ static int item_body(lua_State *L) {
     }
     lua_pop(L, 1);
   }
-  const kvb_param_spec *spec = is_method ? kvb_method_lookup(type)->params
-                                         : kvb_stream_lookup(type)->params;
+  const kvb_param_spec *spec = kind_id == 2 ? kvb_probe_lookup(type)->params
+                               : is_method ? kvb_method_lookup(type)->params
+                                           : kvb_stream_lookup(type)->params;
   if (check_given(&it->params, spec, type))
     luaL_error(L, "%s (see `kvbound list`)", kvb_strerror_last());
   for (size_t i = 0; i < (is_method ? e->nmethods : e->nstreams); i++)
     if (strcmp((is_method ? e->methods : e->streams)[i].label, it->label) == 0)
-      luaL_error(L, "%s label '%s' is used twice: give one of them label = \"...\"", kind, it->label);
+      luaL_error(L, "label '%s' is used twice among the %s: give one of them label = \"...\"",
+                 it->label, is_method ? "methods and probes" : "streams");
   if (is_method)
     e->nmethods++;
   else
@@ -166,34 +181,38 @@ static int item_body(lua_State *L) {
   return 0;
 }
 
-static void list_names(lua_State *L, int methods, char *buf, size_t cap) {
+static void list_names(lua_State *L, int kind_id, char *buf, size_t cap) {
   size_t o = 0;
   buf[0] = '\0';
   for (size_t i = 0;; i++) {
-    const char *n = methods ? (kvb_method_type_at(i) ? kvb_method_type_at(i)->name : NULL)
-                            : (kvb_stream_type_at(i) ? kvb_stream_type_at(i)->name : NULL);
+    const char *n = kind_id == 2   ? (kvb_probe_type_at(i) ? kvb_probe_type_at(i)->name : NULL)
+                    : kind_id == 1 ? (kvb_method_type_at(i) ? kvb_method_type_at(i)->name : NULL)
+                                   : (kvb_stream_type_at(i) ? kvb_stream_type_at(i)->name : NULL);
     if (!n || o + strlen(n) + 3 >= cap) break;
     o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? ", " : "", n);
   }
   (void)L;
 }
 
-static int item_decl(lua_State *L, int is_method) {
+static int item_decl(lua_State *L, int kind_id) {
   const char *type = luaL_checkstring(L, 1);
-  int known = is_method ? kvb_method_lookup(type) != NULL : kvb_stream_lookup(type) != NULL;
+  int known = kind_id == 2   ? kvb_probe_lookup(type) != NULL
+              : kind_id == 1 ? kvb_method_lookup(type) != NULL
+                             : kvb_stream_lookup(type) != NULL;
   if (!known) {
     char names[1024];
-    list_names(L, is_method, names, sizeof names);
-    luaL_error(L, "no %s named '%s' is registered (available: %s)", is_method ? "method" : "stream",
-               type, names);
+    list_names(L, kind_id, names, sizeof names);
+    luaL_error(L, "no %s named '%s' is registered (available: %s)",
+               kind_id == 2 ? "probe" : kind_id == 1 ? "method" : "stream", type, names);
   }
   lua_pushstring(L, type);
-  lua_pushinteger(L, is_method);
+  lua_pushinteger(L, kind_id);
   lua_pushcclosure(L, item_body, 2);
   return 1;
 }
 static int l_stream(lua_State *L) { return item_decl(L, 0); }
 static int l_method(lua_State *L) { return item_decl(L, 1); }
+static int l_probe(lua_State *L) { return item_decl(L, 2); }
 
 static int sweep_body(lua_State *L) {
   kvb_experiment *e = get_exp(L);
@@ -313,9 +332,10 @@ static int l_queries(lua_State *L) {
 static int l_measures(lua_State *L) {
   kvb_experiment *e = get_exp(L);
   luaL_checktype(L, 1, LUA_TTABLE);
-  static const char *const names[] = {"error", "bound", "memory", "work", "time", "all", NULL};
+  static const char *const names[] = {"error", "bound", "memory", "work", "time", "decode",
+                                      "all", NULL};
   static const unsigned bits[] = {KVB_MEASURE_ERROR, KVB_MEASURE_BOUND, KVB_MEASURE_MEMORY,
-                                  KVB_MEASURE_WORK, KVB_MEASURE_TIME, 31};
+                                  KVB_MEASURE_WORK,  KVB_MEASURE_TIME,  KVB_MEASURE_DECODE, 31};
   unsigned m = 0;
   lua_Integer n = luaL_len(L, 1);
   for (lua_Integer i = 1; i <= n; i++) {
@@ -325,12 +345,14 @@ static int l_measures(lua_State *L) {
     while (names[k] && strcmp(names[k], s)) k++;
     if (!names[k])
       luaL_error(L, "measures: entry %d must be one of \"error\", \"bound\", \"memory\", \"work\", "
-                    "\"time\", \"all\"", (int)i);
+                    "\"time\", \"decode\", \"all\"", (int)i);
     m |= bits[k];
     lua_pop(L, 1);
   }
   if (!m) luaL_error(L, "measures: expected a non-empty list");
-  e->measures = m | KVB_MEASURE_ERROR; /* the error is what every summary is about */
+  /* the error is what every summary is about, except the decoding pass, which has none */
+  e->measures = (m & KVB_MEASURE_DECODE) ? m & ~(unsigned)(KVB_MEASURE_ERROR | KVB_MEASURE_BOUND)
+                                         : m | KVB_MEASURE_ERROR;
   return 0;
 }
 
@@ -370,7 +392,9 @@ static int l_plot(lua_State *L) {
   p->bands = opt_bool(L, 1, "plot", "bands", 1);
   if (!p->name[0] || !label_ok(p->name))
     luaL_error(L, "plot: 'name' is required (letters, digits, _ - . +): it names the image files");
-  if (!p->x[0]) luaL_error(L, "plot \"%s\": 'x' is required (a sweep parameter or \"j\")", p->name);
+  if (!p->x[0])
+    luaL_error(L, "plot \"%s\": 'x' is required (a sweep parameter, \"j\" or a measure column)",
+               p->name);
   if (kvb_run_column_find(p->y) < 0)
     luaL_error(L, "plot \"%s\": 'y' must name a measure column (e.g. \"rel_error\"), got '%s'",
                p->name, p->y);
@@ -388,8 +412,31 @@ static int finalize(const char *path, kvb_experiment *e, char *err, size_t cap) 
     return KVB_EFORMAT;
   }
   if (e->nmethods == 0) {
-    snprintf(err, cap, "%s: the spec declares no method (add e.g. method \"exact\" {})", path);
+    snprintf(err, cap, "%s: the spec declares no method or probe (add e.g. method \"exact\" {})", path);
     return KVB_EFORMAT;
+  }
+  size_t nprobes = 0;
+  for (size_t i = 0; i < e->nmethods; i++) nprobes += e->methods[i].probe != 0;
+  if (nprobes) e->measures |= KVB_MEASURE_PROBE;
+  /* probes only: the method columns would be NaN in every row */
+  if (nprobes == e->nmethods) e->measures &= KVB_MEASURE_PROBE | KVB_MEASURE_TIME;
+  if (e->measures & KVB_MEASURE_DECODE) {
+    for (size_t i = 0; i < e->nstreams; i++)
+      if (strcmp(e->streams[i].type, "index_reduction") != 0) {
+        snprintf(err, cap, "%s:%d: measures{\"decode\"} decodes the INDEX reduction (003 App. C), "
+                 "so every stream must be \"index_reduction\"; stream '%s' is \"%s\"", path,
+                 e->streams[i].line, e->streams[i].label, e->streams[i].type);
+        return KVB_EFORMAT;
+      }
+    if (e->scale != 0) {
+      snprintf(err, cap, "%s: measures{\"decode\"}: the INDEX reduction scores <k,q>/sqrt(d) "
+               "(003 App. C); add scale \"inv_sqrt_d\"", path);
+      return KVB_EFORMAT;
+    }
+    if (nprobes) {
+      snprintf(err, cap, "%s: measures{\"decode\"} cannot be combined with probes", path);
+      return KVB_EFORMAT;
+    }
   }
   for (size_t s = 0; s < e->nsweeps; s++) {
     int used = 0;
@@ -398,11 +445,11 @@ static int finalize(const char *path, kvb_experiment *e, char *err, size_t cap) 
       for (; sp->name; sp++) used |= strcmp(sp->name, e->sweeps[s].param) == 0;
     }
     for (size_t i = 0; i < e->nmethods; i++) {
-      const kvb_param_spec *sp = kvb_method_lookup(e->methods[i].type)->params;
+      const kvb_param_spec *sp = kvb_experiment_item_spec(e, &e->methods[i]);
       for (; sp->name; sp++) used |= strcmp(sp->name, e->sweeps[s].param) == 0;
     }
     if (!used) {
-      snprintf(err, cap, "%s:%d: sweep \"%s\": no declared stream or method has a parameter '%s'",
+      snprintf(err, cap, "%s:%d: sweep \"%s\": no declared stream, method or probe has a parameter '%s'",
                path, e->sweeps[s].line, e->sweeps[s].param, e->sweeps[s].param);
       return KVB_EFORMAT;
     }
@@ -419,8 +466,7 @@ static int finalize(const char *path, kvb_experiment *e, char *err, size_t cap) 
       for (size_t i = 0; i < n; i++) {
         kvb_params ps;
         kvb_experiment_item_params(e, &items[i], p, &ps);
-        const kvb_param_spec *sp = k ? kvb_method_lookup(items[i].type)->params
-                                     : kvb_stream_lookup(items[i].type)->params;
+        const kvb_param_spec *sp = kvb_experiment_item_spec(e, &items[i]);
         if (kvb_params_validate(&ps, sp, items[i].type)) {
           char where[256] = "";
           size_t o = 0;
@@ -436,11 +482,16 @@ static int finalize(const char *path, kvb_experiment *e, char *err, size_t cap) 
     }
   for (size_t i = 0; i < e->nplots; i++) {
     kvb_run_plot *p = &e->plots[i];
-    int ok = strcmp(p->x, "j") == 0;
+    int ok = strcmp(p->x, "j") == 0, xc = kvb_run_column_find(p->x);
     for (size_t s = 0; s < e->nsweeps; s++) ok |= strcmp(p->x, e->sweeps[s].param) == 0;
-    if (!ok) {
-      snprintf(err, cap, "%s:%d: plot \"%s\": x = '%s' is neither a sweep parameter nor \"j\"",
+    if (!ok && xc >= 0 && !(kvb_run_column_group((size_t)xc) & e->measures)) {
+      snprintf(err, cap, "%s:%d: plot \"%s\": x column '%s' is not measured (add its group to measures{})",
                path, p->line, p->name, p->x);
+      return KVB_EFORMAT;
+    }
+    if (!ok && xc < 0) {
+      snprintf(err, cap, "%s:%d: plot \"%s\": x = '%s' is neither a sweep parameter, \"j\" nor a "
+               "measure column", path, p->line, p->name, p->x);
       return KVB_EFORMAT;
     }
     int c = kvb_run_column_find(p->y);
@@ -516,7 +567,8 @@ int kvb_spec_load(const char *path, kvb_experiment *e, char *err, size_t cap) {
   static const luaL_Reg fns[] = {{"name", l_name},       {"stream", l_stream},   {"method", l_method},
                                  {"sweep", l_sweep},     {"trials", l_trials},   {"seed", l_seed},
                                  {"scale", l_scale},     {"queries", l_queries}, {"measures", l_measures},
-                                 {"failure", l_failure}, {"plot", l_plot},       {NULL, NULL}};
+                                 {"failure", l_failure}, {"plot", l_plot},       {"probe", l_probe},
+                                 {NULL, NULL}};
   for (const luaL_Reg *r = fns; r->name; r++) {
     lua_pushcfunction(L, r->func);
     lua_setglobal(L, r->name);

@@ -21,8 +21,13 @@
 
 typedef struct {
   int series;
-  double x, y;
+  double g, x, y; /* g: the x group (x itself, or the sweep point when x is a measure) */
 } point;
+
+typedef struct {
+  double x, q[5];
+  size_t count;
+} group_row;
 
 static int split(char *line, char sep, char **f, int max) {
   int n = 0;
@@ -43,8 +48,13 @@ static int split(char *line, char sep, char **f, int max) {
 static int cmp_point(const void *a, const void *b) {
   const point *p = a, *q = b;
   if (p->series != q->series) return p->series < q->series ? -1 : 1;
-  if (p->x != q->x) return p->x < q->x ? -1 : 1;
+  if (p->g != q->g) return p->g < q->g ? -1 : 1;
   return (p->y > q->y) - (p->y < q->y);
+}
+
+static int cmp_group(const void *a, const void *b) {
+  const group_row *p = a, *q = b;
+  return (p->x > q->x) - (p->x < q->x);
 }
 
 static int has_pngcairo(void) {
@@ -115,7 +125,7 @@ static int one_plot(const char *dir, char **pf, int cairo, char *err, size_t cap
     return KVB_EFORMAT;
   }
   int nf = split(line, ',', fld, MAX_FIELDS);
-  int ix = -1, iy = -1, ist = -1, ism = -1, istat = -1, itrial = -1, isweep[8], nsw = 0;
+  int ix = -1, iy = -1, ist = -1, ism = -1, istat = -1, itrial = -1, ipoint = -1, isweep[8], nsw = 0;
   char hdr_names[MAX_FIELDS][40];
   for (int i = 0; i < nf; i++) {
     snprintf(hdr_names[i], sizeof hdr_names[i], "%s", fld[i]);
@@ -125,11 +135,17 @@ static int one_plot(const char *dir, char **pf, int cairo, char *err, size_t cap
     if (!strcmp(fld[i], "method")) ism = i;
     if (!strcmp(fld[i], "status")) istat = i;
     if (!strcmp(fld[i], "trial")) itrial = i;
+    if (!strcmp(fld[i], "point")) ipoint = i;
   }
+  /* x is a sweep column or j, or else a measure (e.g. mem_vectors): then each sweep point is
+   * one x (the median of its rows' x) and the sweeps no longer split the series. */
+  int x_measure = !strcmp(xc, "j") ? 0 : 1;
+  for (int i = itrial + 1; itrial >= 0 && i < ist; i++)
+    if (!strcmp(hdr_names[i], xc)) x_measure = 0;
   /* sweep columns lie between "trial" and "stream" */
-  for (int i = itrial + 1; itrial >= 0 && i < ist && nsw < 8; i++)
+  for (int i = itrial + 1; !x_measure && itrial >= 0 && i < ist && nsw < 8; i++)
     if (strcmp(hdr_names[i], xc)) isweep[nsw++] = i;
-  if (ix < 0 || iy < 0 || ist < 0 || ism < 0 || istat < 0) {
+  if (ix < 0 || iy < 0 || ist < 0 || ism < 0 || istat < 0 || (x_measure && ipoint < 0)) {
     fclose(f);
     snprintf(err, cap, "%s: plot '%s' needs columns '%s' and '%s' (and stream, method, status)",
              path, name, xc, yc);
@@ -172,7 +188,7 @@ static int one_plot(const char *dir, char **pf, int cairo, char *err, size_t cap
       pts = np2;
       pcap *= 2;
     }
-    pts[np++] = (point){si, x, y};
+    pts[np++] = (point){si, x_measure ? strtod(fld[ipoint], NULL) : x, x, y};
   }
   fclose(f);
   if (!pts || np == 0) {
@@ -182,6 +198,15 @@ static int one_plot(const char *dir, char **pf, int cairo, char *err, size_t cap
     return KVB_EFORMAT;
   }
   qsort(pts, np, sizeof *pts, cmp_point);
+  /* integer x over a short linear range (T = 1..4): one tic per integer, never 1.5 */
+  double xmin = pts[0].x, xmax = pts[0].x;
+  int x_integer = 1;
+  for (size_t i = 0; i < np; i++) {
+    xmin = fmin(xmin, pts[i].x);
+    xmax = fmax(xmax, pts[i].x);
+    x_integer &= pts[i].x == floor(pts[i].x);
+  }
+  int int_tics = !logx && !x_measure && x_integer && xmax - xmin <= 20;
   snprintf(path, sizeof path, "%s/%s.dat", dir, name);
   FILE *d = fopen(path, "w");
   if (!d) {
@@ -189,21 +214,32 @@ static int one_plot(const char *dir, char **pf, int cairo, char *err, size_t cap
     snprintf(err, cap, "%s: cannot create", path);
     return KVB_EIO;
   }
-  double *ys = malloc(np * sizeof *ys);
-  int cur = -1;
-  for (size_t i = 0; i < np && ys;) {
-    if (pts[i].series != cur) {
-      if (cur >= 0) fprintf(d, "\n\n");
-      cur = pts[i].series;
-      fprintf(d, "# %s\n# x q10 q25 median q75 q90 count\n", series[cur]);
+  double *ys = malloc(np * sizeof *ys), *xs = malloc(np * sizeof *xs);
+  group_row *gr = malloc(np * sizeof *gr);
+  for (size_t i = 0; i < np && ys && xs && gr;) {
+    int cur = pts[i].series;
+    size_t ng = 0;
+    while (i < np && pts[i].series == cur) {
+      size_t j = i, k = 0;
+      while (j < np && pts[j].series == cur && pts[j].g == pts[i].g) {
+        xs[k] = pts[j].x;
+        ys[k++] = pts[j++].y;
+      }
+      group_row *r = &gr[ng++];
+      r->x = x_measure ? kvb_quantile(xs, k, 0.5) : pts[i].x;
+      static const double qs[5] = {0.1, 0.25, 0.5, 0.75, 0.9};
+      for (int c = 0; c < 5; c++) r->q[c] = kvb_quantile(ys, k, qs[c]);
+      r->count = k;
+      i = j;
     }
-    size_t j = i, k = 0;
-    while (j < np && pts[j].series == cur && pts[j].x == pts[i].x) ys[k++] = pts[j++].y;
-    fprintf(d, "%.10g %.10g %.10g %.10g %.10g %.10g %zu\n", pts[i].x, kvb_quantile(ys, k, 0.1),
-            kvb_quantile(ys, k, 0.25), kvb_quantile(ys, k, 0.5), kvb_quantile(ys, k, 0.75),
-            kvb_quantile(ys, k, 0.9), k);
-    i = j;
+    qsort(gr, ng, sizeof *gr, cmp_group);
+    fprintf(d, "%s# %s\n# x q10 q25 median q75 q90 count\n", cur ? "\n\n" : "", series[cur]);
+    for (size_t k = 0; k < ng; k++)
+      fprintf(d, "%.10g %.10g %.10g %.10g %.10g %.10g %zu\n", gr[k].x, gr[k].q[0], gr[k].q[1],
+              gr[k].q[2], gr[k].q[3], gr[k].q[4], gr[k].count);
   }
+  free(xs);
+  free(gr);
   free(ys);
   free(pts);
   fclose(d);
@@ -215,7 +251,7 @@ static int one_plot(const char *dir, char **pf, int cairo, char *err, size_t cap
   }
   fprintf(g, "# generated by kvbound plot from results.csv (%s vs %s)\n", yc, xc);
   /* many curves: a wider canvas with the legend to the right, so it never hides data */
-  int wide = nseries + (bound[0] != 0) + (bound2[0] != 0) > 4, width = wide ? 1400 : 960;
+  int wide = nseries + (bound[0] != 0) + (bound2[0] != 0) > 2, width = wide ? 1400 : 960;
   fprintf(g, "set terminal %s size %d,640 enhanced font 'Sans,12'\nset output '%s.png'\n",
           cairo ? "pngcairo" : "png", width, name);
 
@@ -228,6 +264,7 @@ static int one_plot(const char *dir, char **pf, int cairo, char *err, size_t cap
   fprintf(g, " noenhanced\nset grid\nset key %s box opaque noenhanced\n",
           wide ? "outside right top" : "top left");
   if (logx) fprintf(g, "set logscale x\nset format x '%%g'\n");
+  if (int_tics) fprintf(g, "set xtics 1\nset xrange [%g:%g]\n", xmin - 0.25, xmax + 0.25);
   if (logy) fprintf(g, "set logscale y\nset format y '%%g'\n");
   fprintf(g, "set style fill transparent solid 0.18 noborder\n");
   fprintf(g, "plot \\\n");

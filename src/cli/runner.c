@@ -2,6 +2,9 @@
  * unit and written in unit order so the CSV does not depend on the number of jobs. */
 #include "runner.h"
 
+#include "index_reduction.h"
+#include "probe.h"
+
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -17,19 +20,23 @@
 
 enum {
   C_REL, C_ABS, C_ATTN, C_SM, C_VOP, C_VF, C_ROP, C_RF, C_MB, C_MV,
-  C_DIST, C_EXPS, C_COINS, C_DOTS, C_FAILS, C_TU, C_TQ
+  C_DIST, C_EXPS, C_COINS, C_DOTS, C_FAILS, C_TU, C_TQ,
+  C_DISC, C_DISCI, C_DISCB, C_WFAIL, C_RAD, C_RADR, C_DEC, C_USZ
 };
 
 static const char *const col_names[KVB_RUN_NCOLS] = {
     "rel_error", "err_abs", "attn_norm", "softmax_norm", "v_op", "v_f", "ratio_op", "ratio_f",
     "mem_bytes", "mem_vectors", "distances", "exps", "coins", "dots", "fails", "update_s",
-    "query_s"};
+    "query_s", "disc", "disc_inf", "disc_bound", "walk_fails", "radius", "radius_rel",
+    "decode_acc", "u_size"};
 static const unsigned col_groups[KVB_RUN_NCOLS] = {
     KVB_MEASURE_ERROR,  KVB_MEASURE_ERROR,  KVB_MEASURE_ERROR,  KVB_MEASURE_BOUND,
     KVB_MEASURE_BOUND,  KVB_MEASURE_BOUND,  KVB_MEASURE_BOUND,  KVB_MEASURE_BOUND,
     KVB_MEASURE_MEMORY, KVB_MEASURE_MEMORY, KVB_MEASURE_WORK,   KVB_MEASURE_WORK,
     KVB_MEASURE_WORK,   KVB_MEASURE_WORK,   KVB_MEASURE_WORK,   KVB_MEASURE_TIME,
-    KVB_MEASURE_TIME};
+    KVB_MEASURE_TIME,   KVB_MEASURE_PROBE,  KVB_MEASURE_PROBE,  KVB_MEASURE_PROBE,
+    KVB_MEASURE_PROBE,  KVB_MEASURE_PROBE,  KVB_MEASURE_PROBE,  KVB_MEASURE_DECODE,
+    KVB_MEASURE_DECODE};
 
 const char *kvb_run_column_name(size_t i) { return i < KVB_RUN_NCOLS ? col_names[i] : NULL; }
 unsigned kvb_run_column_group(size_t i) { return i < KVB_RUN_NCOLS ? col_groups[i] : 0; }
@@ -70,10 +77,14 @@ double kvb_experiment_sweep_value(const kvb_experiment *e, size_t s, size_t poin
   return e->sweeps[s].vals[(point / stride) % e->sweeps[s].nvals];
 }
 
-static const kvb_param_spec *item_spec(const kvb_experiment *e, const kvb_run_item *it) {
+const kvb_param_spec *kvb_experiment_item_spec(const kvb_experiment *e, const kvb_run_item *it) {
   int is_stream = it >= e->streams && it < e->streams + KVB_RUN_MAX_STREAMS;
   if (is_stream) {
     const kvb_stream_type *t = kvb_stream_lookup(it->type);
+    return t ? t->params : NULL;
+  }
+  if (it->probe) {
+    const kvb_probe_type *t = kvb_probe_lookup(it->type);
     return t ? t->params : NULL;
   }
   const kvb_method_type *t = kvb_method_lookup(it->type);
@@ -89,7 +100,7 @@ static int spec_has(const kvb_param_spec *sp, const char *name) {
 void kvb_experiment_item_params(const kvb_experiment *e, const kvb_run_item *it, size_t point,
                                 kvb_params *out) {
   *out = it->params;
-  const kvb_param_spec *sp = item_spec(e, it);
+  const kvb_param_spec *sp = kvb_experiment_item_spec(e, it);
   for (size_t s = 0; s < e->nsweeps; s++)
     if (spec_has(sp, e->sweeps[s].param))
       kvb_params_set(out, e->sweeps[s].param, kvb_experiment_sweep_value(e, s, point));
@@ -138,14 +149,195 @@ static size_t query_points(const kvb_experiment *e, size_t n, size_t *js) {
   return c;
 }
 
+static row *new_row(unit_result *r, size_t stream, size_t method, size_t j) {
+  row *w = &r->rows[r->nrows++];
+  w->stream = stream;
+  w->method = method;
+  w->j = j;
+  w->status = KVB_OK;
+  for (size_t c = 0; c < KVB_RUN_NCOLS; c++) w->v[c] = NAN;
+  return w;
+}
+
+static void record_work(row *w, const kvb_method *m) {
+  w->v[C_DIST] = (double)m->work.distances;
+  w->v[C_EXPS] = (double)m->work.exps;
+  w->v[C_COINS] = (double)m->work.coins;
+  w->v[C_DOTS] = (double)m->work.dots;
+  w->v[C_FAILS] = (double)m->work.fails;
+}
+
+static void record_memory(row *w, const kvb_method *m) {
+  kvb_memory mem;
+  kvb_method_memory(m, &mem);
+  w->v[C_MB] = (double)mem.bytes;
+  w->v[C_MV] = (double)mem.vectors;
+}
+
+/* A probe (probe.h) on stream si at its query points: one row per point. */
+static int probe_rows(const kvb_experiment *e, size_t point, size_t si, size_t k,
+                      const kvb_stream *s, const size_t *js, size_t q, gsl_rng *rng,
+                      unit_result *r) {
+  const kvb_run_item *it = &e->methods[k];
+  const kvb_probe_type *t = kvb_probe_lookup(it->type);
+  size_t nc = kvb_probe_ncols(t);
+  int col[KVB_PROBE_MAX_COLS];
+  for (size_t c = 0; c < nc; c++) col[c] = kvb_run_column_find(t->columns[c]);
+  kvb_params p;
+  kvb_experiment_item_params(e, it, point, &p);
+  double *out = malloc(q * nc * sizeof *out);
+  if (!out) return unit_fail(r, KVB_ENOMEM, it->label);
+  int st = kvb_probe_run(it->type, s, &p, rng, q, js, out);
+  if (st) {
+    free(out);
+    return unit_fail(r, st, it->label);
+  }
+  for (size_t a = 0; a < q; a++) {
+    row *w = new_row(r, si, k, js[a]);
+    for (size_t c = 0; c < nc; c++)
+      if (col[c] >= 0) w->v[col[c]] = out[a * nc + c];
+  }
+  free(out);
+  return KVB_OK;
+}
+
+/* The INDEX decoding pass (runner.h): feed U = {i : x_i = 1}, decode every bit. */
+static int decode_rows(const kvb_experiment *e, size_t point, size_t si, size_t k,
+                       const kvb_stream *s, const unsigned char *x, gsl_rng *rng,
+                       unit_result *r) {
+  size_t d = s->d_key, n = s->n, u_size = 0;
+  kvb_params p;
+  kvb_experiment_item_params(e, &e->methods[k], point, &p);
+  kvb_method_config cfg = {d, s->d_value, 1.0 / sqrt((double)d), rng};
+  kvb_method *m = NULL;
+  int st = kvb_method_alloc(e->methods[k].type, &cfg, &p, &m);
+  if (st) return unit_fail(r, st, e->methods[k].label);
+  row *w = new_row(r, si, k, n);
+  double *z = malloc(s->d_value * sizeof *z), tu = 0, tq = 0;
+  int mst = z ? KVB_OK : KVB_ENOMEM;
+  for (size_t i = 0; i < n && !mst; i++) {
+    if (!x[i]) continue;
+    double t0 = now_s();
+    mst = kvb_method_update(m, s->K + i * d, d, s->V + i * s->d_value, s->d_value);
+    tu += now_s() - t0;
+    u_size++;
+  }
+  double T = kvb_index_threshold_for(d, s->r, u_size);
+  size_t correct = 0;
+  for (size_t i = 0; i < n && !mst; i++) {
+    int bit = 0; /* |U| = 0: nothing was streamed, Bob decides 0 (index_reduction.h) */
+    if (u_size) {
+      double t0 = now_s();
+      mst = kvb_method_query(m, s->Q + i * d, d, z, s->d_value);
+      tq += now_s() - t0;
+      if (mst) break;
+      bit = kvb_dot(z, s->V + i * s->d_value, s->d_value) > T; /* ⟨z, v_i⟩ > T */
+    }
+    correct += bit == x[i];
+  }
+  w->status = mst;
+  w->v[C_TU] = tu;
+  w->v[C_TQ] = tq;
+  if (!mst) {
+    w->v[C_DEC] = (double)correct / (double)n;
+    w->v[C_USZ] = (double)u_size;
+    record_memory(w, m);
+  }
+  record_work(w, m);
+  free(z);
+  kvb_method_free(m);
+  return KVB_OK;
+}
+
+/* A method on stream si: error against the exact side ex at every query point. */
+static int method_rows(const kvb_experiment *e, size_t point, size_t si, size_t k,
+                       const kvb_stream *s, const size_t *js, size_t q, const double *ex,
+                       double scale, gsl_rng *rng, unit_result *r) {
+  size_t dk = s->d_key, dv = s->d_value;
+  kvb_params p;
+  kvb_experiment_item_params(e, &e->methods[k], point, &p);
+  kvb_method_config cfg = {dk, dv, scale, rng};
+  kvb_method *m = NULL;
+  int st = kvb_method_alloc(e->methods[k].type, &cfg, &p, &m);
+  if (st) return unit_fail(r, st, e->methods[k].label);
+  double *zm = malloc(dv * sizeof *zm), *diff = malloc(dv * sizeof *diff);
+  if (!zm || !diff) {
+    free(zm);
+    free(diff);
+    kvb_method_free(m);
+    return unit_fail(r, KVB_ENOMEM, "query buffers");
+  }
+  size_t a = 0, n = s->n;
+  double tu = 0;
+  int mst = KVB_OK;
+  for (size_t t = 0; t < n && a < q; t++) {
+    if (!mst) {
+      double t0 = now_s();
+      mst = kvb_method_update(m, s->K + t * dk, dk, s->V + t * dv, dv);
+      tu += now_s() - t0;
+    }
+    if (t + 1 != js[a]) continue;
+    row *w = new_row(r, si, k, t + 1);
+    double t0 = now_s();
+    if (!mst) mst = kvb_method_query(m, s->Q + t * dk, dk, zm, dv);
+    w->v[C_TQ] = now_s() - t0;
+    w->v[C_TU] = tu;
+    w->status = mst;
+    const double *z = ex + a * (dv + 5), *meta = z + dv;
+    if (!mst) {
+      for (size_t c = 0; c < dv; c++) diff[c] = zm[c] - z[c];
+      double err = kvb_norm2(diff, dv);
+      w->v[C_ABS] = err;
+      w->v[C_ATTN] = meta[0];
+      w->v[C_REL] = meta[0] > 0 ? err / meta[0] : (err == 0 ? 0 : INFINITY);
+      w->v[C_SM] = meta[1];
+      w->v[C_VOP] = meta[2];
+      w->v[C_VF] = meta[3];
+      double bop = meta[1] * meta[2], bf = meta[1] * meta[3];
+      w->v[C_ROP] = bop > 0 ? err / bop : (err == 0 ? 0 : INFINITY);
+      w->v[C_RF] = bf > 0 ? err / bf : (err == 0 ? 0 : INFINITY);
+      record_memory(w, m);
+    }
+    record_work(w, m);
+    a++;
+  }
+  free(zm);
+  free(diff);
+  kvb_method_free(m);
+  return KVB_OK;
+}
+
+/* Exact attention at the q query points of s, shared by every method: per point the dv
+ * components of Attn, then ‖Attn‖, ‖softmax‖₂, ‖V_j‖_op, ‖V_j‖_F (NaN without the bound group). */
+static double *exact_side(const kvb_experiment *e, const kvb_stream *s, const size_t *js,
+                          size_t q, double scale) {
+  size_t dk = s->d_key, dv = s->d_value;
+  double *ex = malloc(q * (dv + 5) * sizeof *ex);
+  for (size_t a = 0; ex && a < q; a++) {
+    size_t j = js[a];
+    double *z = ex + a * (dv + 5), *meta = z + dv;
+    const double *qj = s->Q + (j - 1) * dk;
+    kvb_attention_exact(j, dk, dv, s->K, s->V, qj, scale, z, NULL);
+    meta[0] = kvb_norm2(z, dv);
+    meta[1] = meta[2] = meta[3] = NAN;
+    if (e->measures & KVB_MEASURE_BOUND) {
+      meta[1] = kvb_softmax_norm2(j, dk, s->K, qj, scale);
+      kvb_operator_norm(j, dv, s->V, &meta[2]);
+      meta[3] = kvb_frobenius_norm(j, dv, s->V);
+    }
+  }
+  return ex;
+}
+
 static int run_unit(const kvb_experiment *e, size_t u, unit_result *r) {
   size_t point = u / e->trials;
   gsl_rng *rng = kvb_rng_alloc_substream(e->seed, u);
   if (!rng) return unit_fail(r, KVB_ENOMEM, "generator");
   kvb_stream *S[KVB_RUN_MAX_STREAMS] = {0};
   size_t js[KVB_RUN_MAX_STREAMS][KVB_RUN_MAX_QUERIES], nq[KVB_RUN_MAX_STREAMS];
-  int st = KVB_OK;
-  size_t total = 0;
+  int st = KVB_OK, decode = (e->measures & KVB_MEASURE_DECODE) != 0;
+  size_t total = 0, nprobes = 0;
+  for (size_t k = 0; k < e->nmethods; k++) nprobes += e->methods[k].probe != 0;
   for (size_t i = 0; i < e->nstreams && !st; i++) {
     kvb_params p;
     kvb_experiment_item_params(e, &e->streams[i], point, &p);
@@ -161,7 +353,7 @@ static int run_unit(const kvb_experiment *e, size_t u, unit_result *r) {
                      "than %d would (raise 'every')", S[i]->n, KVB_RUN_MAX_QUERIES);
       unit_fail(r, st, e->streams[i].label);
     }
-    total += nq[i] * e->nmethods;
+    total += nq[i] * e->nmethods + e->nmethods;
   }
   if (!st) {
     r->rows = calloc(total ? total : 1, sizeof(row));
@@ -169,91 +361,28 @@ static int run_unit(const kvb_experiment *e, size_t u, unit_result *r) {
   }
   for (size_t i = 0; i < e->nstreams && !st; i++) {
     const kvb_stream *s = S[i];
-    size_t dk = s->d_key, dv = s->d_value, q = nq[i];
-    double scale = e->scale > 0 ? e->scale : 1.0 / sqrt((double)dk);
-    /* The exact side of every measure, shared by all methods. */
-    double *ex = malloc(q * (dv + 5) * sizeof *ex);
-    if (!ex) {
-      st = unit_fail(r, KVB_ENOMEM, "exact attention");
-      break;
+    double scale = e->scale > 0 ? e->scale : 1.0 / sqrt((double)s->d_key);
+    double *ex = NULL;
+    unsigned char *x = NULL;
+    if (decode) {
+      /* Alice's bits, one draw per bit, shared by every method of this trial */
+      x = malloc(s->n);
+      if (!x) st = unit_fail(r, KVB_ENOMEM, "INDEX bits");
+      for (size_t b = 0; x && b < s->n; b++) x[b] = gsl_rng_uniform(rng) < 0.5;
+    } else if (e->nmethods > nprobes) {
+      ex = exact_side(e, s, js[i], nq[i], scale);
+      if (!ex) st = unit_fail(r, KVB_ENOMEM, "exact attention");
     }
-    for (size_t a = 0; a < q; a++) {
-      size_t j = js[i][a];
-      double *z = ex + a * (dv + 5), *meta = z + dv;
-      const double *qj = s->Q + (j - 1) * dk;
-      kvb_attention_exact(j, dk, dv, s->K, s->V, qj, scale, z, NULL);
-      meta[0] = kvb_norm2(z, dv);
-      if (e->measures & KVB_MEASURE_BOUND) {
-        meta[1] = kvb_softmax_norm2(j, dk, s->K, qj, scale);
-        meta[2] = NAN;
-        kvb_operator_norm(j, dv, s->V, &meta[2]);
-        meta[3] = kvb_frobenius_norm(j, dv, s->V);
-      } else {
-        meta[1] = meta[2] = meta[3] = NAN;
-      }
+    for (size_t k = 0; k < e->nmethods && !st; k++) {
+      if (e->methods[k].probe)
+        st = probe_rows(e, point, i, k, s, js[i], nq[i], rng, r);
+      else if (decode)
+        st = decode_rows(e, point, i, k, s, x, rng, r);
+      else
+        st = method_rows(e, point, i, k, s, js[i], nq[i], ex, scale, rng, r);
     }
-    double *zm = malloc(dv * sizeof *zm), *diff = malloc(dv * sizeof *diff);
-    for (size_t k = 0; k < e->nmethods && !st && zm && diff; k++) {
-      kvb_params p;
-      kvb_experiment_item_params(e, &e->methods[k], point, &p);
-      kvb_method_config cfg = {dk, dv, scale, rng};
-      kvb_method *m = NULL;
-      st = kvb_method_alloc(e->methods[k].type, &cfg, &p, &m);
-      if (st) {
-        unit_fail(r, st, e->methods[k].label);
-        break;
-      }
-      size_t a = 0, n = s->n;
-      double tu = 0;
-      int mst = KVB_OK;
-      for (size_t t = 0; t < n && a < q; t++) {
-        if (!mst) {
-          double t0 = now_s();
-          mst = kvb_method_update(m, s->K + t * dk, dk, s->V + t * dv, dv);
-          tu += now_s() - t0;
-        }
-        if (t + 1 != js[i][a]) continue;
-        row *w = &r->rows[r->nrows++];
-        w->stream = i;
-        w->method = k;
-        w->j = t + 1;
-        for (size_t c = 0; c < KVB_RUN_NCOLS; c++) w->v[c] = NAN;
-        double t0 = now_s();
-        if (!mst) mst = kvb_method_query(m, s->Q + t * dk, dk, zm, dv);
-        w->v[C_TQ] = now_s() - t0;
-        w->v[C_TU] = tu;
-        w->status = mst;
-        const double *z = ex + a * (dv + 5), *meta = z + dv;
-        if (!mst) {
-          for (size_t c = 0; c < dv; c++) diff[c] = zm[c] - z[c];
-          double err = kvb_norm2(diff, dv);
-          w->v[C_ABS] = err;
-          w->v[C_ATTN] = meta[0];
-          w->v[C_REL] = meta[0] > 0 ? err / meta[0] : (err == 0 ? 0 : INFINITY);
-          w->v[C_SM] = meta[1];
-          w->v[C_VOP] = meta[2];
-          w->v[C_VF] = meta[3];
-          double bop = meta[1] * meta[2], bf = meta[1] * meta[3];
-          w->v[C_ROP] = bop > 0 ? err / bop : (err == 0 ? 0 : INFINITY);
-          w->v[C_RF] = bf > 0 ? err / bf : (err == 0 ? 0 : INFINITY);
-          kvb_memory mem;
-          kvb_method_memory(m, &mem);
-          w->v[C_MB] = (double)mem.bytes;
-          w->v[C_MV] = (double)mem.vectors;
-        }
-        w->v[C_DIST] = (double)m->work.distances;
-        w->v[C_EXPS] = (double)m->work.exps;
-        w->v[C_COINS] = (double)m->work.coins;
-        w->v[C_DOTS] = (double)m->work.dots;
-        w->v[C_FAILS] = (double)m->work.fails;
-        a++;
-      }
-      kvb_method_free(m);
-    }
-    if ((!zm || !diff) && !st) st = unit_fail(r, KVB_ENOMEM, "query buffers");
-    free(zm);
-    free(diff);
     free(ex);
+    free(x);
   }
   for (size_t i = 0; i < e->nstreams; i++) kvb_stream_free(S[i]);
   gsl_rng_free(rng);
@@ -442,6 +571,16 @@ static int write_csv(const kvb_experiment *e, const char *path, const unit_resul
   return KVB_OK;
 }
 
+/* The column a summary line is about: a probe's first column, decode_acc under the decode
+ * measure, the relative error otherwise. */
+static size_t primary_column(const kvb_experiment *e, size_t k) {
+  if (e->methods[k].probe) {
+    int c = kvb_run_column_find(kvb_probe_lookup(e->methods[k].type)->columns[0]);
+    return c >= 0 ? (size_t)c : C_REL;
+  }
+  return (e->measures & KVB_MEASURE_DECODE) ? C_DEC : C_REL;
+}
+
 /* Summary: one line per (sweep point, stream, method). Quantiles pool trials and query points;
  * failure rates count trials (independent substreams), a trial failing when any of its query
  * points does, so the Clopper–Pearson interval's independence assumption holds. */
@@ -463,9 +602,9 @@ static int write_summary(const kvb_experiment *e, const char *dir, const unit_re
   size_t o = 0;
   for (size_t s = 0; s < e->nsweeps; s++)
     o += (size_t)snprintf(hdr + o, sizeof hdr - o, "%10s ", e->sweeps[s].param);
-  o += (size_t)snprintf(hdr + o, sizeof hdr - o, "%-14s %-14s %6s %5s %10s %10s %10s %10s",
-                        "stream", "method", "rows", "errs", "rel_q10", "rel_med", "rel_q90",
-                        "rel_max");
+  o += (size_t)snprintf(hdr + o, sizeof hdr - o, "%-14s %-16s %-10s %6s %5s %10s %10s %10s %10s",
+                        "stream", "method", "measure", "rows", "errs", "q10", "median", "q90",
+                        "max");
   if (bound) o += (size_t)snprintf(hdr + o, sizeof hdr - o, " %10s %10s", "rop_med", "rop_q99");
   if (mem) o += (size_t)snprintf(hdr + o, sizeof hdr - o, " %10s", "mem_med");
   if (fc >= 0)
@@ -475,14 +614,14 @@ static int write_summary(const kvb_experiment *e, const char *dir, const unit_re
   printf("%s\n", hdr);
   fprintf(fm, "|");
   for (size_t s = 0; s < e->nsweeps; s++) fprintf(fm, " %s |", e->sweeps[s].param);
-  fprintf(fm, " stream | method | rows | errors | rel. error q10 | median | q90 | max |");
+  fprintf(fm, " stream | method | measure | rows | errors | q10 | median | q90 | max |");
   if (bound) fprintf(fm, " ratio_op median | ratio_op q99 |");
   if (mem) fprintf(fm, " memory bytes (median) |");
   if (fc >= 0)
     fprintf(fm, " failed trials (%s > %g at any query point) | 95%% Clopper–Pearson |", e->fail_col,
             e->fail_above);
   fprintf(fm, "\n|");
-  size_t ncols = e->nsweeps + 8 + (bound ? 2 : 0) + (mem ? 1 : 0) + (fc >= 0 ? 2 : 0);
+  size_t ncols = e->nsweeps + 9 + (bound ? 2 : 0) + (mem ? 1 : 0) + (fc >= 0 ? 2 : 0);
   for (size_t c = 0; c < ncols; c++) fprintf(fm, "---|");
   fprintf(fm, "\n");
   size_t points = kvb_experiment_points(e), cap = 0;
@@ -501,7 +640,7 @@ static int write_summary(const kvb_experiment *e, const char *dir, const unit_re
   for (size_t p = 0; p < points; p++)
     for (size_t si = 0; si < e->nstreams; si++)
       for (size_t mi = 0; mi < e->nmethods; mi++) {
-        size_t n = 0, nerr = 0, nrows = 0;
+        size_t n = 0, nerr = 0, nrows = 0, pc = primary_column(e, mi);
         unsigned fails = 0, fn = 0;
         for (size_t t = 0; t < e->trials; t++) {
           const unit_result *r = &res[p * e->trials + t];
@@ -514,7 +653,7 @@ static int write_summary(const kvb_experiment *e, const char *dir, const unit_re
               nerr++;
               continue;
             }
-            rel[n] = w->v[C_REL];
+            rel[n] = w->v[pc];
             rop[n] = w->v[C_ROP];
             mb[n] = w->v[C_MB];
             n++;
@@ -536,10 +675,11 @@ static int write_summary(const kvb_experiment *e, const char *dir, const unit_re
         }
         double q10 = n ? kvb_quantile(rel, n, 0.1) : NAN, q50 = n ? kvb_quantile(rel, n, 0.5) : NAN,
                q90 = n ? kvb_quantile(rel, n, 0.9) : NAN, qmx = n ? kvb_quantile(rel, n, 1.0) : NAN;
-        o += (size_t)snprintf(line + o, sizeof line - o, "%-14s %-14s %6zu %5zu %10.3g %10.3g %10.3g %10.3g",
-                              e->streams[si].label, e->methods[mi].label, nrows, nerr, q10, q50, q90, qmx);
-        fprintf(fm, " %s | %s | %zu | %zu | %.3g | %.3g | %.3g | %.3g |", e->streams[si].label,
-                e->methods[mi].label, nrows, nerr, q10, q50, q90, qmx);
+        o += (size_t)snprintf(line + o, sizeof line - o, "%-14s %-16s %-10s %6zu %5zu %10.3g %10.3g %10.3g %10.3g",
+                              e->streams[si].label, e->methods[mi].label, col_names[pc], nrows,
+                              nerr, q10, q50, q90, qmx);
+        fprintf(fm, " %s | %s | %s | %zu | %zu | %.3g | %.3g | %.3g | %.3g |", e->streams[si].label,
+                e->methods[mi].label, col_names[pc], nrows, nerr, q10, q50, q90, qmx);
         if (bound) {
           double a = n ? kvb_quantile(rop, n, 0.5) : NAN, b = n ? kvb_quantile(rop, n, 0.99) : NAN;
           o += (size_t)snprintf(line + o, sizeof line - o, " %10.3g %10.3g", a, b);
@@ -612,7 +752,7 @@ static int mkdir_p(const char *dir) {
 int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int progress) {
   if (!e || !dir) return KVB_ERROR(KVB_ENULL, "run: NULL argument");
   if (e->nstreams == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no stream");
-  if (e->nmethods == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no method");
+  if (e->nmethods == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no method or probe");
   if (jobs < 1) jobs = 1;
   int st = mkdir_p(dir);
   if (st) return st;

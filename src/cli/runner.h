@@ -14,7 +14,17 @@
  *   rel_error  = ‖z − Attn‖₂ / ‖Attn‖₂                  err_abs = ‖z − Attn‖₂
  *   ratio_op   = ‖z − Attn‖₂ / (‖softmax‖₂ ‖V_j‖_op)    (000 eq. (3) is ratio_op <= ε)
  *   ratio_f    = ‖z − Attn‖₂ / (‖softmax‖₂ ‖V_j‖_F)     (003 Thm. 1.3-style bound)
- *   mem_bytes, mem_vectors (kvb_method_memory), the work counters, and (opt-in) time. */
+ *   mem_bytes, mem_vectors (kvb_method_memory), the work counters, and (opt-in) time.
+ *
+ * Probes (probe.h: walk discrepancy, k-center radius) are declared like methods and measured
+ * at the same query points; their rows carry the probe group's columns (NaN elsewhere).
+ *
+ * The decode measure (003 Theorem 3.2, App. C) replaces the query-point rows on an
+ * "index_reduction" stream by one row per (trial, method): Alice's bits x ~ Unif{0,1}ⁿ are
+ * drawn once per stream and trial (after the streams, before any method's coins), the method
+ * is fed U = {(k_i, v_i) : x_i = 1} in bit order, and Bob decodes every bit i from the answer
+ * to q_i: x_i = 1 iff ⟨z, v_i⟩ > T(d, r, |U|) (kvb_index_threshold_for). decode_acc is the
+ * fraction of the n bits decoded correctly, u_size = |U|. Scores must be <k,q>/√d. */
 #ifndef KVB_CLI_RUNNER_H
 #define KVB_CLI_RUNNER_H
 
@@ -36,6 +46,8 @@ enum {
   KVB_MEASURE_MEMORY = 4, /* mem_bytes, mem_vectors */
   KVB_MEASURE_WORK = 8,   /* distances, exps, coins, dots, fails */
   KVB_MEASURE_TIME = 16,  /* update_s, query_s (wall clock: not reproducible) */
+  KVB_MEASURE_PROBE = 32, /* disc, disc_inf, disc_bound, walk_fails, radius, radius_rel */
+  KVB_MEASURE_DECODE = 64,/* decode_acc, u_size (index_reduction streams only) */
   KVB_MEASURE_DEFAULT = 15
 };
 
@@ -44,6 +56,7 @@ typedef struct {
   char label[KVB_LABEL_MAX];   /* column value in the CSV; defaults to the type name */
   kvb_params params;
   int line;                    /* spec line, for messages */
+  int probe;                   /* 1: a probe (probe.h) declared with probe "TYPE" {...} */
 } kvb_run_item;
 
 typedef struct {
@@ -55,7 +68,8 @@ typedef struct {
 
 typedef struct {
   char name[KVB_LABEL_MAX];
-  char x[KVB_PARAM_NAME_MAX];  /* a sweep parameter, or "j" (token position) */
+  char x[KVB_PARAM_NAME_MAX];  /* a sweep parameter, "j" (token position), or a measure
+                                  column (then each sweep point is one x: its median) */
   char y[32];                  /* a results.csv column */
   char bound[256];             /* gnuplot expression in x drawn as the bound curve ("" none) */
   char bound_title[128];
@@ -73,7 +87,7 @@ typedef struct {
   char name[KVB_LABEL_MAX];
   kvb_run_item streams[KVB_RUN_MAX_STREAMS];
   size_t nstreams;
-  kvb_run_item methods[KVB_RUN_MAX_METHODS];
+  kvb_run_item methods[KVB_RUN_MAX_METHODS]; /* methods and probes, in declaration order */
   size_t nmethods;
   kvb_run_sweep sweeps[KVB_RUN_MAX_SWEEPS];
   size_t nsweeps;
@@ -91,7 +105,7 @@ typedef struct {
 } kvb_experiment;
 
 /* The numeric measure columns of results.csv, in order; which group each belongs to. */
-#define KVB_RUN_NCOLS 17
+#define KVB_RUN_NCOLS 25
 const char *kvb_run_column_name(size_t i);
 unsigned kvb_run_column_group(size_t i);
 /* Index of a measure column, or -1. */
@@ -102,6 +116,8 @@ void kvb_experiment_free(kvb_experiment *e);
 
 /* Number of sweep points (product of the sweep lengths; 1 without sweeps). */
 size_t kvb_experiment_points(const kvb_experiment *e);
+/* The parameter table of an item (stream, method or probe). */
+const kvb_param_spec *kvb_experiment_item_spec(const kvb_experiment *e, const kvb_run_item *it);
 /* Parameters of stream/method item at sweep point p (item's params with the sweep values). */
 void kvb_experiment_item_params(const kvb_experiment *e, const kvb_run_item *it, size_t point,
                                 kvb_params *out);

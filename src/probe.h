@@ -1,0 +1,48 @@
+/* probe.h — measurements of a stream that are not attention estimates: the quantities the
+ * papers plot or bound besides the error of a method (issue 5 item 4).
+ *
+ *   walk     the discrepancy of the Self-Balancing Walk (003 Alg. 3, Theorem A.1) run online
+ *            over the stream's keys or values, against independent random signs: at each
+ *            query position j, D_j = |<Σ_{i≤j} ε_i u_i, g>| for a fixed random unit g drawn
+ *            before the walk (Theorem A.1 is "for any vector u", so g must not depend on the
+ *            signs), and ‖Σ_{i≤j} ε_i u_i‖_∞ (the d coordinate directions).
+ *   kcenter  greedy k-center covering radius of the first j keys or values (000 §3.1,
+ *            Fig. 1: "key embeddings are more clusterable than value ones"), absolute and
+ *            relative to the one-center radius so keys and values compare on one axis.
+ *
+ * A probe sees the whole materialized stream and the increasing query positions js[0..nq)
+ * (prefix lengths, 1-based), and writes nq rows of its columns (out[a·ncols + c]). It draws
+ * only from the rng it is given, in a documented order, so a run is reproducible.
+ * Probes are registered by name like methods and streams (`kvbound list`). */
+#ifndef KVB_PROBE_H
+#define KVB_PROBE_H
+
+#include <stddef.h>
+#include <gsl/gsl_rng.h>
+
+#include "params.h"
+#include "stream.h"
+
+#define KVB_PROBE_MAX_COLS 4
+
+typedef struct {
+  const char *name;
+  const char *summary;
+  const char *source;                        /* the paper and number it measures */
+  const kvb_param_spec *params;
+  const char *columns[KVB_PROBE_MAX_COLS + 1]; /* NULL-terminated column names */
+  const char *column_doc;                    /* one line per column, for `kvbound list` */
+  int (*run)(const kvb_stream *s, const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng,
+             size_t nq, const size_t *js, double *out);
+} kvb_probe_type;
+
+const kvb_probe_type *kvb_probe_lookup(const char *name);
+const kvb_probe_type *kvb_probe_type_at(size_t i);
+size_t kvb_probe_ncols(const kvb_probe_type *t);
+
+/* Validates p against the probe's parameters and js (nq >= 1, strictly increasing, within
+ * 1..s->n), then runs it. out: nq × kvb_probe_ncols. On error nothing is written. */
+int kvb_probe_run(const char *name, const kvb_stream *s, const kvb_params *p, gsl_rng *rng,
+                  size_t nq, const size_t *js, double *out);
+
+#endif
