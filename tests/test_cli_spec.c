@@ -202,6 +202,8 @@ static void spec_errors(void) {
   bad_spec("unknown probe", t, "2", "no probe named 'walker' is registered (available: walk, kcenter");
   snprintf(t, sizeof t, "%sprobe \"kcenter\" { on = \"keys\" }\n", hdr);
   bad_spec("probe without its required parameter", t, "2", "required parameter 'centers' is missing");
+  snprintf(t, sizeof t, "%smethod \"subgen\" { delta = 1 }\nsweep { t = { 1, 2 }, s = { 4 } }\n", hdr);
+  bad_spec("in-step sweeps of different lengths", t, "3", "need equal lengths");
   /* a runtime error of the chunk itself, with a traceback */
   snprintf(t, sizeof t, "%smethod \"exact\" {}\nlocal x = nil\nprint(x.y)\n", hdr);
   bad_spec("Lua runtime error", t, "4", "attempt to index");
@@ -337,6 +339,34 @@ static void decode_spec(void) {
   free(d);
 }
 
+/* sweep { a = {...}, b = {...} }: the parameters move in step (points = the common length,
+ * not the product), and a plot over one of them is not split by the other. */
+static void zip_spec(void) {
+  char spec[128], cmd[2048], out[16384], path[256];
+  snprintf(spec, sizeof spec, "%s/zip.lua", tmp);
+  write_file(spec,
+             "stream \"clusterable\" { n = 64, d_key = 4, d_value = 3, m = 3, delta = 0.5 }\n"
+             "method \"subgen\" { delta = 0.5 }\n"
+             "sweep { t = { 2, 3, 5 }, s = { 4, 16, 64 } }\ntrials(2)\n"
+             "plot { name = \"zs\", x = \"s\", y = \"rel_error\" }\n");
+  snprintf(cmd, sizeof cmd, "%s run %s --out %s/zip && %s plot %s/zip", kvbound, spec, tmp,
+           kvbound, tmp);
+  int rc = sh(cmd, out, sizeof out);
+  snprintf(path, sizeof path, "%s/zip/results.csv", tmp);
+  char *a = read_file(path);
+  snprintf(path, sizeof path, "%s/zip/zs.dat", tmp);
+  char *d = read_file(path);
+  /* columns in name order (s, t); rows only for the pairs (4,2), (16,3), (64,5) */
+  int ok = rc == 0 && a && d && strncmp(a, "unit,point,trial,s,t,stream,", 28) == 0 &&
+           count_lines(a) == 1 + 3 * 2 && strstr(a, "\n0,0,0,4,2,") && strstr(a, "\n2,1,0,16,3,") &&
+           strstr(a, "\n5,2,1,64,5,") && !strstr(a, ",4,3,") &&
+           !strstr(d, "\n\n\n#"); /* one series: t, moving with s, does not split it */
+  CHECK(ok, "cli: sweep { a = ..., b = ... } moves the parameters in step, one plot series",
+        "rc %d: %s\n%s", rc, a ? a : out, d ? d : "");
+  free(a);
+  free(d);
+}
+
 static void help_and_list(void) {
   const char *sub[] = {"list", "run", "plot", "version"};
   for (int i = 0; i < 4; i++) {
@@ -419,6 +449,7 @@ int main(int argc, char **argv) {
   npy_spec();
   probe_spec();
   decode_spec();
+  zip_spec();
   char cmd[128], out[256];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
   sh(cmd, out, sizeof out);

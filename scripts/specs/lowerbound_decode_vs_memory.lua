@@ -4,17 +4,20 @@
 -- With d = 64, r = 8 (r²/√d = 8) and n = 1024 bits, exact attention lets Bob decode (the
 -- appendix's conclusion); the theorem says any method that does so keeps
 -- Ω(min{1/ε², d e^{2r²/√d}}) = Ω(n) bits here. decode_acc is the fraction of the n bits Bob
--- gets right (0.5 is guessing). What to look for: uniform sampling and block BalanceKV lose
--- the decoder as their memory 2^-T·|U| falls: the accuracy curve against mem_vectors is the
--- empirical face of the lower bound (props/lowerbound.c asserts exact decoding >= 0.8 at
--- α = 1e-6 and writes the per-sketch rates).
+-- gets right (0.5 is guessing). Each sketch's budget moves along one axis: uniform sampling
+-- and block BalanceKV keep 2^-T of |U|, SubGen (one cluster per distinct key, t = 1) keeps
+-- s = 512·2^-T value samples. What to look for: every sketch loses the decoder as its memory
+-- falls, close to 1/2 + (kept fraction)/2, i.e. a bit is decoded only if its own pair
+-- survives: the accuracy curve against mem_vectors is the empirical face of the lower bound
+-- (props/lowerbound.c asserts exact decoding >= 0.8 at α = 1e-6 and writes per-sketch rates).
 name "lowerbound_decode_vs_memory"
 stream "index_reduction" { n = 1024, d_key = 64, d_value = 64, r = 8 }
 scale "inv_sqrt_d"
 method "exact" {}
 method "uniform_sample" { f = 0, w = 0, label = "uniform" }
 method "balancekv_block" { f = 0, w = 0, b = 256, label = "BalanceKV_block" }
-sweep "T" { 0, 1, 2, 3, 4, 5, 6 }
+method "subgen" { delta = 0.01, t = 1, label = "SubGen" }
+sweep { T = { 0, 1, 2, 3, 4, 5, 6 }, s = { 512, 256, 128, 64, 32, 16, 8 } }
 trials(8)
 measures { "decode", "memory" }
 plot { name = "decode_vs_memory", x = "mem_vectors", y = "decode_acc", logx = true,
@@ -24,4 +27,4 @@ plot { name = "decode_vs_memory", x = "mem_vectors", y = "decode_acc", logx = tr
 plot { name = "decode_vs_T", x = "T", y = "decode_acc",
        bound = "0.5", bound_title = "guessing (0.5)",
        title = "INDEX decoding accuracy vs compression 2^-T (n = 1024 bits, d = 64, r = 8)",
-       xlabel = "T (compression 2^-T)", ylabel = "fraction of bits decoded correctly" }
+       xlabel = "T (compression 2^-T; SubGen s = 512·2^-T)", ylabel = "fraction of bits decoded correctly" }

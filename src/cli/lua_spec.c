@@ -27,6 +27,8 @@ const char kvb_spec_help[] =
     "                                     methods + probes: 1-16\n"
     "  sweep \"PARAM\" { v1, v2, ... }      PARAM takes each value, in every stream and method\n"
     "                                     that has PARAM; several sweeps form a product\n"
+    "  sweep { A = { ... }, B = { ... } }   A and B move in step (equal lengths), e.g. each\n"
+    "                                     method's own budget parameter over one axis\n"
     "  trials(N)                          independent trials per sweep point (default 1)\n"
     "  seed(S)                            PCG32 seed (default 1; --seed overrides)\n"
     "  scale(X) | scale \"inv_sqrt_d\"      score = X·<q,k> (default 1: 000/001; 003/004 use 1/sqrt(d))\n"
@@ -214,20 +216,22 @@ static int l_stream(lua_State *L) { return item_decl(L, 0); }
 static int l_method(lua_State *L) { return item_decl(L, 1); }
 static int l_probe(lua_State *L) { return item_decl(L, 2); }
 
-static int sweep_body(lua_State *L) {
-  kvb_experiment *e = get_exp(L);
-  const char *param = lua_tostring(L, lua_upvalueindex(1));
-  luaL_checktype(L, 1, LUA_TTABLE);
-  lua_Integer n = luaL_len(L, 1);
+/* Adds sweep `param` with the list at stack index idx; returns its index. */
+static size_t add_sweep(lua_State *L, kvb_experiment *e, const char *param, int idx, int zip_with) {
+  if (strlen(param) >= KVB_PARAM_NAME_MAX || !label_ok(param))
+    luaL_error(L, "sweep: '%s' is not a parameter name", param);
+  if (lua_type(L, idx) != LUA_TTABLE)
+    luaL_error(L, "sweep \"%s\": expected a list of numbers { v1, v2, ... }", param);
+  lua_Integer n = luaL_len(L, idx);
   if (n < 1) luaL_error(L, "sweep \"%s\": expected a non-empty list of numbers { v1, v2, ... }", param);
   if (n > 100000) luaL_error(L, "sweep \"%s\": more than 100000 values", param);
-  if (e->nsweeps == KVB_RUN_MAX_SWEEPS) luaL_error(L, "more than %d sweeps", KVB_RUN_MAX_SWEEPS);
+  if (e->nsweeps == KVB_RUN_MAX_SWEEPS) luaL_error(L, "more than %d swept parameters", KVB_RUN_MAX_SWEEPS);
   for (size_t i = 0; i < e->nsweeps; i++)
     if (strcmp(e->sweeps[i].param, param) == 0) luaL_error(L, "sweep \"%s\" is declared twice", param);
   double *v = malloc((size_t)n * sizeof *v);
   if (!v) luaL_error(L, "out of memory");
   for (lua_Integer i = 1; i <= n; i++) {
-    if (lua_geti(L, 1, i) != LUA_TNUMBER) {
+    if (lua_geti(L, idx, i) != LUA_TNUMBER) {
       free(v);
       luaL_error(L, "sweep \"%s\": value %d must be a number, got %s", param, (int)i,
                  luaL_typename(L, -1));
@@ -235,21 +239,62 @@ static int sweep_body(lua_State *L) {
     v[i - 1] = lua_tonumber(L, -1);
     lua_pop(L, 1);
   }
-  kvb_run_sweep *s = &e->sweeps[e->nsweeps++];
+  kvb_run_sweep *s = &e->sweeps[e->nsweeps];
   snprintf(s->param, sizeof s->param, "%s", param);
   s->vals = v;
   s->nvals = (size_t)n;
   s->line = caller_line(L);
+  s->zip_with = zip_with;
+  return e->nsweeps++;
+}
+
+static int sweep_body(lua_State *L) {
+  add_sweep(L, get_exp(L), lua_tostring(L, lua_upvalueindex(1)), 1, -1);
   return 0;
 }
 
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* sweep "PARAM" { v1, ... }, or sweep { a = { ... }, b = { ... } }: parameters moving in step
+ * (equal lengths), taken in name order so the columns do not depend on Lua's table order. */
 static int l_sweep(lua_State *L) {
-  const char *param = luaL_checkstring(L, 1);
-  if (strlen(param) >= KVB_PARAM_NAME_MAX || !label_ok(param))
-    luaL_error(L, "sweep: '%s' is not a parameter name", param);
-  lua_pushstring(L, param);
-  lua_pushcclosure(L, sweep_body, 1);
-  return 1;
+  if (lua_type(L, 1) != LUA_TTABLE) {
+    const char *param = luaL_checkstring(L, 1);
+    if (strlen(param) >= KVB_PARAM_NAME_MAX || !label_ok(param))
+      luaL_error(L, "sweep: '%s' is not a parameter name", param);
+    lua_pushstring(L, param);
+    lua_pushcclosure(L, sweep_body, 1);
+    return 1;
+  }
+  kvb_experiment *e = get_exp(L);
+  const char *names[KVB_RUN_MAX_SWEEPS];
+  size_t k = 0;
+  lua_pushnil(L);
+  while (lua_next(L, 1)) {
+    if (lua_type(L, -2) != LUA_TSTRING)
+      luaL_error(L, "sweep { ... }: write parameter = { v1, v2, ... } for each parameter");
+    if (k == KVB_RUN_MAX_SWEEPS) luaL_error(L, "more than %d swept parameters", KVB_RUN_MAX_SWEEPS);
+    names[k++] = lua_tostring(L, -2); /* the key stays referenced by the table */
+    lua_pop(L, 1);
+  }
+  if (k == 0) luaL_error(L, "sweep { ... }: expected parameter = { v1, v2, ... } fields");
+  qsort(names, k, sizeof names[0], cmp_str);
+  int lead = -1;
+  lua_Integer len = 0;
+  for (size_t i = 0; i < k; i++) {
+    lua_getfield(L, 1, names[i]);
+    lua_Integer n = lua_type(L, -1) == LUA_TTABLE ? luaL_len(L, -1) : 0;
+    if (i == 0) len = n;
+    if (n != len)
+      luaL_error(L, "sweep { ... }: '%s' has %d values and '%s' %d; parameters swept together "
+                 "need equal lengths", names[i], (int)n, names[0], (int)len);
+    size_t at = add_sweep(L, e, names[i], lua_gettop(L), lead);
+    if (lead < 0) lead = (int)at;
+    lua_pop(L, 1);
+  }
+  return 0;
 }
 
 static int l_name(lua_State *L) {

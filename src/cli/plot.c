@@ -102,7 +102,7 @@ static void gp_quote(FILE *f, const char *s) {
   fputc('"', f);
 }
 
-/* One plot; fields as in plots.tsv (13 per line). */
+/* One plot; fields as in plots.tsv (14 per line; 13 from runs before in_step existed). */
 static int one_plot(const char *dir, char **pf, int cairo, char *err, size_t cap) {
   const char *name = pf[0], *xc = pf[1], *yc = pf[2];
   int logx = atoi(pf[3]), logy = atoi(pf[4]), bands = atoi(pf[5]);
@@ -110,6 +110,7 @@ static int one_plot(const char *dir, char **pf, int cairo, char *err, size_t cap
   const char *title = strcmp(pf[8], "-") ? pf[8] : name;
   const char *xlabel = strcmp(pf[9], "-") ? pf[9] : xc, *ylabel = strcmp(pf[10], "-") ? pf[10] : yc;
   const char *bound2 = strcmp(pf[11], "-") ? pf[11] : "", *b2title = strcmp(pf[12], "-") ? pf[12] : "second curve";
+  const char *in_step = pf[13] && strcmp(pf[13], "-") ? pf[13] : ""; /* comma list */
   char path[1200];
   snprintf(path, sizeof path, "%s/results.csv", dir);
   FILE *f = fopen(path, "r");
@@ -143,8 +144,13 @@ static int one_plot(const char *dir, char **pf, int cairo, char *err, size_t cap
   for (int i = itrial + 1; itrial >= 0 && i < ist; i++)
     if (!strcmp(hdr_names[i], xc)) x_measure = 0;
   /* sweep columns lie between "trial" and "stream" */
-  for (int i = itrial + 1; !x_measure && itrial >= 0 && i < ist && nsw < 8; i++)
-    if (strcmp(hdr_names[i], xc)) isweep[nsw++] = i;
+  for (int i = itrial + 1; !x_measure && itrial >= 0 && i < ist && nsw < 8; i++) {
+    char key[48];
+    snprintf(key, sizeof key, ",%s,", hdr_names[i]);
+    char list[300];
+    snprintf(list, sizeof list, ",%s,", in_step);
+    if (strcmp(hdr_names[i], xc) && !strstr(list, key)) isweep[nsw++] = i;
+  }
   if (ix < 0 || iy < 0 || ist < 0 || ism < 0 || istat < 0 || (x_measure && ipoint < 0)) {
     fclose(f);
     snprintf(err, cap, "%s: plot '%s' needs columns '%s' and '%s' (and stream, method, status)",
@@ -315,7 +321,9 @@ int kvb_plot_dir(const char *dir, int verbose, char *err, size_t cap) {
   while (!st && fgets(line, sizeof line, f)) {
     if (line[0] == '#' || line[0] == '\n') continue;
     char *pf[16];
-    if (split(line, '\t', pf, 16) != 13) {
+    int nf = split(line, '\t', pf, 16);
+    if (nf == 13) pf[13] = NULL;
+    if (nf != 13 && nf != 14) {
       snprintf(err, cap, "%s: malformed line", path);
       st = KVB_EFORMAT;
       break;

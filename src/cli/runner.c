@@ -66,15 +66,18 @@ void kvb_experiment_free(kvb_experiment *e) {
 
 size_t kvb_experiment_points(const kvb_experiment *e) {
   size_t p = 1;
-  for (size_t i = 0; i < e->nsweeps; i++) p *= e->sweeps[i].nvals;
+  for (size_t i = 0; i < e->nsweeps; i++)
+    if (e->sweeps[i].zip_with < 0) p *= e->sweeps[i].nvals;
   return p;
 }
 
-/* The first sweep varies slowest, as in nested loops written in declaration order. */
+/* The first sweep varies slowest, as in nested loops written in declaration order; a zipped
+ * sweep takes the index of the sweep it moves with. */
 double kvb_experiment_sweep_value(const kvb_experiment *e, size_t s, size_t point) {
-  size_t stride = 1;
-  for (size_t i = e->nsweeps; i-- > s + 1;) stride *= e->sweeps[i].nvals;
-  return e->sweeps[s].vals[(point / stride) % e->sweeps[s].nvals];
+  size_t lead = e->sweeps[s].zip_with >= 0 ? (size_t)e->sweeps[s].zip_with : s, stride = 1;
+  for (size_t i = e->nsweeps; i-- > lead + 1;)
+    if (e->sweeps[i].zip_with < 0) stride *= e->sweeps[i].nvals;
+  return e->sweeps[s].vals[(point / stride) % e->sweeps[lead].nvals];
 }
 
 const kvb_param_spec *kvb_experiment_item_spec(const kvb_experiment *e, const kvb_run_item *it) {
@@ -520,7 +523,12 @@ static int write_meta(const kvb_experiment *e, const char *path, int jobs, size_
     fprintf(f, ", \"values\": [");
     for (size_t v = 0; v < e->sweeps[s].nvals; v++)
       fprintf(f, "%s%.17g", v ? ", " : "", e->sweeps[s].vals[v]);
-    fprintf(f, "]}");
+    fprintf(f, "]");
+    if (e->sweeps[s].zip_with >= 0) {
+      fprintf(f, ", \"in_step_with\": ");
+      json_str(f, e->sweeps[e->sweeps[s].zip_with].param);
+    }
+    fprintf(f, "}");
   }
   fprintf(f, "],\n  \"spec\": ");
   json_str(f, e->spec_text);
@@ -692,9 +700,14 @@ static int write_summary(const kvb_experiment *e, const char *dir, const unit_re
         }
         if (fc >= 0) {
           double lo = NAN, hi = NAN;
-          if (fn) kvb_clopper_pearson(fails, fn, 0.95, &lo, &hi);
-          o += (size_t)snprintf(line + o, sizeof line - o, "  %u/%u [%.3g, %.3g]", fails, fn, lo, hi);
-          fprintf(fm, " %u/%u | [%.3g, %.3g] |", fails, fn, lo, hi);
+          if (fn) {
+            kvb_clopper_pearson(fails, fn, 0.95, &lo, &hi);
+            o += (size_t)snprintf(line + o, sizeof line - o, "  %u/%u [%.3g, %.3g]", fails, fn, lo, hi);
+            fprintf(fm, " %u/%u | [%.3g, %.3g] |", fails, fn, lo, hi);
+          } else { /* the column is NaN on every row of this item (e.g. random signs) */
+            o += (size_t)snprintf(line + o, sizeof line - o, "  n/a");
+            fprintf(fm, " n/a | n/a |");
+          }
         }
         fprintf(ft, "%s\n", line);
         fprintf(fm, "\n");
@@ -717,7 +730,7 @@ static int write_plots(const kvb_experiment *e, const char *path) {
   FILE *f = fopen(path, "w");
   if (!f) return KVB_ERROR(KVB_EIO, "%s: cannot create", path);
   fprintf(f, "# name\tx\ty\tlogx\tlogy\tbands\tbound\tbound_title\ttitle\txlabel\tylabel\t"
-             "bound2\tbound2_title\n");
+             "bound2\tbound2_title\tin_step\n");
   for (size_t i = 0; i < e->nplots; i++) {
     const kvb_run_plot *p = &e->plots[i];
     fprintf(f, "%s\t%s\t%s\t%d\t%d\t%d\t", p->name, p->x, p->y, p->logx, p->logy, p->bands);
@@ -727,7 +740,18 @@ static int write_plots(const kvb_experiment *e, const char *path) {
     tsv_field(f, p->xlabel, 0);
     tsv_field(f, p->ylabel, 0);
     tsv_field(f, p->bound2, 0);
-    tsv_field(f, p->bound2_title, 1);
+    tsv_field(f, p->bound2_title, 0);
+    /* sweeps moving in step with x: they do not split the series */
+    char in_step[256] = "";
+    int xs = -1;
+    for (size_t k = 0; k < e->nsweeps; k++)
+      if (strcmp(e->sweeps[k].param, p->x) == 0) xs = e->sweeps[k].zip_with >= 0 ? e->sweeps[k].zip_with : (int)k;
+    for (size_t k = 0, o = 0; xs >= 0 && k < e->nsweeps; k++) {
+      int lead = e->sweeps[k].zip_with >= 0 ? e->sweeps[k].zip_with : (int)k;
+      if (lead == xs && strcmp(e->sweeps[k].param, p->x) != 0 && o < sizeof in_step)
+        o += (size_t)snprintf(in_step + o, sizeof in_step - o, "%s%s", o ? "," : "", e->sweeps[k].param);
+    }
+    tsv_field(f, in_step, 1);
   }
   if (fclose(f) != 0) return KVB_ERROR(KVB_EIO, "%s: write error", path);
   return KVB_OK;

@@ -64,6 +64,9 @@ typedef struct {
   size_t nvals;
   double *vals;
   int line;                    /* spec line, for messages */
+  int zip_with;                /* -1: its own axis of the product; else the index of the
+                                  sweep it moves in step with (same length): sweep { a = {..},
+                                  b = {..} } gives each method its own budget parameter */
 } kvb_run_sweep;
 
 typedef struct {
@@ -114,7 +117,8 @@ int kvb_run_column_find(const char *name);
 void kvb_experiment_init(kvb_experiment *e);
 void kvb_experiment_free(kvb_experiment *e);
 
-/* Number of sweep points (product of the sweep lengths; 1 without sweeps). */
+/* Number of sweep points (product of the lengths of the sweeps that are not zipped to
+ * another; 1 without sweeps). */
 size_t kvb_experiment_points(const kvb_experiment *e);
 /* The parameter table of an item (stream, method or probe). */
 const kvb_param_spec *kvb_experiment_item_spec(const kvb_experiment *e, const kvb_run_item *it);
