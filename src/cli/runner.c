@@ -613,7 +613,8 @@ static int write_summary(const kvb_experiment *e, const char *dir, const unit_re
   o += (size_t)snprintf(hdr + o, sizeof hdr - o, "%-14s %-16s %-10s %6s %5s %10s %10s %10s %10s",
                         "stream", "method", "measure", "rows", "errs", "q10", "median", "q90",
                         "max");
-  if (bound) o += (size_t)snprintf(hdr + o, sizeof hdr - o, " %10s %10s", "rop_med", "rop_q99");
+  if (bound)
+    o += (size_t)snprintf(hdr + o, sizeof hdr - o, " %10s %10s %10s", "rop_med", "rop_q99", "rf_med");
   if (mem) o += (size_t)snprintf(hdr + o, sizeof hdr - o, " %10s", "mem_med");
   if (fc >= 0)
     o += (size_t)snprintf(hdr + o, sizeof hdr - o, "  failed trials(%s>%g) [95%% CP]", e->fail_col,
@@ -623,23 +624,24 @@ static int write_summary(const kvb_experiment *e, const char *dir, const unit_re
   fprintf(fm, "|");
   for (size_t s = 0; s < e->nsweeps; s++) fprintf(fm, " %s |", e->sweeps[s].param);
   fprintf(fm, " stream | method | measure | rows | errors | q10 | median | q90 | max |");
-  if (bound) fprintf(fm, " ratio_op median | ratio_op q99 |");
+  if (bound) fprintf(fm, " ratio_op median | ratio_op q99 | ratio_f median |");
   if (mem) fprintf(fm, " memory bytes (median) |");
   if (fc >= 0)
     fprintf(fm, " failed trials (%s > %g at any query point) | 95%% Clopper–Pearson |", e->fail_col,
             e->fail_above);
   fprintf(fm, "\n|");
-  size_t ncols = e->nsweeps + 9 + (bound ? 2 : 0) + (mem ? 1 : 0) + (fc >= 0 ? 2 : 0);
+  size_t ncols = e->nsweeps + 9 + (bound ? 3 : 0) + (mem ? 1 : 0) + (fc >= 0 ? 2 : 0);
   for (size_t c = 0; c < ncols; c++) fprintf(fm, "---|");
   fprintf(fm, "\n");
   size_t points = kvb_experiment_points(e), cap = 0;
   for (size_t u = 0; u < units; u++) cap = res[u].nrows > cap ? res[u].nrows : cap;
   cap *= e->trials;
   double *rel = malloc((cap ? cap : 1) * sizeof *rel), *rop = malloc((cap ? cap : 1) * sizeof *rop),
-         *mb = malloc((cap ? cap : 1) * sizeof *mb);
-  if (!rel || !rop || !mb) {
+         *mb = malloc((cap ? cap : 1) * sizeof *mb), *rf = malloc((cap ? cap : 1) * sizeof *rf);
+  if (!rel || !rop || !mb || !rf) {
     free(rel);
     free(rop);
+    free(rf);
     free(mb);
     fclose(ft);
     fclose(fm);
@@ -663,6 +665,7 @@ static int write_summary(const kvb_experiment *e, const char *dir, const unit_re
             }
             rel[n] = w->v[pc];
             rop[n] = w->v[C_ROP];
+            rf[n] = w->v[C_RF];
             mb[n] = w->v[C_MB];
             n++;
             if (fc >= 0 && !isnan(w->v[fc])) {
@@ -689,9 +692,10 @@ static int write_summary(const kvb_experiment *e, const char *dir, const unit_re
         fprintf(fm, " %s | %s | %s | %zu | %zu | %.3g | %.3g | %.3g | %.3g |", e->streams[si].label,
                 e->methods[mi].label, col_names[pc], nrows, nerr, q10, q50, q90, qmx);
         if (bound) {
-          double a = n ? kvb_quantile(rop, n, 0.5) : NAN, b = n ? kvb_quantile(rop, n, 0.99) : NAN;
-          o += (size_t)snprintf(line + o, sizeof line - o, " %10.3g %10.3g", a, b);
-          fprintf(fm, " %.3g | %.3g |", a, b);
+          double a = n ? kvb_quantile(rop, n, 0.5) : NAN, b = n ? kvb_quantile(rop, n, 0.99) : NAN,
+                 c = n ? kvb_quantile(rf, n, 0.5) : NAN;
+          o += (size_t)snprintf(line + o, sizeof line - o, " %10.3g %10.3g %10.3g", a, b, c);
+          fprintf(fm, " %.3g | %.3g | %.3g |", a, b, c);
         }
         if (mem) {
           double a = n ? kvb_quantile(mb, n, 0.5) : NAN;
@@ -715,6 +719,7 @@ static int write_summary(const kvb_experiment *e, const char *dir, const unit_re
       }
   free(rel);
   free(rop);
+  free(rf);
   free(mb);
   int bad = fclose(ft) != 0;
   bad |= fclose(fm) != 0;
