@@ -88,7 +88,8 @@ int kvb_index_alice(const kvb_index_instance *inst, const unsigned char *x, kvb_
 /* T = (1/40)·exp(r²/√d)/max{d·exp(r²/√d), |U|}, computed in the log domain. */
 double kvb_index_threshold(const kvb_index_instance *inst, size_t u_size);
 /* The same T from d, r and |U| alone: what a decoder that only sees the stream (the
- * "index_reduction" stream type, the runner's decode measure) uses. */
+ * "index_reduction" stream type, the runner's decode measure) uses. Premises as for the
+ * instance (d >= 1, r > 0, checked where the stream is generated); |U| = 0 is allowed. */
 double kvb_index_threshold_for(size_t d, double r, size_t u_size);
 /* Bob: queries q_i = k_i, reads ⟨z, v_i⟩ (into *value when not NULL) and decides *bit.
  * With |U| = 0 nothing was streamed: Bob decides 0 (Attn of an empty stream is undefined). */

@@ -249,21 +249,30 @@ static int csv_column(const char *csv, const char *name) {
   return -1;
 }
 
+/* Writes tmp/NAME.lua with `text`, runs it into tmp/NAME, and returns its results.csv (NULL if
+ * none); *rc and out receive the command's status and output. */
+static char *run_spec(const char *name, const char *text, int *rc, char *out, size_t cap) {
+  char spec[128], cmd[2048], path[256];
+  snprintf(spec, sizeof spec, "%s/%s.lua", tmp, name);
+  write_file(spec, text);
+  snprintf(cmd, sizeof cmd, "%s run %s --out %s/%s", kvbound, spec, tmp, name);
+  *rc = sh(cmd, out, cap);
+  snprintf(path, sizeof path, "%s/%s/results.csv", tmp, name);
+  return read_file(path);
+}
+
 /* Probes: rows with the probe columns only, the kcenter radius with one center relative to
  * itself is 1, the summary reports the probe's first column. */
 static void probe_spec(void) {
-  char spec[128], cmd[2048], out[16384], path[256];
-  snprintf(spec, sizeof spec, "%s/probe.lua", tmp);
-  write_file(spec,
-             "stream \"adv_sphere\" { n = 300, d_key = 4, d_value = 4, key_norm = 1, r = 1 }\n"
-             "probe \"walk\" { label = \"w\" }\n"
-             "probe \"walk\" { signs = \"random\", label = \"rs\" }\n"
-             "probe \"kcenter\" { centers = 1, label = \"kc\" }\n"
-             "queries { at = { 100, 300 } }\ntrials(2)\n");
-  snprintf(cmd, sizeof cmd, "%s run %s --out %s/probe", kvbound, spec, tmp);
-  int rc = sh(cmd, out, sizeof out);
-  snprintf(path, sizeof path, "%s/probe/results.csv", tmp);
-  char *a = read_file(path);
+  char out[16384];
+  int rc;
+  char *a = run_spec("probe",
+                     "stream \"adv_sphere\" { n = 300, d_key = 4, d_value = 4, key_norm = 1, r = 1 }\n"
+                     "probe \"walk\" { label = \"w\" }\n"
+                     "probe \"walk\" { signs = \"random\", label = \"rs\" }\n"
+                     "probe \"kcenter\" { centers = 1, label = \"kc\" }\n"
+                     "queries { at = { 100, 300 } }\ntrials(2)\n",
+                     &rc, out, sizeof out);
   int ok = rc == 0 && a && count_lines(a) == 1 + 2 * 3 * 2 &&
            strstr(a, ",disc,disc_inf,disc_bound,walk_fails,radius,radius_rel\n") &&
            !strstr(a, "rel_error");
@@ -285,18 +294,15 @@ static void probe_spec(void) {
 /* The decode measure against the lower-bound library's own decoder (kvb_index_alice/bob) on
  * the instance and bits redrawn from the same substream, and a plot over a measure x. */
 static void decode_spec(void) {
-  char spec[128], cmd[2048], out[16384], path[256];
-  snprintf(spec, sizeof spec, "%s/decode.lua", tmp);
-  write_file(spec,
-             "stream \"index_reduction\" { n = 128, d_key = 16, d_value = 16, r = 4 }\n"
-             "scale \"inv_sqrt_d\"\nmethod \"exact\" {}\n"
-             "method \"uniform_sample\" { f = 0, w = 0, label = \"u\" }\n"
-             "sweep \"T\" { 1, 2, 3 }\ntrials(2)\nmeasures { \"decode\", \"memory\" }\n"
-             "plot { name = \"dm\", x = \"mem_vectors\", y = \"decode_acc\", logx = true }\n");
-  snprintf(cmd, sizeof cmd, "%s run %s --out %s/decode", kvbound, spec, tmp);
-  int rc = sh(cmd, out, sizeof out);
-  snprintf(path, sizeof path, "%s/decode/results.csv", tmp);
-  char *a = read_file(path);
+  char cmd[2048], out[16384], path[256];
+  int rc;
+  char *a = run_spec("decode",
+                     "stream \"index_reduction\" { n = 128, d_key = 16, d_value = 16, r = 4 }\n"
+                     "scale \"inv_sqrt_d\"\nmethod \"exact\" {}\n"
+                     "method \"uniform_sample\" { f = 0, w = 0, label = \"u\" }\n"
+                     "sweep \"T\" { 1, 2, 3 }\ntrials(2)\nmeasures { \"decode\", \"memory\" }\n"
+                     "plot { name = \"dm\", x = \"mem_vectors\", y = \"decode_acc\", logx = true }\n",
+                     &rc, out, sizeof out);
   char got[64] = "", want[64] = "";
   int col = a ? csv_column(a, "decode_acc") : -1;
   const char *row = a ? strstr(a, "\n0,0,0,1,index_reduction,exact,128,0,") : NULL;
@@ -342,18 +348,18 @@ static void decode_spec(void) {
 /* sweep { a = {...}, b = {...} }: the parameters move in step (points = the common length,
  * not the product), and a plot over one of them is not split by the other. */
 static void zip_spec(void) {
-  char spec[128], cmd[2048], out[16384], path[256];
-  snprintf(spec, sizeof spec, "%s/zip.lua", tmp);
-  write_file(spec,
-             "stream \"clusterable\" { n = 64, d_key = 4, d_value = 3, m = 3, delta = 0.5 }\n"
-             "method \"subgen\" { delta = 0.5 }\n"
-             "sweep { t = { 2, 3, 5 }, s = { 4, 16, 64 } }\ntrials(2)\n"
-             "plot { name = \"zs\", x = \"s\", y = \"rel_error\" }\n");
-  snprintf(cmd, sizeof cmd, "%s run %s --out %s/zip && %s plot %s/zip", kvbound, spec, tmp,
-           kvbound, tmp);
-  int rc = sh(cmd, out, sizeof out);
-  snprintf(path, sizeof path, "%s/zip/results.csv", tmp);
-  char *a = read_file(path);
+  char cmd[2048], out[16384], path[256];
+  int rc;
+  char *a = run_spec("zip",
+                     "stream \"clusterable\" { n = 64, d_key = 4, d_value = 3, m = 3, delta = 0.5 }\n"
+                     "method \"subgen\" { delta = 0.5 }\n"
+                     "sweep { t = { 2, 3, 5 }, s = { 4, 16, 64 } }\ntrials(2)\n"
+                     "plot { name = \"zs\", x = \"s\", y = \"rel_error\" }\n",
+                     &rc, out, sizeof out);
+  if (rc == 0) {
+    snprintf(cmd, sizeof cmd, "%s plot %s/zip", kvbound, tmp);
+    rc = sh(cmd, out, sizeof out);
+  }
   snprintf(path, sizeof path, "%s/zip/zs.dat", tmp);
   char *d = read_file(path);
   /* columns in name order (s, t); rows only for the pairs (4,2), (16,3), (64,5) */
