@@ -319,10 +319,6 @@ static void adaptive_search(prop_ctx *ctx) {
 /* ---- adv_values on BalanceKV: buckets and erasure (003 Alg. 1 lines 5-8) ---- */
 
 static void values_balancekv(prop_ctx *ctx) {
-  if (!kvb_method_lookup("balancekv")) {
-    prop_vacuous(ctx, "balancekv not registered");
-    return;
-  }
   const char *a[] = {"n=256", "d_key=4", "d_value=4", "profile=spread", "order=stream", NULL};
   kvb_stream *s = prop_stream(ctx, 0, "adv_values", a);
   if (!s) return;
@@ -408,10 +404,7 @@ static double walk_max_ratio(size_t n, size_t dim, const double *U, const int *e
 }
 
 static void collinear_walk(prop_ctx *ctx) {
-  static const char prefix[] = "merge_reduce:";
-  unsigned flags = 0;
-  if (ctx->mutant && strncmp(ctx->mutant, prefix, sizeof prefix - 1) == 0)
-    flags = kvb_walk_flags_for(ctx->mutant + sizeof prefix - 1);
+  unsigned flags = prop_walk_flags(ctx);
   const size_t n = 8192, dim = 16;
   const double delta = 1e-9, r = 1;
   double c = kvb_walk_paper_c(n, delta);
@@ -456,33 +449,33 @@ const prop_claim props_adversarial[] = {
     {"adversarial.sphere.mprime", "000 Def. 1, Thm. 1 (memory)", "scaling",
      "keys uniform on a sphere violate clusterability: SubGen's m′ grows like n (log-log slope "
      "CI at 1-1e-6 above 0.9); no guarantee is promised, the suite reports m′/n",
-     {"adversarial:clustered"}, sphere_mprime},
+     {"adversarial:clustered"}, sphere_mprime, {"S-T1.mem"}},
     {"adversarial.ties.le", "000 Alg. 1 line 12", "invariant",
      "keys at distance exactly δ join their representative (<=): m′ = number of bases, exactly",
-     {"subgen:cluster_lt"}, ties_le},
+     {"subgen:cluster_lt"}, ties_le, {"S-L2.4"}},
     {"adversarial.duplicates.tau", "000 Alg. 1 lines 13-19, 29", "invariant",
      "with exactly duplicated keys SubGen's τ equals the exact softmax normalizer to relative "
      "1e-12 at every checkpoint",
-     {"subgen:tau_no_count"}, duplicates_tau},
+     {"subgen:tau_no_count"}, duplicates_tau, {"S-T1.eq5"}},
     {"adversarial.large_q.tau", "000 Thm. 1 (e^{2δr} in t)", "scaling",
      "at fixed t, τ's squared relative error is larger at ‖q‖ = 8 than at 0.5 (one-sided "
      "Welch t, alpha = 1e-6); reports the log-slope; reports where Theorem 1's t exceeds n (VACUOUS)",
-     {"adversarial:orthogonal"}, large_q_tau},
+     {"adversarial:orthogonal"}, large_q_tau, {"S-T1.diam"}},
     {"adversarial.values.law", "000 Lemma 1 (2)", "distribution",
      "ℓ2 reservoir law P[slot = i] = ‖v_i‖²/µ under norms 2^-30..2^30, heavy hitters, one-hot "
      "values, in stream/sorted/reversed/interleaved order (chi-square, alpha = 1e-6 each)",
-     {"subgen:mp_prob_half", "subgen:mp_uniform"}, values_law},
+     {"subgen:mp_prob_half", "subgen:mp_uniform"}, values_law, {"S-L1.2"}},
     {"adversarial.adaptive.search", "000 Thm. 1 (per fixed query)", "comparison",
      "random-restart local search over ‖q‖ = r, after seeing the sketch, finds a larger "
      "realized ε than the same number of fixed queries (sign test, alpha = 1e-6); reports the "
      "factor (the theorem is per fixed query, so exceeding is not a violation)",
-     {"adversarial:search_minimize"}, adaptive_search},
+     {"adversarial:search_minimize"}, adaptive_search, {"S-T1"}},
     {"adversarial.collinear.walk", "003 Alg. 3, Theorem A.1", "bound",
      "near-collinear keys: the Self-Balancing Walk with c = 30 log(n/δ), δ = 1e-9, FAILs with "
      "probability <= δ (binomial test, alpha = 1e-6); reports max|corr|/(c r²) vs uniform keys",
-     {"merge_reduce:walk_sign"}, collinear_walk},
+     {"merge_reduce:walk_sign"}, collinear_walk, {"B-TA.1"}},
     {"adversarial.values.balancekv", "003 Alg. 1 lines 5-8", "invariant",
      "value norms 2^-30..2^30: every token goes to bucket ⌈log2‖v‖⌉, no live bucket has "
      "2^i <= (ε/2n)e^{-r²/√d}v_max after any step, every erasure is at that threshold (exact)",
-     {"balancekv:no_erase", "balancekv:erase_2x"}, values_balancekv},
-    {NULL, NULL, NULL, NULL, {NULL}, NULL}};
+     {"balancekv:no_erase", "balancekv:erase_2x"}, values_balancekv, {"B-ALG1.bucket"}},
+    {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

@@ -483,22 +483,22 @@ const prop_claim props_balancekv_block[] = {
     {"usample.uniform", "003 §4.1, App. B.1 (baseline)", "distribution",
      "uniform_sample keeps ⌊m/2^T⌋ distinct middle tokens, each middle position equally often "
      "(χ² GOF, α = 1e-6)",
-     {"uniform_sample:front_half"}, usample_uniform},
+     {"uniform_sample:front_half"}, usample_uniform, {NULL}},
     {"bkvb.invariants", "issue 3 item 2; 003 App. B", "invariant",
      "kept = ⌊m/2^T⌋ (each round's ⌊m_r/2⌋ is also enforced inside the core), weights are powers "
      "of two in [1, 2^T], "
      "kept ⊂ middle without repeats; T = 0 and f + w = n give exact attention (rel. 1e-12)",
-     {"balancekv_block:first_not_exact"}, invariants},
+     {"balancekv_block:first_not_exact"}, invariants, {"B-B.impl"}},
     {"bkvb.oracle", "issue 3 item 2 (bit-for-bit reproducibility)", "invariant",
      "with the same uniforms the method, the H-head C API and a plain loop re-implementation of "
      "the issue's walk and halving rule agree exactly (indices and weights)",
      {"balancekv_block:no_center", "balancekv_block:keep_wrong_side",
       "balancekv_block:weight_not_doubled", "balancekv_block:sign_flip"},
-     oracle_claim},
+     oracle_claim, {"B-B.impl"}},
     {"bkvb.fig1", "003 Fig. 1 and Fig. 3, §4.1, App. B.1", "comparison",
      "on clusterable synthetic streams (key norm ≈ 15) at compression ½ the block variant's mean "
      "relative attention error over 10 seeds is below uniform sampling's (one-sided Welch, α = 1e-6); "
      "full tier: table over T = 1..4, τ ∈ {0.1, 1}, Gaussian streams, and the Fig. 3 analog "
      "(error/time over b × compression) as notes",
-     {"balancekv_block:sign_flip", "balancekv_block:weight_not_doubled"}, fig1},
-    {NULL, NULL, NULL, NULL, {NULL}, NULL}};
+     {"balancekv_block:sign_flip", "balancekv_block:weight_not_doubled"}, fig1, {"B-FIG1", "B-FIG3.err"}},
+    {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

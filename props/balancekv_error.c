@@ -236,7 +236,7 @@ static void thm31_practical(prop_ctx *ctx) {
   /* A batch larger than any context (1e7 tokens) means no compression is ever reached. */
   prop_check(ctx, isfinite(lg10), "demand not computable");
   if (lg10 > 7)
-    prop_vacuous(ctx, "at Table 3 norms the batch size Theorem 3.1 needs (10^%.1f) exceeds any "
+    prop_vacuous_practical(ctx, "at Table 3 norms the batch size Theorem 3.1 needs (10^%.1f) exceeds any "
                  "context length: the guarantee is vacuous there", lg10);
   /* The formula itself is checked where it is not vacuous: r = 1, d = 16 gives a finite t. */
   double t_small = sqrt(16.0) * exp(2 * 1.0 / 4.0) / eps;
@@ -283,15 +283,15 @@ const prop_claim props_balancekv_error[] = {
      "err_j ≤ ε·j·e^{−r²/√d}·max‖v‖ with ε = T√s·log(ts/δ)e^{2r²/√d}/t at every 8th step, runs "
      "over it ≤ δ (binomial, α = 1e-6); error at t = 64 not above t = 8 (Welch one-sided, α = 1e-6); "
      "c = 4 not worse than random halving at t = 64 (Welch, α = 1e-6); slopes vs t reported",
-     {"merge_reduce:walk_sign"}, mr_thm34},
+     {"merge_reduce:walk_sign"}, mr_thm34, {"B-T3.4"}},
     {"balancekv.thm31.error", "003 Theorem 3.1", "scaling",
      "relative error ‖z − Attn‖/(‖softmax‖‖V‖_F) > 1/2 at t = 64 in ≤ 1e-3 of queries (binomial, "
      "α = 1e-6), not increasing from t = 8 to 64, with c = 4 not worse than random halving "
      "(Welch one-sided, α = 1e-6); slope reported",
-     {"balancekv:walk_sign"}, thm31_error},
+     {"balancekv:walk_sign"}, thm31_error, {"B-T3.1"}},
     {"balancekv.thm31.practical", "003 Theorem 3.1, Table 3", "practicality",
      "t and memory Theorem 3.1 demands at 003 Table 3 norms; VACUOUS when beyond any context; "
      "at the theorem's t for r = 1, d = 16: every level ≤ t and memory ≤ (2·buckets + 1)·t(T+1) "
      "vectors at every step (exact)",
-     {"balancekv:keep_larger"}, thm31_practical},
-    {NULL, NULL, NULL, NULL, {NULL}, NULL}};
+     {"balancekv:keep_larger"}, thm31_practical, {"B-PRAC"}},
+    {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

@@ -14,14 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static unsigned walk_flags(const prop_ctx *ctx) {
-  if (!ctx->mutant) return 0;
-  const char *c = strchr(ctx->mutant, ':');
-  return c ? kvb_walk_flags_for(c + 1) : 0;
-}
-
 static void sb_halving(prop_ctx *ctx) {
-  unsigned flags = walk_flags(ctx);
+  unsigned flags = prop_walk_flags(ctx);
   gsl_rng *rng = prop_rng(ctx, 0);
   const size_t dk = 6, dv = 2;
   double K[97 * 6], V[97 * 2];
@@ -84,7 +78,7 @@ static double discrepancy(size_t n, size_t dk, size_t dv, const double *K, const
 }
 
 static void sb_thm33(prop_ctx *ctx) {
-  unsigned flags = walk_flags(ctx);
+  unsigned flags = prop_walk_flags(ctx);
   gsl_rng *rng = prop_rng(ctx, 0);
   const size_t dk = 16;
   const double scale = 0.25, delta = 1e-3;
@@ -164,9 +158,9 @@ static void sb_thm33(prop_ctx *ctx) {
 const prop_claim props_balancekv_sb[] = {
     {"balancekv.sb.halving", "003 Alg. 2 lines 12-16, Theorem 3.3", "invariant",
      "|C′| ≤ |C|/2 and C′ is one side of the walk's signs, n = 1..97 (exact)",
-     {"merge_reduce:keep_larger"}, sb_halving},
+     {"merge_reduce:keep_larger"}, sb_halving, {"B-T3.3.size"}},
     {"balancekv.sb.thm33", "003 Theorem 3.3", "bound",
      "Δ ≤ 30·√s·log(ns/δ)·e^{‖q‖²/2√d}·e^{max‖k‖²/2√d}·max‖v‖ at rate ≤ δ (binomial, α = 1e-6) "
      "across n, s, ‖q‖, max‖k‖; with c = 4 not worse than random halving (Welch, α = 1e-6)",
-     {"merge_reduce:walk_sign"}, sb_thm33},
-    {NULL, NULL, NULL, NULL, {NULL}, NULL}};
+     {"merge_reduce:walk_sign"}, sb_thm33, {"B-T3.3"}},
+    {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

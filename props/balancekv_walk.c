@@ -20,13 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Walk mutant flags from ctx->mutant ("merge_reduce:NAME" or "balancekv:NAME"). */
-static unsigned walk_flags(const prop_ctx *ctx) {
-  if (!ctx->mutant) return 0;
-  const char *c = strchr(ctx->mutant, ':');
-  return c ? kvb_walk_flags_for(c + 1) : 0;
-}
-
 typedef struct {
   double *Dw, *Dr; /* per-trial discrepancies: walk, random signs */
   unsigned fails;  /* runs with at least one FAIL */
@@ -76,7 +69,7 @@ static void a1_discrepancy(prop_ctx *ctx) {
   const size_t dim = 4;
   unsigned trials = prop_trials(ctx, 48, 200);
   int lo = 6, hi = ctx->full ? 16 : 14, step = ctx->full ? 1 : 2;
-  unsigned flags = walk_flags(ctx);
+  unsigned flags = prop_walk_flags(ctx);
   gsl_rng *rng = prop_rng(ctx, 0);
   double lx[16], lw[16], lr[16];
   size_t np = 0;
@@ -126,7 +119,7 @@ static void a1_discrepancy(prop_ctx *ctx) {
 
 /* Recomputes lines 5-9 from the vectors, the uniforms and the returned signs. */
 static void fail_reported(prop_ctx *ctx) {
-  unsigned flags = walk_flags(ctx);
+  unsigned flags = prop_walk_flags(ctx);
   gsl_rng *rng = prop_rng(ctx, 0);
   const size_t n = 512, dim = 3;
   static const double cs[] = {0.5, 1, 2, 4, 30};
@@ -174,7 +167,7 @@ static void fail_reported(prop_ctx *ctx) {
 static void constant_study(prop_ctx *ctx) {
   const double delta = 1e-3;
   const size_t dim = 4;
-  unsigned flags = walk_flags(ctx);
+  unsigned flags = prop_walk_flags(ctx);
   static const double cfull[] = {0.5, 1, 2, 4, 8, 16, 32, 64, 128, 0};
   static const double ccheck[] = {0.5, 16, 0};
   const double *cs = ctx->full ? cfull : ccheck;
@@ -231,13 +224,13 @@ const prop_claim props_balancekv_walk[] = {
      "walk (c = 30·log(n/δ), δ = 1e-3) on unit vectors: FAIL rate ≤ δ and P[D > c·r·‖u‖] ≤ δ "
      "(binomial, α = 1e-6), output side ≤ n/2, mean D not above random signs at the largest n "
      "(Welch one-sided, α = 1e-6); slopes with 95% CIs reported",
-     {"merge_reduce:walk_sign", "merge_reduce:keep_larger"}, a1_discrepancy},
+     {"merge_reduce:walk_sign", "merge_reduce:keep_larger"}, a1_discrepancy, {"B-TA.1", "B-2.2.polylog"}},
     {"balancekv.walk.fail_reported", "003 Alg. 3 lines 5-9", "invariant",
      "FAIL counted exactly when |corr| > c·r², status KVB_EFAIL iff any, sign +1 iff u < p "
      "(recomputed in long double; exact)",
-     {"merge_reduce:walk_nofail", "merge_reduce:walk_sign"}, fail_reported},
+     {"merge_reduce:walk_nofail", "merge_reduce:walk_sign"}, fail_reported, {"B-ALG2.fail"}},
     {"balancekv.walk.constant", "003 Alg. 3 line 2, Theorem A.1", "practicality",
      "discrepancy and FAIL rate against c ∈ [0.5, 30·log(n/δ)]; FAIL rate at the paper's c ≤ δ "
      "(binomial, α = 1e-6); FAIL reported at c = 0.5",
-     {"merge_reduce:walk_nofail"}, constant_study},
-    {NULL, NULL, NULL, NULL, {NULL}, NULL}};
+     {"merge_reduce:walk_nofail"}, constant_study, {"B-ALG2.fail"}},
+    {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

@@ -297,17 +297,17 @@ const prop_claim props_kcenter[] = {
     {"kcenter.greedy.2approx", "000 §3.1 (greedy k-center, Dyer & Frieze 1985)", "bound",
      "greedy k-center covering radius ≤ 2·OPT (brute-forced discrete optimum) and ≥ OPT, every "
      "k = 1..4, on tiny instances (exact)",
-     {"kcenter:nearest"}, greedy_2approx},
+     {"kcenter:nearest"}, greedy_2approx, {NULL}},
     {"kcenter.profile.mprime", "000 Alg. 1 line 12 (m′), 000 Thm. 1 (m′ ≤ m)", "invariant",
      "clusterability profile m′(δ) = SubGen's cluster count on the same keys, for 5 δ and on a "
      "lattice with distances exactly δ (exact)",
-     {"subgen:cluster_lt"}, profile_mprime},
+     {"subgen:cluster_lt"}, profile_mprime, {"S-T1.mcount"}},
     {"recent_kcenter.exact_budget", "000 §3.2, 001 §4.1", "invariant",
      "recent_kcenter with ℓ + k ≥ n is bit-identical to exact attention at every step (exact)",
-     {"recent_kcenter:window_off_by_one"}, exact_budget},
+     {"recent_kcenter:window_off_by_one"}, exact_budget, {NULL}},
     {"recent_kcenter.beats_random", "000 §3.2, 001 §4.1", "comparison",
      "on skewed clusterable streams with the query aimed at a rare cluster (retrieval), "
      "recent_kcenter's mean ‖z−Attn‖ is below that of the same window + k uniformly random older "
      "tokens (Welch t-test, α = 1e-6); the unaimed-query regime is reported, not asserted",
-     {"recent_kcenter:random_centers", "recent_kcenter:nearest_centers"}, beats_random},
-    {NULL, NULL, NULL, NULL, {NULL}, NULL}};
+     {"recent_kcenter:random_centers", "recent_kcenter:nearest_centers"}, beats_random, {NULL}},
+    {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

@@ -411,31 +411,31 @@ const prop_claim props_lowerbound[] = {
     {"lowerbound.c3.closed_form", "003 Lemma C.3", "distribution",
      "E_{x,y~Unif{±r/√d}^d} exp(C⟨x,y⟩/√d) = cosh(Cr²/d^{3/2})^d: Monte Carlo mean vs closed "
      "form, two-sided CLT z-test per (d, r, C), alpha = 1e-6",
-     {"lowerbound:c3_no_power"}, c3_closed_form},
+     {"lowerbound:c3_no_power"}, c3_closed_form, {"B-C.3"}},
     {"lowerbound.c3.bounds", "003 Lemma C.3", "invariant",
      "1 <= exp(C²r⁴/4d²) <= cosh(Cr²/d^{3/2})^d <= exp(C²r⁴/d²) <= exp(C²) for r² <= d, "
      "|C| <= 3 (exact, relative 1e-12)",
-     {"lowerbound:c3_no_power"}, c3_bounds},
+     {"lowerbound:c3_no_power"}, c3_bounds, {"B-C.3"}},
     {"lowerbound.c5.partition", "003 Corollary C.5", "invariant",
      "the d bits of a group have distinct value coordinates and Σ_j |U_ij| <= |U| (exact, every "
      "group of every instance)",
-     {"lowerbound:coord_collide"}, c5_partition},
+     {"lowerbound:coord_collide"}, c5_partition, {"B-C.5"}},
     {"lowerbound.pi.uniform", "003 App. C (the reduction)", "distribution",
      "π is a uniformly random partition: bit i's slot is uniform over [n/d]×[d] (chi-square, "
      "alpha = 1e-6)",
-     {"lowerbound:identity_pi"}, pi_uniform},
+     {"lowerbound:identity_pi"}, pi_uniform, {NULL}},
     {"lowerbound.c4.noise", "003 Lemma C.4, C.6", "distribution",
      "noise X given |U_i|: mean 0 and variance |U_i|·cosh(2r²/d^{3/2})^d (CLT z-tests), "
      "P[|X| >= 3 sd] <= 1/9 (Chebyshev, binomial test), never |X| >= 1000√|U|; alpha = 1e-6",
-     {"lowerbound:shared_key"}, c4_noise},
+     {"lowerbound:shared_key"}, c4_noise, {"B-C.4"}},
     {"lowerbound.decode.exact", "003 Theorem 3.2 (App. C conclusion)", "bound",
      "with exact attention Bob decodes a random bit with probability >= 0.8 where n/(d "
      "e^{2r²/√d}) <= 1e-4 (binomial test, alpha = 1e-6); the (d, r, n) grid reports where 0.8 and "
      "INDEX's 2/3 hold",
-     {"lowerbound:threshold_flip", "lowerbound:no_sign"}, decode_exact},
+     {"lowerbound:threshold_flip", "lowerbound:no_sign"}, decode_exact, {"B-T3.2.red"}},
     {"lowerbound.decode.sketch", "003 Theorem 3.2", "comparison",
      "the decoder runs on any method's answer (exact through the generic path decodes >= 0.8, "
      "alpha = 1e-6); each registered sketch's success vs memory is written to "
      "build/lowerbound_decoding.csv ($KVB_LOWERBOUND_CSV)",
-     {"lowerbound:threshold_flip"}, decode_sketch},
-    {NULL, NULL, NULL, NULL, {NULL}, NULL}};
+     {"lowerbound:threshold_flip"}, decode_sketch, {"B-T3.2"}},
+    {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

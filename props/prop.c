@@ -15,11 +15,59 @@ gsl_rng *prop_rng(const prop_ctx *ctx, uint64_t i) {
   return kvb_rng_alloc_substream(ctx->seed ^ hash_id(ctx->id), i);
 }
 
+const char *prop_verdict_name(prop_verdict v) {
+  switch (v) {
+    case PROP_HOLDS: return "HOLDS";
+    case PROP_FAILS: return "FAILS";
+    case PROP_MIXED: return "MIXED";
+    case PROP_VACUOUS: return "VACUOUS";
+    case PROP_VACUOUS_PRACTICAL: return "VACUOUS-AT-PRACTICAL-PARAMETERS";
+    case PROP_NOT_OBSERVED: return "NOT-OBSERVED";
+    case PROP_UNCHECKED: return "UNCHECKED";
+    default: return "SKIPPED";
+  }
+}
+
+/* Does method type `method` list mutant `name`? */
+static int lists_mutant(const char *method, const char *name) {
+  const kvb_method_type *t = kvb_method_lookup(method);
+  for (const kvb_mutant_spec *m = t ? t->mutants : NULL; m && m->name; m++)
+    if (strcmp(m->name, name) == 0) return 1;
+  return 0;
+}
+
 void prop_apply_mutant(const prop_ctx *ctx, const char *method, kvb_params *p) {
   if (!ctx->mutant) return;
   size_t len = strlen(method);
   if (strncmp(ctx->mutant, method, len) == 0 && ctx->mutant[len] == ':')
     kvb_params_set_str(p, "mutant", ctx->mutant + len + 1);
+  else if (strncmp(ctx->mutant, "walk:", 5) == 0 && lists_mutant(method, ctx->mutant + 5))
+    kvb_params_set_str(p, "mutant", ctx->mutant + 5);
+}
+
+unsigned prop_walk_flags(const prop_ctx *ctx) {
+  static const char *const walkers[] = {"walk:", "merge_reduce:", "balancekv:", NULL};
+  for (int i = 0; ctx->mutant && walkers[i]; i++) {
+    size_t len = strlen(walkers[i]);
+    if (strncmp(ctx->mutant, walkers[i], len) == 0) return kvb_walk_flags_for(ctx->mutant + len);
+  }
+  return 0;
+}
+
+kvb_method *prop_method(prop_ctx *ctx, const char *name, const kvb_method_config *cfg,
+                        kvb_params *p) {
+  kvb_method *m = NULL;
+  if (ctx->mutant && strcmp(ctx->mutant, "z_zero") == 0) {
+    kvb_params none;
+    kvb_params_init(&none);
+    if (kvb_method_alloc("z_zero", cfg, &none, &m))
+      prop_check(ctx, 0, "z_zero alloc: %s", kvb_strerror_last());
+    return m;
+  }
+  prop_apply_mutant(ctx, name, p);
+  if (kvb_method_alloc(name, cfg, p, &m))
+    prop_check(ctx, 0, "%s alloc: %s", name, kvb_strerror_last());
+  return m;
 }
 
 static void vlog(prop_ctx *ctx, const char *tag, const char *fmt, va_list ap) {
@@ -65,14 +113,59 @@ void prop_note(prop_ctx *ctx, const char *fmt, ...) {
     snprintf(ctx->notes + used, sizeof ctx->notes - used, "%s%s", used ? "; " : "", buf);
 }
 
-void prop_vacuous(prop_ctx *ctx, const char *fmt, ...) {
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  ctx->vacuous = 1;
-  prop_note(ctx, "VACUOUS: %s", buf);
+#define FORMAT(buf, fmt)          \
+  char buf[1024];                 \
+  do {                            \
+    va_list ap;                   \
+    va_start(ap, fmt);            \
+    vsnprintf(buf, sizeof buf, fmt, ap); \
+    va_end(ap);                   \
+  } while (0)
+
+int prop_control(prop_ctx *ctx, const char *control, int passed, const char *fmt, ...) {
+  FORMAT(buf, fmt);
+  ctx->controls_run++;
+  ctx->controls_passed += passed != 0;
+  prop_note(ctx, "control %s %s the assertion: %s", control, passed ? "PASSES" : "fails", buf);
+  return passed;
+}
+
+void prop_control_na(prop_ctx *ctx, const char *fmt, ...) {
+  FORMAT(buf, fmt);
+  ctx->controls_na = 1;
+  fprintf(ctx->log, "    no trivial control: %s\n", buf);
+}
+
+void prop_vacuous_practical(prop_ctx *ctx, const char *fmt, ...) {
+  FORMAT(buf, fmt);
+  ctx->vacuous_practical = 1;
+  prop_note(ctx, "VACUOUS-AT-PRACTICAL-PARAMETERS: %s", buf);
+}
+
+void prop_not_observed(prop_ctx *ctx, const char *fmt, ...) {
+  FORMAT(buf, fmt);
+  ctx->not_observed = 1;
+  prop_note(ctx, "NOT-OBSERVED: %s", buf);
+}
+
+void prop_cell(prop_ctx *ctx, prop_verdict v, const char *cell, const char *fmt, ...) {
+  FORMAT(buf, fmt);
+  if (ctx->ncells < PROP_MAX_CELLS) ctx->cells[ctx->ncells++] = v;
+  else prop_check(ctx, 0, "more than %d cells", PROP_MAX_CELLS);
+  prop_note(ctx, "cell [%s] %s: %s", cell, prop_verdict_name(v), buf);
+}
+
+prop_verdict prop_verdict_of(const prop_ctx *ctx) {
+  if (ctx->failures) return PROP_FAILS;
+  if (ctx->controls_passed) return PROP_VACUOUS;
+  if (ctx->vacuous_practical) return PROP_VACUOUS_PRACTICAL;
+  if (ctx->ncells) {
+    for (int i = 1; i < ctx->ncells; i++)
+      if (ctx->cells[i] != ctx->cells[0]) return PROP_MIXED;
+    if (ctx->cells[0] != PROP_HOLDS) return ctx->cells[0];
+  }
+  if (ctx->not_observed) return PROP_NOT_OBSERVED;
+  return PROP_HOLDS;
 }
 
 unsigned prop_trials(const prop_ctx *ctx, unsigned check, unsigned full) {
@@ -93,9 +186,12 @@ kvb_stream *prop_stream(prop_ctx *ctx, uint64_t i, const char *name, const char 
 
 int prop_binomial_bound(prop_ctx *ctx, unsigned F, unsigned N, double p, const char *what) {
   double lo, hi;
+  unsigned crit;
   kvb_clopper_pearson(F, N, 0.95, &lo, &hi);
-  prop_note(ctx, "%s: %u/%u failures (rate %.4f, 95%% CP [%.4f, %.4f]) vs claimed <= %g", what,
-            F, N, (double)F / N, lo, hi, p);
+  double p1 = kvb_binom_detectable_rate(N, p, PROP_ALPHA, 0.9, &crit);
+  prop_note(ctx, "%s: %u/%u failures (rate %.4f, 95%% CP [%.4f, %.4f]) vs claimed <= %g; "
+            "N = %u, alpha = %.0e rejects at >= %u failures, detecting a rate >= %.3g with power 0.9",
+            what, F, N, (double)F / N, lo, hi, p, N, PROP_ALPHA, crit, p1);
   return prop_pvalue(ctx, kvb_binom_tail_ge(F, p, N), PROP_ALPHA,
                      "%s: P[Bin(%u, %g) >= %u]", what, N, p, F);
 }
@@ -107,10 +203,6 @@ kvb_method *prop_subgen(prop_ctx *ctx, gsl_rng *rng, size_t d_key, size_t d_valu
   kvb_params_set(&p, "delta", delta);
   kvb_params_set(&p, "t", t);
   kvb_params_set(&p, "s", s);
-  prop_apply_mutant(ctx, "subgen", &p);
   kvb_method_config cfg = {d_key, d_value, scale, rng};
-  kvb_method *m = NULL;
-  if (kvb_method_alloc("subgen", &cfg, &p, &m))
-    prop_check(ctx, 0, "subgen alloc: %s", kvb_strerror_last());
-  return m;
+  return prop_method(ctx, "subgen", &cfg, &p);
 }

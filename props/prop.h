@@ -21,17 +21,40 @@
 
 #define PROP_ALPHA 1e-6
 
-typedef enum { PROP_HOLDS = 0, PROP_FAILS = 1, PROP_VACUOUS = 2, PROP_SKIPPED = 3 } prop_verdict;
+/* The verdict vocabulary (DESIGN.md, Claims and how they are checked). A verdict must be able to
+ * come out otherwise: HOLDS is given only when every assertion passed AND a control (z ≡ 0,
+ * uniform sampling at equal memory, random signs — or, for an exact invariant, the mutants)
+ * shows that the same assertion can fail. */
+typedef enum {
+  PROP_HOLDS = 0,          /* asserted, and a control shows the assertion could fail */
+  PROP_FAILS,              /* an assertion was rejected (α ≤ 1e-6), or every cell contradicts */
+  PROP_MIXED,              /* pre-registered cells disagree (the cell table is in the notes) */
+  PROP_VACUOUS,            /* a trivial control passes the same assertion at the tested parameters */
+  PROP_VACUOUS_PRACTICAL,  /* the guarantee demands parameters no real run uses (from its inputs) */
+  PROP_NOT_OBSERVED,       /* a claimed rate or advantage not seen at the tested parameters */
+  PROP_UNCHECKED,          /* a paper claim no check covers */
+  PROP_SKIPPED
+} prop_verdict;
+
+const char *prop_verdict_name(prop_verdict v);
+
+#define PROP_MAX_CELLS 64
 
 typedef struct {
   uint64_t seed;        /* base seed (fixed in make check; KVBOUND_SEED overrides) */
   const char *id;       /* claim id */
-  const char *mutant;   /* "method:mutant" being injected, or NULL for the faithful run */
+  const char *mutant;   /* mutant being injected ("method:NAME", "walk:NAME", "z_zero"), or NULL */
   int full;             /* 1 in make check-full: more trials, larger grids */
   int failures;         /* assertions failed so far */
-  int vacuous;          /* set by prop_vacuous() */
+  int vacuous_practical;/* set by prop_vacuous_practical() */
+  int not_observed;     /* set by prop_not_observed() */
+  int controls_run;     /* controls run through the claim's assertion (prop_control) */
+  int controls_passed;  /* of those, how many passed it (then the verdict is VACUOUS) */
+  int controls_na;      /* set by prop_control_na(): no trivial control applies, with the reason */
+  int ncells;           /* pre-registered cells reported with prop_cell() */
+  prop_verdict cells[PROP_MAX_CELLS];
   FILE *log;            /* details (stdout for faithful runs, /dev/null-like for mutants) */
-  char notes[4096];     /* measured numbers for the report */
+  char notes[8192];     /* measured numbers for the report */
 } prop_ctx;
 
 typedef struct {
@@ -39,14 +62,24 @@ typedef struct {
   const char *source;    /* "000 Lemma 1" */
   const char *kind;      /* invariant | distribution | bound | scaling | practicality | comparison */
   const char *statement; /* what is checked, with α */
-  const char *mutants[8];/* "method:mutant" names this claim must reject; at least one */
+  const char *mutants[8];/* mutants this claim must reject (verdict changed); at least one */
   void (*run)(prop_ctx *ctx);
+  const char *covers[8]; /* ids of the papers' claims (paper_claims.c) this check bears on */
 } prop_claim;
 
 /* A generator on substream i of this claim. Caller frees with gsl_rng_free. */
 gsl_rng *prop_rng(const prop_ctx *ctx, uint64_t i);
-/* Sets "mutant" in p when ctx->mutant is "method:NAME" for this method. */
+/* Sets "mutant" in p when ctx->mutant is "method:NAME" for this method, or "walk:NAME" and
+ * this method is built on the Self-Balancing Walk and lists NAME among its mutants. */
 void prop_apply_mutant(const prop_ctx *ctx, const char *method, kvb_params *p);
+/* KVB_WALK_MUT_* flags for a claim that calls the walk directly: from "walk:NAME",
+ * "merge_reduce:NAME" or "balancekv:NAME" (0 when ctx runs no walk mutant). */
+unsigned prop_walk_flags(const prop_ctx *ctx);
+/* Creates method `name` with ctx's mutant applied; under the mutant "z_zero" the method under
+ * test is replaced by the z ≡ 0 control (so a claim shows it rejects a trivial estimator).
+ * NULL, with a failed check naming the error, when creation fails. */
+kvb_method *prop_method(prop_ctx *ctx, const char *name, const kvb_method_config *cfg,
+                        kvb_params *p);
 /* Exact assertion. Returns cond. */
 int prop_check(prop_ctx *ctx, int cond, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -55,8 +88,30 @@ int prop_pvalue(prop_ctx *ctx, double pvalue, double alpha, const char *fmt, ...
     __attribute__((format(printf, 4, 5)));
 /* Records a measured number for the report (and the log). */
 void prop_note(prop_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Marks the claim's guarantee as vacuous at practical parameters (a legitimate verdict). */
-void prop_vacuous(prop_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A control — "z_zero", "uniform" (at equal memory), "random_signs" — run through the SAME
+ * assertion as the claim. `passed` says whether the control met it; a control that passes makes
+ * the verdict VACUOUS (the assertion cannot tell the method from a trivial one). The note says
+ * what the control scored. Returns passed. */
+int prop_control(prop_ctx *ctx, const char *control, int passed, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* States why no trivial control applies (an exact invariant checked against its mutants, a
+ * deterministic inequality, a computed practicality verdict). Required for a bound, scaling or
+ * comparison claim that runs no prop_control, so the omission is visible. */
+void prop_control_na(prop_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The guarantee demands parameters no real run uses, computed from the inputs it names
+ * (changing them can change the verdict): VACUOUS-AT-PRACTICAL-PARAMETERS. */
+void prop_vacuous_practical(prop_ctx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* A claimed rate or advantage not seen at the tested parameters (say the CI): NOT-OBSERVED. */
+void prop_not_observed(prop_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* One pre-registered cell's outcome (HOLDS, NOT_OBSERVED, VACUOUS or FAILS) with its numbers.
+ * Cells are fixed in the claim before it runs; all are reported by the same rule. When cells
+ * disagree the claim's verdict is MIXED; when all agree, theirs. A cell's FAILS is an empirical
+ * finding, not an assertion failure (use prop_check/prop_pvalue for those). */
+void prop_cell(prop_ctx *ctx, prop_verdict v, const char *cell, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The claim's verdict from what it recorded (failures, cells, controls, flags). */
+prop_verdict prop_verdict_of(const prop_ctx *ctx);
 /* Trials scaled by tier. */
 unsigned prop_trials(const prop_ctx *ctx, unsigned check, unsigned full);
 
@@ -67,7 +122,8 @@ kvb_stream *prop_stream(prop_ctx *ctx, uint64_t i, const char *name, const char 
  * check naming the error) when creation fails. */
 kvb_method *prop_subgen(prop_ctx *ctx, gsl_rng *rng, size_t d_key, size_t d_value, double scale,
                         double delta, double t, double s);
-/* Binomial bound test: F failures in N trials against claimed failure probability p. */
+/* Binomial bound test: F failures in N trials against claimed failure probability p. Notes the
+ * Clopper–Pearson interval and the power: the smallest failure rate detected with power 0.9. */
 int prop_binomial_bound(prop_ctx *ctx, unsigned F, unsigned N, double p, const char *what);
 
 #endif

@@ -8,6 +8,7 @@
  * Seeds: fixed (DEFAULT_SEED) unless KVBOUND_SEED is set — a number to reproduce a run, or
  * "fresh" to draw one from /dev/urandom. Every failure prints the command that reproduces it. */
 #include "claims.h"
+#include "paper_claims.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -52,14 +53,6 @@ static int parse_seed(const char *txt, uint64_t *out) {
   return 0;
 }
 
-static const char *verdict_name(prop_verdict v) {
-  switch (v) {
-    case PROP_HOLDS: return "HOLDS";
-    case PROP_FAILS: return "FAILS";
-    case PROP_VACUOUS: return "VACUOUS-AT-PRACTICAL-PARAMETERS";
-    default: return "SKIPPED";
-  }
-}
 
 static prop_verdict run_claim(const prop_claim *c, uint64_t seed, int full, const char *mutant,
                               FILE *log, prop_ctx *ctx) {
@@ -71,8 +64,94 @@ static prop_verdict run_claim(const prop_claim *c, uint64_t seed, int full, cons
   ctx->log = log;
   kvb_error_clear();
   c->run(ctx);
-  if (ctx->failures) return PROP_FAILS;
-  return ctx->vacuous ? PROP_VACUOUS : PROP_HOLDS;
+  return prop_verdict_of(ctx);
+}
+
+/* A bound, scaling or comparison claim must run a control through its assertion, or say why
+ * none applies; otherwise its HOLDS could not have come out otherwise (DESIGN.md, Controls). */
+static int lacks_control(const prop_claim *c, const prop_ctx *ctx) {
+  int needs = strcmp(c->kind, "bound") == 0 || strcmp(c->kind, "scaling") == 0 ||
+              strcmp(c->kind, "comparison") == 0;
+  return needs && ctx->controls_run == 0 && !ctx->controls_na;
+}
+
+/* Every id a check covers must be a row of the papers' claim list. */
+static int check_covers(void) {
+  int bad = 0;
+  for (size_t t = 0; prop_claim_tables[t]; t++)
+    for (const prop_claim *c = prop_claim_tables[t]; c->id; c++)
+      for (int k = 0; k < 8 && c->covers[k]; k++)
+        if (paper_claim_index(c->covers[k]) < 0) {
+          fprintf(stderr, "kvb-props: claim %s covers unknown paper claim '%s'\n", c->id,
+                  c->covers[k]);
+          bad = 1;
+        }
+  return bad;
+}
+
+/* What one check contributed to the report. */
+typedef struct {
+  const prop_claim *c;
+  prop_verdict v;
+  int caught, nmut;
+  char notes[sizeof ((prop_ctx *)0)->notes];
+} check_result;
+
+static int covers(const prop_claim *c, const char *id) {
+  for (int k = 0; k < 8 && c->covers[k]; k++)
+    if (strcmp(c->covers[k], id) == 0) return 1;
+  return 0;
+}
+
+static void md_escape(FILE *f, const char *s);
+
+/* The report: one row per paper claim (the denominator is the papers), its verdict combined
+ * from the checks that cover it — UNCHECKED with none; theirs when they agree; FAILS if any
+ * fails; MIXED otherwise — then one row per check with its measured numbers. */
+static void write_report(FILE *rep, const check_result *res, size_t nres) {
+  int count[PROP_SKIPPED + 1] = {0};
+  fprintf(rep, "### The papers' claims\n\n"
+               "| id | source | kind | verdict | checks (verdict, mutants caught) |\n"
+               "|---|---|---|---|---|\n");
+  for (int i = 0; paper_claims[i].id; i++) {
+    const paper_claim *pc = &paper_claims[i];
+    prop_verdict v = PROP_UNCHECKED;
+    int any = 0, fails = 0, agree = 1;
+    for (size_t r = 0; r < nres; r++) {
+      if (!covers(res[r].c, pc->id)) continue;
+      if (any && res[r].v != v) agree = 0;
+      if (!any) v = res[r].v;
+      fails |= res[r].v == PROP_FAILS;
+      any = 1;
+    }
+    if (fails) v = PROP_FAILS;
+    else if (!agree) v = PROP_MIXED;
+    count[v]++;
+    fprintf(rep, "| %s | %s | %s | **%s** | ", pc->id, pc->source, pc->kind, prop_verdict_name(v));
+    int first = 1;
+    for (size_t r = 0; r < nres; r++) {
+      if (!covers(res[r].c, pc->id)) continue;
+      fprintf(rep, "%s`%s` %s, %d/%d", first ? "" : "; ", res[r].c->id,
+              prop_verdict_name(res[r].v), res[r].caught, res[r].nmut);
+      first = 0;
+    }
+    fprintf(rep, "%s |\n", first ? "—" : "");
+  }
+  fprintf(rep, "\nTotals:");
+  for (int v = 0; v < PROP_SKIPPED; v++)
+    if (count[v]) fprintf(rep, " %s %d;", prop_verdict_name((prop_verdict)v), count[v]);
+  fprintf(rep, "\n\n### The checks\n\n"
+               "| check | source | kind | covers | verdict | mutants caught | measured |\n"
+               "|---|---|---|---|---|---|---|\n");
+  for (size_t r = 0; r < nres; r++) {
+    const prop_claim *c = res[r].c;
+    fprintf(rep, "| `%s` | %s | %s | ", c->id, c->source, c->kind);
+    for (int k = 0; k < 8 && c->covers[k]; k++) fprintf(rep, "%s%s", k ? ", " : "", c->covers[k]);
+    if (!c->covers[0]) fprintf(rep, "(supporting)");
+    fprintf(rep, " | %s | %d/%d | ", prop_verdict_name(res[r].v), res[r].caught, res[r].nmut);
+    md_escape(rep, res[r].notes);
+    fprintf(rep, " |\n");
+  }
 }
 
 static int selected(const char *id, const char **only, int nonly) {
@@ -83,6 +162,7 @@ static int selected(const char *id, const char **only, int nonly) {
 }
 
 static void md_escape(FILE *f, const char *s) {
+  if (!s) return;
   for (; *s; s++) {
     if (*s == '|') fputs("\\|", f);
     else fputc(*s, f);
@@ -129,6 +209,7 @@ int main(int argc, char **argv) {
     }
   }
 
+  if (check_covers()) return 2;
   FILE *rep = NULL;
   if (report) {
     rep = fopen(report, "w");
@@ -136,10 +217,9 @@ int main(int argc, char **argv) {
       fprintf(stderr, "kvb-props: cannot write report '%s'\n", report);
       return 2;
     }
-    fprintf(rep,
-            "| claim | source | kind | verdict | mutants caught | measured |\n"
-            "|---|---|---|---|---|---|\n");
   }
+  static check_result res[512];
+  size_t nres = 0;
   FILE *devnull = fopen("/dev/null", "w");
   if (!list) printf("# kvb-props seed %" PRIu64 "%s\n", seed, full ? " (full)" : "");
   int failed = 0, index = -1;
@@ -151,25 +231,37 @@ int main(int argc, char **argv) {
       if (list) {
         printf("%-40s %-28s %-12s", c->id, c->source, c->kind);
         for (int k = 0; k < 8 && c->mutants[k]; k++) printf(" %s", c->mutants[k]);
-        printf("\n    %s\n", c->statement);
+        printf("\n    covers:");
+        for (int k = 0; k < 8 && c->covers[k]; k++) printf(" %s", c->covers[k]);
+        printf("%s\n    %s\n", c->covers[0] ? "" : " (supporting check)", c->statement);
         continue;
       }
       prop_ctx ctx;
+      memset(&ctx, 0, sizeof ctx);
       int caught = 0, nmut = 0;
       prop_verdict v = PROP_SKIPPED;
-      if (!only_mutant) {
+      if (only_mutant) {
+        /* The faithful verdict, quietly: a mutant is caught when it changes it. */
+        v = run_claim(c, seed, full, NULL, devnull, &ctx);
+      } else {
         printf("## %s (%s, %s)\n", c->id, c->source, c->kind);
         fflush(stdout);
         clock_t t0 = clock();
         v = run_claim(c, seed, full, NULL, stdout, &ctx);
         double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
-        if (v == PROP_FAILS) {
+        if (lacks_control(c, &ctx)) {
+          ctx.failures++;
+          printf("    %s claim ran no control through its assertion and gave no reason\n",
+                 c->kind);
+        }
+        if (ctx.failures) {
+          v = PROP_FAILS;
           failed++;
           printf("FAIL %s: %s [%.1fs]\n    reproduce: KVBOUND_SEED=%" PRIu64
                  " build/kvb-props --only %s%s\n",
-                 c->id, verdict_name(v), secs, seed, c->id, full ? " --full" : "");
+                 c->id, prop_verdict_name(v), secs, seed, c->id, full ? " --full" : "");
         } else {
-          printf("PASS %s: %s [%.1fs]\n", c->id, verdict_name(v), secs);
+          printf("PASS %s: %s [%.1fs]\n", c->id, prop_verdict_name(v), secs);
         }
       }
       char notes[sizeof ctx.notes];
@@ -180,27 +272,31 @@ int main(int argc, char **argv) {
         prop_ctx mctx;
         prop_verdict mv = run_claim(c, seed, full, c->mutants[k], only_mutant ? stdout : devnull,
                                     &mctx);
-        if (mv == PROP_FAILS) {
+        /* Caught: the mutant fails an assertion or changes the verdict. */
+        if (mv == PROP_FAILS || mv != v) {
           caught++;
-          printf("PASS %s caught mutant %s\n", c->id, c->mutants[k]);
+          printf("PASS %s caught mutant %s (verdict %s)\n", c->id, c->mutants[k],
+                 prop_verdict_name(mv));
         } else {
           failed++;
           printf("FAIL %s let mutant %s survive (verdict %s)\n    reproduce: KVBOUND_SEED=%" PRIu64
                  " build/kvb-props --only %s --mutant %s%s\n",
-                 c->id, c->mutants[k], verdict_name(mv), seed, c->id, c->mutants[k],
+                 c->id, c->mutants[k], prop_verdict_name(mv), seed, c->id, c->mutants[k],
                  full ? " --full" : "");
         }
         fflush(stdout);
       }
-      if (rep) {
-        fprintf(rep, "| `%s` | %s | %s | %s | %d/%d | ", c->id, c->source, c->kind,
-                verdict_name(v), caught, nmut);
-        md_escape(rep, notes);
-        fprintf(rep, " |\n");
+      if (nres < sizeof res / sizeof *res) {
+        check_result *r = &res[nres++];
+        r->c = c, r->v = v, r->caught = caught, r->nmut = nmut;
+        snprintf(r->notes, sizeof r->notes, "%s", notes);
       }
     }
   }
   if (devnull) fclose(devnull);
-  if (rep) fclose(rep);
+  if (rep) {
+    write_report(rep, res, nres);
+    fclose(rep);
+  }
   return failed ? 1 : 0;
 }

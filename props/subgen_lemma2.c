@@ -418,15 +418,15 @@ const prop_claim props_subgen_lemma2[] = {
      "‖x_i − x_j‖ > δ, S_i ⊆ C_i — exactly, on clusterable and Gaussian keys in stream order, "
      "sorted by ‖k‖ both ways and clusters interleaved",
      {"subgen:cluster_no_count", "subgen:cluster_farthest", "subgen:cluster_never_join"},
-     lemma2_invariants},
+     lemma2_invariants, {"S-L2.0", "S-L2.1", "S-L2.2", "S-L2.3", "S-L2.4", "S-ALG1.sizes"}},
     {"subgen.lemma2.ties", "000 Lemma 2 (1)-(4), Alg. 1 line 12", "invariant",
      "the same exact checks on the ties_at_delta stream (keys at distance exactly δ from a "
      "representative, in double) in the same four orders",
-     {"subgen:cluster_lt", "subgen:cluster_no_count"}, lemma2_ties},
+     {"subgen:cluster_lt", "subgen:cluster_no_count"}, lemma2_ties, {"S-L2.3", "S-L2.4"}},
     {"subgen.lemma2.uniform", "000 Lemma 2 (5)", "distribution",
      "S_i is t i.i.d. uniform samples of C_i: chi-square GOF of the slots' indices within C_i "
      "over independent runs, and chi-square independence of slot 0 vs slots 1 and t−1 (indices in "
      "<= 8 bins), at the middle and end of a stream and of the same keys sorted by ‖k‖ "
      "(α = 1e-6 per test) and after every step (Bonferroni over steps, α = 1e-6 per family)",
-     {"subgen:cluster_prob_half", "subgen:cluster_shared_coin"}, lemma2_uniform},
-    {NULL, NULL, NULL, NULL, {NULL}, NULL}};
+     {"subgen:cluster_prob_half", "subgen:cluster_shared_coin"}, lemma2_uniform, {"S-L2.5"}},
+    {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

@@ -178,10 +178,10 @@ const prop_claim props_subgen_memory[] = {
     {"subgen.memory.bytes", "000 Thm. 1 (memory), Cor. 1", "invariant",
      "on (m,δ)-clusterable streams, after every step: m′ ≤ m; memory equals the documented "
      "accounting 8(m′(1+t)d_k + s(d_k+d_v) + 1) + 8m′ bytes and is ≤ 32·d·(mt+s) bytes (exact)",
-     {"subgen:cluster_never_join"}, memory_bytes},
+     {"subgen:cluster_never_join"}, memory_bytes, {"S-T1.mem"}},
     {"subgen.memory.work", "000 Thm. 1 (runtime), Cor. 1", "scaling",
      "per-step work counters: distances ≤ m, coins ≤ t+s, query exps ≤ s+m′t at every step; "
      "log-log slope of work per step vs n = 2^8..2^13 has 95% CI upper end ≤ 0.05 (exact "
      "attention's slope ≈ 1 as baseline)",
-     {"subgen:cluster_never_join"}, memory_work},
-    {NULL, NULL, NULL, NULL, {NULL}, NULL}};
+     {"subgen:cluster_never_join"}, memory_work, {"S-T1.time"}},
+    {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

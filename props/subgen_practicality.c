@@ -123,7 +123,7 @@ static void practicality(prop_ctx *ctx) {
              mism);
   memory_column(ctx);
   if (all_vacuous && ctx->failures == 0)
-    prop_vacuous(ctx, "with s = ⌈1800d/ε²⌉ (d = 128) the demanded memory exceeds the exact "
+    prop_vacuous_practical(ctx, "with s = ⌈1800d/ε²⌉ (d = 128) the demanded memory exceeds the exact "
                       "cache (2n vectors, n = 20000) at every listed (|q|, ε, δ, scale)");
 }
 
@@ -134,5 +134,5 @@ const prop_claim props_subgen_practicality[] = {
      "demand exceeds the exact cache at n = 20000. Asserts (exact) that the library formulas "
      "match an independent recomputation and that the memory column is the implementation's "
      "accounting m′(1+t)+2s with m′ ≤ m on a d = 128 clusterable stream",
-     {"subgen:cluster_never_join"}, practicality},
-    {NULL, NULL, NULL, NULL, {NULL}, NULL}};
+     {"subgen:cluster_never_join"}, practicality, {"S-PRAC.mem"}},
+    {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

@@ -251,5 +251,5 @@ const prop_claim props_subgen_theorem1[] = {
      "(props/subgen_theorem1_constants.md): eq. (3) fails w.p. ≤ 0.01, eq. (5) ≤ 0.005, eq. (6) "
      "≤ 0.005 (pooled binomial tests over a grid of (ε,m,δ,r,d,n), α = 1e-6 each); looseness and "
      "a t,s/16…/1024 tightness sweep reported",
-     {"subgen:tau_no_count", "subgen:z_no_weight", "subgen:mp_uniform"}, theorem1},
-    {NULL, NULL, NULL, NULL, {NULL}, NULL}};
+     {"subgen:tau_no_count", "subgen:z_no_weight", "subgen:mp_uniform"}, theorem1, {"S-T1", "S-T1.eq5", "S-T1.eq6"}},
+    {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

@@ -41,6 +41,7 @@ static const kvb_param_spec bkv_params[] = {
 
 static const kvb_mutant_spec bkv_mutants[] = {
     {"walk_sign", "003 Alg. 3 line 8 with the wrong sign"},
+    {"random_signs", "003 Alg. 3 line 8 replaced by p = ½ (independent random signs)"},
     {"keep_larger", "003 Alg. 2 lines 12-16 output the larger side"},
     {"level_weight", "line 13 numerator weighs level l by 2^{l+1}"},
     {"bucket_low", "line 5 picks bucket i−1 (‖v‖ up to 2^{i+1} in bucket i)"},

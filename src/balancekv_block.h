@@ -60,7 +60,8 @@ enum {
   KVB_BKVB_MUT_NO_CENTER = 1,       /* keys not centered by the block mean */
   KVB_BKVB_MUT_KEEP_WRONG_SIDE = 2, /* halving keeps the tokens whose sign EQUALS the sign at c */
   KVB_BKVB_MUT_WEIGHT_NOT_DOUBLED = 4, /* weight-2 candidates keep ×1 */
-  KVB_BKVB_MUT_SIGN_FLIP = 8        /* walk pushes towards the partial sum: u < ½ + γ·Σ K s */
+  KVB_BKVB_MUT_SIGN_FLIP = 8,       /* walk pushes towards the partial sum: u < ½ + γ·Σ K s */
+  KVB_BKVB_MUT_RANDOM_SIGNS = 16    /* p = ½: random signs, the control of every advantage claim */
 };
 
 typedef struct {

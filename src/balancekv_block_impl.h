@@ -30,6 +30,7 @@ static void SFX(walk_block)(size_t len, size_t d, size_t dv, const kvb_bkvb_opts
     st->exps += j;
     double p = (o->mutant & KVB_BKVB_MUT_SIGN_FLIP) ? 0.5 + o->gamma * (double)acc
                                                     : 0.5 - o->gamma * (double)acc;
+    if (o->mutant & KVB_BKVB_MUT_RANDOM_SIGNS) p = 0.5;
     st->steps++;
     if (isnan(p)) st->nan_p++;
     else if (p <= 0) st->clipped0++;

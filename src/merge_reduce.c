@@ -155,6 +155,7 @@ static const kvb_param_spec mr_params[] = {
 
 static const kvb_mutant_spec mr_mutants[] = {
     {"walk_sign", "003 Alg. 3 line 8 with the wrong sign: p = ½ + corr/(2cr²)"},
+    {"random_signs", "003 Alg. 3 line 8 replaced by p = ½ (independent random signs)"},
     {"walk_nofail", "003 Alg. 3 line 5 ignored: FAIL never reported"},
     {"keep_larger", "003 Alg. 2 lines 12-16 output the larger side"},
     {"level_weight", "Theorem 3.4 estimator weighs C^i by 2^{i+1} (numerator instance)"},

@@ -42,6 +42,7 @@ static const kvb_mutant_spec bkvb_mutants[] = {
     {"weight_not_doubled", "the weight-2 candidates keep weight ×1"},
     {"sign_flip", "the walk pushes towards the partial sum (½ + γΣK s)"},
     {"first_not_exact", "the first f tokens are compressed with the middle (f ignored)"},
+    {"random_signs", "the walk's p replaced by ½ (random signs, no balancing)"},
     {NULL, NULL}};
 
 static const kvb_method_type *self_type(void);
@@ -73,7 +74,8 @@ static int bkvb_init(kvb_method *m, const kvb_params *p) {
   st->o.tau = kvb_params_get(p, bkvb_params, "tau");
   st->o.beta = kvb_params_get(p, bkvb_params, "beta");
   static const int flags[] = {KVB_BKVB_MUT_NO_CENTER, KVB_BKVB_MUT_KEEP_WRONG_SIDE,
-                              KVB_BKVB_MUT_WEIGHT_NOT_DOUBLED, KVB_BKVB_MUT_SIGN_FLIP, 0};
+                              KVB_BKVB_MUT_WEIGHT_NOT_DOUBLED, KVB_BKVB_MUT_SIGN_FLIP, 0,
+                              KVB_BKVB_MUT_RANDOM_SIGNS};
   if (m->mutant > 0) st->o.mutant = flags[m->mutant - 1];
   if (kvb_method_is_mutant(m, "first_not_exact")) st->f = 0;
   m->state = st;

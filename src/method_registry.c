@@ -8,6 +8,7 @@ extern const kvb_method_type kvb_method_balancekv;
 extern const kvb_method_type kvb_method_balancekv_block;
 extern const kvb_method_type kvb_method_uniform_sample;
 extern const kvb_method_type kvb_method_recent_kcenter;
+extern const kvb_method_type kvb_method_z_zero;
 
 const kvb_method_type *const kvb_method_registry[] = {
     &kvb_method_exact,
@@ -17,5 +18,6 @@ const kvb_method_type *const kvb_method_registry[] = {
     &kvb_method_balancekv_block,
     &kvb_method_uniform_sample,
     &kvb_method_recent_kcenter,
+    &kvb_method_z_zero,
     NULL,
 };

@@ -25,6 +25,28 @@ void kvb_clopper_pearson(unsigned k, unsigned n, double conf, double *lo, double
   *hi = (k == n) ? 1.0 : gsl_cdf_beta_Qinv(a, k + 1, n - k);
 }
 
+double kvb_binom_detectable_rate(unsigned n, double p0, double alpha, double power,
+                                 unsigned *critical) {
+  /* The tail is decreasing in F: bisect for the smallest F with tail < alpha. */
+  unsigned lo = 0, hi = n + 1;
+  while (lo < hi) {
+    unsigned mid = lo + (hi - lo) / 2;
+    if (kvb_binom_tail_ge(mid, p0, n) < alpha) hi = mid;
+    else lo = mid + 1;
+  }
+  if (critical) *critical = lo;
+  if (lo > n) return 1.0;
+  /* P[Bin(n, p) >= lo] is increasing in p. */
+  double a = p0, b = 1.0;
+  if (kvb_binom_tail_ge(lo, a, n) >= power) return a;
+  while (b - a > 1e-12) {
+    double mid = 0.5 * (a + b);
+    if (kvb_binom_tail_ge(lo, mid, n) >= power) b = mid;
+    else a = mid;
+  }
+  return b;
+}
+
 double kvb_binom_upper_bound(unsigned k, unsigned n, double alpha) {
   kvb_gsl_quiet();
   return (k == n) ? 1.0 : gsl_cdf_beta_Qinv(alpha, k + 1, n - k);
@@ -156,6 +178,23 @@ int kvb_linear_fit(size_t n, const double *x, const double *y, double conf, doub
   return 0;
 }
 
+int kvb_linear_fit_se(size_t n, const double *x, const double *y, double *slope, double *se,
+                      double *df) {
+  if (n < 3) return -1;
+  kvb_gsl_quiet();
+  double c0, c1, cov00, cov01, cov11, sumsq;
+  gsl_fit_linear(x, 1, y, 1, n, &c0, &c1, &cov00, &cov01, &cov11, &sumsq);
+  if (slope) *slope = c1;
+  if (se) *se = sqrt(cov11);
+  if (df) *df = (double)(n - 2);
+  return 0;
+}
+
+double kvb_t_detectable(double se, double df, double alpha, double power) {
+  kvb_gsl_quiet();
+  return (gsl_cdf_tdist_Qinv(alpha, df) + gsl_cdf_tdist_Pinv(power, df)) * se;
+}
+
 double kvb_quantile(const double *data, size_t n, double q) {
   if (n == 0) return NAN;
   double *s = malloc(n * sizeof *s);
@@ -182,4 +221,24 @@ double kvb_welch_t(const double *a, size_t na, const double *b, size_t nb, doubl
               ((va / na) * (va / na) / (double)(na - 1) + (vb / nb) * (vb / nb) / (double)(nb - 1));
   if (t_stat) *t_stat = t;
   return 2 * gsl_cdf_tdist_Q(fabs(t), nu);
+}
+
+double kvb_welch_less(const double *a, size_t na, const double *b, size_t nb, double alpha,
+                      double power, double *t_stat, double *detectable) {
+  kvb_gsl_quiet();
+  double ma = gsl_stats_mean(a, 1, na), mb = gsl_stats_mean(b, 1, nb);
+  double va = na > 1 ? gsl_stats_variance_m(a, 1, na, ma) : 0;
+  double vb = nb > 1 ? gsl_stats_variance_m(b, 1, nb, mb) : 0;
+  double se2 = va / na + vb / nb;
+  if (!(se2 > 0)) { /* no scatter: the sign decides */
+    if (t_stat) *t_stat = (ma < mb) ? -INFINITY : (ma > mb ? INFINITY : 0);
+    if (detectable) *detectable = 0;
+    return ma < mb ? 0.0 : 1.0;
+  }
+  double se = sqrt(se2), t = (ma - mb) / se;
+  double nu = se2 * se2 /
+              ((va / na) * (va / na) / (double)(na - 1) + (vb / nb) * (vb / nb) / (double)(nb - 1));
+  if (t_stat) *t_stat = t;
+  if (detectable) *detectable = kvb_t_detectable(se, nu, alpha, power);
+  return gsl_cdf_tdist_P(t, nu); /* P[T <= t] under H0 at the boundary mean(a) = mean(b) */
 }

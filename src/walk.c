@@ -16,6 +16,7 @@ static int all_finite(const double *x, size_t n) {
 double kvb_walk_paper_c(size_t n, double delta) { return 30.0 * log((double)n / delta); }
 
 double kvb_walk_p(double corr, double c, unsigned flags) {
+  if (flags & KVB_WALK_MUT_RANDOM_SIGNS) return 0.5;               /* control: no balancing */
   if (flags & KVB_WALK_MUT_SIGN) return 0.5 + corr / (2.0 * c); /* mutant: wrong sign */
   return 0.5 - corr / (2.0 * c);                                  /* 003 Alg. 3 line 8 */
 }
@@ -97,5 +98,6 @@ unsigned kvb_walk_flags_for(const char *name) {
   if (strcmp(name, "walk_sign") == 0) return KVB_WALK_MUT_SIGN;
   if (strcmp(name, "walk_nofail") == 0) return KVB_WALK_MUT_NOFAIL;
   if (strcmp(name, "keep_larger") == 0) return KVB_WALK_MUT_KEEP_LARGER;
+  if (strcmp(name, "random_signs") == 0) return KVB_WALK_MUT_RANDOM_SIGNS;
   return 0;
 }

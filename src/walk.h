@@ -34,6 +34,10 @@
 #define KVB_WALK_MUT_SIGN 1u        /* line 8 with + : p = ½ + corr/(2c r²) */
 #define KVB_WALK_MUT_NOFAIL 2u      /* line 5 ignored: FAIL never reported */
 #define KVB_WALK_MUT_KEEP_LARGER 4u /* lines 12-16 keep the larger side */
+/* line 8 replaced by p = ½: independent random signs. The control every claim about the walk's
+ * advantage runs (DESIGN.md, Controls), and the mutant `walk:random_signs` those claims must
+ * reject. The FAIL test of line 5 is kept, so only the balancing itself is removed. */
+#define KVB_WALK_MUT_RANDOM_SIGNS 8u
 
 /* c = 30·log(n/δ) (003 Alg. 3 line 2 / Alg. 2 line 3). n >= 1, 0 < δ. */
 double kvb_walk_paper_c(size_t n, double delta);
@@ -64,7 +68,8 @@ int kvb_walk_gram(size_t n, const double *G, double c, const double *unif, gsl_r
 /* Lines 12-16: the sign of the side to output (+1: U+, −1: U−), U+ when |U+| ≤ |U−|. */
 int kvb_walk_output_sign(size_t n, const int *eps, unsigned flags);
 
-/* Mutant flags for a mutant name ("walk_sign", "walk_nofail", "keep_larger"); 0 otherwise.
+/* Mutant flags for a mutant name ("walk_sign", "walk_nofail", "keep_larger", "random_signs");
+ * 0 otherwise.
  * Methods built on the walk list these names among their mutants. */
 unsigned kvb_walk_flags_for(const char *mutant_name);
 
