@@ -28,7 +28,9 @@ static void usage(FILE *f) {
           "  --seed S          base seed (default %u, or $KVBOUND_SEED; 'fresh' draws one)\n"
           "  --mutant M        run only mutant M (method:name) of the selected claims\n"
           "  --no-mutants      skip the mutant runs\n"
-          "  --report FILE     write a markdown verdict table\n"
+          "  --report FILE     write the markdown report: a verdict per paper claim, then the checks\n"
+          "  --claims-list FILE  check that the compiled list of the papers' claims has exactly\n"
+          "                    the ids of FILE (the project's CLAIMS.md) and exit\n"
           "  --help            this text\n",
           DEFAULT_SEED);
 }
@@ -104,6 +106,37 @@ static int covers(const prop_claim *c, const char *id) {
 }
 
 static void md_escape(FILE *f, const char *s);
+
+/* The compiled paper-claim list against the project's CLAIMS.md: the same ids, in the same
+ * order (rows are "| ID | source | kind | claim |"; header and rule rows skipped). */
+static int check_claims_list(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    printf("FAIL claims-list: cannot read %s\n", path);
+    return 1;
+  }
+  char line[4096];
+  int i = 0, bad = 0;
+  while (fgets(line, sizeof line, f)) {
+    char id[128];
+    if (sscanf(line, "| %127[^ |] |", id) != 1 || strcmp(id, "id") == 0 || id[0] == '-') continue;
+    if (!paper_claims[i].id || strcmp(paper_claims[i].id, id) != 0) {
+      printf("FAIL claims-list: row %d of %s is %s, compiled list has %s\n", i + 1, path, id,
+             paper_claims[i].id ? paper_claims[i].id : "(end)");
+      bad = 1;
+      break;
+    }
+    i++;
+  }
+  fclose(f);
+  if (!bad && paper_claims[i].id) {
+    printf("FAIL claims-list: %s ends after %d rows; compiled list goes on with %s\n", path, i,
+           paper_claims[i].id);
+    bad = 1;
+  }
+  if (!bad) printf("PASS claims-list: the %d ids of %s are the report's rows\n", i, path);
+  return bad;
+}
 
 /* The report: one row per paper claim (the denominator is the papers), its verdict combined
  * from the checks that cover it — UNCHECKED with none; theirs when they agree; FAILS if any
@@ -191,6 +224,7 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--only") == 0 && more && nonly < 64) only[nonly++] = argv[++i];
     else if (strcmp(a, "--mutant") == 0 && more) only_mutant = argv[++i];
     else if (strcmp(a, "--report") == 0 && more) report = argv[++i];
+    else if (strcmp(a, "--claims-list") == 0 && more) return check_claims_list(argv[++i]);
     else if (strcmp(a, "--seed") == 0 && more) {
       if (parse_seed(argv[++i], &seed)) {
         fprintf(stderr, "kvb-props: --seed '%s' is neither a number nor 'fresh'\n", argv[i]);
