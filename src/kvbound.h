@@ -1,6 +1,6 @@
 /* kvbound.h — the public header of libkvbound: a C11 reference library for streaming
- * attention approximation (KV-cache compression), implementing the papers listed in README.md (SubGen arXiv:2402.06082, BalanceKV arXiv:2502.07861)
- * exactly and in double precision. See README.md and DESIGN.md. */
+ * attention approximation (KV-cache compression), implementing exactly and in double precision
+ * the papers README.md lists (SubGen, arXiv:2402.06082; BalanceKV, arXiv:2502.07861). */
 #ifndef KVBOUND_H
 #define KVBOUND_H
 
