@@ -725,7 +725,7 @@ const prop_claim props_balancekv_block[] = {
      "with the same uniforms the method, the H-head C API and a plain loop re-implementation of "
      "the block walk and halving rule agree exactly (indices and weights)",
      {"balancekv_block:no_center", "balancekv_block:keep_wrong_side",
-      "balancekv_block:weight_not_doubled", "balancekv_block:sign_flip"},
+      "balancekv_block:weight_not_doubled", "balancekv_block:sign_flip", "walk:random_signs"},
      oracle_claim, {"B-B.impl"}},
     {"bkvb.fig1", "003 Fig. 1, §4.1, App. B.1", "comparison",
      "clusterable streams: relative attention error of block BalanceKV vs uniform sampling at "
