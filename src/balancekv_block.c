@@ -1,5 +1,6 @@
 /* balancekv_block.c — the block-parallel practical variant of BalanceKV (003 §4, App. B; 004 §4;
- * issue 3 item 2), core compression and the method "balancekv_block" (see balancekv_block.h). */
+ * as the authors' code runs it: github.com/ksheth96/BalanceKV, src/balanced_walk.py,
+ * balanced_walk), core compression and the method "balancekv_block" (see balancekv_block.h). */
 #include "balancekv_block.h"
 #include "attention.h"
 #include "kvb_error.h"
@@ -22,7 +23,7 @@ void kvb_bkvb_opts_default(kvb_bkvb_opts *o) {
 
 size_t kvb_bkvb_kept(size_t n, unsigned T) { return T >= 64 ? 0 : n >> T; }
 
-/* ---- halving (issue 3 item 2, "halving over the whole head") ---- */
+/* ---- halving over the whole head (003 App. B; balanced_walk.py: c = max(c_neg, c_pos), ×2 before c) ---- */
 size_t kvb_bkvb_halve(size_t m, const int8_t *s, int mutant, size_t *keep, double *mult) {
   if (m < 2 || !s || !keep || !mult) return 0;
   for (size_t p = 0; p < m; p++)

@@ -1,5 +1,9 @@
 /* balancekv_block.h — the block-parallel practical variant of BalanceKV that the experiments of
- * 003 §4 / Appendix B (004 §4) ran, as issue 3 item 2 describes it, and its baseline.
+ * 003 §4 / Appendix B (004 §4) ran, and its baseline. Where 003 App. B is silent (the walk's
+ * kernel offset, the halving rule, the defaults) we follow the authors' code bit for bit:
+ * github.com/ksheth96/BalanceKV, src/balanced_walk.py (function balanced_walk: the kernel with
+ * const_denom = 0.025, the walk p = ½ − γ·Σ, the halving at c = max(c_neg, c_pos)) and
+ * balancekv_press.py (BalanceKVPress: γ = 4, temp τ = 1, β = 0).
  *
  * This is NOT 003 Algorithm 1 (that is the exact reference, a separate method). It is:
  *   - per head the first f and the last w tokens kept exactly (003 App. B.1: "we retain the first
@@ -11,7 +15,7 @@
  *       K_ij = exp(τ·⟨k̃_i,k̃_j⟩/√d − β)·(⟨w_i v_i, w_j v_j⟩ + c0),
  *       s_0 = +1,  s_j = +1  iff  u_j < ½ − γ·Σ_{i<j} K_ij s_i       (sum in order i = 0..j−1)
  *     in every block of every head; then halves the whole head (all its blocks concatenated,
- *     padding dropped) keeping exactly h = ⌊m_r/2⌋ by the rule of issue 3 item 2 (see
+ *     padding dropped) keeping exactly h = ⌊m_r/2⌋ by the rule of balanced_walk.py (see
  *     kvb_bkvb_halve); weights multiply across rounds, so they lie in {1, 2, 4, …, 2^T};
  *   - the estimator over first/recent (weight 1) and the kept middle tokens S:
  *       z = [Σ_fr e^{s_i} v_i + Σ_S w_i e^{s_i} v_i] / [Σ_fr e^{s_i} + Σ_S D_i e^{s_i}],
@@ -19,7 +23,7 @@
  *     so it is not the global shift attention is invariant to), D_i = 2^T ("paper", the
  *     experiments' denominator) or D_i = w_i ("consistent": the same weights as the numerator).
  *
- * Readings (the issue/paper are silent; these are our choices, documented):
+ * Readings (003 and the authors' code leave these open; these are our choices, documented):
  *   - Padding. The zero rows pad only the tail of the last block of each round. The walk is causal
  *     (s_j reads i < j only), so padded rows placed after every real row cannot change any real
  *     sign; we therefore do not walk them at all, exclude them from the block mean (the mean is
@@ -67,7 +71,7 @@ enum {
 typedef struct {
   size_t b;      /* block length, >= 1 */
   unsigned T;    /* rounds; kept middle tokens ⌊m/2^T⌋ */
-  double gamma;  /* walk strength γ (4 in 003's code) */
+  double gamma;  /* walk strength γ (4 in the authors' balancekv_press.py) */
   double c0;     /* kernel offset c₀ >= 0 (0.025) */
   double tau;    /* key temperature τ (1; 0.1 in the single-layer study) */
   double beta;   /* kernel shift β (0) */
@@ -82,13 +86,14 @@ typedef struct {
   uint64_t exps;     /* kernel exponentials */
 } kvb_bkvb_stats;
 
-/* Fills o with the defaults of 003's code: b = 256, T = 1, γ = 4, c₀ = 0.025, τ = 1, β = 0. */
+/* Fills o with b = 256 (the largest block of 003 Fig. 3), T = 1, and the authors' code's γ = 4,
+ * c₀ = 0.025, τ = 1, β = 0 (balancekv_press.py, balanced_walk.py). */
 void kvb_bkvb_opts_default(kvb_bkvb_opts *o);
 
 /* Number of tokens kept per head from n: ⌊n/2^T⌋. */
 size_t kvb_bkvb_kept(size_t n, unsigned T);
 
-/* One halving (issue 3 item 2) of a sequence of m >= 2 signs (+1/−1): with h = ⌊m/2⌋, for each
+/* One halving (balanced_walk.py's rule) of a sequence of m >= 2 signs (+1/−1): with h = ⌊m/2⌋, for each
  * sign its first position where its running count equals h (0 if never), c = the larger, tokens
  * at positions <= c whose sign differs from s[c] are candidates ×2, tokens after c candidates ×1;
  * candidates ordered ×2 first then ×1 (each in position order); the first h are kept.
@@ -125,7 +130,19 @@ int kvb_bkvb_get_stats(const kvb_method *m, kvb_bkvb_stats *st);
 int kvb_bkvb_query_both(kvb_method *m, const double *q, size_t d_key, double *z_paper,
                         double *z_consistent, size_t d_value);
 
-/* Method "uniform_sample" accessor: the sampled middle positions (weight 2^T each). */
+/* Method "uniform_sample" accessors. The sampled middle positions (k = ⌊m/2^T⌋ of them, each with
+ * weight m/k: see method_uniform_sample.c); KVB_ESTATE if not sampled since the last update. */
 int kvb_usample_kept_set(const kvb_method *m, size_t *count, const size_t **pos);
+/* The estimator's two sums for q (sampling if stale), scaled by e^{−shift}:
+ *   num = e^{−shift}·ẑ,  ẑ = Σ_{first,recent} e^{s_i} v_i + (m/k) Σ_S e^{s_i} v_i  (d_value entries),
+ *   den = e^{−shift}·τ̂,  τ̂ = Σ_{first,recent} e^{s_i} + (m/k) Σ_S e^{s_i},
+ * s_i = scale·⟨q, k_i⟩; both are unbiased for the exact sums (their ratio is the output). The
+ * caller picks `shift` (e.g. the largest score) so the values neither overflow nor underflow.
+ * Errors: KVB_EINVAL (not uniform_sample, or T too large for the middle), KVB_ENULL, KVB_EDIM,
+ * KVB_EDOM (non-finite q or shift), KVB_ESTATE (no tokens). */
+int kvb_usample_sums(kvb_method *m, const double *q, size_t d_key, double shift, double *num,
+                     size_t d_value, double *den);
+/* The weight of every kept middle token (m/k), NAN when not sampled since the last update. */
+double kvb_usample_weight(const kvb_method *m);
 
 #endif

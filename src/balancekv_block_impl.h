@@ -1,7 +1,7 @@
 /* balancekv_block_impl.h — the compression core of balancekv_block.c, written once and
- * instantiated twice there: double (the reference) and float (the float32 path of issue 3 item 5).
+ * instantiated twice there: double (the reference) and float (the float32 path, for speed).
  * Not a public header: include only from balancekv_block.c with REAL, SYRK, EXP and SFX defined.
- * See balancekv_block.h for what every line implements (003 App. B; issue 3 item 2). */
+ * See balancekv_block.h for what every line implements (003 App. B; the authors' src/balanced_walk.py). */
 
 /* ---- one round of one head ---- */
 typedef struct {

@@ -1,6 +1,6 @@
 /* method_balancekv_block.c — the method "balancekv_block": first/recent tokens exact, the middle
  * compressed by the block-parallel BalanceKV variant at query time (balancekv_block.h; 003 §4 and
- * App. B.1; issue 3 item 2). */
+ * App. B.1; the authors' code github.com/ksheth96/BalanceKV, src/balanced_walk.py). */
 #include "attention.h"
 #include "balancekv_block.h"
 #include "kvb_error.h"
@@ -28,8 +28,8 @@ static const kvb_param_spec bkvb_params[] = {
     {"w", KVB_PARAM_INT, 32, 0, 1e9, NULL, "recent tokens kept exactly (003 App. B.1: 256; B.2: 32)"},
     {"b", KVB_PARAM_INT, 256, 1, 1e9, NULL, "block length (003 App. B; Fig. 3: 64, 128, 256)"},
     {"T", KVB_PARAM_INT, 1, 0, 62, NULL, "halving rounds; compression 2^-T (003 §4.1: 1..4)"},
-    {"gamma", KVB_PARAM_REAL, 4, 0, 1e300, NULL, "walk strength γ (issue 3 item 2: 4)"},
-    {"c0", KVB_PARAM_REAL, 0.025, 0, 1e300, NULL, "kernel offset c₀ >= 0 (issue 3 item 2: 0.025)"},
+    {"gamma", KVB_PARAM_REAL, 4, 0, 1e300, NULL, "walk strength γ (authors' balancekv_press.py: 4)"},
+    {"c0", KVB_PARAM_REAL, 0.025, 0, 1e300, NULL, "kernel offset c₀ >= 0 (authors' balanced_walk.py: 0.025)"},
     {"tau", KVB_PARAM_REAL, 1, -1e300, 1e300, NULL, "key temperature τ (1; 0.1 in 003 §4.1)"},
     {"beta", KVB_PARAM_REAL, 0, -1e300, 1e300, NULL, "kernel shift β (0)"},
     {"denominator", KVB_PARAM_STRING, 0, 0, 0, "paper",
@@ -245,7 +245,7 @@ int kvb_bkvb_query_both(kvb_method *m, const double *q, size_t d_key, double *z_
 const kvb_method_type kvb_method_balancekv_block = {
     "balancekv_block",
     "block-parallel BalanceKV as run in 003's experiments (first/recent exact, T halving rounds)",
-    "003 §4, App. B, B.1; 004 §4; issue 3 item 2",
+    "003 §4, App. B, B.1; 004 §4; github.com/ksheth96/BalanceKV src/balanced_walk.py",
     bkvb_params,
     bkvb_mutants,
     1,

@@ -1,9 +1,20 @@
 /* method_uniform_sample.c — the baseline of 003 §4.1 / App. B.1: "we replace the application of
  * BalanceKV with sampling a 2^-T fraction of key and value embeddings ... uniformly at random".
- * First f and last w tokens exact (as balancekv_block); of the m middle tokens, ⌊m/2^T⌋ (the count
- * balancekv_block keeps) are drawn uniformly without replacement, each with weight 2^T in both
- * numerator and denominator. Like balancekv_block, sampling runs at the first query after the
- * stream changed (see balancekv_block.h, "Streaming"). */
+ * First f and last w tokens exact (as balancekv_block); of the m middle tokens, k = ⌊m/2^T⌋ (the
+ * count balancekv_block keeps, so both use the same memory) are drawn uniformly without
+ * replacement, each with weight m/k in both numerator and denominator. Like balancekv_block,
+ * sampling runs at the first query after the stream changed (see balancekv_block.h, "Streaming").
+ *
+ * Why m/k and not 2^T. A uniform k-subset S of the m middle tokens includes each token with
+ * probability k/m, so the Horvitz–Thompson sums Σ_{i∈S} (m/k)·e^{s_i}·x_i are unbiased for
+ * Σ_{i middle} e^{s_i}·x_i — for the denominator (x = 1: E[τ̂] = τ) and for every coordinate of
+ * the numerator (x = v_i: E[ẑ] = exp(scale·Kq)ᵀV). Weight 2^T equals m/k only when 2^T divides
+ * m; otherwise k·2^T < m and both sums are biased low by the factor k·2^T/m (at m = 47, T = 4:
+ * 32/47). We keep k = ⌊m/2^T⌋ rather than ⌈m/2^T⌉ so that the baseline never holds more tokens
+ * than balancekv_block at the same T (equal memory, the comparison of 003 Fig. 1); the weight is
+ * one scalar per head computed from (m, k), so the memory accounting is unchanged. The old
+ * weighting survives as the test-only mutant "weight_2T". The ratio ẑ/τ̂ (the output) is, as for
+ * every sampling estimator, not unbiased; only its two sums are. */
 #include "attention.h"
 #include "balancekv_block.h"
 #include "kvb_error.h"
@@ -31,6 +42,7 @@ static const kvb_param_spec us_params[] = {
 
 static const kvb_mutant_spec us_mutants[] = {
     {"front_half", "samples only from the first half of the middle"},
+    {"weight_2T", "weights each of the ⌊m/2^T⌋ kept tokens by 2^T (biased low when 2^T ∤ m)"},
     {NULL, NULL}};
 
 static const kvb_method_type *self_type(void);
@@ -104,29 +116,46 @@ static int sample(kvb_method *m) {
   return KVB_OK;
 }
 
-static int us_query(kvb_method *m, const double *q, double *z) {
+/* Weight of each kept middle token: m/k (Horvitz–Thompson for inclusion probability k/m), or
+ * 2^T under the mutant "weight_2T". */
+static double kept_weight(const kvb_method *m, const us_state *st) {
+  if (kvb_method_is_mutant(m, "weight_2T")) return ldexp(1.0, (int)st->T);
+  return st->kept ? (double)middle_len(st) / (double)st->kept : 0.0;
+}
+
+/* num = Σ_fr e^{s_i} v_i + W Σ_S e^{s_i} v_i and den = Σ_fr e^{s_i} + W Σ_S e^{s_i}. */
+static int sums(kvb_method *m, const double *q, kvb_expsum *num, double *numacc, kvb_expsum *den,
+                double *denacc) {
   int rc = sample(m);
   if (rc) return rc;
   us_state *st = m->state;
   size_t dk = m->d_key, dv = m->d_value, mid = middle_len(st);
-  double W = ldexp(1.0, (int)st->T), acc;
-  kvb_expsum num, den;
-  kvb_expsum_init(&num, st->scratch, dv);
-  kvb_expsum_init(&den, &acc, 1);
+  double W = kept_weight(m, st);
+  kvb_expsum_init(num, numacc, dv);
+  kvb_expsum_init(den, denacc, 1);
   for (size_t i = 0; i < st->n; i++) {
     if (i >= st->f && i < st->f + mid) continue;
     double a = m->scale * kvb_dot(q, st->K + i * dk, dk);
-    kvb_expsum_add(&num, 1.0, a, st->V + i * dv);
-    kvb_expsum_add(&den, 1.0, a, NULL);
+    kvb_expsum_add(num, 1.0, a, st->V + i * dv);
+    kvb_expsum_add(den, 1.0, a, NULL);
   }
   for (size_t k = 0; k < st->kept; k++) {
     size_t i = st->pos[k];
     double a = m->scale * kvb_dot(q, st->K + i * dk, dk);
-    kvb_expsum_add(&num, W, a, st->V + i * dv);
-    kvb_expsum_add(&den, W, a, NULL);
+    kvb_expsum_add(num, W, a, st->V + i * dv);
+    kvb_expsum_add(den, W, a, NULL);
   }
   m->work.dots += st->n - mid + st->kept;
   m->work.exps += st->n - mid + st->kept;
+  return KVB_OK;
+}
+
+static int us_query(kvb_method *m, const double *q, double *z) {
+  us_state *st = m->state;
+  double acc;
+  kvb_expsum num, den;
+  int rc = sums(m, q, &num, st->scratch, &den, &acc);
+  if (rc) return rc;
   if (kvb_expsum_ratio(&num, &den, z)) return KVB_ERROR(KVB_ESTATE, "uniform_sample: zero denominator");
   return KVB_OK;
 }
@@ -135,10 +164,37 @@ static void us_memory(const kvb_method *m, kvb_memory *out) {
   const us_state *st = m->state;
   size_t mid = middle_len(st);
   size_t cache = st->n - mid + (st->fresh ? st->kept : mid);
-  /* The kept tokens only (one shared weight 2^T); the raw stream this reference keeps to
-   * resample is not counted (method.h). */
+  /* The kept tokens only (their weight m/k is one scalar per head, derived from m and k); the
+   * raw stream this reference keeps to resample is not counted (method.h). */
   out->vectors = 2 * cache;
   out->bytes = cache * (m->d_key + m->d_value) * sizeof(double);
+}
+
+int kvb_usample_sums(kvb_method *m, const double *q, size_t d_key, double shift, double *num,
+                     size_t d_value, double *den) {
+  if (!m || m->type != self_type()) return KVB_ERROR(KVB_EINVAL, "not a uniform_sample method");
+  if (!q || !num || !den) return KVB_ERROR(KVB_ENULL, "uniform_sample sums: NULL argument");
+  if (d_key != m->d_key || d_value != m->d_value)
+    return KVB_ERROR(KVB_EDIM, "uniform_sample sums: dims %zu/%zu, method %zu/%zu", d_key,
+                     d_value, m->d_key, m->d_value);
+  if (!kvb_all_finite(q, d_key) || !isfinite(shift))
+    return KVB_ERROR(KVB_EDOM, "uniform_sample sums: non-finite query or shift");
+  if (m->n == 0) return KVB_ERROR(KVB_ESTATE, "uniform_sample: sums before any update");
+  us_state *st = m->state;
+  double acc;
+  kvb_expsum en, ed;
+  int rc = sums(m, q, &en, st->scratch, &ed, &acc);
+  if (rc) return rc;
+  double fn = isinf(en.shift) ? 0.0 : exp(en.shift - shift);
+  double fd = isinf(ed.shift) ? 0.0 : exp(ed.shift - shift);
+  for (size_t a = 0; a < d_value; a++) num[a] = fn * st->scratch[a];
+  *den = fd * acc;
+  return KVB_OK;
+}
+
+double kvb_usample_weight(const kvb_method *m) {
+  if (!m || m->type != self_type() || !((const us_state *)m->state)->fresh) return NAN;
+  return kept_weight(m, m->state);
 }
 
 int kvb_usample_kept_set(const kvb_method *m, size_t *count, const size_t **pos) {
@@ -152,7 +208,7 @@ int kvb_usample_kept_set(const kvb_method *m, size_t *count, const size_t **pos)
 
 const kvb_method_type kvb_method_uniform_sample = {
     "uniform_sample",
-    "baseline: first/recent exact + uniform sample of 2^-T of the middle, weight 2^T",
+    "baseline: first/recent exact + uniform sample of ⌊m/2^T⌋ of the m middle tokens, weight m/k",
     "003 §4.1, App. B.1",
     us_params,
     us_mutants,

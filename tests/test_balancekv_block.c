@@ -1,5 +1,6 @@
-/* test_balancekv_block.c — bad input of balancekv_block / uniform_sample / the C API (issue 3
- * item 4), and hand-checked examples of the walk and the halving rule of issue 3 item 2. */
+/* test_balancekv_block.c — bad input of balancekv_block / uniform_sample / the C API, hand-checked
+ * examples of the walk and the halving rule (003 App. B; the authors' src/balanced_walk.py), and
+ * the uniform baseline's Horvitz–Thompson weight m/k. */
 #include "kvbound.h"
 #include "unit.h"
 
@@ -223,6 +224,58 @@ static void method_bad_input(gsl_rng *r) {
   kvb_method_free(u);
 }
 
+/* The uniform baseline's weight (method_uniform_sample.c): k = ⌊m/2^T⌋ kept, each weighted m/k.
+ * All keys 0 (every score 0), first/recent values 0, middle values (1, 3): whichever k tokens are
+ * drawn, τ̂ = f + w + k·(m/k) = f + w + m and ẑ = m·(1, 3) exactly — the exact sums — while the
+ * old weight 2^T gives f + w + k·2^T. Here f = w = 2, m = 7, T = 1: k = 3, weight 7/3. */
+static void usample_weight_examples(gsl_rng *r) {
+  int rc;
+  for (int mut = 0; mut < 2; mut++) {
+    kvb_params p;
+    kvb_params_init(&p);
+    kvb_params_parse(&p, "T=1"), kvb_params_parse(&p, "f=2"), kvb_params_parse(&p, "w=2");
+    if (mut) kvb_params_parse(&p, "mutant=weight_2T");
+    kvb_method_config cfg = {4, 2, 0.5, r};
+    kvb_method *u = NULL;
+    rc = kvb_method_alloc("uniform_sample", &cfg, &p, &u);
+    if (rc) {
+      CHECK(0, "uniform_sample alloc", "rc=%d", rc);
+      return;
+    }
+    double k[4] = {0, 0, 0, 0}, v0[2] = {0, 0}, v1[2] = {1, 3}, q[4] = {0.3, -1, 2, 0.5};
+    for (int i = 0; i < 11; i++) kvb_method_update(u, k, 4, (i >= 2 && i < 9) ? v1 : v0, 2);
+    double num[2] = {0, 0}, den = 0, z[2];
+    rc = kvb_usample_sums(u, q, 4, 0.0, num, 2, &den);
+    double W = kvb_usample_weight(u);
+    kvb_method_query(u, q, 4, z, 2);
+    if (!mut)
+      CHECK(rc == 0 && fabs(W - 7.0 / 3) < 1e-15 && fabs(den - 11) < 1e-12 &&
+                fabs(num[0] - 7) < 1e-12 && fabs(num[1] - 21) < 1e-12 &&
+                fabs(z[0] - 7.0 / 11) < 1e-15 && fabs(z[1] - 21.0 / 11) < 1e-15,
+            "uniform_sample m=7 T=1: weight 7/3, τ̂ = 11, ẑ = (7, 21), z = exact",
+            "rc=%d W=%g den=%g num=%g %g z=%g %g", rc, W, den, num[0], num[1], z[0], z[1]);
+    else
+      CHECK(rc == 0 && W == 2 && fabs(den - 10) < 1e-12 && fabs(z[0] - 0.6) < 1e-15,
+            "uniform_sample mutant weight_2T: weight 2, τ̂ = 10 (biased low), z = 0.6",
+            "rc=%d W=%g den=%g z=%g", rc, W, den, z[0]);
+    /* bad input of the sums accessor: error, outputs untouched */
+    double keep = num[0];
+    CHECK(kvb_usample_sums(u, q, 3, 0.0, num, 2, &den) == KVB_EDIM && num[0] == keep,
+          "usample_sums dim mismatch -> KVB_EDIM", "%s", "");
+    CHECK(kvb_usample_sums(u, q, 4, NAN, num, 2, &den) == KVB_EDOM && num[0] == keep,
+          "usample_sums NaN shift -> KVB_EDOM", "%s", "");
+    CHECK(kvb_usample_sums(u, NULL, 4, 0.0, num, 2, &den) == KVB_ENULL,
+          "usample_sums NULL query -> KVB_ENULL", "%s", "");
+    kvb_method_free(u);
+  }
+  kvb_method *b = mk("balancekv_block", r, 4, 2, NULL, NULL, &rc);
+  double q[4] = {0}, num[2], den;
+  CHECK(b && kvb_usample_sums(b, q, 4, 0.0, num, 2, &den) == KVB_EINVAL &&
+            isnan(kvb_usample_weight(b)),
+        "usample_sums on balancekv_block -> KVB_EINVAL", "%s", "");
+  kvb_method_free(b);
+}
+
 int main(void) {
   gsl_rng *r = gsl_rng_alloc(kvb_rng_pcg32);
   gsl_rng_set(r, 12345);
@@ -231,6 +284,7 @@ int main(void) {
   api_bad_input();
   f32_examples();
   method_bad_input(r);
+  usample_weight_examples(r);
   gsl_rng_free(r);
   UNIT_EXIT();
 }
