@@ -306,8 +306,11 @@ int main(int argc, char **argv) {
         prop_ctx mctx;
         prop_verdict mv = run_claim(c, seed, full, c->mutants[k], only_mutant ? stdout : devnull,
                                     &mctx);
-        /* Caught: the mutant fails an assertion or changes the verdict. */
-        if (mv == PROP_FAILS || mv != v) {
+        /* Caught: the mutant fails an assertion, changes the verdict, or changes the outcome
+         * of a pre-registered cell (a MIXED claim stays MIXED under a mutant that moves cells). */
+        int cells_moved = mctx.ncells != ctx.ncells;
+        for (int q = 0; !cells_moved && q < ctx.ncells; q++) cells_moved = mctx.cells[q] != ctx.cells[q];
+        if (mv == PROP_FAILS || mv != v || cells_moved) {
           caught++;
           printf("PASS %s caught mutant %s (verdict %s)\n", c->id, c->mutants[k],
                  prop_verdict_name(mv));
