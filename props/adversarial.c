@@ -403,46 +403,86 @@ static double walk_max_ratio(size_t n, size_t dim, const double *U, const int *e
   return worst;
 }
 
+/* 003 Alg. 3's FAIL guarantee on near-collinear keys at the paper's c, with random signs (line 8
+ * replaced by p = ½, FAIL test kept) through the same binomial test, and the output side. */
 static void collinear_walk(prop_ctx *ctx) {
   unsigned flags = prop_walk_flags(ctx);
   const size_t n = 8192, dim = 16;
   const double delta = 1e-9, r = 1;
   double c = kvb_walk_paper_c(n, delta);
-  unsigned R = prop_trials(ctx, 20, 200), fails = 0, small_fails_col = 0, small_fails_sph = 0;
-  double worst_col = 0, worst_sph = 0;
+  unsigned R = prop_trials(ctx, 20, 200), fails = 0, rfails = 0, big = 0;
+  double worst_col = 0, worst_rs = 0;
   int *eps = malloc(n * sizeof *eps);
   for (unsigned t = 0; t < R; t++) {
     const char *a[] = {"n=8192", "d_key=16", "d_value=1", "spread=1e-3", NULL};
-    const char *b[] = {"n=8192", "d_key=16", "d_value=1", NULL};
     kvb_stream *s = prop_stream(ctx, 2 * t, "adv_collinear", a);
-    kvb_stream *sph = prop_stream(ctx, 2 * t + 1, "adv_sphere", b);
-    if (!s || !sph) {
-      kvb_stream_free(s);
-      kvb_stream_free(sph);
-      free(eps);
-      return;
-    }
+    if (!s) break;
     gsl_rng *rng = prop_rng(ctx, 10000 + t);
     uint64_t f = 0;
     kvb_walk_vectors(n, dim, s->K, r, c, NULL, rng, flags, eps, &f);
     fails += f > 0;
     worst_col = fmax(worst_col, walk_max_ratio(n, dim, s->K, eps, r, c));
-    /* a practical constant c = 8: how often the same inputs FAIL, collinear vs uniform */
-    kvb_walk_vectors(n, dim, s->K, r, 8.0, NULL, rng, flags, eps, &f);
-    small_fails_col += f > 0;
-    kvb_walk_vectors(n, dim, sph->K, r, c, NULL, rng, flags, eps, &f);
-    worst_sph = fmax(worst_sph, walk_max_ratio(n, dim, sph->K, eps, r, c));
-    kvb_walk_vectors(n, dim, sph->K, r, 8.0, NULL, rng, flags, eps, &f);
-    small_fails_sph += f > 0;
+    size_t plus = 0;
+    for (size_t i = 0; i < n; i++) plus += eps[i] > 0;
+    size_t side = kvb_walk_output_sign(n, eps, flags) > 0 ? plus : n - plus;
+    big += 2 * side > n;
+    kvb_walk_vectors(n, dim, s->K, r, c, NULL, rng, flags | KVB_WALK_MUT_RANDOM_SIGNS, eps, &f);
+    rfails += f > 0;
+    worst_rs = fmax(worst_rs, walk_max_ratio(n, dim, s->K, eps, r, c));
     gsl_rng_free(rng);
     kvb_stream_free(s);
-    kvb_stream_free(sph);
   }
   free(eps);
   prop_binomial_bound(ctx, fails, R, delta, "walks with FAIL on collinear keys (c = 30 log(n/δ))");
-  prop_note(ctx, "max |corr|/(c r²): collinear %.4f vs uniform-sphere %.4f (c = %.0f); with c = 8 "
-            "FAIL in %u/%u collinear vs %u/%u uniform walks", worst_col, worst_sph, c,
-            small_fails_col, R, small_fails_sph, R);
+  prop_check(ctx, big == 0, "output side larger than n/2 in %u walks", big);
+  prop_control(ctx, "random_signs", kvb_binom_tail_ge(rfails, delta, R) >= PROP_ALPHA,
+               "random signs on the same keys: FAIL in %u/%u walks, max |corr|/(c r²) %.4f (walk %.4f, "
+               "c = %.0f)", rfails, R, worst_rs, worst_col, c);
+}
+
+/* The walk's advantage on near-collinear keys: max_i |corr_i|/r² (003 Alg. 3 line 5) below random
+ * signs' on the same keys (Welch one-sided, α = 1e-6), cells [paper c], [c = 16]. */
+static void collinear_advantage(prop_ctx *ctx) {
+  unsigned flags = prop_walk_flags(ctx);
+  const size_t n = 8192, dim = 16;
+  const double delta = 1e-9, r = 1;
+  unsigned R = prop_trials(ctx, 60, 200);
+  int *eps = malloc(n * sizeof *eps);
+  double *mw = malloc(R * sizeof *mw), *mr = malloc(R * sizeof *mr), *m2 = malloc(R * sizeof *m2);
+  static const char *const cell[2] = {"paper c", "c = 16"};
+  for (int ci = 0; ci < 2; ci++) {
+    double c = ci ? 16.0 : kvb_walk_paper_c(n, delta);
+    unsigned fw = 0;
+    for (unsigned t = 0; t < R; t++) {
+      const char *a[] = {"n=8192", "d_key=16", "d_value=1", "spread=1e-3", NULL};
+      kvb_stream *s = prop_stream(ctx, 2 * t, "adv_collinear", a);
+      if (!s) break;
+      gsl_rng *rng = prop_rng(ctx, 20000 + 1000 * ci + t);
+      uint64_t f = 0;
+      kvb_walk_vectors(n, dim, s->K, r, c, NULL, rng, flags, eps, &f);
+      fw += f > 0;
+      mw[t] = c * walk_max_ratio(n, dim, s->K, eps, r, c);
+      kvb_walk_vectors(n, dim, s->K, r, c, NULL, rng, KVB_WALK_MUT_RANDOM_SIGNS, eps, &f);
+      mr[t] = c * walk_max_ratio(n, dim, s->K, eps, r, c);
+      kvb_walk_vectors(n, dim, s->K, r, c, NULL, rng, KVB_WALK_MUT_RANDOM_SIGNS, eps, &f);
+      m2[t] = c * walk_max_ratio(n, dim, s->K, eps, r, c);
+      gsl_rng_free(rng);
+      kvb_stream_free(s);
+    }
+    double tt, det, p = kvb_welch_less(mw, R, mr, R, PROP_ALPHA, 0.9, &tt, &det);
+    double sw = 0, sr = 0;
+    for (unsigned t = 0; t < R; t++) sw += mw[t] / R, sr += mr[t] / R;
+    prop_cell(ctx, p < PROP_ALPHA ? PROP_HOLDS : PROP_NOT_OBSERVED, cell[ci],
+              "c = %.0f: mean max|corr|/r² walk %.2f (FAIL in %u/%u) vs random signs %.2f; one-sided "
+              "Welch t = %.2f, p = %.2g, N = %u each, alpha = 1e-6, detects an advantage >= %.3g with "
+              "power 0.9", c, sw, fw, R, sr, tt, p, R, det);
+    if (ci == 1) {
+      p = kvb_welch_less(m2, R, mr, R, PROP_ALPHA, 0.9, &tt, &det);
+      prop_control(ctx, "random_signs", p < PROP_ALPHA, "a second random-sign walk vs random signs: "
+                   "t = %.2f, p = %.2g", tt, p);
+    }
+  }
+  free(eps), free(mw), free(mr), free(m2);
 }
 
 const prop_claim props_adversarial[] = {
@@ -472,8 +512,13 @@ const prop_claim props_adversarial[] = {
      {"adversarial:search_minimize"}, adaptive_search, {"S-T1"}},
     {"adversarial.collinear.walk", "003 Alg. 3, Theorem A.1", "bound",
      "near-collinear keys: the Self-Balancing Walk with c = 30 log(n/δ), δ = 1e-9, FAILs with "
-     "probability <= δ (binomial test, alpha = 1e-6); reports max|corr|/(c r²) vs uniform keys",
-     {"merge_reduce:walk_sign"}, collinear_walk, {"B-TA.1"}},
+     "probability <= δ (binomial test, alpha = 1e-6), output side <= n/2 (exact); random signs "
+     "through the same test",
+     {"merge_reduce:walk_sign", "merge_reduce:keep_larger"}, collinear_walk, {"B-ALG2.fail", "B-TA.1"}},
+    {"adversarial.collinear.advantage", "003 Alg. 3, Theorem A.1", "comparison",
+     "near-collinear keys: the walk's max|corr|/r² below random signs' (Welch one-sided, alpha = "
+     "1e-6), cells [paper c], [c = 16]; a second random-sign walk through the same test",
+     {"walk:random_signs"}, collinear_advantage, {"B-TA.1"}},
     {"adversarial.values.balancekv", "003 Alg. 1 lines 5-8", "invariant",
      "value norms 2^-30..2^30: every token goes to bucket ⌈log2‖v‖⌉, no live bucket has "
      "2^i <= (ε/2n)e^{-r²/√d}v_max after any step, every erasure is at that threshold (exact)",

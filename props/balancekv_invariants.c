@@ -5,7 +5,8 @@
  *                    of stored pairs), estimator = Σ_i 2^i Σ_{C^i} exp(scale<k,q>)v recomputed
  *                    here, memory ≤ t(T+1) pairs per instance;
  *   alg1.buckets     every token of bucket i has 2^{i−1} < ‖v‖ ≤ 2^i, every erasure satisfied
- *                    line 8 when made (recomputed here from ε, n, r, d and the running v_max),
+ *                    line 8 when made (recomputed here from ε, the stream length n, r, d and the
+ *                    running v_max; a rule with n = j, the tokens so far, is the mutant n_so_far),
  *                    no live bucket satisfies line 8 after a step, MR-DENOMINATOR absorbed every
  *                    token (zero-norm values included), memory = recount, estimator recomputed. */
 #include "prop.h"
@@ -130,7 +131,8 @@ static void alg1_buckets(prop_ctx *ctx) {
     else s = exp2(-30 + 34 * gsl_rng_uniform(rng));
     for (size_t b = 0; b < dv; b++) V[i * dv + b] *= s;
   }
-  static const char *const a[] = {"r=2", "t=8", "T=3", "eps=0.5", "c=2", NULL};
+  /* n = 600 is the stream length 003 Alg. 1 takes as input (line 8). */
+  static const char *const a[] = {"r=2", "t=8", "T=3", "eps=0.5", "c=2", "n=600", NULL};
   kvb_method *m = make(ctx, "balancekv", mrng, dk, dv, a);
   double scale = 1.0 / sqrt((double)dk), vmax = 0;
   size_t bad_bucket = 0, bad_erase = 0, bad_live = 0, bad_den = 0, bad_mem = 0, bad_est = 0, nerase = 0;
@@ -141,7 +143,7 @@ static void alg1_buckets(prop_ctx *ctx) {
     double nv = kvb_norm2(v, dv);
     zeros += nv == 0;
     vmax = fmax(vmax, nv);
-    double th = eps / (2.0 * (double)j) * exp(-r * r * scale) * vmax; /* line 8, n = j */
+    double th = eps / (2.0 * (double)n) * exp(-r * r * scale) * vmax; /* line 8, n = 600 */
     size_t ne;
     const kvb_balancekv_erasure *er = kvb_balancekv_erasures(m, &ne);
     for (; nerase < ne; nerase++)
@@ -208,6 +210,6 @@ const prop_claim props_balancekv_invariants[] = {
      "is missed, MR-DENOMINATOR sees every token (zero values too), memory = recount, "
      "estimator = line 13 (exact)",
      {"balancekv:bucket_low", "balancekv:erase_2x", "balancekv:no_erase", "balancekv:zero_skip_den",
-      "balancekv:level_weight"},
+      "balancekv:level_weight", "balancekv:n_so_far"},
      alg1_buckets, {"B-ALG1.bucket", "B-T3.1.inst"}},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

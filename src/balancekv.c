@@ -35,8 +35,8 @@ static const kvb_param_spec bkv_params[] = {
      "SoftmaxBalance failure probability (1/poly(n) in 003)"},
     {"c", KVB_PARAM_REAL, 0, 1e-300, INFINITY, NULL,
      "explicit walk constant; absent = 30·log(n/δ) (003 Alg. 2 line 3)"},
-    {"n", KVB_PARAM_REAL, 0, 1, 1e18, NULL,
-     "stream length n of line 8; absent = tokens so far"},
+    {"n", KVB_PARAM_REAL, NAN, 1, 1e18, NULL,
+     "stream length n of line 8 (required: 003 Alg. 1 takes n as input, T = log(n/t))"},
     {NULL, 0, 0, 0, 0, NULL, NULL}};
 
 static const kvb_mutant_spec bkv_mutants[] = {
@@ -48,6 +48,8 @@ static const kvb_mutant_spec bkv_mutants[] = {
     {"erase_2x", "line 8 threshold doubled"},
     {"no_erase", "line 8 never erases"},
     {"zero_skip_den", "zero-norm values also skipped by MR-DENOMINATOR"},
+    {"n_so_far", "line 8 with n = j (tokens so far) instead of the stream length n: a stricter "
+                 "variant that erases more early on (not 003 Alg. 1)"},
     {NULL, NULL}};
 
 #define MUT(name) kvb_method_is_mutant(m, name)
@@ -100,7 +102,9 @@ static void bkv_free(void *state) {
 
 static double erase_threshold(const kvb_method *m, const bkv_state *st, uint64_t j, double vmax,
                               double *n_used) {
-  double n = st->n_param > 0 ? st->n_param : (double)j;
+  /* 003 Alg. 1 line 8 uses the stream length n (an input of the algorithm). The mutant n_so_far
+   * uses j instead: (ε/2j) > (ε/2n) for j < n, so it erases more, earlier. */
+  double n = MUT("n_so_far") ? (double)j : st->n_param;
   *n_used = n;
   double th = st->eps / (2.0 * n) * exp(-st->r * st->r * m->scale) * vmax; /* line 8 */
   return MUT("erase_2x") ? 2 * th : th;

@@ -11,8 +11,10 @@
  *             n. Their number is kept (kvb_balancekv_info.zero_values).
  *   line 7    v_max ← max(‖v_j‖, v_max)
  *   line 8    erase every MR-NUMERATOR_i with 2^i ≤ (ε/2n)·e^{−r²·scale}·v_max (scale = 1/√d);
- *             n is the parameter "n" (the stream length, as T = log(n/t) presumes) when given,
- *             else the number of tokens so far, j. A token arriving later in the range of an
+ *             n is the parameter "n", the stream length (required: 003 Alg. 1 takes n as an
+ *             input, as T = log(n/t) presumes). Using the tokens so far j instead is a stricter
+ *             variant (it erases more, earlier), available only as the mutant "n_so_far".
+ *             Tokens past n are still accepted (line 8 then keeps the given n). A token arriving later in the range of an
  *             erased bucket starts that bucket afresh (and is erased again at once if the rule
  *             still holds). Every erasure is logged (kvb_balancekv_erasures).
  *   line 11   (k_j, 1) goes to MR-DENOMINATOR

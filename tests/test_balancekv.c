@@ -21,24 +21,29 @@ int main(void) {
   gsl_rng *rng = kvb_rng_alloc_substream(11, 0);
   int rc;
   /* Parameters. */
-  static const char *const c0[] = {"r=2", "t=8", "T=2", "eps=0.5", "c=0", NULL};
+  static const char *const c0[] = {"r=2", "t=8", "T=2", "eps=0.5", "n=32", "c=0", NULL};
   kvb_method *m = make("balancekv", rng, 4, 3, c0, &rc);
   CHECK(!m && rc == KVB_EINVAL, "balancekv.bad.c_zero", "rc %d", rc);
-  static const char *const c1[] = {"r=2", "t=8", "T=2", "eps=0.5", "c=-3", NULL};
+  static const char *const c1[] = {"r=2", "t=8", "T=2", "eps=0.5", "n=32", "c=-3", NULL};
   m = make("balancekv", rng, 4, 3, c1, &rc);
   CHECK(!m && rc == KVB_EINVAL, "balancekv.bad.c_negative", "rc %d", rc);
-  static const char *const t0[] = {"r=2", "t=0", "T=2", "eps=0.5", NULL};
+  static const char *const t0[] = {"r=2", "t=0", "T=2", "eps=0.5", "n=32", NULL};
   m = make("balancekv", rng, 4, 3, t0, &rc);
   CHECK(!m && rc == KVB_EINVAL, "balancekv.bad.t_zero", "rc %d", rc);
   static const char *const t1[] = {"r_key=2", "r_value=1", "t=0", "T=2", NULL};
   m = make("merge_reduce", rng, 4, 3, t1, &rc);
   CHECK(!m && rc == KVB_EINVAL, "merge_reduce.bad.t_zero", "rc %d", rc);
-  static const char *const miss[] = {"t=8", "T=2", "eps=0.5", NULL};
+  static const char *const miss[] = {"t=8", "T=2", "eps=0.5", "n=32", NULL};
   m = make("balancekv", rng, 4, 3, miss, &rc);
   CHECK(!m && rc == KVB_EINVAL, "balancekv.bad.r_missing", "rc %d", rc);
+  /* 003 Alg. 1 line 8 needs the stream length n: no silent fallback to the tokens so far. */
+  static const char *const nmiss[] = {"r=2", "t=8", "T=2", "eps=0.5", NULL};
+  m = make("balancekv", rng, 4, 3, nmiss, &rc);
+  CHECK(!m && rc == KVB_EINVAL && strstr(kvb_strerror_last(), "'n'"), "balancekv.bad.n_missing",
+        "rc %d %s", rc, kvb_strerror_last());
 
   /* A good method; bad updates leave it unchanged (memory, n, query output). */
-  static const char *const ok[] = {"r=2", "t=4", "T=2", "eps=0.5", NULL};
+  static const char *const ok[] = {"r=2", "t=4", "T=2", "eps=0.5", "n=16", NULL};
   m = make("balancekv", rng, 4, 3, ok, &rc);
   CHECK(m && rc == KVB_OK, "balancekv.alloc", "rc %d %s", rc, kvb_strerror_last());
   if (!m) return 1;
@@ -114,7 +119,7 @@ int main(void) {
         "balancekv.bucket_boundary", "boundary convention broken");
 
   /* Before t tokens nothing is compressed: the estimate is exact attention. */
-  static const char *const big[] = {"r=3", "t=64", "T=2", "eps=0.1", NULL};
+  static const char *const big[] = {"r=3", "t=64", "T=2", "eps=0.1", "n=256", NULL};
   m = make("balancekv", rng, 4, 3, big, &rc);
   double K[40 * 4], V[40 * 3];
   for (int i = 0; i < 40; i++) {

@@ -9,7 +9,7 @@
 name "balancekv_theory_vs_T"
 stream "gaussian" { n = 512, d_key = 8, d_value = 8, key_sigma = 0.3, query_sigma = 0.3 }
 scale "inv_sqrt_d"
-method "balancekv" { r = 3, t = 16, eps = 0.5, label = "BalanceKV" }
+method "balancekv" { r = 3, t = 16, eps = 0.5, n = 512, label = "BalanceKV" }
 method "merge_reduce" { r_key = 3, r_value = 8, t = 16, label = "MergeAndReduce" }
 sweep "T" { 1, 2, 3, 4 }
 trials(8)
