@@ -119,7 +119,7 @@ int kvb_stream_interleave_clusters(const kvb_stream *s, const size_t *label, siz
 }
 
 /* ---- ties_at_delta: keys at distance exactly δ from a representative ----
- * Attacks 000 Alg. 1 line 12 (‖k − x_i*‖ ≤ δ joins; < would open a new cluster).
+ * Attacks 000 Alg. 1 line 13 (= 001 line 12: ‖k − x_i*‖ ≤ δ joins; < would open a new cluster).
  * δ must be a power of two and every coordinate a multiple of δ/8 with magnitude below 2^40·δ,
  * so each difference, its square, their sum and the square root are exact in double: the
  * distance kvb_dist2 computes between a center and its tie key is δ itself, not δ ± 1 ulp.
@@ -200,5 +200,5 @@ static int gen_ties(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng,
 const kvb_stream_type kvb_stream_ties_at_delta = {
     "ties_at_delta",
     "(m, δ)-clusterable keys, many at distance exactly δ from their cluster's first key",
-    "000 Alg. 1 line 12: the ≤ in the δ test (a < opens spurious clusters)", ties_params,
+    "000 Alg. 1 line 13 (001 line 12): the ≤ in the δ test (a < opens spurious clusters)", ties_params,
     gen_ties};

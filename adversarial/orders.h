@@ -1,8 +1,8 @@
 /* orders.h — adversarial token orders and the "ties_at_delta" stream, used by the SubGen
- * lemma checks (issue 2, item 6: Lemma 2 "on adversarial orders (sorted by norm, clusters
- * interleaved, keys at distance exactly δ from a representative)").
+ * lemma checks: Lemma 2 on adversarial orders (sorted by norm, clusters interleaved, keys at
+ * distance exactly δ from a representative).
  *
- * SubGen's online clustering (000 Alg. 1 lines 11-21) depends on the order of the keys: the
+ * SubGen's online clustering (000 Alg. 1 lines 11-23, = 001 lines 11-22) depends on the order of the keys: the
  * first key of a cluster becomes its representative, so the order decides which clusters
  * open. Lemma 1 and Lemma 2 (000; 001 Lemmas 2.2, 2.3) hold for EVERY order, so the checks
  * replay the same token multiset in orders chosen to stress the rule. Each function returns

@@ -71,7 +71,7 @@ static int gen_ties(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng,
 
 const kvb_stream_type kvb_stream_adv_ties = {
     "adv_ties", "followers at distance exactly δ from the first key of their group",
-    "000 Alg. 1 line 12 (join when ‖k − x_i*‖ <= δ): with <= every follower joins its base, "
+    "000 Alg. 1 line 13 (= 001 line 12; join when ‖k − x_i*‖ <= δ): with <= every follower joins its base, "
     "m′ = bases exactly; the '<' reading (mutant subgen:cluster_lt) opens a cluster per follower",
     ties_params, gen_ties};
 
@@ -101,7 +101,7 @@ static int gen_dup(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng, 
 
 const kvb_stream_type kvb_stream_adv_duplicates = {
     "adv_duplicates", "a few distinct keys, each repeated many times (exact duplicates)",
-    "000 Alg. 1 lines 13-19 and eq. (5): with δ-clusters of identical keys every sample equals "
+    "000 Alg. 1 lines 13-18 and 30 (= 001 lines 12-17, 29) and eq. (5): with δ-clusters of identical keys every sample equals "
     "its representative, so τ = Σ_i (n_i/t)·Σ_{S_i} e^{⟨q,k⟩} must equal the exact softmax "
     "normalizer to rounding; the bound holds with zero error",
     dup_params, gen_dup};

@@ -1,5 +1,5 @@
 /* streams_values.c — adversarial value norms and token orders, attacking the ℓ2 value
- * sampling of 000 Alg. 1 lines 23-27 (Lemma 1) and 003's value-norm buckets. One generator,
+ * sampling of 000 Alg. 1 lines 24-28 (= 001 lines 23-27; Lemma 1) and 003's value-norm buckets. One generator,
  * adv_values, with a norm profile and an order:
  *   profile spread   ‖v‖ = 2^e, e uniform in [−30, 30] (norms spanning 2⁻³⁰…2³⁰)
  *           heavy    `heavy` tokens of norm 2^20 among tokens of norm 2^−10 (heavy hitters)

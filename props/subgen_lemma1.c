@@ -81,7 +81,7 @@ static kvb_stream *lemma1_stream(prop_ctx *ctx) {
 /* Tallies over R runs (substreams base..base+R-1), after EVERY step k (prefix of k+1 tokens):
  * cnt[k][i] = how often a slot held token i, and the pair tables (slot 0, slot 1) and
  * (slot 0, slot S−1). Exact side checks: while µ = 0 every slot is null (subgen.h's reading of
- * line 25's 0/0), once µ > 0 no slot is null and none holds a future token. */
+ * 000 Alg. 1 line 26's 0/0, = 001 line 25), once µ > 0 no slot is null and none holds a future token. */
 typedef struct {
   size_t n;
   double *cnt, *p01, *p0L; /* n×n, n×n×n, n×n×n */

@@ -3,15 +3,26 @@
  *   (1) x_i ∈ C_i, (2) n_i = |C_i|, (3) ‖x_i − k′‖ ≤ δ for k′ ∈ C_i, (4) ‖x_i − x_j‖ > δ (i ≠ j),
  *   (5) S_i is t i.i.d. uniform samples from C_i.
  *
- * The witness partition is a SHADOW that stores every key and replays 000 Alg. 1 lines 11-21
- * itself: each key joins the nearest representative (ties: the earliest, as subgen.h reads the
- * arg min) when that distance is <= δ, else it opens a cluster and becomes its representative.
- * After every update the sketch is compared with the shadow and (1)-(4) are checked exactly:
- *   m′ equal; x_i is the key at the shadow representative's position (1); n_i = |C_i| and
- *   Σ n_i = n (2); every key of C_i within δ of the sketch's x_i (3); the sketch's
- *   representatives pairwise > δ apart (4); every sample of S_i is a key of C_i (the support
- *   of (5)). Because the shadow assigns by the NEAREST representative, a sketch that assigns a
- *   key to another representative within δ (mutant cluster_farthest) disagrees on n_i.
+ * Lemma 2 asserts that SOME partition exists; it does not say which representative a key joins
+ * when several are within δ. The witness partition for subgen.lemma2.* is therefore read off
+ * the sketch itself: after each update exactly one thing must have changed — one counter n_i
+ * went up by one (the key is put in C_i) or one cluster was opened with the key as its
+ * representative (a new part {k}). A sketch whose counters do not record the new key in exactly
+ * one part has no such partition (the V_PART violation). Against that witness (1)-(4) and the
+ * support of (5) are checked exactly after every update: x_i is the key that opened cluster i
+ * (1); n_i = |C_i| and Σ n_i = n (2); every key of C_i within δ of x_i (3); representatives
+ * pairwise > δ apart (4); every sample of S_i a key of C_i (support of (5)). An implementation
+ * that picks another representative within δ than the nearest (mutant cluster_farthest)
+ * satisfies Lemma 2 and passes these checks (verified: it survives them).
+ *
+ * Which representative a key joins is 000 Alg. 1 line 12 (i* = arg min ‖x_i − k‖, = 001 line
+ * 11): subgen.alg1.rule checks it separately against a SHADOW that stores every key and replays
+ * 000 Alg. 1 lines 11-22 (001 lines 11-21) itself — join the nearest representative (ties: the
+ * earliest, as subgen.h reads the arg min) when it is within δ (line 13), else open a cluster
+ * (lines 19-21) — and requires m′ and every n_i to equal the shadow's, with the stored sizes
+ * of 000 §2.2-2.3 (s slots of M filled after the first token, t samples per cluster). That
+ * claim, not Lemma 2's, rejects cluster_farthest.
+ *
  * Streams: random clusterable keys, Gaussian keys in d = 2 with δ large enough that many keys
  * are within δ of several representatives, and adversarial orders of them (sorted by ‖k‖,
  * clusters interleaved round robin); the ties_at_delta stream (adversarial/orders.c) puts keys
@@ -56,7 +67,7 @@ static void shadow_free(shadow *sh) {
   free(sh->size);
 }
 
-/* 000 Alg. 1 lines 11-21, on the stored keys. */
+/* 000 Alg. 1 lines 11-22 (001 lines 11-21), on the stored keys. */
 static void shadow_step(shadow *sh) {
   size_t dk = sh->s->d_key, pos = sh->n++;
   const double *k = sh->s->K + pos * dk;
@@ -82,15 +93,21 @@ static kvb_method *make_subgen(prop_ctx *ctx, gsl_rng *rng, const kvb_stream *s,
 }
 
 /* Violations by kind, with the first step each was seen at. */
-enum { V_MC, V_1, V_2, V_SUM, V_3, V_4, V_SUPPORT, V_KINDS };
+enum { V_MC, V_PART, V_1, V_2, V_SUM, V_3, V_4, V_SUPPORT, V_SIZES, V_KINDS };
 static const char *const v_name[V_KINDS] = {
-    "m′ differs from the shadow's cluster count (line 11/12 rule)",
-    "(1) x_i is not the key at the shadow representative's position",
-    "(2) n_i ≠ |C_i| (shadow, nearest-representative rule)",
+    "m′ differs from the shadow's cluster count (000 Alg. 1 lines 12-13, 19-21)",
+    "(partition) the counters do not record the new key in exactly one part",
+    "(1) x_i is not the key that opened cluster i",
+    "(2) n_i ≠ |C_i|",
     "(2) Σ n_i ≠ n",
     "(3) a key of C_i is farther than δ from x_i",
     "(4) two representatives within δ",
-    "(5, support) a sample of S_i is not a key of C_i"};
+    "(5, support) a sample of S_i is not a key of C_i",
+    "(sizes) a slot of M null or holding a future token after the first token"};
+
+/* How the witness partition is formed: read off the sketch's own counters (Lemma 2) or replayed
+ * with the nearest-representative rule (000 Alg. 1 line 12). */
+typedef enum { W_SKETCH, W_RULE } witness_mode;
 
 typedef struct {
   size_t count[V_KINDS];
@@ -100,6 +117,43 @@ typedef struct {
 static void flag(violations *v, int kind, size_t step) {
   if (!v->count[kind]) v->first[kind] = step;
   v->count[kind]++;
+}
+
+/* The witness read off the sketch after the update of the next key (W_SKETCH): `prev` holds
+ * the counters before the update (*prev_mc of them) and is refreshed. */
+static void shadow_observe(shadow *sh, const kvb_method *m, uint64_t *prev, size_t *prev_mc,
+                           violations *v) {
+  size_t pos = sh->n++, mc = kvb_subgen_num_clusters(m), changed = 0, which = SIZE_MAX;
+  int ok = 1;
+  for (size_t i = 0; i < *prev_mc && i < mc; i++) {
+    uint64_t c;
+    kvb_subgen_cluster(m, i, NULL, &c, NULL, NULL, NULL);
+    if (c != prev[i]) {
+      changed++;
+      which = i;
+      ok &= c == prev[i] + 1;
+    }
+    prev[i] = c;
+  }
+  sh->label[pos] = SIZE_MAX;
+  if (mc == *prev_mc + 1 && changed == 0) { /* a new part {k} */
+    kvb_subgen_cluster(m, mc - 1, NULL, &prev[mc - 1], NULL, NULL, NULL);
+    sh->label[pos] = mc - 1;
+    sh->rep_pos[mc - 1] = pos;
+    sh->size[mc - 1] = 1;
+  } else if (mc == *prev_mc && changed == 1 && ok) { /* k joins C_which */
+    sh->label[pos] = which;
+    sh->size[which]++;
+  } else {
+    flag(v, V_PART, sh->n);
+    for (size_t i = *prev_mc; i < mc; i++) { /* keep the arrays defined */
+      kvb_subgen_cluster(m, i, NULL, &prev[i], NULL, NULL, NULL);
+      sh->rep_pos[i] = SIZE_MAX;
+      sh->size[i] = 0;
+    }
+  }
+  sh->mc = mc;
+  *prev_mc = mc;
 }
 
 /* (1)-(4) and the support of (5), exactly, for the sketch after `step` updates. */
@@ -116,7 +170,8 @@ static void check_step(const kvb_method *m, const shadow *sh, violations *v) {
     kvb_subgen_cluster(m, i, &rep, &cnt, &S, &Spos, &rpos);
     total += cnt;
     int in_shadow = i < sh->mc;
-    if (!in_shadow || rpos != sh->rep_pos[i] || memcmp(rep, s->K + rpos * dk, dk * sizeof *rep))
+    if (!in_shadow || rpos != sh->rep_pos[i] || rpos >= step ||
+        memcmp(rep, s->K + rpos * dk, dk * sizeof *rep))
       flag(v, V_1, step);
     if (!in_shadow || cnt != sh->size[i]) flag(v, V_2, step);
     if (in_shadow)
@@ -138,49 +193,74 @@ static void check_step(const kvb_method *m, const shadow *sh, violations *v) {
   if (total != step) flag(v, V_SUM, step);
 }
 
-/* Streams s through a sketch with threshold delta, checking after every step. */
+/* 000 §2.2-2.3 stored sizes: after the first token every one of the s slots of M holds a token
+ * seen so far (values here are nonzero). The t samples per cluster are read by check_step. */
+static void check_sizes(const kvb_method *m, size_t step, violations *v) {
+  for (size_t j = 0; j < kvb_subgen_s(m); j++) {
+    uint64_t pos;
+    if (kvb_subgen_slot(m, j, NULL, NULL, &pos) || pos >= step) {
+      flag(v, V_SIZES, step);
+      return;
+    }
+  }
+}
+
+/* Streams s through a sketch with threshold delta, checking after every step against the
+ * witness `mode` forms. */
 static void invariants_on(prop_ctx *ctx, const kvb_stream *s, double delta, const char *what,
-                          uint64_t sub) {
+                          uint64_t sub, witness_mode mode) {
   shadow sh;
   gsl_rng *rng = prop_rng(ctx, sub);
   kvb_method *m = make_subgen(ctx, rng, s, delta, 3, 2);
-  if (!m || shadow_init(&sh, s, delta)) {
+  uint64_t *prev = calloc(s->n, sizeof *prev);
+  size_t prev_mc = 0;
+  if (!m || !prev || shadow_init(&sh, s, delta)) {
     prop_check(ctx, 0, "%s: setup failed", what);
     kvb_method_free(m);
     gsl_rng_free(rng);
+    free(prev);
     return;
   }
   violations v;
   memset(&v, 0, sizeof v);
   for (size_t i = 0; i < s->n; i++) {
     kvb_method_update(m, s->K + i * s->d_key, s->d_key, s->V + i * s->d_value, s->d_value);
-    shadow_step(&sh);
+    if (mode == W_RULE) {
+      shadow_step(&sh);
+      check_sizes(m, i + 1, &v);
+    } else {
+      shadow_observe(&sh, m, prev, &prev_mc, &v);
+    }
     check_step(m, &sh, &v);
   }
   int ok = 1;
   for (int k = 0; k < V_KINDS; k++)
     ok &= prop_check(ctx, v.count[k] == 0, "%s (δ = %g, n = %zu): %s at %zu steps, first after %zu",
                      what, delta, s->n, v_name[k], v.count[k], v.first[k]);
-  if (ok) prop_note(ctx, "%s: (1)-(4) held after all %zu steps, m′ = %zu", what, s->n, sh.mc);
+  if (ok)
+    prop_note(ctx, "%s: %s held after all %zu steps, m′ = %zu", what,
+              mode == W_RULE ? "the nearest-representative rule and sizes" : "(1)-(4)", s->n,
+              sh.mc);
   shadow_free(&sh);
   kvb_method_free(m);
   gsl_rng_free(rng);
+  free(prev);
 }
 
 /* The stream in its own order, sorted by ‖k‖ both ways, and clusters interleaved round robin
  * (clusters as the online rule forms them in stream order). */
 static void invariants_orders(prop_ctx *ctx, const kvb_stream *s, double delta, const char *name,
-                              uint64_t sub) {
+                              uint64_t sub, witness_mode mode) {
   char what[96];
   snprintf(what, sizeof what, "%s, stream order", name);
-  invariants_on(ctx, s, delta, what, sub);
+  invariants_on(ctx, s, delta, what, sub, mode);
   kvb_stream *o = NULL;
   for (int desc = 0; desc < 2; desc++) {
     if (!prop_check(ctx, kvb_stream_reorder_by_key_norm(s, desc, &o) == KVB_OK, "reorder: %s",
                     kvb_strerror_last()))
       return;
     snprintf(what, sizeof what, "%s, sorted by ‖k‖ %s", name, desc ? "descending" : "ascending");
-    invariants_on(ctx, o, delta, what, sub + 1 + (uint64_t)desc);
+    invariants_on(ctx, o, delta, what, sub + 1 + (uint64_t)desc, mode);
     kvb_stream_free(o);
   }
   shadow sh;
@@ -189,13 +269,13 @@ static void invariants_orders(prop_ctx *ctx, const kvb_stream *s, double delta, 
   if (prop_check(ctx, kvb_stream_interleave_clusters(s, sh.label, sh.mc, &o) == KVB_OK,
                  "interleave: %s", kvb_strerror_last())) {
     snprintf(what, sizeof what, "%s, %zu clusters interleaved", name, sh.mc);
-    invariants_on(ctx, o, delta, what, sub + 3);
+    invariants_on(ctx, o, delta, what, sub + 3, mode);
     kvb_stream_free(o);
   }
   shadow_free(&sh);
 }
 
-static void lemma2_invariants(prop_ctx *ctx) {
+static void invariants_streams(prop_ctx *ctx, witness_mode mode) {
   static const char *const clus[] = {"n=300", "d_key=4", "d_value=2", "m=6", "delta=0.5",
                                      "key_norm=2", NULL};
   static const char *const gaus[] = {"n=300", "d_key=2", "d_value=2", NULL};
@@ -206,14 +286,18 @@ static void lemma2_invariants(prop_ctx *ctx) {
     kvb_stream *a = prop_stream(ctx, 2 * r, "clusterable", clus);
     kvb_stream *b = prop_stream(ctx, 2 * r + 1, "gaussian", gaus);
     snprintf(name, sizeof name, "clusterable m=6 #%u", r);
-    if (a) invariants_orders(ctx, a, 0.5, name, 1000 + 10 * r);
+    if (a) invariants_orders(ctx, a, 0.5, name, 1000 + 10 * r, mode);
     /* δ = 0.8 on N(0, I₂) keys: representatives crowd, so keys often have several within δ. */
     snprintf(name, sizeof name, "gaussian d=2 #%u", r);
-    if (b) invariants_orders(ctx, b, 0.8, name, 5000 + 10 * r);
+    if (b) invariants_orders(ctx, b, 0.8, name, 5000 + 10 * r, mode);
     kvb_stream_free(a);
     kvb_stream_free(b);
   }
 }
+
+static void lemma2_invariants(prop_ctx *ctx) { invariants_streams(ctx, W_SKETCH); }
+
+static void alg1_rule(prop_ctx *ctx) { invariants_streams(ctx, W_RULE); }
 
 static void lemma2_ties(prop_ctx *ctx) {
   static const char *const ties[] = {"n=300", "d_key=3", "d_value=2", "m=5", "delta=1",
@@ -234,7 +318,7 @@ static void lemma2_ties(prop_ctx *ctx) {
   prop_check(ctx, exact > 0, "ties_at_delta produced no key at distance exactly δ");
   prop_note(ctx, "ties_at_delta: %zu of %zu keys at distance exactly δ from their representative",
             exact, s->n);
-  invariants_orders(ctx, s, 1.0, "ties_at_delta m=5", 30);
+  invariants_orders(ctx, s, 1.0, "ties_at_delta m=5", 30, W_SKETCH);
   kvb_stream_free(s);
 }
 
@@ -412,18 +496,24 @@ static void lemma2_uniform(prop_ctx *ctx) {
 }
 
 const prop_claim props_subgen_lemma2[] = {
-    {"subgen.lemma2.invariants", "000 Lemma 2 (1)-(4)", "invariant",
-     "after every step, against a shadow that stores every key and replays lines 11-21 "
-     "(nearest representative within δ): m′, x_i ∈ C_i, n_i = |C_i|, ‖x_i − k′‖ ≤ δ, "
-     "‖x_i − x_j‖ > δ, S_i ⊆ C_i — exactly, on clusterable and Gaussian keys in stream order, "
-     "sorted by ‖k‖ both ways and clusters interleaved",
-     {"subgen:cluster_no_count", "subgen:cluster_farthest", "subgen:cluster_never_join"},
-     lemma2_invariants, {"S-L2.0", "S-L2.1", "S-L2.2", "S-L2.3", "S-L2.4", "S-ALG1.sizes"}},
-    {"subgen.lemma2.ties", "000 Lemma 2 (1)-(4), Alg. 1 line 12", "invariant",
+    {"subgen.lemma2.invariants", "000 Lemma 2 (1)-(4) = 001 Lemma 2.3", "invariant",
+     "after every step, with the partition read off the sketch's counters (each key in exactly "
+     "one part): x_i ∈ C_i, n_i = |C_i|, Σ n_i = n, ‖x_i − k′‖ ≤ δ, ‖x_i − x_j‖ > δ, S_i ⊆ C_i "
+     "— exactly, on clusterable and Gaussian keys in stream order, sorted by ‖k‖ both ways and "
+     "clusters interleaved",
+     {"subgen:cluster_no_count", "subgen:cluster_never_join"}, lemma2_invariants,
+     {"S-L2.0", "S-L2.1", "S-L2.2", "S-L2.3", "S-L2.4"}},
+    {"subgen.lemma2.ties", "000 Lemma 2 (1)-(4), Alg. 1 line 13 (001 line 12)", "invariant",
      "the same exact checks on the ties_at_delta stream (keys at distance exactly δ from a "
      "representative, in double) in the same four orders",
      {"subgen:cluster_lt", "subgen:cluster_no_count"}, lemma2_ties, {"S-L2.3", "S-L2.4"}},
-    {"subgen.lemma2.uniform", "000 Lemma 2 (5)", "distribution",
+    {"subgen.alg1.rule", "000 Alg. 1 lines 11-22 (001 lines 11-21), §2.2-2.3", "invariant",
+     "after every step, against a shadow that stores every key and replays the clustering "
+     "(join the NEAREST representative, line 12's arg min, when within δ; else open a cluster): "
+     "m′ and every n_i equal the shadow's, x_i at the shadow's position, S_i ⊆ C_i, and all s "
+     "slots of M hold tokens seen so far (exact), on the same streams and orders as Lemma 2",
+     {"subgen:cluster_farthest", "subgen:cluster_never_join"}, alg1_rule, {"S-ALG1.sizes"}},
+    {"subgen.lemma2.uniform", "000 Lemma 2 (5) = 001 Lemma 2.3 (5)", "distribution",
      "S_i is t i.i.d. uniform samples of C_i: chi-square GOF of the slots' indices within C_i "
      "over independent runs, and chi-square independence of slot 0 vs slots 1 and t−1 (indices in "
      "<= 8 bins), at the middle and end of a stream and of the same keys sorted by ‖k‖ "

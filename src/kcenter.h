@@ -19,10 +19,10 @@
  *     centers are the unchosen points in increasing index order (radius stays 0).
  *   - k ≤ n is required (k > n is KVB_EINVAL, not silently truncated).
  *
- * m′(δ) is the number of clusters the online δ-threshold rule of 000 Alg. 1 lines 11-12, 19-20
+ * m′(δ) is the number of clusters the online δ-threshold rule of 000 Alg. 1 lines 12-13, 19-21
  * opens on the points in the given order: a point opens a cluster (becomes a representative)
  * unless some existing representative lies within distance ≤ δ. Which representative it joins
- * (line 11's nearest) does not change the count, since representatives never move; so this is
+ * (line 12's nearest; 001 numbers these lines one lower) does not change the count, since representatives never move; so this is
  * exactly kvb_subgen_num_clusters after feeding the same keys to SubGen with the same δ
  * (tested in tests/test_kcenter.c and props/kcenter.c).
  *
@@ -39,7 +39,7 @@
 int kvb_kcenter_greedy(size_t n, size_t d, const double *X, size_t k, size_t first,
                        size_t *centers, double *radius);
 
-/* m′(δ): clusters opened by the online threshold rule (000 Alg. 1 line 12, ≤ δ joins) on the
+/* m′(δ): clusters opened by the online threshold rule (000 Alg. 1 line 13, = 001 line 12: ≤ δ joins) on the
  * points in order. */
 int kvb_threshold_clusters(size_t n, size_t d, const double *X, double delta, size_t *mprime);
 
