@@ -2,11 +2,16 @@
  *   lowerbound.c3.closed_form  Lemma C.3 closed form vs Monte Carlo (CLT z-test)
  *   lowerbound.c3.bounds       Lemma C.3 chain 1 ≤ e^{C²r⁴/4d²} ≤ cosh^d ≤ e^{C²r⁴/d²} ≤ e^{C²}
  *   lowerbound.c5.partition    Corollary C.5: a group's coordinates are distinct (exact)
- *   lowerbound.pi.uniform      π is a uniform random partition (chi-square)
- *   lowerbound.c4.noise        Lemma C.4/C.6: the noise sum's mean, variance, Chebyshev tail
- *   lowerbound.decode.exact    end to end: exact attention lets Bob decode with prob ≥ 0.8
- *   lowerbound.decode.sketch   every registered sketch: decoding success vs memory (CSV)
- * Mutants are the reduction's own ("lowerbound:NAME", see lowerbound/index_reduction.h). */
+ *   lowerbound.pi.uniform      π is a uniform random partition (chi-square; supporting)
+ *   lowerbound.c4.noise        Lemma C.4: the noise sum's mean, variance, Chebyshev tail
+ *   lowerbound.c6              Lemma C.6 (1) coordinate error of an eq. (2) answer, (2) signal
+ *   lowerbound.decode.exact    the reduction's conclusion (Bob decodes w.p. >= 0.8), cell by cell:
+ *                              literal n and small n; exact answers and answers with eq. (2)'s
+ *                              allowed error (random, adversarial)
+ *   lowerbound.decode.sketch   every registered sketch: decoding, measured eq. (2) ratio and
+ *                              memory against the INDEX bound (CSV)
+ * Mutants are the reduction's own ("lowerbound:NAME", see lowerbound/index_reduction.h) and the
+ * z ≡ 0 replacement ("z_zero"). */
 #include "prop.h"
 #include "index_reduction.h"
 
