@@ -10,7 +10,7 @@
 
 static const char *const mutant_names[KVB_INDEX_MUT_COUNT] = {
     NULL, "threshold_flip", "no_sign", "shared_key", "coord_collide", "identity_pi",
-    "c3_no_power"};
+    "c3_no_power", "clairvoyant_error"};
 
 const char *kvb_index_mutant_name(kvb_index_mutant m) {
   return ((int)m > 0 && m < KVB_INDEX_MUT_COUNT) ? mutant_names[m] : NULL;
@@ -177,6 +177,23 @@ double kvb_index_threshold(const kvb_index_instance *I, size_t u_size) {
   return kvb_index_threshold_for(I->d, I->r, u_size);
 }
 
+int kvb_index_decide(const kvb_index_instance *I, size_t i, size_t u_size, const double *z,
+                     int *bit, double *value) {
+  if (!I || !z || !bit) return KVB_ERROR(KVB_ENULL, "index reduction: NULL argument");
+  if (i >= I->n) return KVB_ERROR(KVB_EINVAL, "index reduction: bit %zu >= n = %zu", i, I->n);
+  if (u_size == 0) {
+    *bit = 0;
+    if (value) *value = 0;
+    return KVB_OK;
+  }
+  double val = z[I->coord[i]];
+  if (I->mutant != KVB_INDEX_MUT_NO_SIGN) val *= I->sigma[i]; /* ⟨z, v_i⟩ */
+  double T = kvb_index_threshold(I, u_size);
+  *bit = I->mutant == KVB_INDEX_MUT_THRESHOLD_FLIP ? (val < T) : (val > T);
+  if (value) *value = val;
+  return KVB_OK;
+}
+
 int kvb_index_bob(const kvb_index_instance *I, kvb_method *m, size_t i, size_t u_size, int *bit,
                   double *value) {
   if (!I || !m || !bit) return KVB_ERROR(KVB_ENULL, "index reduction: NULL argument");
@@ -193,16 +210,113 @@ int kvb_index_bob(const kvb_index_instance *I, kvb_method *m, size_t i, size_t u
   double *q = buf, *z = buf + I->d;
   memcpy(q, I->key + I->group[i] * I->d, I->d * sizeof *q); /* q_i = k_i */
   st = kvb_method_query(m, q, I->d, z, I->d);
-  if (st) {
-    free(buf);
-    return st;
-  }
-  double val = z[I->coord[i]];
-  if (I->mutant != KVB_INDEX_MUT_NO_SIGN) val *= I->sigma[i]; /* ⟨z, v_i⟩ */
-  double T = kvb_index_threshold(I, u_size);
-  *bit = I->mutant == KVB_INDEX_MUT_THRESHOLD_FLIP ? (val < T) : (val > T);
-  if (value) *value = val;
+  if (!st) st = kvb_index_decide(I, i, u_size, z, bit, value);
   free(buf);
+  return st;
+}
+
+int kvb_index_attention(const kvb_index_instance *I, const unsigned char *x, size_t i,
+                        double *z, double *softmax_l2, size_t *u_size) {
+  if (!I || !x || !z) return KVB_ERROR(KVB_ENULL, "index reduction: NULL argument");
+  if (i >= I->n) return KVB_ERROR(KVB_EINVAL, "index reduction: bit %zu >= n = %zu", i, I->n);
+  size_t d = I->d, u = 0;
+  const double *q = I->key + I->group[i] * d;
+  double inv = 1.0 / sqrt((double)d), mx = -INFINITY;
+  /* Scores ⟨k̃_g, q⟩/√d depend only on the group g: one dot product per group. */
+  double *score = malloc(I->groups * sizeof *score);
+  if (!score) return KVB_ERROR(KVB_ENOMEM, "index reduction: out of memory");
+  for (size_t g = 0; g < I->groups; g++) {
+    double s = 0;
+    for (size_t c = 0; c < d; c++) s += I->key[g * d + c] * q[c];
+    score[g] = s * inv;
+  }
+  for (size_t j = 0; j < I->n; j++)
+    if (x[j]) {
+      mx = fmax(mx, score[I->group[j]]);
+      u++;
+    }
+  memset(z, 0, d * sizeof *z);
+  double den = 0, sq = 0;
+  /* softmax_j = e^{s_j − mx}/Σ e^{s − mx}; z = Σ softmax_j v_j with v_j = σ_j e_{π(j)₂}. */
+  for (size_t j = 0; u && j < I->n; j++) {
+    if (!x[j]) continue;
+    double w = exp(score[I->group[j]] - mx);
+    den += w;
+    sq += w * w;
+    z[I->coord[j]] += I->sigma[j] * w;
+  }
+  free(score);
+  if (u) {
+    for (size_t c = 0; c < d; c++) z[c] /= den;
+  }
+  if (softmax_l2) *softmax_l2 = u ? sqrt(sq) / den : 0;
+  if (u_size) *u_size = u;
+  return KVB_OK;
+}
+
+typedef struct {
+  double cost;
+  size_t coord;
+  double dir; /* the sign the error must have in `coord` to flip Bob's decision */
+} flip_cost;
+
+static int by_cost(const void *a, const void *b) {
+  double x = ((const flip_cost *)a)->cost, y = ((const flip_cost *)b)->cost;
+  return (x > y) - (x < y);
+}
+
+int kvb_index_eq2_error(const kvb_index_instance *I, const unsigned char *x, size_t i,
+                        size_t u_size, const double *z, double budget, kvb_index_err_kind kind,
+                        gsl_rng *rng, double *err) {
+  if (!I || !x || !z || !err) return KVB_ERROR(KVB_ENULL, "index reduction: NULL argument");
+  if (i >= I->n) return KVB_ERROR(KVB_EINVAL, "index reduction: bit %zu >= n = %zu", i, I->n);
+  if (!(budget >= 0) || !isfinite(budget))
+    return KVB_ERROR(KVB_EINVAL, "index reduction: error budget must be finite and >= 0 (got %g)",
+                     budget);
+  if (kind != KVB_INDEX_ERR_RANDOM && kind != KVB_INDEX_ERR_ADVERSARIAL)
+    return KVB_ERROR(KVB_EINVAL, "index reduction: unknown error kind %d", (int)kind);
+  if (kind == KVB_INDEX_ERR_RANDOM && !rng)
+    return KVB_ERROR(KVB_ENULL, "index reduction: a random error needs a generator");
+  size_t d = I->d;
+  memset(err, 0, d * sizeof *err);
+  double T = kvb_index_threshold(I, u_size);
+  if (I->mutant == KVB_INDEX_MUT_CLAIRVOYANT) {
+    /* the whole budget against bit i's own decision, in its own coordinate */
+    err[I->coord[i]] = (x[i] ? -1.0 : 1.0) * I->sigma[i] * budget;
+    return KVB_OK;
+  }
+  if (kind == KVB_INDEX_ERR_RANDOM) {
+    double nn = 0;
+    while (nn == 0) {
+      nn = 0;
+      for (size_t c = 0; c < d; c++) {
+        err[c] = gsl_ran_gaussian(rng, 1.0);
+        nn += err[c] * err[c];
+      }
+    }
+    for (size_t c = 0; c < d; c++) err[c] *= budget / sqrt(nn);
+    return KVB_OK;
+  }
+  flip_cost *fc = malloc(d * sizeof *fc);
+  if (!fc) return KVB_ERROR(KVB_ENOMEM, "index reduction: out of memory");
+  size_t k = 0, g = I->group[i];
+  /* The bits of group g (found by scanning π): Bob's decision on bit j reads σ_j·z[π(j)₂]. */
+  for (size_t j = 0; j < I->n && k < d; j++) {
+    if (I->group[j] != g) continue;
+    double v = I->sigma[j] * z[I->coord[j]], slack = 1e-9 * T;
+    if (x[j] && v > T) /* decoded 1: push ⟨z, v_j⟩ down to <= T */
+      fc[k++] = (flip_cost){v - T + slack, I->coord[j], -I->sigma[j]};
+    else if (!x[j] && v <= T) /* decoded 0: push it above T */
+      fc[k++] = (flip_cost){T - v + slack, I->coord[j], I->sigma[j]};
+  }
+  qsort(fc, k, sizeof *fc, by_cost);
+  double spent = 0;
+  for (size_t t = 0; t < k; t++) {
+    if (spent + fc[t].cost * fc[t].cost > budget * budget) break;
+    spent += fc[t].cost * fc[t].cost;
+    err[fc[t].coord] += fc[t].dir * fc[t].cost;
+  }
+  free(fc);
   return KVB_OK;
 }
 

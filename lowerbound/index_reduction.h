@@ -47,6 +47,9 @@ typedef enum {
   KVB_INDEX_MUT_COORD_COLLIDE,   /* π(i)₂ drawn independently: a group may repeat a coordinate */
   KVB_INDEX_MUT_IDENTITY_PI,     /* π(i) = (i / d, i mod d): not a random partition */
   KVB_INDEX_MUT_C3_NO_POWER,     /* Lemma C.3 closed form with r²/d instead of r²/d^{3/2} */
+  KVB_INDEX_MUT_CLAIRVOYANT,     /* kvb_index_eq2_error aims the whole error at Bob's own
+                                  * coordinate π(i)₂: the error is chosen after b (003 Lemma C.6's
+                                  * proof needs it fixed before b is drawn) */
   KVB_INDEX_MUT_COUNT
 } kvb_index_mutant;
 
@@ -91,10 +94,40 @@ double kvb_index_threshold(const kvb_index_instance *inst, size_t u_size);
  * "index_reduction" stream type, the runner's decode measure) uses. Premises as for the
  * instance (d >= 1, r > 0, checked where the stream is generated); |U| = 0 is allowed. */
 double kvb_index_threshold_for(size_t d, double r, size_t u_size);
+/* Bob's rule on an answer vector z (d values) for bit i: reads ⟨z, v_i⟩ (into *value when not
+ * NULL) and decides *bit = [⟨z, v_i⟩ > T(|U|)]; |U| = 0 decides 0. kvb_index_bob is this rule on
+ * the method's answer; the property checks also apply it to answers they perturb. */
+int kvb_index_decide(const kvb_index_instance *inst, size_t i, size_t u_size, const double *z,
+                     int *bit, double *value);
 /* Bob: queries q_i = k_i, reads ⟨z, v_i⟩ (into *value when not NULL) and decides *bit.
  * With |U| = 0 nothing was streamed: Bob decides 0 (Attn of an empty stream is undefined). */
 int kvb_index_bob(const kvb_index_instance *inst, kvb_method *m, size_t i, size_t u_size,
                   int *bit, double *value);
+
+/* Exact Attn(q_i, K_U, V_U) for q_i = k_i, computed from the instance directly (a route
+ * independent of the "exact" method: log-sum-exp over U in bit order), into z (d values);
+ * *softmax_l2 = ‖softmax(K_U q_i/√d)‖₂ and *u_size = |U| (either may be NULL). With |U| = 0 the
+ * attention is undefined: z = 0 and ‖softmax‖₂ = 0. Eq. (2) of 003 allows an answer within
+ * ε·‖softmax‖₂·‖V_U‖_F of z, and ‖V_U‖_F = √|U| here (every v_j is a unit vector). */
+int kvb_index_attention(const kvb_index_instance *inst, const unsigned char *x, size_t i,
+                        double *z, double *softmax_l2, size_t *u_size);
+
+typedef enum {
+  KVB_INDEX_ERR_RANDOM = 0, /* a uniformly random direction, norm exactly `budget` */
+  KVB_INDEX_ERR_ADVERSARIAL /* the worst error for Bob that the query model allows (below) */
+} kvb_index_err_kind;
+/* An error vector err (d values, ‖err‖₂ <= budget) that an answer meeting 003 eq. (2) may add
+ * to the exact answer z = Attn(q_i, U) for budget = ε·‖softmax‖₂·‖V_U‖_F.
+ * ADVERSARIAL: the algorithm sees the stream (x) and the query q_i = k̃_{π(i)₁}, which is the
+ * same for all d bits of i's group, so it cannot know which of them Bob asks about (003 Lemma
+ * C.6's proof: the error is fixed before b = π(i)₂ is drawn). It flips Bob's decision on as many
+ * bits of the group as the budget allows: the flips cost |⟨z, v_j⟩ − T| (+ a relative 1e-9 so
+ * the strict rule flips), cheapest first, while Σ cost² <= budget² — the L2-optimal choice.
+ * Under the mutant KVB_INDEX_MUT_CLAIRVOYANT (either kind) the whole budget is spent against bit
+ * i's own coordinate. `rng` is used by RANDOM only. */
+int kvb_index_eq2_error(const kvb_index_instance *inst, const unsigned char *x, size_t i,
+                        size_t u_size, const double *z, double budget, kvb_index_err_kind kind,
+                        gsl_rng *rng, double *err);
 
 /* The noise of 003 Lemma C.4 for bit i and query q_i = k_i:
  *   X = Σ_{j ≠ i, x_j = 1, π(j)₂ = π(i)₂} σ_j exp(⟨k_j, q_i⟩/√d)·σ_i

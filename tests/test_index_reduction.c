@@ -63,6 +63,61 @@ int main(void) {
   double val = 0;
   st = kvb_index_bob(I, m, 1, u, &bit, &val);
   CHECK(st == 0 && bit == 1 && val > T, "index.bob.one", "bit %d val %g", bit, val);
+  /* direct attention = the exact method's answer; decide = bob */
+  {
+    double za[16], zm[16], sn = 0;
+    size_t ua = 0;
+    st = kvb_index_attention(I, x, 1, za, &sn, &ua);
+    kvb_method_query(m, I->key + I->group[1] * 16, 16, zm, 16);
+    double diff = 0;
+    for (int c = 0; c < 16; c++) diff = fmax(diff, fabs(za[c] - zm[c]));
+    CHECK(st == 0 && ua == 16 && diff < 1e-13 && sn > 0 && sn <= 1, "index.attention",
+          "st %d u %zu diff %g sn %g", st, ua, diff, sn);
+    int b2 = -1;
+    double v2 = 0;
+    st = kvb_index_decide(I, 1, u, za, &b2, &v2);
+    CHECK(st == 0 && b2 == bit && fabs(v2 - val) < 1e-13, "index.decide", "bit %d val %g", b2, v2);
+    CHECK(kvb_index_decide(I, 99, u, za, &b2, NULL) == KVB_EINVAL &&
+              kvb_index_decide(I, 1, u, NULL, &b2, NULL) == KVB_ENULL,
+          "index.decide.bad_input", "bad input accepted");
+    /* eq. (2) errors: norm <= budget; random has norm = budget; adversarial flips decisions of
+     * the group only as far as the budget reaches; budget 0 changes nothing */
+    double e[16], budget = 0.05, nr = 0, na = 0;
+    st = kvb_index_eq2_error(I, x, 1, u, za, budget, KVB_INDEX_ERR_RANDOM, rng, e);
+    for (int c = 0; c < 16; c++) nr += e[c] * e[c];
+    int st2 = kvb_index_eq2_error(I, x, 1, u, za, budget, KVB_INDEX_ERR_ADVERSARIAL, NULL, e);
+    for (int c = 0; c < 16; c++) na += e[c] * e[c];
+    CHECK(st == 0 && st2 == 0 && fabs(sqrt(nr) - budget) < 1e-12 && sqrt(na) <= budget + 1e-15,
+          "index.eq2_error.norm", "random %g adversarial %g budget %g", sqrt(nr), sqrt(na),
+          budget);
+    /* T = 1/640 here: each zero of the group costs just over T to flip, so the budget 0.05
+     * flips every decoded-0 bit of bit 1's group (at most 16 zeros: cost <= 4·T < 0.05) */
+    int flipped = 0, ones_kept = 1, zeros = 0;
+    double w[16];
+    for (size_t j = 0; j < 32; j++) {
+      if (I->group[j] != I->group[1]) continue;
+      for (int c = 0; c < 16; c++) w[c] = za[c] + e[c];
+      int bj = 0;
+      kvb_index_decide(I, j, u, w, &bj, NULL);
+      flipped += !x[j] && bj == 1;
+      zeros += !x[j];
+      ones_kept = ones_kept && (!x[j] || bj == 1);
+    }
+    CHECK(zeros > 0 && flipped == zeros && ones_kept, "index.eq2_error.adversarial",
+          "flipped %d zeros (want all %d), ones kept %d", flipped, zeros, ones_kept);
+    kvb_index_eq2_error(I, x, 1, u, za, 0, KVB_INDEX_ERR_ADVERSARIAL, NULL, e);
+    double n0 = 0;
+    for (int c = 0; c < 16; c++) n0 += fabs(e[c]);
+    CHECK(n0 == 0, "index.eq2_error.zero_budget", "|e|_1 = %g", n0);
+    CHECK(kvb_index_eq2_error(I, x, 1, u, za, -1, KVB_INDEX_ERR_RANDOM, rng, e) == KVB_EINVAL &&
+              kvb_index_eq2_error(I, x, 1, u, za, 1, KVB_INDEX_ERR_RANDOM, NULL, e) == KVB_ENULL,
+          "index.eq2_error.bad_input", "bad input accepted");
+    I->mutant = KVB_INDEX_MUT_CLAIRVOYANT;
+    kvb_index_eq2_error(I, x, 1, u, za, budget, KVB_INDEX_ERR_RANDOM, rng, e);
+    CHECK(e[I->coord[1]] == -I->sigma[1] * budget, "index.eq2_error.clairvoyant",
+          "e_b = %g", e[I->coord[1]]);
+    I->mutant = KVB_INDEX_FAITHFUL;
+  }
   kvb_method *m8 = NULL;
   kvb_method_config cfg8 = {8, 8, 0.25, rng};
   kvb_method_alloc("exact", &cfg8, &p, &m8);
