@@ -472,6 +472,7 @@ static int sketch_params(const char *method, size_t budget, size_t u, size_t d, 
     kvb_params_set(p, "t", (double)t);
     kvb_params_set(p, "T", TT);
     kvb_params_set(p, "eps", 0.5);
+    kvb_params_set(p, "n", (double)u); /* line 8's n: the length of the stream fed, |U| */
   } else if (!strcmp(method, "balancekv_block")) {
     kvb_params_set(p, "f", 0);
     kvb_params_set(p, "w", 0);
