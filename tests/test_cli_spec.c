@@ -274,7 +274,7 @@ static void probe_spec(void) {
                      "queries { at = { 100, 300 } }\ntrials(2)\n",
                      &rc, out, sizeof out);
   int ok = rc == 0 && a && count_lines(a) == 1 + 2 * 3 * 2 &&
-           strstr(a, ",disc,disc_inf,disc_bound,walk_fails,radius,radius_rel\n") &&
+           strstr(a, ",disc,disc_inf,disc_bound,walk_fails,radius,radius_rel,error\n") &&
            !strstr(a, "rel_error");
   int rr = a ? csv_column(a, "radius_rel") : -1, nkc = 0;
   for (char *l = a ? strstr(a, ",kc,") : NULL; ok && l; l = strstr(l + 1, ",kc,")) {
