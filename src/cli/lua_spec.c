@@ -459,7 +459,7 @@ static int l_plot(lua_State *L) {
   p->logx = opt_bool(L, 1, "plot", "logx", 0);
   p->logy = opt_bool(L, 1, "plot", "logy", 0);
   p->bands = opt_bool(L, 1, "plot", "bands", 1);
-  if (!p->name[0] || !label_ok(p->name))
+  if (!p->name[0] || !label_ok(p->name) || p->name[0] == '.')
     luaL_error(L, "plot: 'name' is required (letters, digits, _ - . +): it names the image files");
   if (!p->x[0])
     luaL_error(L, "plot \"%s\": 'x' is required (a sweep parameter, \"j\" or a measure column)",
