@@ -19,6 +19,30 @@ double kvb_dot(const double *a, const double *b, size_t d) {
 
 double kvb_norm2(const double *a, size_t d) { return sqrt(kvb_dot(a, a, d)); }
 
+/* score = scale·<k, q>. The plain product is tried first (bit-identical to scale·kvb_dot);
+ * only when it is not finite — a product k_i q_i or the running sum overflowed although every
+ * input is finite, e.g. entries ~1e200, or Inf − Inf gave NaN — is it recomputed with k and q
+ * scaled by powers of two (exact) so that every partial sum stays within [−d, d], and the
+ * scale put back through the exponent. The result is then ±Inf only when the score itself lies
+ * beyond double range (|score| > 1.8e308), which no double can hold. */
+double kvb_score(const double *k, const double *q, size_t d, double scale) {
+  double s = scale * kvb_dot(k, q, d);
+  if (isfinite(s)) return s;
+  double a = 0, b = 0;
+  for (size_t i = 0; i < d; i++) {
+    a = fmax(a, fabs(k[i]));
+    b = fmax(b, fabs(q[i]));
+  }
+  if (!isfinite(a) || !isfinite(b) || !isfinite(scale)) return s; /* not finite inputs */
+  if (a == 0 || b == 0) return 0;
+  int ea, eb, es;
+  frexp(a, &ea);
+  frexp(b, &eb);
+  double ms = frexp(scale, &es), t = 0;
+  for (size_t i = 0; i < d; i++) t += ldexp(k[i], -ea) * ldexp(q[i], -eb); /* |terms| < 1 */
+  return ldexp(t * ms, ea + eb + es);
+}
+
 double kvb_dist2(const double *a, const double *b, size_t d) {
   double s = 0;
   for (size_t i = 0; i < d; i++) {
@@ -75,39 +99,79 @@ int kvb_expsum_ratio(const kvb_expsum *num, const kvb_expsum *den, double *out) 
 void kvb_expsum_rows(kvb_expsum *s, size_t n, size_t d_key, size_t d_value, const double *K,
                      const double *V, const double *w, const double *q, double scale) {
   for (size_t i = 0; i < n; i++) {
-    double a = scale * kvb_dot(K + i * d_key, q, d_key);
+    double a = kvb_score(K + i * d_key, q, d_key, scale);
     kvb_expsum_add(s, w ? w[i] : 1.0, a, V ? V + i * d_value : NULL);
   }
 }
 
-int kvb_attention_exact(size_t n, size_t d_key, size_t d_value, const double *K, const double *V,
-                        const double *q, double scale, double *z, double *lse) {
-  if (n == 0) return -1;
-  /* Two passes: the max score first, then one exp per token. */
-  double mx = -INFINITY;
-  for (size_t i = 0; i < n; i++) {
-    double a = scale * kvb_dot(K + i * d_key, q, d_key);
-    if (a > mx) mx = a;
-  }
+/* One pass of Σ_i e_i·v_i/den with e_i = exp(score_i − mx); values multiplied by vscale (a
+ * power of two, so exact) to keep the running sums finite. */
+static void exact_pass(size_t n, size_t d_key, size_t d_value, const double *K, const double *V,
+                       const double *q, double scale, double mx, double vscale, double *z,
+                       double *den_out) {
   double den = 0;
   memset(z, 0, d_value * sizeof *z);
   for (size_t i = 0; i < n; i++) {
-    double e = exp(scale * kvb_dot(K + i * d_key, q, d_key) - mx);
+    double e = exp(kvb_score(K + i * d_key, q, d_key, scale) - mx);
     den += e;
     const double *v = V + i * d_value;
-    for (size_t j = 0; j < d_value; j++) z[j] += e * v[j];
+    for (size_t j = 0; j < d_value; j++) z[j] += e * (v[j] * vscale);
   }
   for (size_t j = 0; j < d_value; j++) z[j] /= den;
+  *den_out = den;
+}
+
+int kvb_attention_exact(size_t n, size_t d_key, size_t d_value, const double *K, const double *V,
+                        const double *q, double scale, double *z, double *lse) {
+  if (n == 0) return KVB_ERROR(KVB_EINVAL, "exact attention over an empty context (n = 0)");
+  /* Two passes: the max score first, then one exp per token. */
+  double mx = -INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    double a = kvb_score(K + i * d_key, q, d_key, scale);
+    if (a > mx || isnan(a)) mx = a;
+    if (isnan(a)) break;
+  }
+  if (!isfinite(mx))
+    return KVB_ERROR(KVB_ERANGE, "exact attention: the largest score scale·<q,k> is %s (beyond "
+                     "double range, |score| > 1.8e308, or a NaN/Inf input); softmax cannot be "
+                     "formed", isnan(mx) ? "NaN" : mx > 0 ? "+Inf" : "-Inf");
+  /* Scores of −Inf (below −1.8e308 while the largest is finite) get weight exp(−Inf) = 0,
+   * which is the correctly rounded softmax weight. */
+  double den = 0;
+  exact_pass(n, d_key, d_value, K, V, q, scale, mx, 1.0, z, &den);
+  int finite = 1;
+  for (size_t j = 0; j < d_value; j++) finite &= isfinite(z[j]);
+  if (!finite) {
+    /* Σ e_i v_i overflowed (values near 1.8e308 summed over tokens): z is a convex combination
+     * of the v_i, so |z_j| <= max|v|; sum v/2^e with 2^e >= max|v| and scale back. */
+    double vmax = 0;
+    for (size_t i = 0; i < n * d_value; i++) vmax = fmax(vmax, fabs(V[i]));
+    int ev;
+    frexp(vmax, &ev);
+    exact_pass(n, d_key, d_value, K, V, q, scale, mx, ldexp(1.0, -ev), z, &den);
+    finite = 1;
+    for (size_t j = 0; j < d_value; j++) {
+      z[j] = ldexp(z[j], ev);
+      finite &= isfinite(z[j]);
+    }
+    if (!finite)
+      return KVB_ERROR(KVB_ERANGE, "exact attention: the output is beyond double range "
+                       "(values near 1.8e308, or a NaN/Inf value)");
+  }
   if (lse) *lse = mx + log(den);
-  return 0;
+  return KVB_OK;
 }
 
 double kvb_softmax(size_t n, size_t d_key, const double *K, const double *q, double scale,
                    double *p) {
   double mx = -INFINITY;
   for (size_t i = 0; i < n; i++) {
-    p[i] = scale * kvb_dot(K + i * d_key, q, d_key);
+    p[i] = kvb_score(K + i * d_key, q, d_key, scale);
     if (p[i] > mx) mx = p[i];
+  }
+  if (!isfinite(mx)) { /* a score beyond double range: see kvb_attention_exact */
+    for (size_t i = 0; i < n; i++) p[i] = NAN;
+    return NAN;
   }
   double den = 0;
   for (size_t i = 0; i < n; i++) {
@@ -126,12 +190,13 @@ double kvb_softmax_norm2(size_t n, size_t d_key, const double *K, const double *
   /* ‖p‖₂ = sqrt(Σ e_i²)/Σ e_i with e_i = exp(a_i - max). */
   double mx = -INFINITY;
   for (size_t i = 0; i < n; i++) {
-    double a = scale * kvb_dot(K + i * d_key, q, d_key);
+    double a = kvb_score(K + i * d_key, q, d_key, scale);
     if (a > mx) mx = a;
   }
+  if (!isfinite(mx)) return NAN; /* a score beyond double range: see kvb_attention_exact */
   double s1 = 0, s2 = 0;
   for (size_t i = 0; i < n; i++) {
-    double e = exp(scale * kvb_dot(K + i * d_key, q, d_key) - mx);
+    double e = exp(kvb_score(K + i * d_key, q, d_key, scale) - mx);
     s1 += e;
     s2 += e * e;
   }

@@ -2,8 +2,10 @@
  * error bounds are stated in. This is the reference: plain C, double precision.
  *
  * Layout: K is n×d_key and V is n×d_value, row-major, one token per row.
- * Scores are scale·<q, k_i>; every exponential is taken after subtracting the maximum
- * score, so scores up to 1e4 (and beyond) never overflow (log-sum-exp). */
+ * Scores are scale·<q, k_i> (kvb_score: correct even when a product k_i·q_i alone overflows);
+ * every exponential is taken after subtracting the maximum score, so scores up to 1e4 (and
+ * beyond) never overflow (log-sum-exp). A score beyond double range (|score| > 1.8e308) cannot
+ * be represented: kvb_attention_exact reports it as KVB_ERANGE, never as a NaN answer. */
 #ifndef KVB_ATTENTION_H
 #define KVB_ATTENTION_H
 
@@ -32,15 +34,23 @@ int kvb_expsum_ratio(const kvb_expsum *num, const kvb_expsum *den, double *out);
 void kvb_expsum_rows(kvb_expsum *s, size_t n, size_t d_key, size_t d_value, const double *K,
                      const double *V, const double *w, const double *q, double scale);
 
+/* scale·<k, q>, finite whenever the true score is within double range (plain product first,
+ * power-of-two rescaled when that overflows); ±Inf only when |score| > 1.8e308. */
+double kvb_score(const double *k, const double *q, size_t d, double scale);
+
 /* Exact attention z = softmax(scale·K q)ᵀ V (d_value outputs). Returns log Σ exp(scale<q,k_i>)
- * through *lse when lse is not NULL. n >= 1 required (returns -1 otherwise). */
+ * through *lse when lse is not NULL. Returns KVB_OK; KVB_EINVAL when n = 0; KVB_ERANGE (with a
+ * message; z unspecified) when the largest score or the output lies beyond double range —
+ * finite inputs never give a NaN/Inf answer with KVB_OK. Sums of values near 1.8e308 are
+ * rescaled, so a representable answer is always returned. */
 int kvb_attention_exact(size_t n, size_t d_key, size_t d_value, const double *K, const double *V,
                         const double *q, double scale, double *z, double *lse);
 
-/* p = softmax(scale·K q) (n entries). Returns ‖p‖₂. */
+/* p = softmax(scale·K q) (n entries). Returns ‖p‖₂ (NaN, and p NaN, when the largest score is
+ * beyond double range). */
 double kvb_softmax(size_t n, size_t d_key, const double *K, const double *q, double scale,
                    double *p);
-/* ‖softmax(scale·K q)‖₂ without keeping the vector. */
+/* ‖softmax(scale·K q)‖₂ without keeping the vector (NaN as kvb_softmax). */
 double kvb_softmax_norm2(size_t n, size_t d_key, const double *K, const double *q, double scale);
 
 /* ‖V‖_F. */

@@ -20,6 +20,7 @@ const char *kvb_status_name(int status) {
     case KVB_EFAIL: return "KVB_EFAIL";
     case KVB_EIO: return "KVB_EIO";
     case KVB_EFORMAT: return "KVB_EFORMAT";
+    case KVB_ERANGE: return "KVB_ERANGE";
     default: return "KVB_E?";
   }
 }

@@ -20,7 +20,8 @@ typedef enum {
   KVB_ESTATE = 7,    /* the call is not valid in the object's current state (query before update) */
   KVB_EFAIL = 8,     /* a randomized algorithm reported FAIL (e.g. 003 Alg. 3 walk) */
   KVB_EIO = 9,       /* file could not be read or written */
-  KVB_EFORMAT = 10   /* malformed file or spec */
+  KVB_EFORMAT = 10,  /* malformed file or spec */
+  KVB_ERANGE = 11    /* finite inputs whose result is outside double range (a score > 1.8e308) */
 } kvb_status;
 
 /* Human-readable name of a status code ("KVB_EINVAL"). */

@@ -116,7 +116,17 @@ int kvb_method_query(kvb_method *m, const double *q, size_t d_key, double *z, si
   if (m->n == 0)
     return KVB_ERROR(KVB_ESTATE, "%s query: no token has been streamed yet (attention over an "
                      "empty context is undefined)", m->type->name);
-  return m->type->query(m, q, z);
+  int st = m->type->query(m, q, z);
+  /* Every input is finite here (keys and values checked at update, q above), so a NaN or Inf
+   * answer means a score scale·<q,k> or a weighted value sum left double range inside the
+   * algorithm. Such an answer is never handed out with KVB_OK. */
+  if (st == KVB_OK && !kvb_all_finite(z, d_value))
+    return KVB_ERROR(KVB_ERANGE, "%s query: the answer has a NaN or Inf component although every "
+                     "key, value and query is finite (a score scale·<q,k>, a squared norm |v|^2 or a "
+                     "weighted sum of values beyond double range, |x| > 1.8e308); rescale the "
+                     "inputs",
+                     m->type->name);
+  return st;
 }
 
 void kvb_method_memory(const kvb_method *m, kvb_memory *out) {

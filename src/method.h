@@ -13,7 +13,10 @@
  * "mutant=NAME". Never use them for anything else.
  *
  * All entry points validate their arguments (NULL, dimensions, NaN/Inf) and on
- * error return a KVB_* status with a message, leaving the method unchanged. */
+ * error return a KVB_* status with a message, leaving the method unchanged.
+ * kvb_method_query never returns KVB_OK with a NaN or Inf in z: an answer that left double
+ * range (finite inputs with scores or value sums beyond 1.8e308) is KVB_ERANGE (z then
+ * unspecified). */
 #ifndef KVB_METHOD_H
 #define KVB_METHOD_H
 

@@ -43,7 +43,8 @@ static int exact_update(kvb_method *m, const double *k, const double *v) {
 
 static int exact_query(kvb_method *m, const double *q, double *z) {
   exact_state *s = m->state;
-  kvb_attention_exact(s->n, m->d_key, m->d_value, s->K, s->V, q, m->scale, z, NULL);
+  int st = kvb_attention_exact(s->n, m->d_key, m->d_value, s->K, s->V, q, m->scale, z, NULL);
+  if (st) return st; /* KVB_ERANGE: a score beyond double range (message set) */
   m->work.dots += s->n;
   m->work.exps += s->n;
   return KVB_OK;

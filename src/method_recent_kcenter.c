@@ -131,7 +131,8 @@ static int rk_query(kvb_method *m, const double *q, double *z) {
     memcpy(Kb + j * dk, st->K + idx[j] * dk, dk * sizeof *Kb);
     memcpy(Vb + j * dv, st->V + idx[j] * dv, dv * sizeof *Vb);
   }
-  kvb_attention_exact(nk, dk, dv, Kb, Vb, q, m->scale, z, NULL);
+  rc = kvb_attention_exact(nk, dk, dv, Kb, Vb, q, m->scale, z, NULL);
+  if (rc) goto done; /* KVB_ERANGE: a score beyond double range (message set) */
   m->work.dots += nk;
   m->work.exps += nk;
   free(st->kept); /* record what was attended to (introspection only) */

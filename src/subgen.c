@@ -197,14 +197,14 @@ static void query_sums(kvb_method *m, subgen_state *st, const double *q, kvb_exp
     const double *v = st->Mv + i * dv;
     double w = MUT("z_no_weight") ? 1.0 / (double)st->s
                                   : st->mu / ((double)st->s * kvb_dot(v, v, dv));
-    kvb_expsum_add(zs, w, m->scale * kvb_dot(q, st->Mk + i * dk, dk), v);
+    kvb_expsum_add(zs, w, kvb_score(q, st->Mk + i * dk, dk, m->scale), v);
     m->work.exps++;
     m->work.dots++;
   }
   for (size_t i = 0; i < st->mc; i++) { /* line 29 */
     double w = MUT("tau_no_count") ? 1.0 / (double)t : (double)st->count[i] / (double)t;
     for (size_t j = 0; j < t; j++) {
-      kvb_expsum_add(ts, w, m->scale * kvb_dot(q, st->S + (i * t + j) * dk, dk), NULL);
+      kvb_expsum_add(ts, w, kvb_score(q, st->S + (i * t + j) * dk, dk, m->scale), NULL);
       m->work.exps++;
       m->work.dots++;
     }
@@ -218,6 +218,9 @@ static int subgen_query(kvb_method *m, const double *q, double *z) {
   kvb_expsum_init(&zs, st->scratch, m->d_value);
   kvb_expsum_init(&ts, &tacc, 1);
   query_sums(m, st, q, &zs, &ts);
+  if (zs.shift == INFINITY || ts.shift == INFINITY) /* kvb_score: |score| > 1.8e308 */
+    return KVB_ERROR(KVB_ERANGE, "subgen query: a score scale·<q,k> is beyond double range "
+                     "(|score| > 1.8e308); rescale the inputs");
   if (kvb_expsum_ratio(&zs, &ts, z) != 0) /* τ > 0 always once a key arrived; defensive */
     return KVB_ERROR(KVB_ESTATE, "subgen query: τ is zero");
   return KVB_OK; /* line 30: z/τ */
@@ -236,6 +239,9 @@ int kvb_subgen_query_parts(kvb_method *m, const double *q, double *z_scaled, dou
   kvb_expsum_init(&zs, st->scratch, m->d_value);
   kvb_expsum_init(&ts, &tacc, 1);
   query_sums(m, st, q, &zs, &ts);
+  if (zs.shift == INFINITY || ts.shift == INFINITY)
+    return KVB_ERROR(KVB_ERANGE, "subgen query_parts: a score scale·<q,k> is beyond double range "
+                     "(|score| > 1.8e308)");
   /* Express both on the larger shift. */
   double sh = fmax(zs.shift, ts.shift);
   double fz = isinf(zs.shift) ? 0 : exp(zs.shift - sh), ft = exp(ts.shift - sh);

@@ -6,6 +6,7 @@
 #include "unit.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Naive softmax(scale·Kq)ᵀV in long double with the max subtracted (exact up to long-double
@@ -189,7 +190,7 @@ int main(void) {
   /* 5. Degenerate: the empty context is an error, not a NaN. */
   {
     double z, q = 1;
-    CHECK(kvb_attention_exact(0, 1, 1, NULL, NULL, &q, 1.0, &z, NULL) == -1,
+    CHECK(kvb_attention_exact(0, 1, 1, NULL, NULL, &q, 1.0, &z, NULL) == KVB_EINVAL,
           "attention.empty_is_error", "n = 0 accepted");
     snprintf(name, sizeof name, "attention.expsum_empty_ratio");
     kvb_expsum a, b;
@@ -197,6 +198,72 @@ int main(void) {
     kvb_expsum_init(&a, &aa, 1);
     kvb_expsum_init(&b, &bb, 1);
     CHECK(kvb_expsum_ratio(&a, &b, &out) == -1, name, "0/0 accepted");
+  }
+  /* 6. Finite inputs whose products overflow: computed where the answer is representable,
+   * KVB_ERANGE with a message where it is not — never NaN/Inf with KVB_OK. */
+  {
+    /* scores: (1e200,1e200)·(1e200,-1e200) = 0 exactly, though each product is 1e400 */
+    double k2[2] = {1e200, 1e200}, q2[2] = {1e200, -1e200};
+    double sc = kvb_score(k2, q2, 2, 1.0);
+    CHECK(sc == 0, "overflow.score_cancels", "score %g (products overflow)", sc);
+    double k1 = 1e160, q1 = 2e160;
+    sc = kvb_score(&k1, &q1, 1, 1e-20);
+    CHECK(fabs(sc - 2e300) <= 1e-15 * 2e300, "overflow.score_rescaled", "score %.17g, want 2e300", sc);
+    sc = kvb_score(&k1, &q1, 1, 1.0);
+    CHECK(isinf(sc) && sc > 0, "overflow.score_beyond_range_is_inf", "score %g", sc);
+    /* exact attention where products overflow but scores fit: row 1 wins (2e300 vs 0) */
+    double K[4] = {1e160, -1e160, 1e160, 1e160}, V[4] = {1, 2, 3, 4}, q[2] = {1e160, 1e160}, z[2];
+    int rc = kvb_attention_exact(2, 2, 2, K, V, q, 1e-20, z, NULL);
+    CHECK(rc == KVB_OK && z[0] == 3 && z[1] == 4, "overflow.exact_products_overflow_scores_fit",
+          "rc %d z (%g, %g), want (3, 4)", rc, z[0], z[1]);
+    /* values near DBL_MAX: Σ e_i v_i overflows; z is their mean (equal scores) */
+    double K0[3] = {0, 0, 0}, Vb[3] = {1.5e308, 1.7e308, 1.6e308}, qz = 1, zb = 0;
+    rc = kvb_attention_exact(3, 1, 1, K0, Vb, &qz, 1.0, &zb, NULL);
+    CHECK(rc == KVB_OK && fabs(zb - 1.6e308) <= 1e-15 * 1.6e308, "overflow.exact_value_sum_rescaled",
+          "rc %d z %.17g, want 1.6e308", rc, zb);
+    /* a score beyond double range: KVB_ERANGE naming the problem */
+    double Kb[2] = {1e200, -1e200}, qb = 1e200;
+    kvb_error_clear();
+    rc = kvb_attention_exact(2, 1, 1, Kb, V, &qb, 1.0, &zb, NULL);
+    CHECK(rc == KVB_ERANGE && strstr(kvb_strerror_last(), "beyond double range"),
+          "overflow.exact_score_beyond_range_is_erange", "rc %d: %s", rc, kvb_strerror_last());
+    double p2[2];
+    CHECK(isnan(kvb_softmax(2, 1, Kb, &qb, 1.0, p2)) && isnan(kvb_softmax_norm2(2, 1, Kb, &qb, 1.0)),
+          "overflow.softmax_beyond_range_is_nan", "softmax of +-1e400 scores");
+    /* methods through the validating interface: keys ~1e200, values ~1, query 1e200·k-ish */
+    const char *names[3] = {"exact", "recent_kcenter", "subgen"};
+    for (int mi = 0; mi < 3; mi++) {
+      kvb_params p;
+      kvb_params_init(&p);
+      if (mi == 1) {
+        kvb_params_set(&p, "window", 2);
+        kvb_params_set(&p, "centers", 2);
+      } else if (mi == 2) {
+        kvb_params_set(&p, "delta", 0.5);
+        kvb_params_set(&p, "t", 2);
+        kvb_params_set(&p, "s", 4);
+      }
+      kvb_method_config cfg = {2, 2, 1.0, rng};
+      kvb_method *m = NULL;
+      int ok = kvb_method_alloc(names[mi], &cfg, &p, &m) == KVB_OK;
+      for (int i = 0; ok && i < 12; i++) {
+        double k[2] = {(i % 3 - 1) * 1e200, (i % 2 ? 1 : -1) * 3e199}, v[2] = {1 + i, 2 - i};
+        ok = kvb_method_update(m, k, 2, v, 2) == KVB_OK;
+      }
+      double qq[2] = {1e200, 1e200}, zz[2] = {0, 0}, q0[2] = {0, 0};
+      int qrc = ok ? kvb_method_query(m, qq, 2, zz, 2) : -1;
+      char msg[600];
+      snprintf(msg, sizeof msg, "%s", kvb_strerror_last());
+      /* state unchanged: a representable query still answers finitely */
+      int rc0 = ok ? kvb_method_query(m, q0, 2, zz, 2) : -1;
+      char nm[96];
+      snprintf(nm, sizeof nm, "overflow.method_%s_scores_beyond_range_is_erange", names[mi]);
+      CHECK(ok && qrc == KVB_ERANGE && strstr(msg, "beyond double range") && rc0 == KVB_OK &&
+                isfinite(zz[0]) && isfinite(zz[1]),
+            nm, "alloc/update ok %d, query rc %d (%s), then q = 0: rc %d z (%g, %g)", ok, qrc, msg,
+            rc0, zz[0], zz[1]);
+      kvb_method_free(m);
+    }
   }
   gsl_rng_free(rng);
   UNIT_EXIT();

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static char kvbound[512], tmp[64];
@@ -181,6 +182,15 @@ static void spec_errors(void) {
   bad_spec("sweep over an unknown parameter", t, "4", "no declared stream, method or probe has a parameter 'zz'");
   snprintf(t, sizeof t, "%smethod \"subgen\" { delta = 1, t = 2 }\nsweep \"s\" { 4, 0 }\n", hdr);
   bad_spec("sweep value out of range", t, "2", "at s = 0");
+  snprintf(t, sizeof t, "%smethod \"exact\" {}\nscale(-1)\n", hdr);
+  bad_spec("scale(-1)", t, "3", "scale: expected a positive finite number, got -1");
+  snprintf(t, sizeof t, "%smethod \"exact\" {}\ntrials(4294967296)\n", hdr);
+  bad_spec("trials(2^32)", t, "3", "got 4294967296");
+  snprintf(t, sizeof t, "%smethod \"exact\" {}\nfailure { column = \"rel_error\", above = 0/0 }\n", hdr);
+  bad_spec("failure above NaN", t, "3", "'above' must be a finite number");
+  snprintf(t, sizeof t, "%smethod \"exact\" {}\nsweep \"n\" (setmetatable({}, { __len = function() "
+           "return 3 end, __index = function() error(\"boom\") end }))\n", hdr);
+  bad_spec("sweep values raising an error", t, "3", "boom");
   snprintf(t, sizeof t, "%smethod \"exact\" {}\ntrials(\"many\")\n", hdr);
   bad_spec("trials with a string", t, "3", "number expected, got string");
   snprintf(t, sizeof t, "%smethod \"exact\" {}\nplot { name = \"p\", x = \"j\", y = \"nonsense\" }\n", hdr);
@@ -231,6 +241,15 @@ static void csv_field(const char *line, int idx, char *buf, size_t cap) {
     if (line) line++;
   }
   size_t n = 0;
+  if (line && *line == '"') { /* a quoted field (the error column): "" is a quote */
+    for (line++; *line && n + 1 < cap; line++) {
+      if (*line == '"' && line[1] != '"') break;
+      if (*line == '"') line++;
+      buf[n++] = *line;
+    }
+    buf[n] = '\0';
+    return;
+  }
   while (line && line[n] && line[n] != ',' && line[n] != '\n' && n + 1 < cap) {
     buf[n] = line[n];
     n++;
@@ -274,7 +293,7 @@ static void probe_spec(void) {
                      "queries { at = { 100, 300 } }\ntrials(2)\n",
                      &rc, out, sizeof out);
   int ok = rc == 0 && a && count_lines(a) == 1 + 2 * 3 * 2 &&
-           strstr(a, ",disc,disc_inf,disc_bound,walk_fails,radius,radius_rel\n") &&
+           strstr(a, ",disc,disc_inf,disc_bound,walk_fails,radius,radius_rel,error\n") &&
            !strstr(a, "rel_error");
   int rr = a ? csv_column(a, "radius_rel") : -1, nkc = 0;
   for (char *l = a ? strstr(a, ",kc,") : NULL; ok && l; l = strstr(l + 1, ",kc,")) {
@@ -390,6 +409,23 @@ static void help_and_list(void) {
   for (size_t i = 0; ok && kvb_method_type_at(i); i++) ok = strstr(out, kvb_method_type_at(i)->name) != NULL;
   for (size_t i = 0; ok && kvb_stream_type_at(i); i++) ok = strstr(out, kvb_stream_type_at(i)->name) != NULL;
   CHECK(ok, "cli: kvbound list names every registered method, stream and the measures", "rc %d", rc);
+  /* a default is never shown outside its own range, nor a placeholder beside "absent: ..." */
+  int outside = 0;
+  for (const char *l = out; (l = strstr(l, " default ")) != NULL; l++) {
+    double def, lo, hi;
+    const char *in = strstr(l, "in [");
+    const char *eol = strchr(l, '\n');
+    if (sscanf(l, " default %lf", &def) == 1 && in && (!eol || in < eol) &&
+        sscanf(in, "in [%lf, %lf]", &lo, &hi) == 2 && (def < lo || def > hi))
+      outside++;
+  }
+  const char *npy_n = strstr(out, "use the first n tokens");
+  const char *bol = npy_n;
+  while (bol && bol > out && bol[-1] != '\n') bol--;
+  CHECK(rc == 0 && outside == 0 && npy_n && strstr(bol, "optional") && strstr(bol, "optional") < npy_n &&
+            !strstr(out, "default 0, in [1"),
+        "cli: kvbound list shows defaults inside their ranges and optional parameters as optional",
+        "%d defaults outside their ranges", outside);
 }
 
 static void npy_spec(void) {
@@ -429,6 +465,244 @@ static void npy_spec(void) {
         "cli: a missing .npy file stops the run with its path", "rc %d: %s", rc, out);
 }
 
+
+/* ---- errors that reach the user ---- */
+
+/* balancekv with keys longer than r: the rows fail, the CSV's error column and the summary say
+ * why (with the spec's file:line of the method), and the run exits 1 with the count. */
+static void errors_reach_user(void) {
+  char out[16384], path[256];
+  int rc;
+  char *a = run_spec("bkv",
+                     "stream \"gaussian\" { n = 64, d_key = 4, d_value = 4, key_sigma = 10 }\n"
+                     "method \"balancekv\" { r = 1, t = 8, T = 2, eps = 0.5 }\n"
+                     "method \"exact\" {}\nqueries { every = 32 }\n",
+                     &rc, out, sizeof out);
+  char want[256];
+  snprintf(want, sizeof want, ",\"%s/bkv.lua:2: method 'balancekv': update of token 1 failed: ", tmp);
+  int col_last = a && strstr(a, ",fails,error\n") != NULL;
+  CHECK(rc == 1 && a && col_last && strstr(a, want) && strstr(a, "exceeds r = 1\"\n"),
+        "cli: a failed update's message is in the CSV error column, quoted, with the spec's file:line",
+        "rc %d: %s\n%s", rc, out, a ? a : "");
+  CHECK(rc == 1 && strstr(out, "2 of 4 rows failed") && strstr(out, "exceeds r = 1"),
+        "cli: kvbound run exits 1 and says how many rows failed and why", "rc %d: %s", rc, out);
+  snprintf(path, sizeof path, "%s/bkv/summary.txt", tmp);
+  char *m = read_file(path);
+  CHECK(m && strstr(m, "2 of 4 rows failed") && strstr(m, "bkv.lua:2: method 'balancekv'"),
+        "cli: summary.txt counts the failed rows and gives the first messages", "%s", m ? m : "(none)");
+  free(m);
+  /* the quoted field survives a reader: kvbound plot still parses the file */
+  free(a);
+}
+
+/* Finite inputs ~1e160..1e200 (.npy files): where every score fits in a double the answer is
+ * computed (products that overflow are rescaled); where a score does not, the rows fail with
+ * KVB_ERANGE and a message — never a NaN/Inf row with status 0. */
+static void overflow_spec(void) {
+  char pq[128], pk[128], pv[128], text[1024], out[16384];
+  snprintf(pq, sizeof pq, "%s/bq.npy", tmp);
+  snprintf(pk, sizeof pk, "%s/bk.npy", tmp);
+  snprintf(pv, sizeof pv, "%s/bv.npy", tmp);
+  double Q[16], K[16], V[16];
+  for (int i = 0; i < 16; i++) {
+    Q[i] = 1e160;
+    K[i] = (i % 3 ? 1 : -1) * 1e160 * (1 + 0.01 * i);
+    V[i] = (i % 5) - 2;
+  }
+  kvb_npy_write(pq, Q, 2, (size_t[]){8, 2}, "<f8", 1);
+  kvb_npy_write(pk, K, 2, (size_t[]){8, 2}, "<f8", 1);
+  kvb_npy_write(pv, V, 2, (size_t[]){8, 2}, "<f8", 1);
+  const char *methods = "method \"exact\" {}\nmethod \"recent_kcenter\" { window = 2, centers = 2 }\n"
+                        "method \"subgen\" { delta = 0.5, t = 2, s = 4 }\nqueries { every = 4 }\n";
+  for (int big = 0; big < 2; big++) {
+    int rc;
+    snprintf(text, sizeof text, "stream \"npy\" { q = \"%s\", k = \"%s\", v = \"%s\" }\n%sscale(%s)\n",
+             pq, pk, pv, methods, big ? "1" : "1e-20");
+    char *a = run_spec(big ? "ovf_big" : "ovf_fit", text, &rc, out, sizeof out);
+    int st = a ? csv_column(a, "status") : -1, re = a ? csv_column(a, "rel_error") : -1;
+    int er = a ? csv_column(a, "error") : -1, rows = 0, bad = 0, failed = 0, exact_ok = 0;
+    for (const char *l = a ? strchr(a, '\n') : NULL; l && l[1]; l = strchr(l + 1, '\n')) {
+      char fs[16], fr[64], fe[512];
+      csv_field(l + 1, st, fs, sizeof fs);
+      csv_field(l + 1, re, fr, sizeof fr);
+      csv_field(l + 1, er, fe, sizeof fe);
+      rows++;
+      if (strcmp(fs, "0") == 0) {
+        bad += !(strtod(fr, NULL) >= 0 && strtod(fr, NULL) < 1e300); /* finite, not nan */
+        exact_ok += strstr(l + 1, ",exact,") != NULL && strcmp(fr, "0") == 0;
+      } else {
+        failed++;
+        bad += strstr(fe, "beyond double range") == NULL;
+      }
+    }
+    if (!big)
+      CHECK(rc == 0 && a && rows == 6 && bad == 0 && failed == 0 && exact_ok == 2,
+            "cli: products beyond double range with representable scores are computed (exact error 0)",
+            "rc %d, %d rows, %d bad, %d failed, %d exact: %s", rc, rows, bad, failed, exact_ok, out);
+    else
+      CHECK(rc == 1 && a && rows == 6 && bad == 0 && failed == 6 && strstr(out, "beyond double range"),
+            "cli: scores beyond double range fail with a message, never NaN/Inf with status 0",
+            "rc %d, %d rows, %d bad, %d failed: %s", rc, rows, bad, failed, out);
+    free(a);
+  }
+}
+
+/* ---- the runner's reliability ---- */
+
+static void reliability(void) {
+  char cmd[4096], out[16384], path[256], spec[128];
+  int rc;
+  /* the trial-count product is overflow-checked: 2^64 points does not wrap to 0 */
+  const char *hdr = "stream \"gaussian\" { n = 16, d_key = 2, d_value = 2 }\nmethod \"exact\" {}\n"
+                    "local v = {} for i = 1, 65536 do v[i] = i end\n"
+                    "local w = {} for i = 1, 16384 do w[i] = i end\n";
+  char text[2048];
+  snprintf(text, sizeof text, "%ssweep { key_sigma = v }\nsweep \"query_sigma\" (v)\n"
+           "sweep \"value_sigma\" (v)\nsweep \"n\" (v)\n", hdr);
+  char *a = run_spec("wrap64", text, &rc, out, sizeof out);
+  CHECK(rc == 2 && !a && strstr(out, "1.845e+19 trials") && strstr(out, "limit of 1e8"),
+        "cli: 2^64 sweep points are refused, not wrapped to an empty run", "rc %d: %s", rc, out);
+  free(a);
+  /* 2^62 points x 4 trials = 2^64: a wrapped product must not pass the 1e8 cap */
+  snprintf(text, sizeof text, "%ssweep { key_sigma = v }\nsweep \"query_sigma\" (v)\n"
+           "sweep \"value_sigma\" (v)\nsweep \"n\" (w)\ntrials(4)\n", hdr);
+  a = run_spec("wrapprod", text, &rc, out, sizeof out);
+  CHECK(rc == 2 && !a && strstr(out, "1.845e+19 trials"),
+        "cli: points x trials that wraps to 0 is refused", "rc %d: %s", rc, out);
+  free(a);
+  /* --out that is a file: reported before any trial runs */
+  snprintf(path, sizeof path, "%s/afile", tmp);
+  write_file(path, "x");
+  snprintf(spec, sizeof spec, "%s/tiny.lua", tmp);
+  snprintf(cmd, sizeof cmd, "%s run %s --out %s --jobs 1", kvbound, spec, path);
+  rc = sh(cmd, out, sizeof out);
+  CHECK(rc == 2 && strstr(out, "is a file, not a directory") && !strstr(out, "rel_error"),
+        "cli: --out naming a file is refused before any trial", "rc %d: %s", rc, out);
+  /* --out holding another spec's results: refused before any trial, unless --force, which
+   * removes the old plots (j1 holds tiny's results and its plot e.png) */
+  snprintf(spec, sizeof spec, "%s/other.lua", tmp);
+  write_file(spec, "name \"other\"\nstream \"gaussian\" { n = 16, d_key = 2, d_value = 2 }\n"
+                   "method \"exact\" {}\n");
+  snprintf(path, sizeof path, "%s/j1/results.csv", tmp);
+  char *before = read_file(path);
+  snprintf(cmd, sizeof cmd, "%s run %s --out %s/j1 --jobs 1", kvbound, spec, tmp);
+  rc = sh(cmd, out, sizeof out);
+  char *after = read_file(path);
+  CHECK(rc == 2 && strstr(out, "holds the results of another spec ('tiny'") && strstr(out, "--force") &&
+            before && after && strcmp(before, after) == 0 && !strstr(out, "rel_error"),
+        "cli: --out holding another spec's results is refused before any trial", "rc %d: %s", rc, out);
+  free(after);
+  snprintf(cmd, sizeof cmd, "%s run %s --out %s/j1 --jobs 1 --force", kvbound, spec, tmp);
+  rc = sh(cmd, out, sizeof out);
+  char png[256];
+  snprintf(png, sizeof png, "%s/j1/e.png", tmp);
+  after = read_file(path);
+  CHECK(rc == 0 && access(png, F_OK) != 0 && after && strcmp(before, after) != 0,
+        "cli: --force replaces another spec's results and removes its plots", "rc %d, e.png %s: %s",
+        rc, access(png, F_OK) == 0 ? "still there" : "removed", out);
+  free(before);
+  free(after);
+  /* a write that fails half way (file size limit) leaves the previous complete run as it was,
+   * and no partial results.csv: outputs are temporary files until all are whole */
+  snprintf(spec, sizeof spec, "%s/tiny.lua", tmp);
+  snprintf(path, sizeof path, "%s/j3/results.csv", tmp);
+  before = read_file(path);
+  char meta[256];
+  snprintf(meta, sizeof meta, "%s/j3/meta.json", tmp);
+  char *mb = read_file(meta);
+  snprintf(cmd, sizeof cmd, "sh -c 'trap \"\" XFSZ; ulimit -f 4; %s run %s --out %s/j3 --jobs 1 --seed 9'",
+           kvbound, spec, tmp);
+  rc = sh(cmd, out, sizeof out);
+  after = read_file(path);
+  char *ma = read_file(meta);
+  snprintf(cmd, sizeof cmd, "ls -a %s/j3 | grep -c tmp", tmp);
+  char ls[64];
+  sh(cmd, ls, sizeof ls);
+  CHECK(rc == 1 && before && after && strcmp(before, after) == 0 && mb && ma && strcmp(mb, ma) == 0 &&
+            atoi(ls) == 0 && strstr(out, "write error"),
+        "cli: an output write failing half way leaves the previous run whole and no partial file",
+        "rc %d, results %s, meta %s, %s temp files: %s", rc,
+        before && after && !strcmp(before, after) ? "kept" : "changed",
+        mb && ma && !strcmp(mb, ma) ? "kept" : "changed", ls, out);
+  free(before);
+  free(after);
+  free(mb);
+  free(ma);
+  /* a spec re-run into its own directory is no conflict; the run hints at kvbound plot */
+  snprintf(cmd, sizeof cmd, "%s run %s --out %s/j3 --jobs 1", kvbound, spec, tmp);
+  rc = sh(cmd, out, sizeof out);
+  char hint[256];
+  snprintf(hint, sizeof hint, "kvbound plot %s/j3", tmp);
+  CHECK(rc == 0 && strstr(out, hint), "cli: a re-run into the spec's own directory works and hints "
+        "`kvbound plot DIR`", "rc %d: %s", rc, out);
+}
+
+/* ---- safety ---- */
+
+static void sandbox(void) {
+  const char *hdr = "stream \"gaussian\" { n = 16, d_key = 2, d_value = 2 }\nmethod \"exact\" {}\n";
+  char t[1024];
+  const char *absent[] = {"os", "io", "require", "package", "debug", "load", "loadfile", "dofile",
+                          "string.dump", "collectgarbage"};
+  for (int i = 0; i < 10; i++) {
+    snprintf(t, sizeof t, "%sassert(%s == nil, \"%s is reachable\")\n", hdr, absent[i], absent[i]);
+    char out[4096], name[96];
+    int rc;
+    char *a = run_spec("sandbox", t, &rc, out, sizeof out);
+    snprintf(name, sizeof name, "cli: a spec cannot reach %s", absent[i]);
+    CHECK(rc == 0 && a, name, "rc %d: %s", rc, out);
+    free(a);
+  }
+  snprintf(t, sizeof t, "%smath.floor(string.rep(\"x\", 3):len() + #table.concat({1, 2}))\n", hdr);
+  char out[16384];
+  int rc;
+  char *a = run_spec("sandbox_ok", t, &rc, out, sizeof out);
+  CHECK(rc == 0 && a, "cli: a spec may use base, math, string and table", "rc %d: %s", rc, out);
+  free(a);
+  /* a runaway spec is stopped with its file:line within a few seconds */
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  snprintf(t, sizeof t, "%slocal i = 0\nwhile true do\n  i = i + 1\nend\n", hdr);
+  bad_spec("endless loop", t, "5", "the spec ran for more than 5 s and was stopped");
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  printf("# runaway spec stopped after %.2f s\n", secs);
+  CHECK(secs < 8, "cli: a runaway spec is stopped within 8 s", "%.2f s", secs);
+  snprintf(t, sizeof t, "%slocal s = \"x\"\nwhile true do s = s .. s end\n", hdr);
+  bad_spec("memory cap", t, "", "more than 256 MiB");
+  snprintf(t, sizeof t, "%splot { name = \"p\", x = \"j\", y = \"rel_error\", bound = \"system('touch %s/pwned')\" }\n",
+           hdr, tmp);
+  bad_spec("system() in a bound", t, "3", "'system' is not allowed");
+  snprintf(t, sizeof t, "%splot { name = \"p\", x = \"j\", y = \"rel_error\", bound2 = \"1; print 2\" }\n", hdr);
+  bad_spec("';' in a bound", t, "3", "character ';' is not allowed");
+  snprintf(t, sizeof t, "%splot { name = \"p\", x = \"j\", y = \"rel_error\", bound = \"sqrt(27*exp(16)*log(400*4)/x) + 2**x - pi\" }\n", hdr);
+  a = run_spec("bound_ok", t, &rc, out, sizeof out);
+  CHECK(rc == 0 && a, "cli: a bound of numbers, x, pi, operators and math functions is accepted",
+        "rc %d: %s", rc, out);
+  free(a);
+  /* kvbound plot on a directory someone else wrote: a tampered bound is refused and never
+   * runs; a backquoted title is drawn as text, not executed */
+  char path[256], cmd[2048], pwned[256];
+  snprintf(pwned, sizeof pwned, "%s/pwned", tmp);
+  snprintf(path, sizeof path, "%s/bound_ok/plots.tsv", tmp);
+  snprintf(t, sizeof t, "# header\np\tj\trel_error\t0\t0\t1\tsystem(\"touch %s\")\tb\t-\t-\t-\t-\t-\t-\n", pwned);
+  write_file(path, t);
+  snprintf(cmd, sizeof cmd, "%s plot %s/bound_ok", kvbound, tmp);
+  rc = sh(cmd, out, sizeof out);
+  CHECK(rc == 1 && strstr(out, "refused") && access(pwned, F_OK) != 0,
+        "cli: kvbound plot refuses a tampered bound and runs nothing", "rc %d: %s", rc, out);
+  snprintf(t, sizeof t, "# header\np\tj\trel_error\t0\t0\t1\tx\t`touch %s`\t`touch %s` it's\t-\t-\t-\t-\t-\n",
+           pwned, pwned);
+  write_file(path, t);
+  rc = sh(cmd, out, sizeof out);
+  snprintf(path, sizeof path, "%s/bound_ok/p.gp", tmp);
+  char *gp = read_file(path);
+  CHECK(rc == 0 && access(pwned, F_OK) != 0 && gp && strstr(gp, "'`touch ") && strstr(gp, "it''s"),
+        "cli: titles reach gnuplot single-quoted (backquotes not executed)", "rc %d: %s\n%s", rc, out,
+        gp ? gp : "");
+  free(gp);
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   /* argv[0] is B/tests/test_cli_spec; the command is B/kvbound */
@@ -456,6 +730,10 @@ int main(int argc, char **argv) {
   probe_spec();
   decode_spec();
   zip_spec();
+  errors_reach_user();
+  overflow_spec();
+  reliability();
+  sandbox();
   char cmd[128], out[256];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
   sh(cmd, out, sizeof out);

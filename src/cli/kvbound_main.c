@@ -1,6 +1,7 @@
 /* kvbound_main.c — the kvbound command: `list` (methods, streams, measures), `run` (a Lua
  * experiment spec, runner.c + lua_spec.c), `plot` (gnuplot, plot.c). Exit status: 0 success,
- * 1 a run or plot failed, 2 usage or spec error. */
+ * 1 a run or plot failed (including a run whose rows failed: its outputs are written), 2 usage
+ * or spec error (nothing ran). */
 #include "kvbound.h"
 
 #include <math.h>
@@ -18,22 +19,39 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: kvbound COMMAND [options]\n"
           "  list        the available methods, streams, probes and measures, with parameters and defaults\n"
-          "  run SPEC.lua [--jobs N] [--out DIR] [--seed S]   run a Lua experiment spec\n"
+          "  run SPEC.lua [--jobs N] [--out DIR] [--seed S] [--force]   run a Lua experiment spec\n"
           "  plot DIR    PNG and SVG plots of a run's results through gnuplot\n"
           "  version     print the version\n"
           "  --help      this text (COMMAND --help for a command's own)\n");
 }
 
+/* One line per parameter: kind, whether it is required or its default, its range, its help.
+ * A numeric default outside [min, max], or a help text saying what absence means ("absent =
+ * ...", "(default: every token)"), marks a parameter computed when absent: the table's number
+ * is then a placeholder and is shown as "optional", never as a value the range forbids. */
 static void print_params(const kvb_param_spec *p) {
   for (; p && p->name; p++) {
-    if (p->kind == KVB_PARAM_STRING)
-      printf("      %-14s string  default '%s'  %s\n", p->name, p->sdef ? p->sdef : "", p->help);
-    else if (isnan(p->def))
-      printf("      %-14s %-7s required, in [%g, %g]  %s\n", p->name,
-             p->kind == KVB_PARAM_INT ? "int" : "real", p->min, p->max, p->help);
+    if (p->kind == KVB_PARAM_STRING) {
+      if (p->sdef && p->sdef[0])
+        printf("      %-14s string  default '%s'  %s\n", p->name, p->sdef, p->help);
+      else
+        printf("      %-14s string  optional  %s\n", p->name, p->help);
+      continue;
+    }
+    char range[96], what[64];
+    if (p->kind == KVB_PARAM_INT)
+      snprintf(range, sizeof range, "integer in [%.15g, %.15g]", p->min, p->max);
     else
-      printf("      %-14s %-7s default %g, in [%g, %g]  %s\n", p->name,
-             p->kind == KVB_PARAM_INT ? "int" : "real", p->def, p->min, p->max, p->help);
+      snprintf(range, sizeof range, "in [%.15g, %.15g]", p->min, p->max);
+    if (isnan(p->def))
+      snprintf(what, sizeof what, "required");
+    else if (p->def < p->min || p->def > p->max || strstr(p->help, "default:") ||
+             strstr(p->help, "absent"))
+      snprintf(what, sizeof what, "optional (when absent: see help)");
+    else
+      snprintf(what, sizeof what, "default %.15g", p->def);
+    printf("      %-14s %-7s %s, %s  %s\n", p->name, p->kind == KVB_PARAM_INT ? "int" : "real",
+           what, range, p->help);
   }
 }
 
@@ -94,14 +112,18 @@ static int cmd_list(int argc, char **argv) {
 
 static void run_usage(FILE *f) {
   fprintf(f,
-          "usage: kvbound run SPEC.lua [--jobs N] [--out DIR] [--seed S]\n"
+          "usage: kvbound run SPEC.lua [--jobs N] [--out DIR] [--seed S] [--force]\n"
           "  Runs the experiment in SPEC.lua and writes DIR/results.csv (one row per trial x stream\n"
           "  x method x query point), DIR/meta.json (spec, seed, version, machine), DIR/summary.txt\n"
           "  and DIR/summary.md (median and quantiles; Clopper-Pearson intervals for failure rates)\n"
           "  and DIR/plots.tsv (for `kvbound plot DIR`).\n"
           "  --jobs N   parallel trials (default: the number of cores); results do not depend on N\n"
-          "  --out DIR  output directory (default out/NAME, NAME from the spec)\n"
-          "  --seed S   overrides the spec's seed; trial i draws from PCG32 substream (S, i)\n\n%s",
+          "  --out DIR  output directory (default out/NAME, NAME from the spec); refused, before\n"
+          "             any trial runs, when it holds another spec's results\n"
+          "  --force    replace another spec's results in DIR (its old plots are removed)\n"
+          "  --seed S   overrides the spec's seed; trial i draws from PCG32 substream (S, i)\n"
+          "  Exit status 1 when rows failed (a method's update or query returned an error: the\n"
+          "  error column of results.csv and the summary say why; the outputs are written).\n\n%s",
           kvb_spec_help);
 }
 
@@ -115,7 +137,7 @@ static int parse_uint(const char *s, unsigned long long *out) {
 static int cmd_run(int argc, char **argv) {
   const char *spec = NULL, *out = NULL;
   long jobs = sysconf(_SC_NPROCESSORS_ONLN);
-  int have_seed = 0;
+  int have_seed = 0, force = 0;
   unsigned long long seed = 0, v;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -141,6 +163,8 @@ static int cmd_run(int argc, char **argv) {
       }
       have_seed = 1;
       i++;
+    } else if (!strcmp(argv[i], "--force")) {
+      force = 1;
     } else if (argv[i][0] == '-') {
       fprintf(stderr, "kvbound run: unknown option '%s' (see kvbound run --help)\n", argv[i]);
       return 2;
@@ -169,13 +193,28 @@ static int cmd_run(int argc, char **argv) {
     snprintf(dir, sizeof dir, "%s", out);
   else
     snprintf(dir, sizeof dir, "out/%s", e.name);
-  st = kvb_experiment_run(&e, dir, (int)jobs, isatty(2));
+  /* the output directory is checked before any trial runs */
+  st = kvb_experiment_prepare_out(&e, dir, force);
+  if (st) {
+    fprintf(stderr, "kvbound run: %s\n", kvb_strerror_last());
+    kvb_experiment_free(&e);
+    return 2;
+  }
+  kvb_run_report rep;
+  st = kvb_experiment_run(&e, dir, (int)jobs, isatty(2), &rep);
+  size_t nplots = e.nplots;
   kvb_experiment_free(&e);
   if (st) {
     fprintf(stderr, "kvbound run: %s\n", kvb_strerror_last());
     return 1;
   }
   printf("wrote %s/results.csv, meta.json, summary.txt, summary.md, plots.tsv\n", dir);
+  if (nplots) printf("plot it with: kvbound plot %s\n", dir);
+  if (rep.failed_rows) {
+    fprintf(stderr, "kvbound run: %zu of %zu rows failed (the error column of %s/results.csv "
+            "says why); first: %s\n", rep.failed_rows, rep.rows, dir, rep.first_error);
+    return 1;
+  }
   return 0;
 }
 

@@ -2,11 +2,21 @@
  * a kvb_experiment. Every declaration is checked when it runs, so an error names the spec's
  * file:line (luaL_error adds the caller's position); checks that need the whole spec (a sweep
  * supplying a required parameter, plot columns) run at the end and name the declaration's line.
- * The chunk runs under lua_pcall with a traceback handler. */
+ * The chunk runs under lua_pcall with a traceback handler.
+ *
+ * Sandbox (README "What a spec may do"): a spec only declares an experiment. It runs with the
+ * base, math, string and table libraries opened one by one (luaL_requiref, not luaL_openlibs),
+ * without dofile, loadfile, load, collectgarbage and string.dump — so no os, io, package,
+ * require, debug, and no bytecode; an instruction-count hook ends it after
+ * KVB_SPEC_TIME_LIMIT seconds of wall clock (an endless loop names its file:line), and an
+ * allocator refuses to hold more than KVB_SPEC_MEM_LIMIT bytes. Plot bound expressions are
+ * checked against a whitelist here and again by `kvbound plot`. */
+#define _XOPEN_SOURCE 700
 #include "lua_spec.h"
 
 #include <ctype.h>
 #include <math.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +25,12 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include "plot.h"
 #include "probe.h"
+
+#define KVB_SPEC_TIME_LIMIT 5.0            /* seconds a spec may run */
+#define KVB_SPEC_MEM_LIMIT (256u << 20)    /* bytes a spec's Lua state may hold */
+#define KVB_SPEC_HOOK_COUNT 10000          /* instructions between two clock checks */
 
 const char kvb_spec_help[] =
     "A spec is a Lua 5.4 file calling these functions (see scripts/specs/ for examples):\n"
@@ -228,17 +243,23 @@ static size_t add_sweep(lua_State *L, kvb_experiment *e, const char *param, int 
   if (e->nsweeps == KVB_RUN_MAX_SWEEPS) luaL_error(L, "more than %d swept parameters", KVB_RUN_MAX_SWEEPS);
   for (size_t i = 0; i < e->nsweeps; i++)
     if (strcmp(e->sweeps[i].param, param) == 0) luaL_error(L, "sweep \"%s\" is declared twice", param);
-  double *v = malloc((size_t)n * sizeof *v);
-  if (!v) luaL_error(L, "out of memory");
+  if (idx < 0) idx = lua_gettop(L) + idx + 1;
+  /* The values are gathered in a Lua-owned buffer: any error below (a non-number, a
+   * metamethod raising, memory) leaves nothing to free; the C copy is made last. */
+  double *tmp = lua_newuserdatauv(L, (size_t)n * sizeof *tmp, 0);
   for (lua_Integer i = 1; i <= n; i++) {
-    if (lua_geti(L, idx, i) != LUA_TNUMBER) {
-      free(v);
-      luaL_error(L, "sweep \"%s\": value %d must be a number, got %s", param, (int)i,
+    if (lua_geti(L, idx, i) != LUA_TNUMBER)
+      luaL_error(L, "sweep \"%s\": value %I must be a number, got %s", param, (LUAI_UACINT)i,
                  luaL_typename(L, -1));
-    }
-    v[i - 1] = lua_tonumber(L, -1);
+    tmp[i - 1] = lua_tonumber(L, -1);
+    if (!isfinite(tmp[i - 1]))
+      luaL_error(L, "sweep \"%s\": value %I is not finite", param, (LUAI_UACINT)i);
     lua_pop(L, 1);
   }
+  double *v = malloc((size_t)n * sizeof *v);
+  if (!v) luaL_error(L, "sweep \"%s\": out of memory for %I values", param, (LUAI_UACINT)n);
+  memcpy(v, tmp, (size_t)n * sizeof *v);
+  lua_pop(L, 1);
   kvb_run_sweep *s = &e->sweeps[e->nsweeps];
   snprintf(s->param, sizeof s->param, "%s", param);
   s->vals = v;
@@ -288,8 +309,8 @@ static int l_sweep(lua_State *L) {
     lua_Integer n = lua_type(L, -1) == LUA_TTABLE ? luaL_len(L, -1) : 0;
     if (i == 0) len = n;
     if (n != len)
-      luaL_error(L, "sweep { ... }: '%s' has %d values and '%s' %d; parameters swept together "
-                 "need equal lengths", names[i], (int)n, names[0], (int)len);
+      luaL_error(L, "sweep { ... }: '%s' has %I values and '%s' %I; parameters swept together "
+                 "need equal lengths", names[i], (LUAI_UACINT)n, names[0], (LUAI_UACINT)len);
     size_t at = add_sweep(L, e, names[i], lua_gettop(L), lead);
     if (lead < 0) lead = (int)at;
     lua_pop(L, 1);
@@ -307,7 +328,8 @@ static int l_name(lua_State *L) {
 
 static int l_trials(lua_State *L) {
   lua_Integer n = luaL_checkinteger(L, 1);
-  if (n < 1 || n > 10000000) luaL_error(L, "trials: expected an integer in [1, 1e7], got %d", (int)n);
+  if (n < 1 || n > 10000000)
+    luaL_error(L, "trials: expected an integer in [1, 1e7], got %I", (LUAI_UACINT)n);
   get_exp(L)->trials = (size_t)n;
   return 0;
 }
@@ -328,7 +350,9 @@ static int l_scale(lua_State *L) {
     return 0;
   }
   double x = luaL_checknumber(L, 1);
-  if (!(x > 0) || !isfinite(x)) luaL_error(L, "scale: expected a positive finite number, got %g", x);
+  /* lua_pushfstring knows %f (LUAI_NUMFFORMAT), not %g */
+  if (!(x > 0) || !isfinite(x))
+    luaL_error(L, "scale: expected a positive finite number, got %f", (LUAI_UACNUMBER)x);
   e->scale = x;
   return 0;
 }
@@ -408,8 +432,8 @@ static int l_failure(lua_State *L) {
   opt_string(L, 1, "failure", "column", col, sizeof col);
   if (kvb_run_column_find(col) < 0)
     luaL_error(L, "failure: 'column' must name a measure column (e.g. \"ratio_op\"), got '%s'", col);
-  if (lua_getfield(L, 1, "above") != LUA_TNUMBER)
-    luaL_error(L, "failure: 'above' must be a number (a failure is column > above)");
+  if (lua_getfield(L, 1, "above") != LUA_TNUMBER || !isfinite(lua_tonumber(L, -1)))
+    luaL_error(L, "failure: 'above' must be a finite number (a failure is column > above)");
   e->fail_above = lua_tonumber(L, -1);
   lua_pop(L, 1);
   snprintf(e->fail_col, sizeof e->fail_col, "%s", col);
@@ -435,7 +459,7 @@ static int l_plot(lua_State *L) {
   p->logx = opt_bool(L, 1, "plot", "logx", 0);
   p->logy = opt_bool(L, 1, "plot", "logy", 0);
   p->bands = opt_bool(L, 1, "plot", "bands", 1);
-  if (!p->name[0] || !label_ok(p->name))
+  if (!p->name[0] || !label_ok(p->name) || p->name[0] == '.')
     luaL_error(L, "plot: 'name' is required (letters, digits, _ - . +): it names the image files");
   if (!p->x[0])
     luaL_error(L, "plot \"%s\": 'x' is required (a sweep parameter, \"j\" or a measure column)",
@@ -445,6 +469,12 @@ static int l_plot(lua_State *L) {
                p->name, p->y);
   for (size_t i = 0; i < e->nplots; i++)
     if (strcmp(e->plots[i].name, p->name) == 0) luaL_error(L, "plot \"%s\" is declared twice", p->name);
+  const char *exprs[2] = {p->bound, p->bound2}, *keys[2] = {"bound", "bound2"};
+  for (int b = 0; b < 2; b++) {
+    char why[256];
+    if (exprs[b][0] && kvb_plot_expr_check(exprs[b], why, sizeof why))
+      luaL_error(L, "plot \"%s\": '%s' = \"%s\": %s", p->name, keys[b], exprs[b], why);
+  }
   p->line = caller_line(L);
   e->nplots++;
   return 0;
@@ -499,9 +529,13 @@ static int finalize(const char *path, kvb_experiment *e, char *err, size_t cap) 
       return KVB_EFORMAT;
     }
   }
-  size_t points = kvb_experiment_points(e);
-  if (points * e->trials > 100000000) {
-    snprintf(err, cap, "%s: %zu sweep points x %zu trials is more than 1e8 trials", path, points, e->trials);
+  size_t points = 0, units = 0;
+  if (kvb_experiment_units(e, &points, &units) != 0 || units > KVB_RUN_MAX_UNITS) {
+    double prod = (double)e->trials; /* shown as a real: the product may not fit in size_t */
+    for (size_t s = 0; s < e->nsweeps; s++)
+      if (e->sweeps[s].zip_with < 0) prod *= (double)e->sweeps[s].nvals;
+    snprintf(err, cap, "%s: the sweeps and trials() ask for %.4g trials (sweep points x trials), "
+             "more than the limit of 1e8", path, prod);
     return KVB_EFORMAT;
   }
   for (size_t p = 0; p < points; p++)
@@ -586,6 +620,84 @@ static char *slurp(const char *path) {
   return b;
 }
 
+/* ---- the sandbox ---- */
+
+typedef struct {
+  size_t used;  /* bytes held by the Lua state */
+  double start; /* when the chunk started (CLOCK_MONOTONIC seconds) */
+} sandbox;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* lua_Alloc with a cap: a spec building a huge table or string fails with a memory error
+ * instead of exhausting the machine. */
+static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  sandbox *sb = ud;
+  size_t old = ptr ? osize : 0;
+  if (nsize == 0) {
+    free(ptr);
+    sb->used -= old;
+    return NULL;
+  }
+  if (nsize > old && nsize - old > KVB_SPEC_MEM_LIMIT - sb->used) return NULL;
+  void *p = realloc(ptr, nsize);
+  if (p) sb->used = sb->used - old + nsize;
+  return p;
+}
+
+static int panic(lua_State *L) {
+  const char *m = lua_tostring(L, -1);
+  fprintf(stderr, "kvbound: unprotected Lua error: %s\n", m ? m : "?");
+  return 0; /* Lua aborts */
+}
+
+/* Every KVB_SPEC_HOOK_COUNT instructions: a spec past its time limit is ended with the
+ * file:line it was running. */
+static void time_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  void *ud;
+  lua_getallocf(L, &ud);
+  sandbox *sb = ud;
+  if (now_s() - sb->start <= KVB_SPEC_TIME_LIMIT) return;
+  lua_Debug d;
+  int line = 0;
+  const char *src = "?";
+  if (lua_getstack(L, 0, &d) && lua_getinfo(L, "Sl", &d)) {
+    line = d.currentline;
+    src = d.short_src;
+  }
+  /* lua_pushfstring + lua_error, not luaL_error: the position is the running line's */
+  lua_pushfstring(L, "%s:%d: the spec ran for more than %d s and was stopped (an endless "
+                  "loop?); a spec only declares an experiment", src, line, (int)KVB_SPEC_TIME_LIMIT);
+  lua_error(L);
+}
+
+/* base, math, string, table; nothing that reaches files, processes, other chunks or bytecode. */
+static void open_sandbox(lua_State *L) {
+  static const luaL_Reg libs[] = {{LUA_GNAME, luaopen_base},
+                                  {LUA_MATHLIBNAME, luaopen_math},
+                                  {LUA_STRLIBNAME, luaopen_string},
+                                  {LUA_TABLIBNAME, luaopen_table},
+                                  {NULL, NULL}};
+  for (const luaL_Reg *l = libs; l->name; l++) {
+    luaL_requiref(L, l->name, l->func, 1);
+    lua_pop(L, 1);
+  }
+  static const char *const removed[] = {"dofile", "loadfile", "load", "collectgarbage", NULL};
+  for (size_t i = 0; removed[i]; i++) {
+    lua_pushnil(L);
+    lua_setglobal(L, removed[i]);
+  }
+  lua_getglobal(L, LUA_STRLIBNAME);
+  lua_pushnil(L);
+  lua_setfield(L, -2, "dump");
+  lua_pop(L, 1);
+}
+
 int kvb_spec_load(const char *path, kvb_experiment *e, char *err, size_t cap) {
   kvb_experiment_init(e);
   err[0] = '\0';
@@ -601,12 +713,15 @@ int kvb_spec_load(const char *path, kvb_experiment *e, char *err, size_t cap) {
   snprintf(e->name, sizeof e->name, "%s", b);
   char *dot = strstr(e->name, ".lua");
   if (dot) *dot = '\0';
-  lua_State *L = luaL_newstate();
+  sandbox sb = {0, now_s()};
+  lua_State *L = lua_newstate(capped_alloc, &sb);
   if (!L) {
     snprintf(err, cap, "cannot create a Lua state");
+    kvb_experiment_free(e);
     return KVB_ENOMEM;
   }
-  luaL_openlibs(L);
+  lua_atpanic(L, panic);
+  open_sandbox(L);
   lua_pushlightuserdata(L, e);
   lua_setfield(L, LUA_REGISTRYINDEX, EXP_KEY);
   static const luaL_Reg fns[] = {{"name", l_name},       {"stream", l_stream},   {"method", l_method},
@@ -627,7 +742,14 @@ int kvb_spec_load(const char *path, kvb_experiment *e, char *err, size_t cap) {
     st = KVB_EFORMAT;
   }
   if (!st) {
-    if (lua_pcall(L, 0, 0, 1) != LUA_OK) {
+    lua_sethook(L, time_hook, LUA_MASKCOUNT, KVB_SPEC_HOOK_COUNT);
+    int rc = lua_pcall(L, 0, 0, 1);
+    lua_sethook(L, NULL, 0, 0);
+    if (rc == LUA_ERRMEM) { /* the message handler does not run for memory errors */
+      snprintf(err, cap, "%s: the spec needs more than %u MiB of memory (the limit for a spec, "
+               "which only declares an experiment)", path, KVB_SPEC_MEM_LIMIT >> 20);
+      st = KVB_EFORMAT;
+    } else if (rc != LUA_OK) {
       snprintf(err, cap, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "(error object is not a string)");
       st = KVB_EFORMAT;
     } else {

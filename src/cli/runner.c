@@ -1,5 +1,6 @@
 /* runner.c — runs an experiment (see runner.h): work units on a pthread pool, rows kept per
  * unit and written in unit order so the CSV does not depend on the number of jobs. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "runner.h"
 
 #include "index_reduction.h"
@@ -65,10 +66,8 @@ void kvb_experiment_free(kvb_experiment *e) {
 }
 
 size_t kvb_experiment_points(const kvb_experiment *e) {
-  size_t p = 1;
-  for (size_t i = 0; i < e->nsweeps; i++)
-    if (e->sweeps[i].zip_with < 0) p *= e->sweeps[i].nvals;
-  return p;
+  size_t p = 0;
+  return kvb_experiment_units(e, &p, NULL) == 0 || p ? p : SIZE_MAX;
 }
 
 /* The first sweep varies slowest, as in nested loops written in declaration order; a zipped
@@ -114,6 +113,7 @@ void kvb_experiment_item_params(const kvb_experiment *e, const kvb_run_item *it,
 typedef struct {
   size_t stream, method, j;
   int status;
+  char *msg;                   /* owned; why the row failed ("spec:line: ..."), NULL when OK */
   double v[KVB_RUN_NCOLS];
 } row;
 
@@ -121,7 +121,7 @@ typedef struct {
   row *rows;
   size_t nrows;
   int status;
-  char msg[512];
+  char msg[1400];
 } unit_result;
 
 static double now_s(void) {
@@ -130,10 +130,46 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int unit_fail(unit_result *r, int st, const char *what) {
+/* The library's last message for the user: the status name and text, without the internal
+ * " (file.c:line)" suffix, which says nothing to someone reading a spec. */
+static void last_message(char *buf, size_t cap) {
+  snprintf(buf, cap, "%s", kvb_strerror_last());
+  size_t n = strlen(buf);
+  if (n >= 4 && buf[n - 1] == ')') {
+    char *open = strrchr(buf, '(');
+    if (open && open > buf && open[-1] == ' ' && strstr(open, ".c:")) open[-1] = '\0';
+  }
+}
+
+/* "SPEC:LINE: method 'label'" — where the spec declared the item, for messages. */
+static void item_where(const kvb_experiment *e, const kvb_run_item *it, char *buf, size_t cap) {
+  int is_stream = it >= e->streams && it < e->streams + KVB_RUN_MAX_STREAMS;
+  snprintf(buf, cap, "%s:%d: %s '%s'", e->spec_path, it->line,
+           is_stream ? "stream" : it->probe ? "probe" : "method", it->label);
+}
+
+/* A failure of the whole unit (stream generation, a probe, memory): the run stops. it may be
+ * NULL when no declaration is at fault. */
+static int unit_fail(unit_result *r, int st, const kvb_experiment *e, const kvb_run_item *it,
+                     const char *what) {
+  char where[700] = "", m[512];
+  if (it) item_where(e, it, where, sizeof where);
+  last_message(m, sizeof m);
   r->status = st;
-  snprintf(r->msg, sizeof r->msg, "%s: %s", what, kvb_strerror_last());
+  snprintf(r->msg, sizeof r->msg, "%s%s%s: %s", where, it && what[0] ? ": " : "", what, m);
   return st;
+}
+
+/* A failed row keeps the run going; its message goes to the CSV's error column and the
+ * summary. */
+static void row_fail(row *w, int st, const kvb_experiment *e, const kvb_run_item *it,
+                     const char *what) {
+  char where[700], buf[1400];
+  item_where(e, it, where, sizeof where);
+  snprintf(buf, sizeof buf, "%s: %s", where, what); /* j is the row's own column */
+  w->status = st;
+  free(w->msg);
+  w->msg = strdup(buf); /* NULL on ENOMEM: the status still marks the row */
 }
 
 /* Query positions (1-based token counts) for a stream of n tokens. */
@@ -158,6 +194,7 @@ static row *new_row(unit_result *r, size_t stream, size_t method, size_t j) {
   w->method = method;
   w->j = j;
   w->status = KVB_OK;
+  w->msg = NULL;
   for (size_t c = 0; c < KVB_RUN_NCOLS; c++) w->v[c] = NAN;
   return w;
 }
@@ -189,11 +226,11 @@ static int probe_rows(const kvb_experiment *e, size_t point, size_t si, size_t k
   kvb_params p;
   kvb_experiment_item_params(e, it, point, &p);
   double *out = malloc(q * nc * sizeof *out);
-  if (!out) return unit_fail(r, KVB_ENOMEM, it->label);
+  if (!out) return unit_fail(r, KVB_ERROR(KVB_ENOMEM, "out of memory"), e, it, "");
   int st = kvb_probe_run(it->type, s, &p, rng, q, js, out);
   if (st) {
     free(out);
-    return unit_fail(r, st, it->label);
+    return unit_fail(r, st, e, it, "");
   }
   for (size_t a = 0; a < q; a++) {
     row *w = new_row(r, si, k, js[a]);
@@ -214,7 +251,7 @@ static int decode_rows(const kvb_experiment *e, size_t point, size_t si, size_t 
   kvb_method_config cfg = {d, s->d_value, 1.0 / sqrt((double)d), rng};
   kvb_method *m = NULL;
   int st = kvb_method_alloc(e->methods[k].type, &cfg, &p, &m);
-  if (st) return unit_fail(r, st, e->methods[k].label);
+  if (st) return unit_fail(r, st, e, &e->methods[k], "");
   row *w = new_row(r, si, k, n);
   double *z = malloc(s->d_value * sizeof *z), tu = 0, tq = 0;
   int mst = z ? KVB_OK : KVB_ENOMEM;
@@ -238,7 +275,11 @@ static int decode_rows(const kvb_experiment *e, size_t point, size_t si, size_t 
     }
     correct += bit == x[i];
   }
-  w->status = mst;
+  if (mst) {
+    char m2[512];
+    last_message(m2, sizeof m2);
+    row_fail(w, mst, e, &e->methods[k], m2);
+  }
   w->v[C_TU] = tu;
   w->v[C_TQ] = tq;
   if (!mst) {
@@ -255,39 +296,61 @@ static int decode_rows(const kvb_experiment *e, size_t point, size_t si, size_t 
 /* A method on stream si: error against the exact side ex at every query point. */
 static int method_rows(const kvb_experiment *e, size_t point, size_t si, size_t k,
                        const kvb_stream *s, const size_t *js, size_t q, const double *ex,
-                       double scale, gsl_rng *rng, unit_result *r) {
+                       const int *xst, const char *xmsg, double scale, gsl_rng *rng,
+                       unit_result *r) {
   size_t dk = s->d_key, dv = s->d_value;
   kvb_params p;
   kvb_experiment_item_params(e, &e->methods[k], point, &p);
   kvb_method_config cfg = {dk, dv, scale, rng};
   kvb_method *m = NULL;
   int st = kvb_method_alloc(e->methods[k].type, &cfg, &p, &m);
-  if (st) return unit_fail(r, st, e->methods[k].label);
+  if (st) return unit_fail(r, st, e, &e->methods[k], "");
   double *zm = malloc(dv * sizeof *zm), *diff = malloc(dv * sizeof *diff);
   if (!zm || !diff) {
     free(zm);
     free(diff);
     kvb_method_free(m);
-    return unit_fail(r, KVB_ENOMEM, "query buffers");
+    return unit_fail(r, KVB_ERROR(KVB_ENOMEM, "out of memory"), e, NULL, "query buffers");
   }
   size_t a = 0, n = s->n;
   double tu = 0;
   int mst = KVB_OK;
+  char merr[640] = ""; /* the method's message, kept: later rows repeat it */
   for (size_t t = 0; t < n && a < q; t++) {
     if (!mst) {
       double t0 = now_s();
       mst = kvb_method_update(m, s->K + t * dk, dk, s->V + t * dv, dv);
       tu += now_s() - t0;
+      if (mst) {
+        char m2[480];
+        last_message(m2, sizeof m2);
+        snprintf(merr, sizeof merr, "update of token %zu failed: %s", t + 1, m2);
+      }
     }
     if (t + 1 != js[a]) continue;
     row *w = new_row(r, si, k, t + 1);
     double t0 = now_s();
-    if (!mst) mst = kvb_method_query(m, s->Q + t * dk, dk, zm, dv);
+    int qst = KVB_OK;
+    if (!mst) {
+      qst = kvb_method_query(m, s->Q + t * dk, dk, zm, dv);
+      if (qst) {
+        char m2[480];
+        last_message(m2, sizeof m2);
+        snprintf(merr, sizeof merr, "query failed: %s", m2);
+      }
+    }
     w->v[C_TQ] = now_s() - t0;
     w->v[C_TU] = tu;
-    w->status = mst;
+    /* a failed query leaves the method as it was: later query points are still asked */
+    int rst = mst ? mst : qst;
+    if (rst) {
+      row_fail(w, rst, e, &e->methods[k], merr);
+    } else if (xst[a]) { /* the reference itself is not representable at this point */
+      row_fail(w, xst[a], e, &e->streams[si], xmsg);
+      rst = xst[a];
+    }
     const double *z = ex + a * (dv + 5), *meta = z + dv;
-    if (!mst) {
+    if (!rst) {
       for (size_t c = 0; c < dv; c++) diff[c] = zm[c] - z[c];
       double err = kvb_norm2(diff, dv);
       w->v[C_ABS] = err;
@@ -313,15 +376,21 @@ static int method_rows(const kvb_experiment *e, size_t point, size_t si, size_t 
 /* Exact attention at the q query points of s, shared by every method: per point the dv
  * components of Attn, then ‖Attn‖, ‖softmax‖₂, ‖V_j‖_op, ‖V_j‖_F (NaN without the bound group). */
 static double *exact_side(const kvb_experiment *e, const kvb_stream *s, const size_t *js,
-                          size_t q, double scale) {
+                          size_t q, double scale, int *xst, char *xmsg, size_t xcap) {
   size_t dk = s->d_key, dv = s->d_value;
   double *ex = malloc(q * (dv + 5) * sizeof *ex);
   for (size_t a = 0; ex && a < q; a++) {
     size_t j = js[a];
     double *z = ex + a * (dv + 5), *meta = z + dv;
     const double *qj = s->Q + (j - 1) * dk;
-    kvb_attention_exact(j, dk, dv, s->K, s->V, qj, scale, z, NULL);
-    meta[0] = kvb_norm2(z, dv);
+    /* KVB_ERANGE when a score lies beyond double range: the rows at this point fail with it */
+    xst[a] = kvb_attention_exact(j, dk, dv, s->K, s->V, qj, scale, z, NULL);
+    if (xst[a] && !xmsg[0]) {
+      char m[400];
+      last_message(m, sizeof m);
+      snprintf(xmsg, xcap, "exact attention (the reference) failed: %s", m);
+    }
+    meta[0] = xst[a] ? NAN : kvb_norm2(z, dv);
     meta[1] = meta[2] = meta[3] = NAN;
     if (e->measures & KVB_MEASURE_BOUND) {
       meta[1] = kvb_softmax_norm2(j, dk, s->K, qj, scale);
@@ -335,7 +404,7 @@ static double *exact_side(const kvb_experiment *e, const kvb_stream *s, const si
 static int run_unit(const kvb_experiment *e, size_t u, unit_result *r) {
   size_t point = u / e->trials;
   gsl_rng *rng = kvb_rng_alloc_substream(e->seed, u);
-  if (!rng) return unit_fail(r, KVB_ENOMEM, "generator");
+  if (!rng) return unit_fail(r, KVB_ERROR(KVB_ENOMEM, "out of memory"), e, NULL, "generator");
   kvb_stream *S[KVB_RUN_MAX_STREAMS] = {0};
   size_t js[KVB_RUN_MAX_STREAMS][KVB_RUN_MAX_QUERIES], nq[KVB_RUN_MAX_STREAMS];
   int st = KVB_OK, decode = (e->measures & KVB_MEASURE_DECODE) != 0;
@@ -346,7 +415,7 @@ static int run_unit(const kvb_experiment *e, size_t u, unit_result *r) {
     kvb_experiment_item_params(e, &e->streams[i], point, &p);
     st = kvb_stream_generate(e->streams[i].type, &p, rng, &S[i]);
     if (st) {
-      unit_fail(r, st, e->streams[i].label);
+      unit_fail(r, st, e, &e->streams[i], "");
       break;
     }
     nq[i] = query_points(e, S[i]->n, js[i]);
@@ -354,27 +423,29 @@ static int run_unit(const kvb_experiment *e, size_t u, unit_result *r) {
       st = KVB_ERROR(KVB_EINVAL,
                      "queries{}: no query point lies within the stream's %zu tokens, or more "
                      "than %d would (raise 'every')", S[i]->n, KVB_RUN_MAX_QUERIES);
-      unit_fail(r, st, e->streams[i].label);
+      unit_fail(r, st, e, &e->streams[i], "");
     }
     total += nq[i] * e->nmethods + e->nmethods;
   }
   if (!st) {
     r->rows = calloc(total ? total : 1, sizeof(row));
-    if (!r->rows) st = unit_fail(r, KVB_ENOMEM, "rows");
+    if (!r->rows) st = unit_fail(r, KVB_ERROR(KVB_ENOMEM, "out of memory"), e, NULL, "rows");
   }
   for (size_t i = 0; i < e->nstreams && !st; i++) {
     const kvb_stream *s = S[i];
     double scale = e->scale > 0 ? e->scale : 1.0 / sqrt((double)s->d_key);
     double *ex = NULL;
     unsigned char *x = NULL;
+    int xst[KVB_RUN_MAX_QUERIES] = {0};
+    char xmsg[512] = "";
     if (decode) {
       /* Alice's bits, one draw per bit, shared by every method of this trial */
       x = malloc(s->n);
-      if (!x) st = unit_fail(r, KVB_ENOMEM, "INDEX bits");
+      if (!x) st = unit_fail(r, KVB_ERROR(KVB_ENOMEM, "out of memory"), e, NULL, "INDEX bits");
       for (size_t b = 0; x && b < s->n; b++) x[b] = gsl_rng_uniform(rng) < 0.5;
     } else if (e->nmethods > nprobes) {
-      ex = exact_side(e, s, js[i], nq[i], scale);
-      if (!ex) st = unit_fail(r, KVB_ENOMEM, "exact attention");
+      ex = exact_side(e, s, js[i], nq[i], scale, xst, xmsg, sizeof xmsg);
+      if (!ex) st = unit_fail(r, KVB_ERROR(KVB_ENOMEM, "out of memory"), e, NULL, "exact attention");
     }
     for (size_t k = 0; k < e->nmethods && !st; k++) {
       if (e->methods[k].probe)
@@ -382,7 +453,7 @@ static int run_unit(const kvb_experiment *e, size_t u, unit_result *r) {
       else if (decode)
         st = decode_rows(e, point, i, k, s, x, rng, r);
       else
-        st = method_rows(e, point, i, k, s, js[i], nq[i], ex, scale, rng, r);
+        st = method_rows(e, point, i, k, s, js[i], nq[i], ex, xst, xmsg, scale, rng, r);
     }
     free(ex);
     free(x);
@@ -464,10 +535,86 @@ static void params_str(const kvb_params *p, char *buf, size_t cap) {
   }
 }
 
-static int write_meta(const kvb_experiment *e, const char *path, int jobs, size_t units,
-                      size_t rows, double wall) {
-  FILE *f = fopen(path, "w");
-  if (!f) return KVB_ERROR(KVB_EIO, "%s: cannot create (%s)", path, strerror(errno));
+/* Outputs are written to hidden temporary files DIR/.NAME.tmp.PID and renamed over DIR/NAME
+ * only once every output is complete (rename is atomic within a directory), meta.json last:
+ * an interrupted run leaves either the previous complete set or temporary files, never a
+ * truncated results.csv that looks whole. */
+#define KVB_RUN_OUTPUTS 5
+typedef struct {
+  char tmp[KVB_RUN_OUTPUTS][1200], final[KVB_RUN_OUTPUTS][1200];
+  size_t n;
+} staged;
+
+static FILE *stage_open(staged *sg, const char *dir, const char *name) {
+  if (sg->n == KVB_RUN_OUTPUTS) return NULL;
+  snprintf(sg->final[sg->n], sizeof sg->final[0], "%s/%s", dir, name);
+  snprintf(sg->tmp[sg->n], sizeof sg->tmp[0], "%s/.%s.tmp.%ld", dir, name, (long)getpid());
+  FILE *f = fopen(sg->tmp[sg->n], "w");
+  if (f) sg->n++;
+  else KVB_ERROR(KVB_EIO, "%s: cannot create (%s)", sg->tmp[sg->n], strerror(errno));
+  return f;
+}
+
+/* Flushes to disk and closes; a write error (disk full) is reported, not hidden. */
+static int stage_close(FILE *f, const char *what) {
+  int bad = fflush(f) != 0;
+  bad |= fsync(fileno(f)) != 0 && errno != EINVAL;
+  bad |= fclose(f) != 0;
+  return bad ? KVB_ERROR(KVB_EIO, "%s: write error (%s)", what, strerror(errno)) : KVB_OK;
+}
+
+static void stage_discard(staged *sg) {
+  for (size_t i = 0; i < sg->n; i++) unlink(sg->tmp[i]);
+  sg->n = 0;
+}
+
+/* Removes the outputs of the run that DIR held before (its plot files, listed in its
+ * plots.tsv, would otherwise sit beside the new results), meta.json first so that the
+ * directory never claims a run that is half replaced. */
+static void clear_previous(const char *dir) {
+  char path[3400], line[2048];
+  snprintf(path, sizeof path, "%s/meta.json", dir);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/plots.tsv", dir);
+  FILE *f = fopen(path, "r");
+  while (f && fgets(line, sizeof line, f)) {
+    if (line[0] == '#') continue;
+    char *tab = strchr(line, '\t');
+    if (!tab) continue;
+    *tab = '\0';
+    int ok = line[0] != '\0' && line[0] != '.';
+    for (const char *c = line; *c; c++) ok &= strchr("/\\", *c) == NULL;
+    static const char *const ext[] = {"png", "svg", "dat", "gp"};
+    for (int x = 0; ok && x < 4; x++) {
+      snprintf(path, sizeof path, "%s/%s.%s", dir, line, ext[x]);
+      unlink(path);
+    }
+  }
+  if (f) fclose(f);
+}
+
+/* Renames every staged file into place, the last one staged (meta.json) last. */
+static int stage_commit(staged *sg, const char *dir) {
+  clear_previous(dir);
+  for (size_t i = 0; i < sg->n; i++)
+    if (rename(sg->tmp[i], sg->final[i]) != 0) {
+      int err = errno;
+      for (size_t k = i; k < sg->n; k++) unlink(sg->tmp[k]);
+      return KVB_ERROR(KVB_EIO, "%s: cannot rename into place (%s)", sg->final[i], strerror(err));
+    }
+  sg->n = 0;
+  return KVB_OK;
+}
+
+/* 64-bit FNV-1a of the spec text, recorded in meta.json. */
+static uint64_t text_hash(const char *s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (; s && *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+  return h;
+}
+
+static int write_meta(const kvb_experiment *e, FILE *f, int jobs, size_t units, size_t rows,
+                      size_t failed, double wall) {
   struct utsname un;
   memset(&un, 0, sizeof un);
   uname(&un);
@@ -480,6 +627,11 @@ static int write_meta(const kvb_experiment *e, const char *path, int jobs, size_
   json_str(f, e->name);
   fprintf(f, ",\n  \"spec_path\": ");
   json_str(f, e->spec_path);
+  char real[4096];
+  fprintf(f, ",\n  \"spec_realpath\": ");
+  json_str(f, realpath(e->spec_path, real) ? real : e->spec_path);
+  fprintf(f, ",\n  \"spec_hash\": \"%016llx\"", (unsigned long long)text_hash(e->spec_text));
+  fprintf(f, ",\n  \"failed_rows\": %zu", failed);
   fprintf(f, ",\n  \"seed\": %llu,\n  \"trials\": %zu,\n  \"sweep_points\": %zu,\n"
              "  \"units\": %zu,\n  \"rows\": %zu,\n  \"jobs\": %d,\n  \"wall_seconds\": %.3f,\n"
              "  \"finished_utc\": \"%s\",\n",
@@ -533,8 +685,7 @@ static int write_meta(const kvb_experiment *e, const char *path, int jobs, size_
   fprintf(f, "],\n  \"spec\": ");
   json_str(f, e->spec_text);
   fprintf(f, "\n}\n");
-  if (fclose(f) != 0) return KVB_ERROR(KVB_EIO, "%s: write error", path);
-  return KVB_OK;
+  return stage_close(f, "meta.json");
 }
 
 static void fmt_num(FILE *f, double x) {
@@ -546,16 +697,23 @@ static void fmt_num(FILE *f, double x) {
     fprintf(f, "%.17g", x);
 }
 
-static int write_csv(const kvb_experiment *e, const char *path, const unit_result *res,
-                     size_t units) {
-  FILE *f = fopen(path, "w");
-  if (!f) return KVB_ERROR(KVB_EIO, "%s: cannot create (%s)", path, strerror(errno));
+/* A CSV text field (RFC 4180): quoted, quotes doubled, line breaks flattened to spaces. */
+static void csv_text(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', f);
+    fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
+  }
+  fputc('"', f);
+}
+
+static int write_csv(const kvb_experiment *e, FILE *f, const unit_result *res, size_t units) {
   fprintf(f, "unit,point,trial");
   for (size_t s = 0; s < e->nsweeps; s++) fprintf(f, ",%s", e->sweeps[s].param);
   fprintf(f, ",stream,method,j,status");
   for (size_t c = 0; c < KVB_RUN_NCOLS; c++)
     if (col_groups[c] & e->measures) fprintf(f, ",%s", col_names[c]);
-  fputc('\n', f);
+  fputs(",error\n", f); /* last, so the measure columns keep their positions */
   for (size_t u = 0; u < units; u++) {
     size_t point = u / e->trials, trial = u % e->trials;
     for (size_t i = 0; i < res[u].nrows; i++) {
@@ -572,11 +730,12 @@ static int write_csv(const kvb_experiment *e, const char *path, const unit_resul
           fputc(',', f);
           fmt_num(f, w->v[c]);
         }
+      fputc(',', f);
+      if (w->status) csv_text(f, w->msg ? w->msg : kvb_status_name(w->status));
       fputc('\n', f);
     }
   }
-  if (fclose(f) != 0) return KVB_ERROR(KVB_EIO, "%s: write error", path);
-  return KVB_OK;
+  return stage_close(f, "results.csv");
 }
 
 /* The column a summary line is about: a probe's first column, decode_acc under the decode
@@ -592,17 +751,8 @@ static size_t primary_column(const kvb_experiment *e, size_t k) {
 /* Summary: one line per (sweep point, stream, method). Quantiles pool trials and query points;
  * failure rates count trials (independent substreams), a trial failing when any of its query
  * points does, so the Clopper–Pearson interval's independence assumption holds. */
-static int write_summary(const kvb_experiment *e, const char *dir, const unit_result *res,
+static int write_summary(const kvb_experiment *e, FILE *ft, FILE *fm, const unit_result *res,
                          size_t units) {
-  char p1[1100], p2[1100];
-  snprintf(p1, sizeof p1, "%s/summary.txt", dir);
-  snprintf(p2, sizeof p2, "%s/summary.md", dir);
-  FILE *ft = fopen(p1, "w"), *fm = fopen(p2, "w");
-  if (!ft || !fm) {
-    if (ft) fclose(ft);
-    if (fm) fclose(fm);
-    return KVB_ERROR(KVB_EIO, "%s: cannot create summary files", dir);
-  }
   int fc = e->fail_col[0] ? kvb_run_column_find(e->fail_col) : -1;
   int bound = (e->measures & KVB_MEASURE_BOUND) != 0, mem = (e->measures & KVB_MEASURE_MEMORY) != 0;
   /* header */
@@ -643,8 +793,6 @@ static int write_summary(const kvb_experiment *e, const char *dir, const unit_re
     free(rop);
     free(rf);
     free(mb);
-    fclose(ft);
-    fclose(fm);
     return KVB_ERROR(KVB_ENOMEM, "summary: out of memory");
   }
   for (size_t p = 0; p < points; p++)
@@ -721,9 +869,41 @@ static int write_summary(const kvb_experiment *e, const char *dir, const unit_re
   free(rop);
   free(rf);
   free(mb);
-  int bad = fclose(ft) != 0;
-  bad |= fclose(fm) != 0;
-  return bad ? KVB_ERROR(KVB_EIO, "%s: write error on the summary", dir) : KVB_OK;
+  return KVB_OK;
+}
+
+/* Failed rows: their number and the first few distinct messages, after the table (summary
+ * files and stdout), so a NaN row never goes unexplained. Returns the number of failed rows. */
+static size_t write_failures(FILE *ft, FILE *fm, const unit_result *res, size_t units,
+                             size_t rows) {
+  enum { SHOWN = 3 };
+  const char *first[SHOWN];
+  size_t nfirst = 0, failed = 0;
+  for (size_t u = 0; u < units; u++)
+    for (size_t i = 0; i < res[u].nrows; i++) {
+      const row *w = &res[u].rows[i];
+      if (!w->status) continue;
+      failed++;
+      const char *m = w->msg ? w->msg : kvb_status_name(w->status);
+      int seen = 0;
+      for (size_t k = 0; k < nfirst; k++) seen |= strcmp(first[k], m) == 0;
+      if (!seen && nfirst < SHOWN) first[nfirst++] = m;
+    }
+  if (!failed) return 0;
+  FILE *outs[2] = {ft, stdout};
+  for (int o = 0; o < 2; o++) {
+    fprintf(outs[o], "\n%zu of %zu rows failed (status != 0; their measures are NaN; the error "
+            "column of results.csv says why). First distinct messages:\n", failed, rows);
+    for (size_t k = 0; k < nfirst; k++) fprintf(outs[o], "  %s\n", first[k]);
+  }
+  fprintf(fm, "\n**%zu of %zu rows failed** (status ≠ 0; their measures are NaN; the `error` "
+          "column of results.csv says why). First distinct messages:\n\n", failed, rows);
+  for (size_t k = 0; k < nfirst; k++) {
+    fputs("- `", fm);
+    for (const char *c = first[k]; *c; c++) fputc(*c == '`' ? '\'' : *c, fm);
+    fputs("`\n", fm);
+  }
+  return failed;
 }
 
 static void tsv_field(FILE *f, const char *s, int last) {
@@ -731,9 +911,7 @@ static void tsv_field(FILE *f, const char *s, int last) {
   fputc(last ? '\n' : '\t', f);
 }
 
-static int write_plots(const kvb_experiment *e, const char *path) {
-  FILE *f = fopen(path, "w");
-  if (!f) return KVB_ERROR(KVB_EIO, "%s: cannot create", path);
+static int write_plots(const kvb_experiment *e, FILE *f) {
   fprintf(f, "# name\tx\ty\tlogx\tlogy\tbands\tbound\tbound_title\ttitle\txlabel\tylabel\t"
              "bound2\tbound2_title\tin_step\n");
   for (size_t i = 0; i < e->nplots; i++) {
@@ -758,8 +936,7 @@ static int write_plots(const kvb_experiment *e, const char *path) {
     }
     tsv_field(f, in_step, 1);
   }
-  if (fclose(f) != 0) return KVB_ERROR(KVB_EIO, "%s: write error", path);
-  return KVB_OK;
+  return stage_close(f, "plots.tsv");
 }
 
 static int mkdir_p(const char *dir) {
@@ -778,14 +955,90 @@ static int mkdir_p(const char *dir) {
   return KVB_OK;
 }
 
-int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int progress) {
+/* Reads string field `key` of a meta.json written by write_meta (json_str escapes) into buf. */
+static int meta_field(const char *json, const char *key, char *buf, size_t cap) {
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\": \"", key);
+  const char *p = strstr(json, pat);
+  if (!p || cap == 0) return -1;
+  p += strlen(pat);
+  size_t n = 0;
+  for (; *p && *p != '"' && n + 1 < cap; p++) {
+    if (*p == '\\' && p[1]) p++;
+    buf[n++] = *p;
+  }
+  buf[n] = '\0';
+  return 0;
+}
+
+static char *slurp_small(const char *path, size_t max) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *b = malloc(max + 1);
+  size_t n = b ? fread(b, 1, max, f) : 0;
+  if (b) b[n] = '\0';
+  fclose(f);
+  return b;
+}
+
+int kvb_experiment_prepare_out(const kvb_experiment *e, const char *dir, int force) {
   if (!e || !dir) return KVB_ERROR(KVB_ENULL, "run: NULL argument");
+  struct stat sb;
+  if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode))
+    return KVB_ERROR(KVB_EINVAL, "--out %s is a file, not a directory", dir);
+  int st = mkdir_p(dir);
+  if (st) return st;
+  if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    return KVB_ERROR(KVB_EINVAL, "--out %s is not a directory", dir);
+  if (access(dir, W_OK | X_OK) != 0)
+    return KVB_ERROR(KVB_EIO, "--out %s is not writable (%s)", dir, strerror(errno));
+  char path[1200];
+  snprintf(path, sizeof path, "%s/meta.json", dir);
+  char *meta = slurp_small(path, 1 << 20);
+  if (!meta) return KVB_OK; /* empty, new, or holding no complete run */
+  /* The same spec = the same name and the same spec file; its new results replace the old. */
+  char name[KVB_LABEL_MAX + 16] = "", old_real[4096] = "", real[4096];
+  meta_field(meta, "name", name, sizeof name);
+  if (meta_field(meta, "spec_realpath", old_real, sizeof old_real) != 0)
+    meta_field(meta, "spec_path", old_real, sizeof old_real);
+  free(meta);
+  const char *cur = realpath(e->spec_path, real) ? real : e->spec_path;
+  int same = strcmp(name, e->name) == 0 && (!old_real[0] || strcmp(old_real, cur) == 0);
+  if (!same && !force)
+    return KVB_ERROR(KVB_EINVAL, "--out %s holds the results of another spec ('%s', %s); choose "
+                     "another --out, or add --force to replace them (their plots are removed)",
+                     dir, name, old_real[0] ? old_real : "unknown file");
+  return KVB_OK;
+}
+
+int kvb_experiment_units(const kvb_experiment *e, size_t *points, size_t *units) {
+  size_t p = 1;
+  for (size_t i = 0; i < e->nsweeps; i++)
+    if (e->sweeps[i].zip_with < 0) {
+      if (e->sweeps[i].nvals && p > SIZE_MAX / e->sweeps[i].nvals) return -1;
+      p *= e->sweeps[i].nvals;
+    }
+  if (points) *points = p;
+  if (e->trials && p > SIZE_MAX / e->trials) return -1;
+  if (units) *units = p * e->trials;
+  return 0;
+}
+
+int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int progress,
+                       kvb_run_report *rep) {
+  if (!e || !dir || !rep) return KVB_ERROR(KVB_ENULL, "run: NULL argument");
+  memset(rep, 0, sizeof *rep);
   if (e->nstreams == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no stream");
   if (e->nmethods == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no method or probe");
+  size_t units = 0;
+  if (kvb_experiment_units(e, NULL, &units) != 0 || units > KVB_RUN_MAX_UNITS)
+    return KVB_ERROR(KVB_EINVAL, "the sweep points x trials exceed %.0e trials", (double)KVB_RUN_MAX_UNITS);
   if (jobs < 1) jobs = 1;
   int st = mkdir_p(dir);
   if (st) return st;
-  size_t units = kvb_experiment_points(e) * e->trials;
+  struct stat sb;
+  if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    return KVB_ERROR(KVB_EINVAL, "%s is not a directory", dir);
   unit_result *res = calloc(units ? units : 1, sizeof *res);
   if (!res) return KVB_ERROR(KVB_ENOMEM, "run: out of memory for %zu trials", units);
   pool P = {e, res, units, 0, 0, PTHREAD_MUTEX_INITIALIZER};
@@ -811,29 +1064,45 @@ int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int p
   }
   for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
   double wall = now_s() - t0;
-  size_t rows = 0;
+  size_t rows = 0, failed = 0;
   for (size_t u = 0; u < units; u++) {
     rows += res[u].nrows;
-    if (res[u].status && !st) {
+    for (size_t i = 0; i < res[u].nrows; i++) failed += res[u].rows[i].status != 0;
+    if (res[u].status && !st) /* a whole trial failed (stream, probe, memory): nothing is written */
       st = KVB_ERROR(res[u].status, "trial %zu (sweep point %zu, trial %zu): %s", u,
                      u / e->trials, u % e->trials, res[u].msg);
-    }
   }
-  char path[1100];
+  staged sg = {.n = 0};
+  FILE *f;
+  if (!st) st = (f = stage_open(&sg, dir, "results.csv")) ? write_csv(e, f, res, units) : KVB_EIO;
   if (!st) {
-    snprintf(path, sizeof path, "%s/results.csv", dir);
-    st = write_csv(e, path, res, units);
+    FILE *ft = stage_open(&sg, dir, "summary.txt"), *fm = ft ? stage_open(&sg, dir, "summary.md") : NULL;
+    st = ft && fm ? write_summary(e, ft, fm, res, units) : KVB_EIO;
+    if (!st) write_failures(ft, fm, res, units, rows);
+    if (ft) st = stage_close(ft, "summary.txt") ? KVB_EIO : st;
+    if (fm) st = stage_close(fm, "summary.md") ? KVB_EIO : st;
   }
+  if (!st) st = (f = stage_open(&sg, dir, "plots.tsv")) ? write_plots(e, f) : KVB_EIO;
+  if (!st) /* last: its presence marks a complete run */
+    st = (f = stage_open(&sg, dir, "meta.json")) ? write_meta(e, f, jobs, units, rows, failed, wall)
+                                                 : KVB_EIO;
+  if (!st) st = stage_commit(&sg, dir);
+  else stage_discard(&sg);
   if (!st) {
-    snprintf(path, sizeof path, "%s/meta.json", dir);
-    st = write_meta(e, path, jobs, units, rows, wall);
+    rep->rows = rows;
+    rep->failed_rows = failed;
+    for (size_t u = 0; u < units && failed && !rep->first_error[0]; u++)
+      for (size_t i = 0; i < res[u].nrows; i++)
+        if (res[u].rows[i].status) {
+          snprintf(rep->first_error, sizeof rep->first_error, "%s",
+                   res[u].rows[i].msg ? res[u].rows[i].msg : kvb_status_name(res[u].rows[i].status));
+          break;
+        }
   }
-  if (!st) {
-    snprintf(path, sizeof path, "%s/plots.tsv", dir);
-    st = write_plots(e, path);
+  for (size_t u = 0; u < units; u++) {
+    for (size_t i = 0; i < res[u].nrows; i++) free(res[u].rows[i].msg);
+    free(res[u].rows);
   }
-  if (!st) st = write_summary(e, dir, res, units);
-  for (size_t u = 0; u < units; u++) free(res[u].rows);
   free(res);
   return st;
 }

@@ -1,4 +1,4 @@
-/* runner.h — the experiment runner behind `kvbound run` (issue 5, items 1-2).
+/* runner.h — the experiment runner behind `kvbound run`.
  *
  * An experiment (built from a Lua spec by lua_spec.c) is: streams × methods, each with named
  * parameters; sweeps (a parameter over a list of values, applied to every declared stream and
@@ -117,9 +117,15 @@ int kvb_run_column_find(const char *name);
 void kvb_experiment_init(kvb_experiment *e);
 void kvb_experiment_free(kvb_experiment *e);
 
+/* At most this many trials (sweep points x trials) per run. */
+#define KVB_RUN_MAX_UNITS 100000000u
+
 /* Number of sweep points (product of the lengths of the sweeps that are not zipped to
- * another; 1 without sweeps). */
+ * another; 1 without sweeps); SIZE_MAX when the product overflows. */
 size_t kvb_experiment_points(const kvb_experiment *e);
+/* Sweep points and points x trials, overflow-checked: returns -1 (outputs unspecified) when a
+ * product does not fit in size_t, else 0. */
+int kvb_experiment_units(const kvb_experiment *e, size_t *points, size_t *units);
 /* The parameter table of an item (stream, method or probe). */
 const kvb_param_spec *kvb_experiment_item_spec(const kvb_experiment *e, const kvb_run_item *it);
 /* Parameters of stream/method item at sweep point p (item's params with the sweep values). */
@@ -128,9 +134,26 @@ void kvb_experiment_item_params(const kvb_experiment *e, const kvb_run_item *it,
 /* Value of sweep s at point p. */
 double kvb_experiment_sweep_value(const kvb_experiment *e, size_t s, size_t point);
 
-/* Runs e on `jobs` threads and writes DIR/results.csv, meta.json, summary.{txt,md}, plots.tsv.
- * Prints the summary to stdout. progress: draw a progress bar on stderr. Returns a KVB status
- * (message via kvb_strerror_last). */
-int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int progress);
+/* Checks the output directory before any trial runs: creates it, refuses a path that is a file
+ * or not writable, and refuses a directory holding another spec's results (its meta.json names
+ * another spec name or spec file) unless force. Returns a KVB status (kvb_strerror_last). */
+int kvb_experiment_prepare_out(const kvb_experiment *e, const char *dir, int force);
+
+typedef struct {
+  size_t rows;             /* rows written to results.csv */
+  size_t failed_rows;      /* rows whose method update/query (or the reference) failed */
+  char first_error[1024];  /* the first failed row's message ("spec:line: method 'x' ...") */
+} kvb_run_report;
+
+/* Runs e on `jobs` threads and writes DIR/results.csv, summary.{txt,md}, plots.tsv and
+ * meta.json (each to a temporary file, renamed into place when all are complete, meta.json
+ * last; the previous run's plot files are removed). Prints the summary to stdout. progress:
+ * draw a progress bar on stderr. A failing method update or query does not stop the run: the
+ * row gets its status and message (the CSV's error column, the summary) and is counted in
+ * rep->failed_rows. Returns a KVB status (message via kvb_strerror_last) when the run itself
+ * failed (a stream or probe could not run, an output could not be written): nothing is then
+ * written. */
+int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int progress,
+                       kvb_run_report *rep);
 
 #endif
