@@ -475,7 +475,7 @@ static void errors_reach_user(void) {
   int rc;
   char *a = run_spec("bkv",
                      "stream \"gaussian\" { n = 64, d_key = 4, d_value = 4, key_sigma = 10 }\n"
-                     "method \"balancekv\" { r = 1, t = 8, T = 2, eps = 0.5 }\n"
+                     "method \"balancekv\" { r = 1, t = 8, T = 2, eps = 0.5, n = 64 }\n"
                      "method \"exact\" {}\nqueries { every = 32 }\n",
                      &rc, out, sizeof out);
   char want[256];
