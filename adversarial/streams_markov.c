@@ -7,7 +7,7 @@
  *   bulk tokens   the first bulk token has key key_bulk·e₁; every other bulk key is uniform in
  *                 the ball of radius spread/2 around it (so the bulk cluster has diameter
  *                 <= spread and every bulk key is within spread/2 of the first one, the
- *                 representative SubGen keeps, 000 Alg. 1 line 19); value value_bulk·e₁
+ *                 representative SubGen keeps, 000 Alg. 1 line 20 = 001 line 19); value value_bulk·e₁
  *   special token at position `special` (−1: the last); key key_special·e₁, value
  *                 value_special·e₁
  *

@@ -20,15 +20,20 @@
  * s = 1800ρ/ε² coincide, ρ = d = 1; this is also where s is smallest, so n > memory is reachable
  * on a CPU):
  *   bite      adv_markov with a bulk cluster of diameter δ = 0.5 (scores within e^{δr}) and one
- *             special token holding half of Σe and 2/3 of µ = Σ‖v‖²; ε = 0.75, r = 1, m = 2;
- *             κ ≈ 0.82 > ε. Asserts (3), (5), (6), (clus). Controls: z ≡ 0 (τ̂ = 0 for (5) and
+ *             special token holding half of Σe, with value γ√nb (γ = 4) against bulk values 1;
+ *             ε = 0.85, r = 0.5, m = 2; κ ≈ 0.97 > ε, so z ≡ 0 errs by 1.14× the bound, and so
+ *             does uniform sampling whenever its half of the tokens misses the special token
+ *             (probability ½). Asserts (3), (5), (6), (clus). Controls: z ≡ 0 (τ̂ = 0 for (5) and
  *             (clus)) and uniform sampling of n/2 tokens (memory n = SubGen's), weights n/k.
- *   markov1   adv_markov at the Markov boundary of eq. (6) for the derived s (a special token of
- *             score share a² = 0.9 of ‖e‖² whose single draw just fails to break (6)): the
- *             faithful failure rate is ≈ 0.9·0.005 (exact value by enumeration), i.e. the derived
- *             constant is within ~1.2× of tight.
- *   markov2   the same at the boundary for s/2: the faithful rate is ≈ 1.6e-4, while a constant
- *             for s that is 2× too small fails there at ≈ 0.0086 (> 0.005).
+ *             N = 24 (fast; a control failing half its trials is rejected with power 0.998) /
+ *             400 (full).
+ *   markov1   adv_markov (ε = 1, s = 1800) at the Markov boundary of eq. (6) for the derived s: a
+ *             special token with a² = 0.85 of ‖e‖² whose single draw just breaks (6); exact
+ *             failure rate 0.0041 = 0.82 of the 0.005 budget, i.e. the derived constant for s is
+ *             within 1.22× of tight (a 2×-smaller budget, 0.0025, would fail here).
+ *   markov2   the same at the boundary for s/2: faithful rate 1.3e-4, while SubGen run with s/2
+ *             (a constant 2× too small) fails at 0.0081 > 0.005; N = 25000 detects that with
+ *             power 0.94 and a 2× violation (0.01) with power 1.00 (full: N = 40000).
  *   On both markov cells the Monte-Carlo failure count is also tested against the exact failure
  *   probability computed by enumerating the number of slots holding the special token (000
  *   Lemma 1: the s slots are i.i.d.) — a second route to the same number.
@@ -140,7 +145,8 @@ static void ratios(const exact_pt *x, double eps, const double *z_out, const dou
 
 /* Streams x through SubGen (or, under the z_zero mutant, the control prop_method puts in its
  * place) and fills ratios r[0..3]. memb[j] gets the cluster token j joined or opened, read off
- * the change of m′ and n_i after its update (000 Alg. 1 lines 13 and 19-20). */
+ * the change of m′ and n_i after its update (000 Alg. 1 lines 14 and 20-21 = 001 Alg. 1
+ * lines 13 and 19-20). */
 static int subgen_trial(prop_ctx *ctx, gsl_rng *rng, const exact_pt *x, double eps, double delta,
                         double t, double sl, size_t *memb, uint64_t *cnt, double *clus_est,
                         double *clus_exact, double r[NEQ], double *mem_vectors,
@@ -168,7 +174,7 @@ static int subgen_trial(prop_ctx *ctx, gsl_rng *rng, const exact_pt *x, double e
       if (c != cnt[i]) memb[j] = i, cnt[i] = c;
     }
   }
-  /* The output z/τ of line 30 is formed from the two halves (000 Alg. 1 lines 28-29, in one
+  /* The output z/τ (000 Alg. 1 line 31) is formed from the two halves (lines 29-30, in one
    * shift); once per cell (verify_query) it is compared with kvb_method_query itself. */
   double z[16], zs[16], ts = 0, sh = 0;
   if (ok && is_sg) ok = !kvb_subgen_query_parts(m, x->q, zs, &ts, &sh);
@@ -495,10 +501,89 @@ static void theorem1(prop_ctx *ctx) {
   markov_cells(ctx);
 }
 
+/* ---- S-T1.diam: keys of one cluster are within 2δ, so scores within e^{2δ‖q‖} ---- */
+
+/* Feeds s through SubGen (t = s = 1: only the clustering matters, and it is deterministic) and
+ * returns in *worst the largest (max − min of ⟨k, q⟩ over a cluster's keys)/(2δ‖q‖) over every
+ * cluster and every query of the stream; *viol counts (cluster, query) pairs above `mult`·2δ‖q‖. */
+static int diam_run(prop_ctx *ctx, const kvb_stream *s, double delta, double mult, double *worst,
+                    unsigned *viol) {
+  size_t n = s->n, dk = s->d_key, dv = s->d_value;
+  gsl_rng *rng = prop_rng(ctx, 99);
+  kvb_method *m = prop_subgen(ctx, rng, dk, dv, 1.0, delta, 1, 1);
+  size_t *memb = malloc(n * sizeof *memb);
+  uint64_t *cnt = calloc(n, sizeof *cnt);
+  double *lo = malloc(n * sizeof *lo), *hi = malloc(n * sizeof *hi);
+  int ok = m && memb && cnt && lo && hi && kvb_subgen_t(m) > 0;
+  for (size_t j = 0; ok && j < n; j++) {
+    size_t before = kvb_subgen_num_clusters(m);
+    ok = !kvb_method_update(m, s->K + j * dk, dk, s->V + j * dv, dv);
+    size_t after = kvb_subgen_num_clusters(m);
+    memb[j] = after - 1;
+    if (after > before) cnt[after - 1] = 1;
+    else
+      for (size_t i = 0; i < after; i++) {
+        uint64_t c;
+        kvb_subgen_cluster(m, i, NULL, &c, NULL, NULL, NULL);
+        if (c != cnt[i]) memb[j] = i, cnt[i] = c;
+      }
+  }
+  size_t mc = ok ? kvb_subgen_num_clusters(m) : 0;
+  *worst = 0;
+  *viol = 0;
+  for (size_t qi = 0; ok && qi < n; qi++) {
+    const double *q = s->Q + qi * dk;
+    double qn = kvb_norm2(q, dk);
+    for (size_t i = 0; i < mc; i++) lo[i] = INFINITY, hi[i] = -INFINITY;
+    for (size_t j = 0; j < n; j++) {
+      double sc = kvb_dot(q, s->K + j * dk, dk);
+      lo[memb[j]] = fmin(lo[memb[j]], sc);
+      hi[memb[j]] = fmax(hi[memb[j]], sc);
+    }
+    for (size_t i = 0; i < mc && qn > 0; i++) {
+      double ratio = (hi[i] - lo[i]) / (2 * delta * qn);
+      *worst = fmax(*worst, ratio);
+      *viol += ratio > mult * (1 + 1e-12);
+    }
+  }
+  if (!ok) prop_check(ctx, 0, "diameter run: %s", kvb_strerror_last());
+  free(memb), free(cnt), free(lo), free(hi);
+  kvb_method_free(m);
+  gsl_rng_free(rng);
+  return ok;
+}
+
+static void theorem1_diam(prop_ctx *ctx) {
+  /* bound:diam_half claims e^{δr} instead of e^{2δr}: the adv_markov stream (bulk keys up to δ
+   * on either side of the representative, along q) shows the factor 2 is needed. */
+  double mult = ctx->mutant && strcmp(ctx->mutant, "bound:diam_half") == 0 ? 0.5 : 1;
+  const double delta = 0.5;
+  kvb_stream *st[2];
+  st[0] = markov_stream(ctx, 0, 400, 2.0, 0, 10, 2 * delta, 1.0, 1.0, -1);
+  static const char *const ca[] = {"n=400", "d_key=8", "d_value=2", "m=6", "delta=0.5", "r=3",
+                                   "key_norm=4", NULL};
+  st[1] = prop_stream(ctx, 1, "clusterable", ca);
+  static const char *const nm[] = {"adv_markov spread 2δ", "clusterable d=8"};
+  for (int k = 0; k < 2; k++) {
+    double worst;
+    unsigned viol;
+    if (st[k] && diam_run(ctx, st[k], delta, mult, &worst, &viol)) {
+      prop_check(ctx, viol == 0,
+                 "[%s] %u (cluster, query) pairs with max/min exp(⟨k,q⟩) above e^{%g·2δ‖q‖}",
+                 nm[k], viol, mult);
+      prop_note(ctx, "[%s] largest within-cluster log score ratio / (2δ‖q‖) = %.4f", nm[k], worst);
+    }
+    kvb_stream_free(st[k]);
+  }
+  prop_control_na(ctx, "a deterministic inequality on SubGen's own clusters (no estimator to "
+                       "replace by z ≡ 0); that it can fail is shown by bound:diam_half, which "
+                       "the adv_markov stream's ratio near e^{2δr} rejects");
+}
+
 const prop_claim props_subgen_theorem1[] = {
     {"subgen.theorem1.bound", "000 Thm. 1 eqs. (3), (5), (6) and the per-cluster step", "bound",
      "with t = ⌈27ε⁻²e^{2δr}ln(400m)⌉, s = ⌈1800ρ/ε²⌉ (props/subgen_theorem1_constants.md), "
-     "pre-registered adv_markov cells with d = 1: [bite] ε = 0.75 < κ, n = SubGen's memory: eqs. "
+     "pre-registered adv_markov cells with d = 1: [bite] ε = 0.85 < κ, n = SubGen's memory: eqs. "
      "(3) ≤ 0.01, (5), (6), per-cluster ≤ 0.005, with z ≡ 0 (τ̂ = 0) and uniform sampling of "
      "n/2 tokens run through the same tests; [markov1], [markov2] the Markov boundary of eq. (6) "
      "for s and s/2: (6) ≤ 0.005, Monte Carlo = exact enumeration, z ≡ 0 control. One-sided "
@@ -507,4 +592,10 @@ const prop_claim props_subgen_theorem1[] = {
       "bound:constant_half"},
      theorem1,
      {"S-T1", "S-T1.eq5", "S-T1.eq6", "S-T1.clus"}},
+    {"subgen.theorem1.diam", "000 Thm. 1 proof (001 App. A.3): e^{2δr} within a cluster", "bound",
+     "for every cluster SubGen opens (δ = 0.5) and every query q of the stream, "
+     "max/min exp(⟨k,q⟩) over the cluster's keys ≤ e^{2δ‖q‖} (exact, keys tracked from n_i and "
+     "m′ after each update), on adv_markov (spread 2δ, the tight case) and a d = 8 clusterable "
+     "stream; the largest ratio is reported",
+     {"bound:diam_half"}, theorem1_diam, {"S-T1.diam"}},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};
