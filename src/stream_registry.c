@@ -12,6 +12,7 @@ extern const kvb_stream_type kvb_stream_adv_duplicates;
 extern const kvb_stream_type kvb_stream_adv_large_q;
 extern const kvb_stream_type kvb_stream_adv_values;
 extern const kvb_stream_type kvb_stream_adv_collinear;
+extern const kvb_stream_type kvb_stream_adv_markov;
 
 const kvb_stream_type *const kvb_stream_registry[] = {
     &kvb_stream_gaussian,
@@ -25,5 +26,6 @@ const kvb_stream_type *const kvb_stream_registry[] = {
     &kvb_stream_adv_large_q,
     &kvb_stream_adv_values,
     &kvb_stream_adv_collinear,
+    &kvb_stream_adv_markov,
     NULL,
 };

@@ -61,5 +61,35 @@ int main(void) {
   }
   CHECK(kvb_subgen_required_t(1, 1, 1, 1, 1, NULL) == KVB_ENULL, "bounds.t.null", "no ENULL");
   CHECK(kvb_subgen_required_s(1, 1, NULL) == KVB_ENULL, "bounds.s.null", "no ENULL");
+  /* adv_markov (adversarial/streams_markov.c): the Markov-boundary stream the Theorem 1 check
+   * uses for these constants — layout, and bad input refused with a message. */
+  {
+    kvb_params p;
+    kvb_params_init(&p);
+    kvb_params_parse(&p, "n=5");
+    kvb_params_parse(&p, "key_special=3");
+    kvb_params_parse(&p, "value_special=0.01");
+    kvb_params_parse(&p, "spread=1");
+    kvb_params_parse(&p, "special=2");
+    gsl_rng *rng = kvb_rng_alloc_substream(5, 0);
+    kvb_stream *st = NULL;
+    int rc = kvb_stream_generate("adv_markov", &p, rng, &st);
+    int ok = rc == KVB_OK && st && st->m == 2 && st->delta == 1 && st->K[0] == 0 &&
+             st->K[2] == 3 && st->V[2] == 0.01 && st->V[0] == 1 && st->Q[4] == 1;
+    for (size_t i = 0; ok && i < st->n; i++)
+      if (i != 2) ok = fabs(st->K[i]) <= 0.5;
+    CHECK(ok, "markov.layout", "rc %d", rc);
+    kvb_stream_free(st);
+    st = NULL;
+    kvb_params_parse(&p, "key_special=0.75"); /* inside the bulk ball */
+    rc = kvb_stream_generate("adv_markov", &p, rng, &st);
+    CHECK(rc == KVB_EINVAL && !st && strstr(kvb_strerror_last(), "spread"), "markov.bad_special",
+          "rc %d", rc);
+    kvb_params_parse(&p, "key_special=3");
+    kvb_params_parse(&p, "special=7");
+    rc = kvb_stream_generate("adv_markov", &p, rng, &st);
+    CHECK(rc == KVB_EINVAL && !st, "markov.bad_position", "rc %d", rc);
+    gsl_rng_free(rng);
+  }
   UNIT_EXIT();
 }
