@@ -28,7 +28,7 @@ void kvb_expsum_merge(kvb_expsum *s, const kvb_expsum *other);
  * Returns 0, or -1 when the denominator is zero (empty or all weights zero). */
 int kvb_expsum_ratio(const kvb_expsum *num, const kvb_expsum *den, double *out);
 
-/* The weighted sketch estimator shared by SubGen (000 Alg. 1 lines 28-30) and BalanceKV
+/* The weighted sketch estimator shared by SubGen (000 Alg. 1 lines 29-31) and BalanceKV
  * (003 Alg. 4 estimator): num = Σ_i w_i exp(scale<q,k_i>) v_i over n stored rows.
  * w may be NULL (all ones); V may be NULL when d_value == 1 (all-ones values). */
 void kvb_expsum_rows(kvb_expsum *s, size_t n, size_t d_key, size_t d_value, const double *K,

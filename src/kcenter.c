@@ -76,7 +76,7 @@ int kvb_kcenter_greedy(size_t n, size_t d, const double *X, size_t k, size_t fir
   return kvb_kcenter_greedy_variant(n, d, X, k, first, centers, radius, KVB_KCENTER_FAITHFUL);
 }
 
-/* 000 Alg. 1 lines 12-13 and 19-21 (= 001 lines 11-12, 18-20), counting only: the representatives are the points that
+/* 000 Alg. 1 lines 12-13 and 20-21 (= 001 lines 11-12, 19-20), counting only: the representatives are the points that
  * found no representative within ≤ δ. */
 static int count_clusters(size_t n, size_t d, const double *X, double delta, size_t *reps,
                           size_t *mprime) {

@@ -19,7 +19,7 @@
  *     centers are the unchosen points in increasing index order (radius stays 0).
  *   - k ≤ n is required (k > n is KVB_EINVAL, not silently truncated).
  *
- * m′(δ) is the number of clusters the online δ-threshold rule of 000 Alg. 1 lines 12-13, 19-21
+ * m′(δ) is the number of clusters the online δ-threshold rule of 000 Alg. 1 lines 12-13, 20-21
  * opens on the points in the given order: a point opens a cluster (becomes a representative)
  * unless some existing representative lies within distance ≤ δ. Which representative it joins
  * (line 12's nearest; 001 numbers these lines one lower) does not change the count, since representatives never move; so this is

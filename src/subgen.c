@@ -28,25 +28,25 @@ typedef struct {
 
 static const kvb_param_spec subgen_params[] = {
     {"delta", KVB_PARAM_REAL, NAN, 1e-300, INFINITY, NULL,
-     "clustering threshold δ > 0 (000 Alg. 1 line 12)"},
-    {"t", KVB_PARAM_INT, NAN, 1, 1e8, NULL, "samples per cluster (000 Alg. 1 line 14)"},
-    {"s", KVB_PARAM_INT, NAN, 1, 1e8, NULL, "value-sampling slots (000 Alg. 1 line 23)"},
+     "clustering threshold δ > 0 (000 Alg. 1 line 13)"},
+    {"t", KVB_PARAM_INT, NAN, 1, 1e8, NULL, "samples per cluster (000 Alg. 1 lines 15, 20)"},
+    {"s", KVB_PARAM_INT, NAN, 1, 1e8, NULL, "value-sampling slots (000 Alg. 1 line 24)"},
     {NULL, 0, 0, 0, 0, NULL, NULL}};
 
 /* Deliberately wrong variants; each is rejected by at least one check in props/. */
 static const kvb_mutant_spec subgen_mutants[] = {
-    {"cluster_lt", "line 12 with < instead of <= (keys at distance exactly δ open clusters)"},
-    {"cluster_no_count", "line 13 never increments n_i"},
-    {"cluster_prob_half", "line 16 replaces with probability 1/(2 n_i)"},
-    {"cluster_shared_coin", "line 16 flips one coin for all t slots of a cluster"},
-    {"cluster_farthest", "line 11 picks the first representative within δ, not the nearest"},
-    {"mp_prob_half", "line 25 replaces with half the probability (after the first token)"},
-    {"mp_uniform", "line 25 replaces with probability 1/n (uniform, not ℓ2, sampling)"},
-    {"mp_shared_coin", "line 25 flips one coin for all s slots"},
+    {"cluster_lt", "line 13 with < instead of <= (keys at distance exactly δ open clusters)"},
+    {"cluster_no_count", "line 14 never increments n_i"},
+    {"cluster_prob_half", "line 17 replaces with probability 1/(2 n_i)"},
+    {"cluster_shared_coin", "line 17 flips one coin for all t slots of a cluster"},
+    {"cluster_farthest", "line 12 picks the first representative within δ, not the nearest"},
+    {"mp_prob_half", "line 26 replaces with half the probability (after the first token)"},
+    {"mp_uniform", "line 26 replaces with probability 1/n (uniform, not ℓ2, sampling)"},
+    {"mp_shared_coin", "line 26 flips one coin for all s slots"},
     {"mu_norm", "line 6 adds ‖v‖ instead of ‖v‖²"},
-    {"tau_no_count", "line 29 drops the n_i/t weight (uses 1/t)"},
-    {"z_no_weight", "line 28 drops the µ/‖v‖² importance weight (uses 1/s)"},
-    {"cluster_never_join", "line 12 never joins: every key opens a cluster (m′ = n)"},
+    {"tau_no_count", "line 30 drops the n_i/t weight (uses 1/t)"},
+    {"z_no_weight", "line 29 drops the µ/‖v‖² importance weight (uses 1/s)"},
+    {"cluster_never_join", "line 13 never joins: every key opens a cluster (m′ = n)"},
     {NULL, NULL}};
 
 #define MUT(name) kvb_method_is_mutant(m, name)
@@ -117,7 +117,7 @@ static int reserve_cluster(kvb_method *m, subgen_state *st) {
 static void update_softmax_normalizer(kvb_method *m, subgen_state *st, const double *k) {
   size_t dk = m->d_key, t = st->t;
   uint64_t pos = m->n;
-  /* line 11: i* = argmin_i ‖x_i − k‖₂ (ties: earliest) */
+  /* line 12: i* = argmin_i ‖x_i − k‖₂ (ties: earliest) */
   size_t best = 0;
   double bestd = INFINITY;
   for (size_t i = 0; i < st->mc; i++) {
@@ -129,14 +129,14 @@ static void update_softmax_normalizer(kvb_method *m, subgen_state *st, const dou
     }
     if (d < bestd) best = i, bestd = d;
   }
-  int joins = MUT("cluster_lt") ? (bestd < st->delta) : (bestd <= st->delta); /* line 12 */
+  int joins = MUT("cluster_lt") ? (bestd < st->delta) : (bestd <= st->delta); /* line 13 */
   if (MUT("cluster_never_join")) joins = 0;
   if (st->mc > 0 && joins) {
-    if (!MUT("cluster_no_count")) st->count[best]++; /* line 13 */
-    double p = 1.0 / (double)st->count[best];        /* line 16 */
+    if (!MUT("cluster_no_count")) st->count[best]++; /* line 14 */
+    double p = 1.0 / (double)st->count[best];        /* line 17 */
     if (MUT("cluster_prob_half")) p *= 0.5;
     double shared = MUT("cluster_shared_coin") ? gsl_rng_uniform(m->rng) : 0;
-    for (size_t j = 0; j < t; j++) { /* line 15 */
+    for (size_t j = 0; j < t; j++) { /* line 16 */
       double u = MUT("cluster_shared_coin") ? shared : gsl_rng_uniform(m->rng);
       m->work.coins++;
       if (u < p) {
@@ -156,7 +156,7 @@ static void update_softmax_normalizer(kvb_method *m, subgen_state *st, const dou
   }
 }
 
-/* 000 Alg. 1 lines 23-27, then line 6. */
+/* 000 Alg. 1 lines 24-28, then line 6. */
 static void update_matrix_product(kvb_method *m, subgen_state *st, const double *k,
                                   const double *v) {
   size_t dk = m->d_key, dv = m->d_value;
@@ -167,10 +167,10 @@ static void update_matrix_product(kvb_method *m, subgen_state *st, const double 
   if (MUT("mp_prob_half") && st->mu > 0) p *= 0.5;
   if (MUT("mp_uniform")) p = (v2 > 0) ? 1.0 / (double)(m->n + 1) : 0.0;
   double shared = MUT("mp_shared_coin") ? gsl_rng_uniform(m->rng) : 0;
-  for (size_t i = 0; i < st->s; i++) { /* line 24 */
+  for (size_t i = 0; i < st->s; i++) { /* line 25 */
     double u = MUT("mp_shared_coin") ? shared : gsl_rng_uniform(m->rng);
     m->work.coins++;
-    if (u < p) { /* line 25 */
+    if (u < p) { /* line 26 */
       memcpy(st->Mk + i * dk, k, dk * sizeof *k);
       memcpy(st->Mv + i * dv, v, dv * sizeof *v);
       st->M_pos[i] = m->n;
@@ -192,7 +192,7 @@ static int subgen_update(kvb_method *m, const double *k, const double *v) {
 static void query_sums(kvb_method *m, subgen_state *st, const double *q, kvb_expsum *zs,
                        kvb_expsum *ts) {
   size_t dk = m->d_key, dv = m->d_value, t = st->t;
-  for (size_t i = 0; i < st->s; i++) { /* line 28 */
+  for (size_t i = 0; i < st->s; i++) { /* line 29 */
     if (st->M_pos[i] == UINT64_MAX) continue; /* null slot: only while every value was zero */
     const double *v = st->Mv + i * dv;
     double w = MUT("z_no_weight") ? 1.0 / (double)st->s
@@ -201,7 +201,7 @@ static void query_sums(kvb_method *m, subgen_state *st, const double *q, kvb_exp
     m->work.exps++;
     m->work.dots++;
   }
-  for (size_t i = 0; i < st->mc; i++) { /* line 29 */
+  for (size_t i = 0; i < st->mc; i++) { /* line 30 */
     double w = MUT("tau_no_count") ? 1.0 / (double)t : (double)st->count[i] / (double)t;
     for (size_t j = 0; j < t; j++) {
       kvb_expsum_add(ts, w, kvb_score(q, st->S + (i * t + j) * dk, dk, m->scale), NULL);
@@ -223,7 +223,7 @@ static int subgen_query(kvb_method *m, const double *q, double *z) {
                      "(|score| > 1.8e308); rescale the inputs");
   if (kvb_expsum_ratio(&zs, &ts, z) != 0) /* τ > 0 always once a key arrived; defensive */
     return KVB_ERROR(KVB_ESTATE, "subgen query: τ is zero");
-  return KVB_OK; /* line 30: z/τ */
+  return KVB_OK; /* line 31: z/τ */
 }
 
 int kvb_subgen_query_parts(kvb_method *m, const double *q, double *z_scaled, double *tau_scaled,

@@ -1,13 +1,13 @@
 /* subgen.h — SubGen / ClusterGen, exactly as 000 Algorithm 1 (LaTeX in 001 Algorithm 1).
  *
- *   UpdateSoftmaxNormalizer (000 Alg. 1 lines 11-22): online δ-threshold clustering of keys;
+ *   UpdateSoftmaxNormalizer (000 Alg. 1 lines 11-23): online δ-threshold clustering of keys;
  *     the first key of a cluster is its representative x_i; a key joins the nearest
- *     representative when ‖k − x_i*‖₂ ≤ δ (line 12), else opens a cluster with t copies of
- *     itself (line 19); each cluster keeps t independent one-slot reservoirs, slot j replaced
- *     with probability 1/n_i (line 16).
- *   UpdateMatrixProduct (lines 23-27): s independent one-slot reservoirs, each replaced by
- *     (k, v) with probability ‖v‖²/(µ + ‖v‖²) (line 25); then µ ← µ + ‖v‖² (line 6).
- *   QueryStreamAttn (lines 28-30): z = Σ_{(k,v)∈M} µ/(s‖v‖²)·exp(⟨q,k⟩)·v,
+ *     representative when ‖k − x_i*‖₂ ≤ δ (line 13), else opens a cluster with t copies of
+ *     itself (lines 20-21); each cluster keeps t independent one-slot reservoirs, slot j replaced
+ *     with probability 1/n_i (line 17).
+ *   UpdateMatrixProduct (lines 24-28): s independent one-slot reservoirs, each replaced by
+ *     (k, v) with probability ‖v‖²/(µ + ‖v‖²) (line 26); then µ ← µ + ‖v‖² (line 6).
+ *   QueryStreamAttn (lines 29-31): z = Σ_{(k,v)∈M} µ/(s‖v‖²)·exp(⟨q,k⟩)·v,
  *     τ = Σ_i (n_i/t)·Σ_{k∈S_i} exp(⟨q,k⟩), output z/τ — here in a shifted (log-sum-exp)
  *     domain, with ⟨q,k⟩ multiplied by the method's scale (1 in 000).
  *
@@ -18,11 +18,11 @@
  * props/subgen_theorem1_constants.md derives the explicit constants kvbound checks.
  *
  * Readings where the paper is silent:
- *   - ‖v‖ = 0 while µ = 0 makes line 25's probability 0/0. We take it as 0: a zero value has
+ *   - ‖v‖ = 0 while µ = 0 makes line 26's probability 0/0. We take it as 0: a zero value has
  *     zero mass under Lemma 1's law ∝ ‖v‖², so slots stay empty (null) until the first
  *     nonzero value arrives, which then fills all s slots (p = 1), as in Lemma 1's base case.
  *     With every value zero, z = 0 — which is exactly Attn, since V = 0.
- *   - a tie in line 11's arg min goes to the earliest representative.
+ *   - a tie in line 12's arg min goes to the earliest representative.
  *   - memory: the reference also records the stream position of every stored sample so the
  *     property checks can test the sampling laws; that bookkeeping is not the algorithm's and
  *     is not counted in kvb_method_memory.
