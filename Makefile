@@ -10,14 +10,28 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 OPT     ?= -O2
 CFLAGS_ALL = -std=c11 $(OPT) -g -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -fPIC \
-             -Isrc $(shell pkg-config --cflags gsl lua5.4) $(CFLAGS)
+             $(shell pkg-config --cflags gsl lua5.4) $(CFLAGS)
 # GSL's linear algebra runs on OpenBLAS, not the reference libgslcblas.
 LIBS    = -lgsl -lopenblas $(shell pkg-config --libs lua5.4) -lm -lpthread $(LDLIBS)
 
+# The layers (README, Layout), lowest first. Each layer sees only its own headers and those
+# below it, so an include of a higher layer does not compile (scripts/check-layers also reads
+# every include and fails `make check` on one).
+L0 := src/core
+L1 := src/subgen src/balancekv src/baselines
+L2 := adversarial lowerbound src/measures
+L3 := src/app src props
+INC0 := $(addprefix -I,$(L0))
+INC1 := $(INC0) $(addprefix -I,$(L1))
+INC2 := $(INC1) $(addprefix -I,$(L2))
+INC3 := $(INC2) $(addprefix -I,$(L3))
+layer_inc = $(if $(filter src/core/%,$1),$(INC0),$(if $(filter $(addsuffix /%,$(L1)),$1),$(INC1),$(if $(filter $(addsuffix /%,$(L2)),$1),$(INC2),$(INC3))))
+
 B := build
-LIB_SRC  := $(filter-out src/cli/%,$(wildcard src/*.c)) $(wildcard adversarial/*.c) $(wildcard lowerbound/*.c)
+LIB_SRC  := $(foreach d,$(L0) $(L1) $(L2),$(wildcard $(d)/*.c)) src/app/registry.c \
+            src/app/registry_methods.c src/app/registry_streams.c src/app/registry_probes.c
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/obj/%.o)
-CLI_SRC  := $(wildcard src/cli/*.c)
+CLI_SRC  := $(filter-out $(LIB_SRC),$(wildcard src/app/*.c))
 CLI_OBJ  := $(CLI_SRC:%.c=$(B)/obj/%.o)
 PROP_SRC := $(wildcard props/*.c)
 PROP_OBJ := $(PROP_SRC:%.c=$(B)/obj/%.o)
@@ -25,10 +39,12 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 BENCH_SRC := $(wildcard tests/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:tests/%.c=$(B)/bench/%)
-# Public headers: everything a caller of libkvbound can use; internal glue stays private.
-PUBLIC_HDRS := $(filter-out src/gsl_quiet.h src/method_registry.h src/stream_registry.h src/balancekv_block_impl.h,$(wildcard src/*.h)) \
+# Public headers: everything a caller of libkvbound can use (installed flat in include/kvbound/);
+# internal glue stays private.
+PUBLIC_HDRS := $(filter-out src/core/gsl_quiet.h src/balancekv/balancekv_block_core.h, \
+                 $(foreach d,$(L0) $(L1),$(wildcard $(d)/*.h))) src/app/registry.h src/kvbound.h \
                adversarial/orders.h lowerbound/index_reduction.h
-HDRS := $(wildcard src/*.h adversarial/*.h lowerbound/*.h props/*.h tests/*.h src/cli/*.h)
+HDRS := $(wildcard $(foreach d,$(L0) $(L1) $(L2) $(L3) tests,$(d)/*.h))
 
 .PHONY: all run check check-full bench install uninstall clean
 # Keep object files of tests and benches (they are intermediates of pattern rules).
@@ -37,7 +53,7 @@ all: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/kvbound $(B)/kvb-props $(TEST_BIN
 
 $(B)/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Iadversarial -Ilowerbound -Iprops -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(call layer_inc,$<) -c $< -o $@
 
 $(B)/libkvbound.a: $(LIB_OBJ)
 	@mkdir -p $(B)
@@ -101,7 +117,7 @@ fuzz: $(B)/fuzz/fuzz_npy
 	@mkdir -p $(B)/fuzz/corpus
 	$(B)/fuzz/fuzz_npy -max_total_time=$(FUZZ_TIME) -max_len=4096 $(B)/fuzz/corpus tests/fuzz_corpus/npy
 
-$(B)/fuzz/fuzz_npy: tests/fuzz_npy.c src/npy.c src/kvb_error.c src/npy.h src/kvb_error.h
+$(B)/fuzz/fuzz_npy: tests/fuzz_npy.c src/core/npy.c src/core/kvb_error.c src/core/npy.h src/core/kvb_error.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  -Isrc tests/fuzz_npy.c src/npy.c src/kvb_error.c -lm -o $@
+	  -Isrc/core tests/fuzz_npy.c src/core/npy.c src/core/kvb_error.c -lm -o $@

@@ -6,23 +6,28 @@
 
 #define KVBOUND_VERSION "0.1.0"
 
+/* core (src/core/) */
 #include "kvb_error.h"
 #include "pcg32.h"
 #include "params.h"
 #include "attention.h"
+#include "stats.h"
+#include "npy.h"
 #include "method.h"
 #include "stream.h"
-#include "stats.h"
+#include "probe.h"
+/* the algorithms (src/subgen/, src/balancekv/, src/baselines/) */
 #include "subgen.h"
+#include "subgen_bounds.h"
+#include "kcenter.h"
+#include "recent_kcenter.h"
 #include "walk.h"
 #include "softmax_balance.h"
 #include "merge_reduce.h"
 #include "balancekv.h"
-#include "subgen_bounds.h"
 #include "balancekv_block.h"
-#include "kcenter.h"
-#include "recent_kcenter.h"
-#include "npy.h"
-#include "probe.h"
+#include "uniform_sample.h"
+/* names to types (src/app/registry.h) */
+#include "registry.h"
 
 #endif

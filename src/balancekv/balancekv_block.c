@@ -80,7 +80,7 @@ static int check_opts(const kvb_bkvb_opts *o, size_t n) {
 #define SYRK cblas_dsyrk
 #define EXP exp
 #define SFX(name) name##_f64
-#include "balancekv_block_impl.h"
+#include "balancekv_block_core.h"
 #undef REAL
 #undef SYRK
 #undef EXP
@@ -91,7 +91,7 @@ static int check_opts(const kvb_bkvb_opts *o, size_t n) {
 #define SYRK cblas_ssyrk
 #define EXP expf
 #define SFX(name) name##_f32
-#include "balancekv_block_impl.h"
+#include "balancekv_block_core.h"
 #undef REAL
 #undef SYRK
 #undef EXP

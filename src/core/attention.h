@@ -60,6 +60,8 @@ double kvb_frobenius_norm(size_t n, size_t d, const double *V);
 int kvb_operator_norm(size_t n, size_t d, const double *V, double *out);
 
 double kvb_dot(const double *a, const double *b, size_t d);
+/* 1 when all n entries are finite (the one finiteness check every entry point uses). */
+int kvb_all_finite(const double *x, size_t n);
 double kvb_norm2(const double *a, size_t d);
 double kvb_dist2(const double *a, const double *b, size_t d); /* ‖a-b‖₂ */
 

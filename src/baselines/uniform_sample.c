@@ -17,6 +17,7 @@
  * every sampling estimator, not unbiased; only its two sums are. */
 #include "attention.h"
 #include "balancekv_block.h"
+#include "uniform_sample.h"
 #include "kvb_error.h"
 
 #include <math.h>

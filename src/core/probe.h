@@ -36,13 +36,12 @@ typedef struct {
              size_t nq, const size_t *js, double *out);
 } kvb_probe_type;
 
-const kvb_probe_type *kvb_probe_lookup(const char *name);
-const kvb_probe_type *kvb_probe_type_at(size_t i);
 size_t kvb_probe_ncols(const kvb_probe_type *t);
 
 /* Validates p against the probe's parameters and js (nq >= 1, strictly increasing, within
- * 1..s->n), then runs it. out: nq × kvb_probe_ncols. On error nothing is written. */
-int kvb_probe_run(const char *name, const kvb_stream *s, const kvb_params *p, gsl_rng *rng,
-                  size_t nq, const size_t *js, double *out);
+ * 1..s->n), then runs probe type t (callers by name use kvb_probe_run, registry.h).
+ * out: nq × kvb_probe_ncols. On error nothing is written. */
+int kvb_probe_run_type(const kvb_probe_type *t, const kvb_stream *s, const kvb_params *p,
+                       gsl_rng *rng, size_t nq, const size_t *js, double *out);
 
 #endif

@@ -7,12 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int all_finite(const double *x, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (!isfinite(x[i])) return 0;
-  return 1;
-}
-
 double kvb_walk_paper_c(size_t n, double delta) { return 30.0 * log((double)n / delta); }
 
 double kvb_walk_p(double corr, double c, unsigned flags) {
@@ -48,7 +42,7 @@ int kvb_walk_vectors(size_t n, size_t dim, const double *U, double r, double c,
   if (n && (!U || dim == 0)) return KVB_ERROR(KVB_ENULL, "walk: no vectors");
   if (!(r > 0) || !isfinite(r)) return KVB_ERROR(KVB_EINVAL, "walk: radius r = %g must be > 0", r);
   for (size_t i = 0; i < n; i++) {
-    if (!all_finite(U + i * dim, dim))
+    if (!kvb_all_finite(U + i * dim, dim))
       return KVB_ERROR(KVB_EDOM, "walk: vector %zu has a NaN or Inf component", i);
     double nu = kvb_norm2(U + i * dim, dim);
     if (nu > r * (1 + 1e-12))

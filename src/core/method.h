@@ -90,14 +90,10 @@ struct kvb_method {
   void *state;
 };
 
-/* Registry. */
-const kvb_method_type *kvb_method_lookup(const char *name);
-/* i-th registered method type, NULL past the end. */
-const kvb_method_type *kvb_method_type_at(size_t i);
-
-/* Creates method `name`. On error *out is NULL and a message names the problem. */
-int kvb_method_alloc(const char *name, const kvb_method_config *cfg, const kvb_params *p,
-                     kvb_method **out);
+/* Creates a method of type t (callers by name use kvb_method_alloc, registry.h). On error *out is
+ * NULL and a message names the problem. */
+int kvb_method_alloc_type(const kvb_method_type *t, const kvb_method_config *cfg,
+                          const kvb_params *p, kvb_method **out);
 void kvb_method_free(kvb_method *m); /* NULL is fine */
 int kvb_method_update(kvb_method *m, const double *k, size_t d_key, const double *v,
                       size_t d_value);
@@ -108,7 +104,5 @@ const char *kvb_method_mutant_name(const kvb_method *m);
 /* Whether the method runs mutant `name` (for the algorithm's own `if`s). */
 int kvb_method_is_mutant(const kvb_method *m, const char *name);
 
-/* Convenience for implementations: finite check of an n-vector. */
-int kvb_all_finite(const double *x, size_t n);
 
 #endif

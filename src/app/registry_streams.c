@@ -1,5 +1,6 @@
-/* stream_registry.c — every stream generator, one line each (adversarial/ ones included). */
-#include "stream_registry.h"
+/* registry_streams.c — every stream generator, one line each (adversarial/ and lowerbound/
+ * ones included; registry.h). */
+#include "registry.h"
 
 extern const kvb_stream_type kvb_stream_gaussian;
 extern const kvb_stream_type kvb_stream_clusterable;

@@ -1,30 +1,12 @@
-/* method.c — method registry and the validating wrappers (see method.h). */
+/* method.c — the validating wrappers every method goes through (see method.h). The registry of
+ * methods by name is the application's (src/app/registry.c). */
 #include "method.h"
 #include "kvb_error.h"
-#include "method_registry.h"
+#include "attention.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-const kvb_method_type *kvb_method_type_at(size_t i) {
-  size_t n = 0;
-  while (kvb_method_registry[n]) n++;
-  return i < n ? kvb_method_registry[i] : NULL;
-}
-
-const kvb_method_type *kvb_method_lookup(const char *name) {
-  if (!name) return NULL;
-  for (size_t i = 0; kvb_method_registry[i]; i++)
-    if (strcmp(kvb_method_registry[i]->name, name) == 0) return kvb_method_registry[i];
-  return NULL;
-}
-
-int kvb_all_finite(const double *x, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (!isfinite(x[i])) return 0;
-  return 1;
-}
 
 static int find_mutant(const kvb_method_type *t, const char *name) {
   if (!t->mutants) return -1;
@@ -33,13 +15,12 @@ static int find_mutant(const kvb_method_type *t, const char *name) {
   return -1;
 }
 
-int kvb_method_alloc(const char *name, const kvb_method_config *cfg, const kvb_params *p,
-                     kvb_method **out) {
+int kvb_method_alloc_type(const kvb_method_type *t, const kvb_method_config *cfg,
+                          const kvb_params *p, kvb_method **out) {
   if (!out) return KVB_ERROR(KVB_ENULL, "output pointer is NULL");
   *out = NULL;
-  if (!name || !cfg) return KVB_ERROR(KVB_ENULL, "method name or config is NULL");
-  const kvb_method_type *t = kvb_method_lookup(name);
-  if (!t) return KVB_ERROR(KVB_ENOTFOUND, "no method named '%s' (see `kvbound list`)", name);
+  if (!t || !cfg) return KVB_ERROR(KVB_ENULL, "method type or config is NULL");
+  const char *name = t->name;
   if (cfg->d_key == 0 || cfg->d_value == 0)
     return KVB_ERROR(KVB_EINVAL, "%s: d_key and d_value must be positive (got %zu, %zu)", name,
                      cfg->d_key, cfg->d_value);

@@ -1,5 +1,6 @@
-/* method_registry.c — every method, one line each. Adding a method: one new file, one line here. */
-#include "method_registry.h"
+/* registry_methods.c — every method, one line each (registry.h). Adding a method: one new
+ * file in its family folder, one line here. */
+#include "registry.h"
 
 extern const kvb_method_type kvb_method_exact;
 extern const kvb_method_type kvb_method_subgen;

@@ -1,4 +1,4 @@
-/* balancekv_block_impl.h — the compression core of balancekv_block.c, written once and
+/* balancekv_block_core.h — the compression core of balancekv_block.c, written once and
  * instantiated twice there: double (the reference) and float (the float32 path, for speed).
  * Not a public header: include only from balancekv_block.c with REAL, SYRK, EXP and SFX defined.
  * See balancekv_block.h for what every line implements (003 App. B; the authors' src/balanced_walk.py). */

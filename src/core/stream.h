@@ -36,10 +36,10 @@ typedef struct {
 int kvb_stream_alloc(size_t n, size_t d_key, size_t d_value, kvb_stream **out);
 void kvb_stream_free(kvb_stream *s); /* NULL is fine */
 
-/* Generates stream `name` with parameters p. Every generator takes n, d_key, d_value. */
-int kvb_stream_generate(const char *name, const kvb_params *p, gsl_rng *rng, kvb_stream **out);
-const kvb_stream_type *kvb_stream_lookup(const char *name);
-const kvb_stream_type *kvb_stream_type_at(size_t i);
+/* Generates a stream of type t with parameters p (callers by name use kvb_stream_generate,
+ * registry.h). Every generator takes n, d_key, d_value. */
+int kvb_stream_generate_type(const kvb_stream_type *t, const kvb_params *p, gsl_rng *rng,
+                             kvb_stream **out);
 
 /* Building blocks for generators (all draw from rng). */
 void kvb_rand_gaussian_vec(gsl_rng *rng, double *x, size_t d, double sigma);

@@ -11,6 +11,12 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
+int kvb_all_finite(const double *x, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(x[i])) return 0;
+  return 1;
+}
+
 double kvb_dot(const double *a, const double *b, size_t d) {
   double s = 0;
   for (size_t i = 0; i < d; i++) s += a[i] * b[i];

@@ -1,7 +1,6 @@
 /* stream.c — stream allocation, registry and the basic synthetic generators (see stream.h). */
 #include "stream.h"
 #include "kvb_error.h"
-#include "stream_registry.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -41,25 +40,13 @@ void kvb_stream_free(kvb_stream *s) {
   free(s);
 }
 
-const kvb_stream_type *kvb_stream_type_at(size_t i) {
-  size_t n = 0;
-  while (kvb_stream_registry[n]) n++;
-  return i < n ? kvb_stream_registry[i] : NULL;
-}
-
-const kvb_stream_type *kvb_stream_lookup(const char *name) {
-  if (!name) return NULL;
-  for (size_t i = 0; kvb_stream_registry[i]; i++)
-    if (strcmp(kvb_stream_registry[i]->name, name) == 0) return kvb_stream_registry[i];
-  return NULL;
-}
-
-int kvb_stream_generate(const char *name, const kvb_params *p, gsl_rng *rng, kvb_stream **out) {
+int kvb_stream_generate_type(const kvb_stream_type *t, const kvb_params *p, gsl_rng *rng,
+                             kvb_stream **out) {
   if (!out) return KVB_ERROR(KVB_ENULL, "stream output pointer is NULL");
   *out = NULL;
-  if (!rng) return KVB_ERROR(KVB_ENULL, "stream '%s' needs a generator", name ? name : "?");
-  const kvb_stream_type *t = kvb_stream_lookup(name);
-  if (!t) return KVB_ERROR(KVB_ENOTFOUND, "no stream named '%s' (see `kvbound list`)", name ? name : "(null)");
+  if (!t) return KVB_ERROR(KVB_ENULL, "stream type is NULL");
+  const char *name = t->name;
+  if (!rng) return KVB_ERROR(KVB_ENULL, "stream '%s' needs a generator", name);
   int st = kvb_params_validate(p, t->params, name);
   if (st) return st;
   size_t n = (size_t)kvb_params_get(p, t->params, "n");
