@@ -30,6 +30,27 @@ double kvb_binom_tail_ge(unsigned k, double p, unsigned n) {
   return gsl_cdf_binomial_Q(k - 1, p, n); /* Q(k-1) = P[X > k-1] = P[X >= k] */
 }
 
+/* The x in [0, 1] where the Beta(a, b) lower tail P (upper = 0) or upper tail Q (upper = 1)
+ * equals `tail`. GSL's gsl_cdf_beta_Pinv/Qinv are tried first and kept when their residual
+ * is small; they fail (NaN) for some large parameters — e.g. Qinv(0.025; 515, 4486), the
+ * Clopper–Pearson bound of 514/5000 — and then the monotone tail is bisected (GSL's
+ * forward cdfs are accurate there). */
+static double beta_inv(double tail, double a, double b, int upper) {
+  double x = upper ? gsl_cdf_beta_Qinv(tail, a, b) : gsl_cdf_beta_Pinv(tail, a, b);
+  if (x >= 0 && x <= 1) {
+    double f = upper ? gsl_cdf_beta_Q(x, a, b) : gsl_cdf_beta_P(x, a, b);
+    if (fabs(f - tail) <= 1e-9 * tail) return x;
+  }
+  double lo = 0, hi = 1; /* P increases in x, Q decreases */
+  for (int i = 0; i < 2000 && hi - lo > 4 * DBL_EPSILON * hi; i++) {
+    double mid = 0.5 * (lo + hi);
+    double f = upper ? gsl_cdf_beta_Q(mid, a, b) : gsl_cdf_beta_P(mid, a, b);
+    if (upper ? f > tail : f < tail) lo = mid;
+    else hi = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
 void kvb_clopper_pearson(unsigned k, unsigned n, double conf, double *lo, double *hi) {
   if (k > n || !is_open_prob(conf)) {
     *lo = *hi = NAN;
@@ -39,8 +60,8 @@ void kvb_clopper_pearson(unsigned k, unsigned n, double conf, double *lo, double
   double a = (1 - conf) / 2;
   /* lo solves P[Bin(n, lo) >= k] = a, i.e. the a-quantile of Beta(k, n-k+1); hi solves
    * P[Bin(n, hi) <= k] = a, the (1-a)-quantile of Beta(k+1, n-k). */
-  *lo = (k == 0) ? 0.0 : gsl_cdf_beta_Pinv(a, k, n - k + 1);
-  *hi = (k == n) ? 1.0 : gsl_cdf_beta_Qinv(a, k + 1, n - k);
+  *lo = (k == 0) ? 0.0 : beta_inv(a, k, n - k + 1, 0);
+  *hi = (k == n) ? 1.0 : beta_inv(a, k + 1, n - k, 1);
 }
 
 double kvb_binom_detectable_rate(unsigned n, double p0, double alpha, double power,
@@ -73,7 +94,7 @@ double kvb_binom_upper_bound(unsigned k, unsigned n, double alpha) {
   if (k > n || !is_open_prob(alpha)) return NAN;
   kvb_gsl_quiet();
   /* P[Bin(n, p) <= k] = P[Beta(k+1, n-k) > p]: it equals alpha at the (1-alpha)-quantile. */
-  return (k == n) ? 1.0 : gsl_cdf_beta_Qinv(alpha, k + 1, n - k);
+  return (k == n) ? 1.0 : beta_inv(alpha, k + 1, n - k, 1);
 }
 
 typedef struct {
