@@ -76,7 +76,9 @@ double kvb_welch_t(const double *a, size_t na, const double *b, size_t nb, doubl
  * advantage: a's error below b's). Returns the p-value (small: evidence for the advantage).
  * *t_stat (may be NULL) gets (mean a − mean b)/se; *detectable (may be NULL) the smallest true
  * advantage mean(b) − mean(a) the test detects at level alpha with probability >= power
- * (Welch–Satterthwaite df, the observed variances; kvb_t_detectable). The p-value is
+ * (kvb_t_detectable with the observed se and the conservative df min(na, nb) - 1: with the
+ * Welch–Satterthwaite df the stated power is not reached, e.g. 0.84 at 10 vs 10 draws).
+ * The test itself uses the Welch–Satterthwaite df ν (as kvb_welch_t). The p-value is
  * P[T_ν <= t]. With no scatter: 0 if mean a < mean b, else 1. na, nb >= 2 (else NaN). */
 double kvb_welch_less(const double *a, size_t na, const double *b, size_t nb, double alpha,
                       double power, double *t_stat, double *detectable);

@@ -329,7 +329,7 @@ static void test_welch(void) {
   double pr = kvb_welch_less(b, 8, a, 5, 1e-6, 0.9, NULL, NULL);
   CHECK(close_rel(pr, 1 - pl, 1e-10) && pr > 0.99, "stats.welch_less.wrong_direction",
         "reversed p %.10g want %.10g", pr, 1 - pl);
-  CHECK(close_rel(det, kvb_t_detectable(sqrt(3.5), nu, 1e-6, 0.9), 1e-12),
+  CHECK(close_rel(det, kvb_t_detectable(sqrt(3.5), 4, 1e-6, 0.9), 1e-12),
         "stats.welch_less.detectable", "detectable %g", det);
   double lo1[] = {0, 0}, hi1[] = {1, 1};
   CHECK(kvb_welch_less(lo1, 2, hi1, 2, 1e-6, 0.9, NULL, NULL) == 0 &&
