@@ -15,6 +15,7 @@ extern const prop_claim props_balancekv_sb[];
 extern const prop_claim props_balancekv_error[];
 extern const prop_claim props_adversarial[];
 extern const prop_claim props_subgen_practicality[];
+extern const prop_claim props_stats_calibration[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
@@ -30,5 +31,6 @@ const prop_claim *const prop_claim_tables[] = {
     props_balancekv_error,
     props_adversarial,
     props_subgen_practicality,
+    props_stats_calibration,
     NULL,
 };
