@@ -1,5 +1,5 @@
-/* bench_balancekv_block.c — compression time of the block-parallel BalanceKV variant (issue 3
- * item 5): H = 8 heads, d = 128, n = 16384, b ∈ {64, 128, 256}, T ∈ {1, 2, 3}, float64 and
+/* bench_balancekv_block.c — compression time of the block-parallel BalanceKV variant (003 App. B;
+ * Fig. 3 (a), (c) time the same): H = 8 heads, d = 128, n = 16384, b ∈ {64, 128, 256}, T ∈ {1, 2, 3}, float64 and
  * float32 (baselines DGEMM and SGEMM respectively).
  *
  * Reported against a baseline measured in the same run: the machine's DGEMM throughput (cblas,

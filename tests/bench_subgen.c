@@ -1,4 +1,4 @@
-/* bench_subgen.c — issue 2 item 9: per-token update+query time of SubGen (000 Alg. 1) against
+/* bench_subgen.c — 000 Theorem 1 (runtime) in seconds: per-token update+query time of SubGen (000 Alg. 1) against
  * exact attention as n grows (n = 2^10 .. 2^17, d = 128, an (m, δ)-clusterable stream), as the
  * ratio SubGen / exact per n; and exact attention's effective memory bandwidth, bytes of K and
  * V per query / query time, as a fraction of a STREAM-style copy bandwidth measured in the

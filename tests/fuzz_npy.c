@@ -1,4 +1,4 @@
-/* fuzz_npy.c — libFuzzer harness for the .npy parser (issue 5, item 5: a malformed file gets a
+/* fuzz_npy.c — libFuzzer harness for the .npy parser (a malformed file gets a
  * clear error, never a crash). Built only by `make fuzz` (clang -fsanitize=fuzzer,address);
  * seed corpus in tests/fuzz_corpus/npy/. Every input must either parse into an array whose
  * element count matches its shape or be rejected with a message. */

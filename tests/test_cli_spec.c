@@ -1,4 +1,4 @@
-/* test_cli_spec.c — the kvbound command end to end (issue 5 items 1-2): a valid spec writes
+/* test_cli_spec.c — the kvbound command end to end: a valid spec writes
  * results.csv, meta.json and the summary; results do not depend on --jobs; --seed selects the
  * substreams; spec errors name file:line and what was expected; the "npy" stream works from a
  * spec. Runs the kvbound binary next to this test's directory (B/tests/.. = B). */

@@ -1,5 +1,5 @@
 /* npy.h — reading and writing NumPy .npy files, so users can feed Q/K/V dumped from their own
- * models to every method and check (issue 5, item 5).
+ * models to every method and check.
  *
  * Supported: format versions 1.0, 2.0 and 3.0 (the header length is 2 bytes in 1.0, 4 bytes in
  * 2.0/3.0; 3.0 only allows UTF-8 in the header), dtypes '<f2', '<f4', '<f8' (little-endian

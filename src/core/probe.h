@@ -1,5 +1,5 @@
 /* probe.h — measurements of a stream that are not attention estimates: the quantities the
- * papers plot or bound besides the error of a method (issue 5 item 4).
+ * papers plot or bound besides the error of a method.
  *
  *   walk     the discrepancy of the Self-Balancing Walk (003 Alg. 3, Theorem A.1) run online
  *            over the stream's keys or values, against independent random signs: at each

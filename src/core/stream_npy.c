@@ -1,5 +1,5 @@
 /* stream_npy.c — the "npy" stream: Q, K, V read from .npy files dumped from a real model
- * (issue 5, item 5). Each file is [n, d] or [heads, n, d]; `head` picks the head of 3-d files.
+ * (000 §3.1 and 003 §4 study real caches). Each file is [n, d] or [heads, n, d]; `head` picks the head of 3-d files.
  *
  * kvb_stream_generate allocates the stream from the n, d_key, d_value parameters before calling
  * the generator; here the sizes come from the files, so the generator replaces the arrays.
