@@ -225,13 +225,21 @@ double kvb_frobenius_norm(size_t n, size_t d, const double *V) {
   return scale * sqrt(ssq);
 }
 
+static int operator_norm(size_t n, size_t d, const double *V, double *out);
+
 int kvb_operator_norm(size_t n, size_t d, const double *V, double *out) {
   if (!V || !out) return KVB_ERROR(KVB_ENULL, "operator norm: NULL argument");
   if (n == 0 || d == 0) {
     *out = 0;
     return KVB_OK;
   }
-  kvb_gsl_quiet();
+  kvb_gsl_quiet_begin(); /* GSL's abort-on-error handler off only while GSL runs */
+  int st = operator_norm(n, d, V, out);
+  kvb_gsl_quiet_end();
+  return st;
+}
+
+static int operator_norm(size_t n, size_t d, const double *V, double *out) {
   /* GSL's SVD needs rows >= columns: decompose V or Vᵀ (same singular values). */
   size_t rows = n >= d ? n : d, cols = n >= d ? d : n;
   gsl_matrix *A = gsl_matrix_alloc(rows, cols);

@@ -22,11 +22,10 @@
 static int is_prob(double p) { return p >= 0.0 && p <= 1.0; } /* false for NaN */
 static int is_open_prob(double p) { return p > 0.0 && p < 1.0; }
 
-double kvb_binom_tail_ge(unsigned k, double p, unsigned n) {
+static double kvb_binom_tail_ge_unguarded(unsigned k, double p, unsigned n) {
   if (!is_prob(p)) return NAN;
   if (k == 0) return 1.0;
   if (k > n) return 0.0;
-  kvb_gsl_quiet();
   return gsl_cdf_binomial_Q(k - 1, p, n); /* Q(k-1) = P[X > k-1] = P[X >= k] */
 }
 
@@ -51,12 +50,11 @@ static double beta_inv(double tail, double a, double b, int upper) {
   return 0.5 * (lo + hi);
 }
 
-void kvb_clopper_pearson(unsigned k, unsigned n, double conf, double *lo, double *hi) {
+static void kvb_clopper_pearson_unguarded(unsigned k, unsigned n, double conf, double *lo, double *hi) {
   if (k > n || !is_open_prob(conf)) {
     *lo = *hi = NAN;
     return;
   }
-  kvb_gsl_quiet();
   double a = (1 - conf) / 2;
   /* lo solves P[Bin(n, lo) >= k] = a, i.e. the a-quantile of Beta(k, n-k+1); hi solves
    * P[Bin(n, hi) <= k] = a, the (1-a)-quantile of Beta(k+1, n-k). */
@@ -64,7 +62,7 @@ void kvb_clopper_pearson(unsigned k, unsigned n, double conf, double *lo, double
   *hi = (k == n) ? 1.0 : beta_inv(a, k + 1, n - k, 1);
 }
 
-double kvb_binom_detectable_rate(unsigned n, double p0, double alpha, double power,
+static double kvb_binom_detectable_rate_unguarded(unsigned n, double p0, double alpha, double power,
                                  unsigned *critical) {
   if (!is_prob(p0) || !(alpha > 0 && alpha <= 1) || !is_open_prob(power)) {
     if (critical) *critical = n + 1;
@@ -90,9 +88,8 @@ double kvb_binom_detectable_rate(unsigned n, double p0, double alpha, double pow
   return b;
 }
 
-double kvb_binom_upper_bound(unsigned k, unsigned n, double alpha) {
+static double kvb_binom_upper_bound_unguarded(unsigned k, unsigned n, double alpha) {
   if (k > n || !is_open_prob(alpha)) return NAN;
-  kvb_gsl_quiet();
   /* P[Bin(n, p) <= k] = P[Beta(k+1, n-k) > p]: it equals alpha at the (1-alpha)-quantile. */
   return (k == n) ? 1.0 : beta_inv(alpha, k + 1, n - k, 1);
 }
@@ -106,9 +103,8 @@ static int by_expected(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-double kvb_chisq_gof(const double *observed, const double *expected, size_t k, double *stat,
+static double kvb_chisq_gof_unguarded(const double *observed, const double *expected, size_t k, double *stat,
                      size_t *df) {
-  kvb_gsl_quiet();
   double to = 0, te = 0;
   int impossible = 0;
   for (size_t i = 0; i < k; i++) {
@@ -166,10 +162,9 @@ double kvb_chisq_gof(const double *observed, const double *expected, size_t k, d
   return gsl_cdf_chisq_Q(x2, (double)(cells - 1));
 }
 
-double kvb_chisq_independence(const double *table, size_t r, size_t c, double *stat, size_t *df) {
+static double kvb_chisq_independence_unguarded(const double *table, size_t r, size_t c, double *stat, size_t *df) {
   for (size_t i = 0; i < r * c; i++)
     if (!(table[i] >= 0) || !isfinite(table[i])) return NAN;
-  kvb_gsl_quiet();
   int *keep_r = calloc(r ? r : 1, sizeof *keep_r), *keep_c = calloc(c ? c : 1, sizeof *keep_c);
   double *rs = calloc(r ? r : 1, sizeof *rs), *cs = calloc(c ? c : 1, sizeof *cs);
   if (!keep_r || !keep_c || !rs || !cs) {
@@ -245,14 +240,13 @@ static int fit(size_t n, const double *x, const double *y, double *a, double *b,
   int spread = 0;
   for (size_t i = 1; i < n; i++) spread |= x[i] != x[0];
   if (!spread) return -1;
-  kvb_gsl_quiet();
   double cov00, cov01, cov11, sumsq;
   gsl_fit_linear(x, 1, y, 1, n, a, b, &cov00, &cov01, &cov11, &sumsq);
   *se = sqrt(cov11);
   return 0;
 }
 
-int kvb_linear_fit(size_t n, const double *x, const double *y, double conf, double *slope,
+static int kvb_linear_fit_unguarded(size_t n, const double *x, const double *y, double conf, double *slope,
                    double *slope_lo, double *slope_hi, double *intercept) {
   double c0, c1, se;
   if (!is_open_prob(conf) || fit(n, x, y, &c0, &c1, &se)) return -1;
@@ -264,7 +258,7 @@ int kvb_linear_fit(size_t n, const double *x, const double *y, double conf, doub
   return 0;
 }
 
-int kvb_linear_fit_se(size_t n, const double *x, const double *y, double *slope, double *se,
+static int kvb_linear_fit_se_unguarded(size_t n, const double *x, const double *y, double *slope, double *se,
                       double *df) {
   double c0, c1, s;
   if (fit(n, x, y, &c0, &c1, &s)) return -1;
@@ -304,9 +298,8 @@ static double nct_power(double c, double df, double delta) {
   return r;
 }
 
-double kvb_t_detectable(double se, double df, double alpha, double power) {
+static double kvb_t_detectable_unguarded(double se, double df, double alpha, double power) {
   if (!(se >= 0) || !(df > 0) || !is_open_prob(alpha) || !is_open_prob(power)) return NAN;
-  kvb_gsl_quiet();
   double c = gsl_cdf_tdist_Qinv(alpha, df);
   /* Bracket δ: the shifted-central value (t_{1-alpha} + t_{power}) is the usual first guess;
    * the noncentral t is wider than the central one, so the answer lies above it. */
@@ -321,7 +314,7 @@ double kvb_t_detectable(double se, double df, double alpha, double power) {
   return hi * se;
 }
 
-double kvb_quantile(const double *data, size_t n, double q) {
+static double kvb_quantile_unguarded(const double *data, size_t n, double q) {
   if (n == 0 || !is_prob(q)) return NAN;
   double *s = malloc(n * sizeof *s);
   if (!s) return NAN;
@@ -336,7 +329,6 @@ double kvb_quantile(const double *data, size_t n, double q) {
  * ν = (va/na + vb/nb)² / ((va/na)²/(na-1) + (vb/nb)²/(nb-1)). */
 static void welch(const double *a, size_t na, const double *b, size_t nb, double *ma, double *mb,
                   double *se2, double *nu) {
-  kvb_gsl_quiet();
   *ma = gsl_stats_mean(a, 1, na);
   *mb = gsl_stats_mean(b, 1, nb);
   double va = gsl_stats_variance_m(a, 1, na, *ma) / (double)na;
@@ -345,7 +337,7 @@ static void welch(const double *a, size_t na, const double *b, size_t nb, double
   *nu = *se2 * *se2 / (va * va / (double)(na - 1) + vb * vb / (double)(nb - 1));
 }
 
-double kvb_welch_t(const double *a, size_t na, const double *b, size_t nb, double *t_stat) {
+static double kvb_welch_t_unguarded(const double *a, size_t na, const double *b, size_t nb, double *t_stat) {
   if (na < 2 || nb < 2) {
     if (t_stat) *t_stat = NAN;
     return NAN;
@@ -361,7 +353,7 @@ double kvb_welch_t(const double *a, size_t na, const double *b, size_t nb, doubl
   return 2 * gsl_cdf_tdist_Q(fabs(t), nu);
 }
 
-double kvb_welch_less(const double *a, size_t na, const double *b, size_t nb, double alpha,
+static double kvb_welch_less_unguarded(const double *a, size_t na, const double *b, size_t nb, double alpha,
                       double power, double *t_stat, double *detectable) {
   if (na < 2 || nb < 2) {
     if (t_stat) *t_stat = NAN;
@@ -504,7 +496,7 @@ static double durbin_cdf(double d, size_t n) {
 #define KS_EXACT_K 200
 #define KS_TAIL_SWITCH 1e-3
 
-double kvb_ks_pvalue(double d, size_t n) {
+static double kvb_ks_pvalue_unguarded(double d, size_t n) {
   if (n == 0 || !(d == d)) return NAN;
   if (d <= 0) return 1.0;
   if (d >= 1) return 0.0;
@@ -515,7 +507,7 @@ double kvb_ks_pvalue(double d, size_t n) {
   return p < 0 ? 0.0 : (p > 1 ? 1.0 : p);
 }
 
-double kvb_ks_uniform(const double *p, size_t n, double *D) {
+static double kvb_ks_uniform_unguarded(const double *p, size_t n, double *D) {
   if (n == 0) return NAN;
   for (size_t i = 0; i < n; i++)
     if (!is_prob(p[i])) return NAN;
@@ -535,7 +527,7 @@ double kvb_ks_uniform(const double *p, size_t n, double *D) {
   return kvb_ks_pvalue(d, n);
 }
 
-double kvb_ks_detectable(size_t n, double alpha, double power, double *critical) {
+static double kvb_ks_detectable_unguarded(size_t n, double alpha, double power, double *critical) {
   if (n == 0 || !is_open_prob(alpha) || !is_open_prob(power)) {
     if (critical) *critical = NAN;
     return NAN;
@@ -552,4 +544,110 @@ double kvb_ks_detectable(size_t n, double alpha, double power, double *critical)
    * F(x0)|, and Hoeffding's inequality bounds P[|F_n(x0) - F(x0)| in the wrong direction >= ε]
    * by exp(-2nε²) = 1 - power. */
   return hi + sqrt(log(1 / (1 - power)) / (2 * (double)n));
+}
+
+/* The public entry points: each runs with GSL's abort-on-error handler off, restored after
+ * (gsl_quiet.h). */
+double kvb_binom_tail_ge(unsigned k, double p, unsigned n) {
+  kvb_gsl_quiet_begin();
+  double result = kvb_binom_tail_ge_unguarded(k, p, n);
+  kvb_gsl_quiet_end();
+  return result;
+}
+
+void kvb_clopper_pearson(unsigned k, unsigned n, double conf, double *lo, double *hi) {
+  kvb_gsl_quiet_begin();
+  kvb_clopper_pearson_unguarded(k, n, conf, lo, hi);
+  kvb_gsl_quiet_end();
+}
+
+double kvb_binom_detectable_rate(unsigned n, double p0, double alpha, double power, unsigned *critical) {
+  kvb_gsl_quiet_begin();
+  double result = kvb_binom_detectable_rate_unguarded(n, p0, alpha, power, critical);
+  kvb_gsl_quiet_end();
+  return result;
+}
+
+double kvb_binom_upper_bound(unsigned k, unsigned n, double alpha) {
+  kvb_gsl_quiet_begin();
+  double result = kvb_binom_upper_bound_unguarded(k, n, alpha);
+  kvb_gsl_quiet_end();
+  return result;
+}
+
+double kvb_chisq_gof(const double *observed, const double *expected, size_t k, double *stat, size_t *df) {
+  kvb_gsl_quiet_begin();
+  double result = kvb_chisq_gof_unguarded(observed, expected, k, stat, df);
+  kvb_gsl_quiet_end();
+  return result;
+}
+
+double kvb_chisq_independence(const double *table, size_t r, size_t c, double *stat, size_t *df) {
+  kvb_gsl_quiet_begin();
+  double result = kvb_chisq_independence_unguarded(table, r, c, stat, df);
+  kvb_gsl_quiet_end();
+  return result;
+}
+
+int kvb_linear_fit(size_t n, const double *x, const double *y, double conf, double *slope, double *slope_lo, double *slope_hi, double *intercept) {
+  kvb_gsl_quiet_begin();
+  int result = kvb_linear_fit_unguarded(n, x, y, conf, slope, slope_lo, slope_hi, intercept);
+  kvb_gsl_quiet_end();
+  return result;
+}
+
+int kvb_linear_fit_se(size_t n, const double *x, const double *y, double *slope, double *se, double *df) {
+  kvb_gsl_quiet_begin();
+  int result = kvb_linear_fit_se_unguarded(n, x, y, slope, se, df);
+  kvb_gsl_quiet_end();
+  return result;
+}
+
+double kvb_t_detectable(double se, double df, double alpha, double power) {
+  kvb_gsl_quiet_begin();
+  double result = kvb_t_detectable_unguarded(se, df, alpha, power);
+  kvb_gsl_quiet_end();
+  return result;
+}
+
+double kvb_quantile(const double *data, size_t n, double q) {
+  kvb_gsl_quiet_begin();
+  double result = kvb_quantile_unguarded(data, n, q);
+  kvb_gsl_quiet_end();
+  return result;
+}
+
+double kvb_welch_t(const double *a, size_t na, const double *b, size_t nb, double *t_stat) {
+  kvb_gsl_quiet_begin();
+  double result = kvb_welch_t_unguarded(a, na, b, nb, t_stat);
+  kvb_gsl_quiet_end();
+  return result;
+}
+
+double kvb_welch_less(const double *a, size_t na, const double *b, size_t nb, double alpha, double power, double *t_stat, double *detectable) {
+  kvb_gsl_quiet_begin();
+  double result = kvb_welch_less_unguarded(a, na, b, nb, alpha, power, t_stat, detectable);
+  kvb_gsl_quiet_end();
+  return result;
+}
+
+double kvb_ks_pvalue(double d, size_t n) {
+  kvb_gsl_quiet_begin();
+  double result = kvb_ks_pvalue_unguarded(d, n);
+  kvb_gsl_quiet_end();
+  return result;
+}
+
+double kvb_ks_uniform(const double *p, size_t n, double *D) {
+  kvb_gsl_quiet_begin();
+  double result = kvb_ks_uniform_unguarded(p, n, D);
+  kvb_gsl_quiet_end();
+  return result;
+}
+
+double kvb_ks_detectable(size_t n, double alpha, double power, double *critical) {
+  kvb_gsl_quiet_begin();
+  double result = kvb_ks_detectable_unguarded(n, alpha, power, critical);
+  kvb_gsl_quiet_end();
+  return result;
 }
