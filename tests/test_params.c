@@ -112,5 +112,18 @@ int main(void) {
             cases[i].name, "got %s '%s'", kvb_status_name(rc), kvb_strerror_last());
     }
   }
+  /* Messages are for users: no status name, no source position; the position is kept apart
+   * for developers. */
+  {
+    kvb_params_init(&p);
+    int rc = kvb_params_validate(&p, spec, "demo");
+    const char *msg = kvb_strerror_last(), *where = kvb_error_where_last();
+    CHECK(rc == KVB_EINVAL && strstr(msg, "delta") && !strstr(msg, "KVB_") && !strstr(msg, ".c:") &&
+              strstr(where, ".c:"),
+          "errors.message_for_users", "message '%s', where '%s'", msg, where);
+    kvb_error_clear();
+    CHECK(kvb_strerror_last()[0] == 0 && kvb_error_where_last()[0] == 0, "errors.clear",
+          "after clear: '%s' '%s'", kvb_strerror_last(), kvb_error_where_last());
+  }
   UNIT_EXIT();
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 static _Thread_local char last_message[512];
+static _Thread_local char last_where[128];
 
 const char *kvb_status_name(int status) {
   switch (status) {
@@ -27,16 +28,16 @@ const char *kvb_status_name(int status) {
 
 const char *kvb_strerror_last(void) { return last_message; }
 
-void kvb_error_clear(void) { last_message[0] = '\0'; }
+const char *kvb_error_where_last(void) { return last_where; }
+
+void kvb_error_clear(void) { last_message[0] = last_where[0] = '\0'; }
 
 int kvb_error_set(int status, const char *file, int line, const char *fmt, ...) {
-  char body[400];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(body, sizeof body, fmt, ap);
+  vsnprintf(last_message, sizeof last_message, fmt, ap);
   va_end(ap);
   const char *base = strrchr(file, '/');
-  snprintf(last_message, sizeof last_message, "%s: %s (%s:%d)", kvb_status_name(status), body,
-           base ? base + 1 : file, line);
+  snprintf(last_where, sizeof last_where, "%s:%d", base ? base + 1 : file, line);
   return status;
 }

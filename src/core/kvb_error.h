@@ -1,8 +1,9 @@
 /* kvb_error.h — status codes and error messages of libkvbound.
  *
  * Every library function that can fail returns a kvb_status and, on failure,
- * records a message (with the file and line that raised it) retrievable by
- * kvb_strerror_last(). The library never aborts, exits or prints; on error
+ * records a message for the user, retrievable by kvb_strerror_last(), and —
+ * separately, for a developer — the source file and line that raised it
+ * (kvb_error_where_last()). The library never aborts, exits or prints; on error
  * the object it was called on is left exactly as it was (DESIGN.md, Errors).
  * The message buffer is thread-local so parallel trials do not clobber each
  * other's diagnostics. */
@@ -27,8 +28,11 @@ typedef enum {
 /* Human-readable name of a status code ("KVB_EINVAL"). */
 const char *kvb_status_name(int status);
 
-/* The message recorded by the last failing call in this thread ("" if none). */
+/* The message recorded by the last failing call in this thread ("" if none): what went wrong,
+ * in the user's terms, without the status name or a source position. */
 const char *kvb_strerror_last(void);
+/* Where in libkvbound's source that message was raised ("params.c:116"; "" if none). */
+const char *kvb_error_where_last(void);
 
 /* Clears the thread's last message. */
 void kvb_error_clear(void);
