@@ -13,6 +13,7 @@
 #include "attention.h"
 #include "stats.h"
 #include "npy.h"
+#include "kv_store.h"
 #include "method.h"
 #include "stream.h"
 #include "probe.h"

@@ -3,6 +3,7 @@
  * App. B.1; the authors' code github.com/ksheth96/BalanceKV, src/balanced_walk.py). */
 #include "attention.h"
 #include "balancekv_block.h"
+#include "kv_store.h"
 #include "kvb_error.h"
 
 #include <math.h>
@@ -13,8 +14,7 @@ typedef struct {
   size_t f, wr;          /* first f and last wr tokens kept exactly (003 App. B.1) */
   kvb_bkvb_opts o;
   int consistent;        /* denominator: 0 = "paper" (Σ 2^T e^s), 1 = "consistent" (Σ w e^s) */
-  size_t n, cap;         /* raw stream (kept so the middle can be recompressed) */
-  double *K, *V;
+  kvb_kv_store kv;        /* the raw stream (not counted as memory: method.h) */
   int fresh;             /* compression valid for the current n */
   size_t kept;           /* kept middle tokens */
   size_t *pos;           /* their stream positions */
@@ -58,6 +58,7 @@ static int bkvb_init(kvb_method *m, const kvb_params *p) {
                      den);
   bkvb_state *st = calloc(1, sizeof *st);
   if (!st) return KVB_ERROR(KVB_ENOMEM, "balancekv_block: out of memory");
+  kvb_kv_init(&st->kv, m->d_key, m->d_value);
   st->scratch = malloc(3 * (m->d_value + 1) * sizeof(double));
   if (!st->scratch) {
     free(st);
@@ -85,32 +86,21 @@ static int bkvb_init(kvb_method *m, const kvb_params *p) {
 static void bkvb_free(void *state) {
   bkvb_state *st = state;
   if (!st) return;
-  free(st->K), free(st->V), free(st->pos), free(st->w), free(st->scratch);
+  kvb_kv_free(&st->kv), free(st->pos), free(st->w), free(st->scratch);
   free(st);
 }
 
 static int bkvb_update(kvb_method *m, const double *k, const double *v) {
   bkvb_state *st = m->state;
-  if (st->n == st->cap) {
-    size_t cap = st->cap ? 2 * st->cap : 256;
-    double *K = realloc(st->K, cap * m->d_key * sizeof *K);
-    if (!K) return KVB_ERROR(KVB_ENOMEM, "balancekv_block: out of memory at %zu tokens", cap);
-    st->K = K;
-    double *V = realloc(st->V, cap * m->d_value * sizeof *V);
-    if (!V) return KVB_ERROR(KVB_ENOMEM, "balancekv_block: out of memory at %zu tokens", cap);
-    st->V = V;
-    st->cap = cap;
-  }
-  memcpy(st->K + st->n * m->d_key, k, m->d_key * sizeof *k);
-  memcpy(st->V + st->n * m->d_value, v, m->d_value * sizeof *v);
-  st->n++;
+  int rc = kvb_kv_append(&st->kv, k, v, "balancekv_block");
+  if (rc) return rc;
   st->fresh = 0; /* the middle changed */
   return KVB_OK;
 }
 
 /* Middle = positions [f, n − w) (empty when n <= f + w). */
 static size_t middle_len(const bkvb_state *st) {
-  return st->n > st->f + st->wr ? st->n - st->f - st->wr : 0;
+  return st->kv.n > st->f + st->wr ? st->kv.n - st->f - st->wr : 0;
 }
 
 static int compress(kvb_method *m) {
@@ -127,7 +117,7 @@ static int compress(kvb_method *m) {
     return KVB_ERROR(KVB_EINVAL,
                      "balancekv_block: T = %u larger than log2 of the middle length %zu "
                      "(n = %zu, f = %zu, w = %zu)",
-                     st->o.T, mid, st->n, st->f, st->wr);
+                     st->o.T, mid, st->kv.n, st->f, st->wr);
   size_t *pos = malloc(kept * sizeof *pos);
   double *w = malloc(kept * sizeof *w);
   if (!pos || !w) {
@@ -135,8 +125,8 @@ static int compress(kvb_method *m) {
     return KVB_ERROR(KVB_ENOMEM, "balancekv_block: out of memory");
   }
   kvb_bkvb_stats s = {0, 0, 0, 0, 0};
-  int rc = kvb_bkvb_compress(1, mid, m->d_key, m->d_value, st->K + st->f * m->d_key,
-                             st->V + st->f * m->d_value, &st->o, NULL, m->rng, pos, w, &s);
+  int rc = kvb_bkvb_compress(1, mid, m->d_key, m->d_value, st->kv.K + st->f * m->d_key,
+                             st->kv.V + st->f * m->d_value, &st->o, NULL, m->rng, pos, w, &s);
   if (rc) {
     free(pos), free(w);
     return rc;
@@ -158,22 +148,22 @@ static void sums(kvb_method *m, const double *q, kvb_expsum *num, kvb_expsum *dp
   size_t dk = m->d_key, dv = m->d_value;
   size_t mid = middle_len(st);
   double W = ldexp(1.0, (int)st->o.T); /* 2^T */
-  for (size_t i = 0; i < st->n; i++) {
+  for (size_t i = 0; i < st->kv.n; i++) {
     if (i >= st->f && i < st->f + mid) continue; /* the middle: its kept tokens come below */
-    double a = m->scale * kvb_dot(q, st->K + i * dk, dk);
-    kvb_expsum_add(num, 1.0, a, st->V + i * dv);
+    double a = m->scale * kvb_dot(q, st->kv.K + i * dk, dk);
+    kvb_expsum_add(num, 1.0, a, st->kv.V + i * dv);
     kvb_expsum_add(dp, 1.0, a, NULL);
     kvb_expsum_add(dc, 1.0, a, NULL);
   }
   for (size_t k = 0; k < st->kept; k++) {
     size_t i = st->pos[k];
-    double a = m->scale * kvb_dot(q, st->K + i * dk, dk);
-    kvb_expsum_add(num, st->w[k], a, st->V + i * dv);
+    double a = m->scale * kvb_dot(q, st->kv.K + i * dk, dk);
+    kvb_expsum_add(num, st->w[k], a, st->kv.V + i * dv);
     kvb_expsum_add(dp, W, a, NULL);
     kvb_expsum_add(dc, st->w[k], a, NULL);
   }
-  m->work.dots += st->n - mid + st->kept;
-  m->work.exps += st->n - mid + st->kept;
+  m->work.dots += st->kv.n - mid + st->kept;
+  m->work.exps += st->kv.n - mid + st->kept;
 }
 
 static int query_both(kvb_method *m, const double *q, double *zp, double *zc) {
@@ -200,7 +190,7 @@ static int bkvb_query(kvb_method *m, const double *q, double *z) {
 static void bkvb_memory(const kvb_method *m, kvb_memory *out) {
   const bkvb_state *st = m->state;
   size_t mid = middle_len(st);
-  size_t cache = st->n - mid + (st->fresh ? st->kept : mid);
+  size_t cache = st->kv.n - mid + (st->fresh ? st->kept : mid);
   /* The compressed cache the paper's method holds (keys, values, and a weight per kept middle
    * token); the raw stream this reference keeps to recompress is not counted (method.h). */
   out->vectors = 2 * cache;

@@ -1,17 +1,15 @@
-/* method_exact.c — exact streaming attention as a method: stores every (k, v) and answers
+/* exact.c — exact streaming attention as a method: stores every (k, v) and answers
  * softmax(scale·K q)ᵀ V by log-sum-exp (000 eq. (1); 003 §1). The oracle every sketch is
  * measured against. */
 #include "attention.h"
+#include "kv_store.h"
 #include "kvb_error.h"
 #include "method.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-  size_t n, cap;
-  double *K, *V;
-} exact_state;
+typedef kvb_kv_store exact_state; /* every token: exact attention needs them all */
 
 static const kvb_param_spec exact_params[] = {{NULL, 0, 0, 0, 0, NULL, NULL}};
 
@@ -19,26 +17,13 @@ static int exact_init(kvb_method *m, const kvb_params *p) {
   (void)p;
   exact_state *s = calloc(1, sizeof *s);
   if (!s) return KVB_ERROR(KVB_ENOMEM, "exact: out of memory");
+  kvb_kv_init(s, m->d_key, m->d_value);
   m->state = s;
   return KVB_OK;
 }
 
 static int exact_update(kvb_method *m, const double *k, const double *v) {
-  exact_state *s = m->state;
-  if (s->n == s->cap) {
-    size_t cap = s->cap ? 2 * s->cap : 64;
-    double *K = realloc(s->K, cap * m->d_key * sizeof *K);
-    if (!K) return KVB_ERROR(KVB_ENOMEM, "exact: out of memory growing to %zu tokens", cap);
-    s->K = K;
-    double *V = realloc(s->V, cap * m->d_value * sizeof *V);
-    if (!V) return KVB_ERROR(KVB_ENOMEM, "exact: out of memory growing to %zu tokens", cap);
-    s->V = V;
-    s->cap = cap;
-  }
-  memcpy(s->K + s->n * m->d_key, k, m->d_key * sizeof *k);
-  memcpy(s->V + s->n * m->d_value, v, m->d_value * sizeof *v);
-  s->n++;
-  return KVB_OK;
+  return kvb_kv_append(m->state, k, v, "exact");
 }
 
 static int exact_query(kvb_method *m, const double *q, double *z) {
@@ -59,8 +44,7 @@ static void exact_memory(const kvb_method *m, kvb_memory *out) {
 static void exact_free(void *state) {
   exact_state *s = state;
   if (!s) return;
-  free(s->K);
-  free(s->V);
+  kvb_kv_free(s);
   free(s);
 }
 

@@ -18,6 +18,7 @@
 #include "attention.h"
 #include "balancekv_block.h"
 #include "uniform_sample.h"
+#include "kv_store.h"
 #include "kvb_error.h"
 
 #include <math.h>
@@ -27,8 +28,7 @@
 typedef struct {
   size_t f, wr;
   unsigned T;
-  size_t n, cap;
-  double *K, *V;
+  kvb_kv_store kv;        /* the raw stream (not counted as memory: method.h) */
   int fresh;
   size_t kept;
   size_t *pos;
@@ -51,6 +51,7 @@ static const kvb_method_type *self_type(void);
 static int us_init(kvb_method *m, const kvb_params *p) {
   us_state *st = calloc(1, sizeof *st);
   if (!st) return KVB_ERROR(KVB_ENOMEM, "uniform_sample: out of memory");
+  kvb_kv_init(&st->kv, m->d_key, m->d_value);
   st->scratch = malloc(m->d_value * sizeof(double));
   if (!st->scratch) {
     free(st);
@@ -66,31 +67,20 @@ static int us_init(kvb_method *m, const kvb_params *p) {
 static void us_free(void *state) {
   us_state *st = state;
   if (!st) return;
-  free(st->K), free(st->V), free(st->pos), free(st->scratch);
+  kvb_kv_free(&st->kv), free(st->pos), free(st->scratch);
   free(st);
 }
 
 static int us_update(kvb_method *m, const double *k, const double *v) {
   us_state *st = m->state;
-  if (st->n == st->cap) {
-    size_t cap = st->cap ? 2 * st->cap : 256;
-    double *K = realloc(st->K, cap * m->d_key * sizeof *K);
-    if (!K) return KVB_ERROR(KVB_ENOMEM, "uniform_sample: out of memory at %zu tokens", cap);
-    st->K = K;
-    double *V = realloc(st->V, cap * m->d_value * sizeof *V);
-    if (!V) return KVB_ERROR(KVB_ENOMEM, "uniform_sample: out of memory at %zu tokens", cap);
-    st->V = V;
-    st->cap = cap;
-  }
-  memcpy(st->K + st->n * m->d_key, k, m->d_key * sizeof *k);
-  memcpy(st->V + st->n * m->d_value, v, m->d_value * sizeof *v);
-  st->n++;
+  int rc = kvb_kv_append(&st->kv, k, v, "uniform_sample");
+  if (rc) return rc;
   st->fresh = 0;
   return KVB_OK;
 }
 
 static size_t middle_len(const us_state *st) {
-  return st->n > st->f + st->wr ? st->n - st->f - st->wr : 0;
+  return st->kv.n > st->f + st->wr ? st->kv.n - st->f - st->wr : 0;
 }
 
 static int sample(kvb_method *m) {
@@ -134,20 +124,20 @@ static int sums(kvb_method *m, const double *q, kvb_expsum *num, double *numacc,
   double W = kept_weight(m, st);
   kvb_expsum_init(num, numacc, dv);
   kvb_expsum_init(den, denacc, 1);
-  for (size_t i = 0; i < st->n; i++) {
+  for (size_t i = 0; i < st->kv.n; i++) {
     if (i >= st->f && i < st->f + mid) continue;
-    double a = m->scale * kvb_dot(q, st->K + i * dk, dk);
-    kvb_expsum_add(num, 1.0, a, st->V + i * dv);
+    double a = m->scale * kvb_dot(q, st->kv.K + i * dk, dk);
+    kvb_expsum_add(num, 1.0, a, st->kv.V + i * dv);
     kvb_expsum_add(den, 1.0, a, NULL);
   }
   for (size_t k = 0; k < st->kept; k++) {
     size_t i = st->pos[k];
-    double a = m->scale * kvb_dot(q, st->K + i * dk, dk);
-    kvb_expsum_add(num, W, a, st->V + i * dv);
+    double a = m->scale * kvb_dot(q, st->kv.K + i * dk, dk);
+    kvb_expsum_add(num, W, a, st->kv.V + i * dv);
     kvb_expsum_add(den, W, a, NULL);
   }
-  m->work.dots += st->n - mid + st->kept;
-  m->work.exps += st->n - mid + st->kept;
+  m->work.dots += st->kv.n - mid + st->kept;
+  m->work.exps += st->kv.n - mid + st->kept;
   return KVB_OK;
 }
 
@@ -164,7 +154,7 @@ static int us_query(kvb_method *m, const double *q, double *z) {
 static void us_memory(const kvb_method *m, kvb_memory *out) {
   const us_state *st = m->state;
   size_t mid = middle_len(st);
-  size_t cache = st->n - mid + (st->fresh ? st->kept : mid);
+  size_t cache = st->kv.n - mid + (st->fresh ? st->kept : mid);
   /* The kept tokens only (their weight m/k is one scalar per head, derived from m and k); the
    * raw stream this reference keeps to resample is not counted (method.h). */
   out->vectors = 2 * cache;

@@ -4,6 +4,7 @@
 #include "recent_kcenter.h"
 #include "attention.h"
 #include "kcenter.h"
+#include "kv_store.h"
 #include "kvb_error.h"
 
 #include <math.h>
@@ -14,8 +15,7 @@
 
 typedef struct {
   size_t window, centers; /* ℓ, k */
-  size_t n, cap;          /* the full stream: the reference needs it for the one-shot selection */
-  double *K, *V;
+  kvb_kv_store kv;        /* the raw stream (not counted as memory: method.h) */
   size_t *kept;           /* positions attended to by the last query */
   size_t nkept;
 } rk_state;
@@ -44,6 +44,7 @@ static int rk_init(kvb_method *m, const kvb_params *p) {
     return KVB_ERROR(KVB_ENULL, "recent_kcenter mutant random_centers needs cfg.rng");
   rk_state *st = calloc(1, sizeof *st);
   if (!st) return KVB_ERROR(KVB_ENOMEM, "recent_kcenter: out of memory");
+  kvb_kv_init(&st->kv, m->d_key, m->d_value);
   st->window = w;
   st->centers = c;
   m->state = st;
@@ -53,27 +54,15 @@ static int rk_init(kvb_method *m, const kvb_params *p) {
 static void rk_free(void *state) {
   rk_state *st = state;
   if (!st) return;
-  free(st->K);
-  free(st->V);
+  kvb_kv_free(&st->kv);
   free(st->kept);
   free(st);
 }
 
 static int rk_update(kvb_method *m, const double *k, const double *v) {
   rk_state *st = m->state;
-  if (st->n == st->cap) { /* grow first, so a failure leaves the state as it was */
-    size_t cap = st->cap ? 2 * st->cap : 64;
-    double *K = realloc(st->K, cap * m->d_key * sizeof *K);
-    if (!K) return KVB_ERROR(KVB_ENOMEM, "recent_kcenter: out of memory at %zu tokens", cap);
-    st->K = K;
-    double *V = realloc(st->V, cap * m->d_value * sizeof *V);
-    if (!V) return KVB_ERROR(KVB_ENOMEM, "recent_kcenter: out of memory at %zu tokens", cap);
-    st->V = V;
-    st->cap = cap;
-  }
-  memcpy(st->K + st->n * m->d_key, k, m->d_key * sizeof *k);
-  memcpy(st->V + st->n * m->d_value, v, m->d_value * sizeof *v);
-  st->n++;
+  int rc = kvb_kv_append(&st->kv, k, v, "recent_kcenter");
+  if (rc) return rc;
   return KVB_OK;
 }
 
@@ -84,7 +73,7 @@ static int cmp_size(const void *a, const void *b) {
 
 /* Chooses the kept positions (increasing) into idx; returns their number or 0 on error. */
 static size_t select_kept(kvb_method *m, rk_state *st, size_t *idx, size_t *pool, int *rc) {
-  size_t n = st->n, k = st->centers;
+  size_t n = st->kv.n, k = st->centers;
   size_t w = st->window;
   if (MUT("window_off_by_one") && w > 0) w--;
   size_t old = n > w ? n - w : 0; /* tokens 0..old-1 are outside the window */
@@ -101,7 +90,7 @@ static size_t select_kept(kvb_method *m, rk_state *st, size_t *idx, size_t *pool
       m->work.coins += old;
     } else {
       *rc = kvb_kcenter_greedy_variant(
-          old, m->d_key, st->K, k, 0, idx, NULL,
+          old, m->d_key, st->kv.K, k, 0, idx, NULL,
           MUT("nearest_centers") ? KVB_KCENTER_MUT_NEAREST : KVB_KCENTER_FAITHFUL);
       if (*rc) return 0;
       m->work.distances += (uint64_t)old * k;
@@ -117,19 +106,19 @@ static int rk_query(kvb_method *m, const double *q, double *z) {
   rk_state *st = m->state;
   size_t dk = m->d_key, dv = m->d_value;
   size_t cap = st->window + st->centers + 1;
-  if (cap > st->n) cap = st->n;
-  size_t *idx = malloc(cap * sizeof *idx), *pool = malloc(st->n * sizeof *pool);
+  if (cap > st->kv.n) cap = st->kv.n;
+  size_t *idx = malloc(cap * sizeof *idx), *pool = malloc(st->kv.n * sizeof *pool);
   double *Kb = malloc(cap * dk * sizeof *Kb), *Vb = malloc(cap * dv * sizeof *Vb);
   int rc = KVB_OK;
   if (!idx || !pool || !Kb || !Vb) {
-    rc = KVB_ERROR(KVB_ENOMEM, "recent_kcenter query: out of memory (n = %zu)", st->n);
+    rc = KVB_ERROR(KVB_ENOMEM, "recent_kcenter query: out of memory (n = %zu)", st->kv.n);
     goto done;
   }
   size_t nk = select_kept(m, st, idx, pool, &rc);
   if (rc) goto done;
   for (size_t j = 0; j < nk; j++) { /* gather the kept rows in stream order */
-    memcpy(Kb + j * dk, st->K + idx[j] * dk, dk * sizeof *Kb);
-    memcpy(Vb + j * dv, st->V + idx[j] * dv, dv * sizeof *Vb);
+    memcpy(Kb + j * dk, st->kv.K + idx[j] * dk, dk * sizeof *Kb);
+    memcpy(Vb + j * dv, st->kv.V + idx[j] * dv, dv * sizeof *Vb);
   }
   rc = kvb_attention_exact(nk, dk, dv, Kb, Vb, q, m->scale, z, NULL);
   if (rc) goto done; /* KVB_ERANGE: a score beyond double range (message set) */
@@ -149,7 +138,7 @@ done:
 
 static void rk_memory(const kvb_method *m, kvb_memory *out) {
   const rk_state *st = m->state;
-  size_t budget = st->window + st->centers, kept = st->n < budget ? st->n : budget;
+  size_t budget = st->window + st->centers, kept = st->kv.n < budget ? st->kv.n : budget;
   /* The compressed cache (the paper's ℓ + k budget), not the reference's full-stream store. */
   out->vectors = 2 * kept;
   out->bytes = kept * (m->d_key + m->d_value) * sizeof(double);
@@ -171,7 +160,7 @@ const kvb_method_type kvb_method_recent_kcenter = {
 
 size_t kvb_recent_kcenter_stored_tokens(const kvb_method *m) {
   if (!m || m->type != &kvb_method_recent_kcenter) return 0;
-  return ((const rk_state *)m->state)->n;
+  return ((const rk_state *)m->state)->kv.n;
 }
 
 size_t kvb_recent_kcenter_kept(const kvb_method *m, size_t *idx, size_t cap) {
