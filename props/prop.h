@@ -38,7 +38,7 @@ typedef enum {
 
 const char *prop_verdict_name(prop_verdict v);
 
-#define PROP_MAX_CELLS 64
+#define PROP_MAX_CELLS 256
 
 typedef struct {
   uint64_t seed;        /* base seed (fixed in make check; KVBOUND_SEED overrides) */
