@@ -184,14 +184,9 @@ static slope_fit fit(size_t n, const double *x, const double *y) {
   return f;
 }
 
-/* One-sided test that slope a is below slope b (falls faster): Welch–Satterthwaite df. Returns
- * p; *det gets the smallest slope difference detected with power 0.9 at α = 1e-6. */
+/* One-sided: slope a below slope b (kvb_slope_less, α = 1e-6, power 0.9). */
 static double slope_less(slope_fit a, slope_fit b, double *tstat, double *det) {
-  double va = a.se * a.se, vb = b.se * b.se, se = sqrt(va + vb);
-  double df = (va + vb) * (va + vb) / (va * va / a.df + vb * vb / b.df);
-  *tstat = (a.slope - b.slope) / se;
-  *det = kvb_t_detectable(se, df, PROP_ALPHA, 0.9);
-  return gsl_cdf_tdist_P(*tstat, df);
+  return kvb_slope_less(a.slope, a.se, a.df, b.slope, b.se, b.df, PROP_ALPHA, 0.9, tstat, det);
 }
 
 #define RATE_T 4

@@ -245,7 +245,7 @@ static void c4_noise(prop_ctx *ctx) {
             z_detectable(var2, used), 100 * z_detectable(var2, used));
   prop_binomial_bound(ctx, (unsigned)tail3, (unsigned)used, 1.0 / 9,
                       "Chebyshev P[|X| >= 3 sd] <= 1/9");
-  /* Lemma C.4's own event |X| >= 1000√|U| is not asserted: here |X| <= (n/d − 1)·e^{r²/√d}
+  /* Lemma C.4's own event |X| >= 1000√|U| is left out of the assertions: here |X| <= (n/d − 1)·e^{r²/√d}
    * = 164 < 1000 (a check that cannot fail); the Chebyshev test above is its route. */
   prop_note(ctx, "d=16 r=4 n=64: E X/sd = %.4f, E (X/sd)² = %.4f, P[|X|>=3sd] = %.4f, "
             "P[|X|>=1000√|U|] = %zu/%zu (impossible here: |X| <= 3e^4); per-term variance "

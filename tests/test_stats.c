@@ -409,7 +409,26 @@ static void test_ks(void) {
   CHECK(rej >= 0.9 * S, "stats.ks.power", "Δ %.4f (crit %.4f): %u/%u rejected", delta, crit, rej, S);
 }
 
+/* kvb_slope_less: equal standard errors and df give df_a + df_b and t = (a − b)/(se·√2); the
+ * t cdf at that point is the one GSL gives for the pooled-variance two-sample statistic;
+ * swapping the slopes gives 1 − p; nonsense is NaN. */
+static void test_slope_less(void) {
+  double t, det;
+  double p = kvb_slope_less(-1.0, 0.1, 10, -0.5, 0.1, 10, 1e-6, 0.9, &t, &det);
+  double want_t = -0.5 / (0.1 * sqrt(2.0));
+  CHECK(fabs(t - want_t) < 1e-12 && fabs(p - gsl_cdf_tdist_P(want_t, 20.0)) < 1e-15,
+        "stats.slope_less.equal_se", "t %.15g (want %.15g), p %.6g", t, want_t, p);
+  double q = kvb_slope_less(-0.5, 0.1, 10, -1.0, 0.1, 10, 1e-6, 0.9, NULL, NULL);
+  CHECK(fabs(p + q - 1) < 1e-12, "stats.slope_less.direction", "p %.6g + q %.6g", p, q);
+  CHECK(fabs(det - kvb_t_detectable(0.1 * sqrt(2.0), 20.0, 1e-6, 0.9)) < 1e-12,
+        "stats.slope_less.detectable", "det %.6g", det);
+  CHECK(isnan(kvb_slope_less(0, 0, 1, 0, 1, 1, 1e-6, 0.9, NULL, NULL)) &&
+            isnan(kvb_slope_less(0, 1, 0, 0, 1, 1, 1e-6, 0.9, NULL, NULL)),
+        "stats.slope_less.nonsense", "se 0 or df 0 must give NaN");
+}
+
 int main(void) {
+  test_slope_less();
   test_binom_tail();
   test_clopper_pearson();
   test_upper_bound();

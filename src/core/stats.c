@@ -651,3 +651,21 @@ double kvb_ks_detectable(size_t n, double alpha, double power, double *critical)
   kvb_gsl_quiet_end();
   return result;
 }
+
+double kvb_slope_less(double a, double se_a, double df_a, double b, double se_b, double df_b,
+                      double alpha, double power, double *t_stat, double *detectable) {
+  if (!(se_a > 0) || !(se_b > 0) || !(df_a > 0) || !(df_b > 0) || !isfinite(a) || !isfinite(b)) {
+    if (t_stat) *t_stat = NAN;
+    if (detectable) *detectable = NAN;
+    return NAN;
+  }
+  double va = se_a * se_a, vb = se_b * se_b, se = sqrt(va + vb);
+  double df = (va + vb) * (va + vb) / (va * va / df_a + vb * vb / df_b);
+  double t = (a - b) / se;
+  if (t_stat) *t_stat = t;
+  if (detectable) *detectable = kvb_t_detectable(se, df, alpha, power);
+  kvb_gsl_quiet_begin();
+  double p = gsl_cdf_tdist_P(t, df);
+  kvb_gsl_quiet_end();
+  return p;
+}

@@ -52,6 +52,14 @@ int kvb_linear_fit(size_t n, const double *x, const double *y, double conf, doub
 int kvb_linear_fit_se(size_t n, const double *x, const double *y, double *slope, double *se,
                       double *df);
 
+/* One-sided test that slope a (of one least-squares fit) is below slope b (of an independent
+ * fit): t = (a − b)/√(se_a² + se_b²) with Welch–Satterthwaite df
+ * (se_a² + se_b²)² / (se_a⁴/df_a + se_b⁴/df_b). Returns P[T ≤ t] (small: evidence that a < b);
+ * *t_stat and *detectable (may be NULL) get t and the smallest true difference b − a detected
+ * with probability >= power at level alpha. NaN on nonsense input (se ≤ 0, df ≤ 0). */
+double kvb_slope_less(double a, double se_a, double df_a, double b, double se_b, double df_b,
+                      double alpha, double power, double *t_stat, double *detectable);
+
 /* Power of a one-sided t test with standard error se and df degrees of freedom at level alpha:
  * the smallest true effect δ (in the units of se times se) that the test "T > t_{1-alpha,df}"
  * detects with probability >= power, from the noncentral t law of T (exact for a t statistic;
