@@ -171,24 +171,6 @@ static void mr_thm34(prop_ctx *ctx) {
   }
 }
 
-/* Least-squares slope with its standard error and df over the pooled per-run points. */
-typedef struct {
-  double slope, se, df, lo, hi;
-} slope_fit;
-
-static slope_fit fit(size_t n, const double *x, const double *y) {
-  slope_fit f = {0, 0, 0, 0, 0};
-  double ic;
-  kvb_linear_fit_se(n, x, y, &f.slope, &f.se, &f.df);
-  kvb_linear_fit(n, x, y, 0.95, &f.slope, &f.lo, &f.hi, &ic);
-  return f;
-}
-
-/* One-sided: slope a below slope b (kvb_slope_less, α = 1e-6, power 0.9). */
-static double slope_less(slope_fit a, slope_fit b, double *tstat, double *det) {
-  return kvb_slope_less(a.slope, a.se, a.df, b.slope, b.se, b.df, PROP_ALPHA, 0.9, tstat, det);
-}
-
 #define RATE_T 4
 /* Per-run mean error for every t of the grid: x = log t, y = log(run mean). */
 static void rate_arm(prop_ctx *ctx, double c, arm_kind arm, unsigned runs, uint64_t stream,
@@ -214,14 +196,14 @@ static void mr_rate(prop_ctx *ctx) {
   double *x = malloc(np * sizeof *x), *yr = malloc(np * sizeof *yr), *y2 = malloc(np * sizeof *y2),
          *yw = malloc(np * sizeof *yw);
   rate_arm(ctx, 0.0, ARM_RANDOM, runs, 3, x, yr);
-  slope_fit fr = fit(np, x, yr);
+  prop_slope fr = prop_fit_slope(np, x, yr);
   prop_note(ctx, "random halving (n = 1024, t = 8..64, %u runs per t): slope of log mean error vs log t "
             "%.3f [95%% CI %.3f, %.3f]", runs, fr.slope, fr.lo, fr.hi);
   static const char *const cell[2] = {"paper c", "c = 16"};
   for (int ci = 0; ci < 2; ci++) {
     rate_arm(ctx, ci ? C_PRACTICAL : 0.0, ARM_METHOD, runs, 4 + ci, x, yw);
-    slope_fit fw = fit(np, x, yw);
-    double t, det, p = slope_less(fw, fr, &t, &det);
+    prop_slope fw = prop_fit_slope(np, x, yw);
+    double t, det, p = prop_slope_less(fw, fr, &t, &det);
     prop_cell(ctx, p < PROP_ALPHA ? PROP_HOLDS : PROP_NOT_OBSERVED, cell[ci],
               "slope %.3f [95%% CI %.3f, %.3f] (Theorem 3.4: −1, %s the CI) vs random halving's %.3f: "
               "one-sided t = %.2f, p = %.2g, alpha = 1e-6, %zu points each, detects a slope "
@@ -230,8 +212,8 @@ static void mr_rate(prop_ctx *ctx) {
   }
   /* The control: random halving in place of the walk, through the same test. */
   rate_arm(ctx, 0.0, ARM_RANDOM, runs, 6, x, y2);
-  slope_fit f2 = fit(np, x, y2);
-  double t, det, p = slope_less(f2, fr, &t, &det);
+  prop_slope f2 = prop_fit_slope(np, x, y2);
+  double t, det, p = prop_slope_less(f2, fr, &t, &det);
   prop_control(ctx, "random_signs", p < PROP_ALPHA, "a second random halving's slope %.3f vs %.3f: "
                "t = %.2f, p = %.2g", f2.slope, fr.slope, t, p);
   free(x), free(yr), free(y2), free(yw);

@@ -158,23 +158,6 @@ static void polylog_arm(prop_ctx *ctx, double cfix, unsigned flags, unsigned tri
   gsl_rng_free(rng);
 }
 
-typedef struct {
-  double slope, se, df, lo, hi;
-} slope_fit;
-
-static slope_fit fit(size_t n, const double *x, const double *y) {
-  slope_fit f = {0, 0, 0, 0, 0};
-  double ic;
-  kvb_linear_fit_se(n, x, y, &f.slope, &f.se, &f.df);
-  kvb_linear_fit(n, x, y, 0.95, &f.slope, &f.lo, &f.hi, &ic);
-  return f;
-}
-
-/* One-sided: slope a below slope b (kvb_slope_less, α = 1e-6, power 0.9). */
-static double slope_less(slope_fit a, slope_fit b, double *tstat, double *det) {
-  return kvb_slope_less(a.slope, a.se, a.df, b.slope, b.se, b.df, PROP_ALPHA, 0.9, tstat, det);
-}
-
 static void a1_polylog(prop_ctx *ctx) {
   unsigned trials = prop_trials(ctx, 150, 600), flags = prop_walk_flags(ctx);
   size_t cap = 5 * (size_t)trials, np = 0;
@@ -182,8 +165,8 @@ static void a1_polylog(prop_ctx *ctx) {
   static const char *const cell[2] = {"paper c", "c = 16"};
   for (int ci = 0; ci < 2; ci++) {
     polylog_arm(ctx, ci ? 16.0 : 0.0, flags, trials, 10 + ci, x, yw, yr, &np);
-    slope_fit fw = fit(np, x, yw), fr = fit(np, x, yr);
-    double t, det, p = slope_less(fw, fr, &t, &det);
+    prop_slope fw = prop_fit_slope(np, x, yw), fr = prop_fit_slope(np, x, yr);
+    double t, det, p = prop_slope_less(fw, fr, &t, &det);
     prop_cell(ctx, p < PROP_ALPHA ? PROP_HOLDS : PROP_NOT_OBSERVED, cell[ci],
               "slope of log D vs log n (n = 2^6..2^14, d = 4, %u trials per n): walk %.3f [95%% CI %.3f, "
               "%.3f], random signs %.3f [%.3f, %.3f]; one-sided t = %.2f, p = %.2g, alpha = 1e-6, "
@@ -192,8 +175,8 @@ static void a1_polylog(prop_ctx *ctx) {
   }
   /* The control: random signs in place of the walk through the same test. */
   polylog_arm(ctx, 16.0, flags | KVB_WALK_MUT_RANDOM_SIGNS, trials, 12, x, yw, yr, &np);
-  slope_fit fw = fit(np, x, yw), fr = fit(np, x, yr);
-  double t, det, p = slope_less(fw, fr, &t, &det);
+  prop_slope fw = prop_fit_slope(np, x, yw), fr = prop_fit_slope(np, x, yr);
+  double t, det, p = prop_slope_less(fw, fr, &t, &det);
   prop_control(ctx, "random_signs", p < PROP_ALPHA, "random signs' slope %.3f vs a second random "
                "signs' %.3f: t = %.2f, p = %.2g", fw.slope, fr.slope, t, p);
   free(x), free(yw), free(yr);

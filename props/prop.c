@@ -206,3 +206,16 @@ kvb_method *prop_subgen(prop_ctx *ctx, gsl_rng *rng, size_t d_key, size_t d_valu
   kvb_method_config cfg = {d_key, d_value, scale, rng};
   return prop_method(ctx, "subgen", &cfg, &p);
 }
+
+prop_slope prop_fit_slope(size_t n, const double *x, const double *y) {
+  prop_slope f = {0, 0, 0, 0, 0};
+  double ic;
+  kvb_linear_fit_se(n, x, y, &f.slope, &f.se, &f.df);
+  kvb_linear_fit(n, x, y, 0.95, &f.slope, &f.lo, &f.hi, &ic);
+  return f;
+}
+
+double prop_slope_less(prop_slope a, prop_slope b, double *t_stat, double *detectable) {
+  return kvb_slope_less(a.slope, a.se, a.df, b.slope, b.se, b.df, PROP_ALPHA, 0.9, t_stat,
+                        detectable);
+}

@@ -122,6 +122,15 @@ kvb_stream *prop_stream(prop_ctx *ctx, uint64_t i, const char *name, const char 
  * check naming the error) when creation fails. */
 kvb_method *prop_subgen(prop_ctx *ctx, gsl_rng *rng, size_t d_key, size_t d_value, double scale,
                         double delta, double t, double s);
+/* A least-squares slope with its standard error, df (n − 2) and 95% CI, for slope claims. */
+typedef struct {
+  double slope, se, df, lo, hi;
+} prop_slope;
+prop_slope prop_fit_slope(size_t n, const double *x, const double *y);
+/* One-sided: slope a below slope b (kvb_slope_less at PROP_ALPHA, power 0.9); returns p, and
+ * the t statistic and the smallest detectable difference. */
+double prop_slope_less(prop_slope a, prop_slope b, double *t_stat, double *detectable);
+
 /* Binomial bound test: F failures in N trials against claimed failure probability p. Notes the
  * Clopper–Pearson interval and the power: the smallest failure rate detected with power 0.9. */
 int prop_binomial_bound(prop_ctx *ctx, unsigned F, unsigned N, double p, const char *what);
