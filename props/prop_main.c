@@ -334,8 +334,8 @@ int main(int argc, char **argv) {
         if (!mctx.mutant_applied) {
           /* the claim never injected it: whatever changed, it was not the mutant */
           failed++;
-          printf("FAIL %s never applied mutant %s (not credited; the claim builds no %s)\n",
-                 c->id, c->mutants[k], c->mutants[k]);
+          printf("FAIL %s never applied mutant %s (no helper of prop.h injected it, so it is "
+                 "not credited)\n", c->id, c->mutants[k]);
         } else if (mv == PROP_FAILS || mv != v || cells_moved) {
           caught++;
           printf("PASS %s caught mutant %s (verdict %s)\n", c->id, c->mutants[k],
