@@ -40,6 +40,8 @@ const char kvb_spec_help[] =
     "  probe \"TYPE\" { param = value, ..., label = \"L\" }    a probe: walk discrepancy or\n"
     "                                     k-center radius of the stream (kvbound list);\n"
     "                                     methods + probes: 1-16\n"
+    "  ... { mutant = \"NAME\" }             in any of the three: one of the type's test-only\n"
+    "                                     deliberate faults (kvbound list; for checking checks)\n"
     "  sweep \"PARAM\" { v1, v2, ... }      PARAM takes each value, in every stream and method\n"
     "                                     that has PARAM; several sweeps form a product\n"
     "  sweep { A = { ... }, B = { ... } }   A and B move in step (equal lengths), e.g. each\n"
