@@ -38,6 +38,8 @@ int kvb_stream_permute(const kvb_stream *s, const size_t *perm, kvb_stream **out
   o->delta = s->delta;
   o->r = s->r;
   o->params = s->params;
+  o->type = s->type;
+  o->mutant = s->mutant;
   *out = o;
   return KVB_OK;
 }
@@ -200,5 +202,5 @@ static int gen_ties(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng,
 const kvb_stream_type kvb_stream_ties_at_delta = {
     "ties_at_delta",
     "(m, δ)-clusterable keys, many at distance exactly δ from their cluster's first key",
-    "000 Alg. 1 line 13 (001 line 12): the ≤ in the δ test (a < opens spurious clusters)", ties_params,
+    "000 Alg. 1 line 13 (001 line 12): the ≤ in the δ test (a < opens spurious clusters)", ties_params, NULL,
     gen_ties};

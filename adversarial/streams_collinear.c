@@ -39,4 +39,4 @@ const kvb_stream_type kvb_stream_adv_collinear = {
     "c = 30 log(n/δ)): collinear inputs make every correlation as large as possible, so the "
     "walk's drift alone keeps |corr| below c·r²; the guarantee must still hold, and the suite "
     "reports how close max|corr|/(c r²) comes to 1",
-    collinear_params, gen_collinear};
+    collinear_params, NULL, gen_collinear};

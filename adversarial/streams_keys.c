@@ -12,12 +12,16 @@ static const kvb_param_spec sphere_params[] = {
     KVB_ADV_DIMS(1024, 16, 8),
     {"key_norm", KVB_PARAM_REAL, 1, 0, 1e6, NULL, "every key has this norm"},
     {"r", KVB_PARAM_REAL, 1, 0, 1e6, NULL, "every query has this norm"},
-    KVB_ADV_MUTANT, KVB_ADV_END};
+    KVB_ADV_END};
+
+static const kvb_mutant_spec sphere_mutants[] = {
+    {"clustered", "keys at 4 fixed points of the sphere: clusterable, the attack switched off"},
+    {NULL, NULL}};
 
 static int gen_sphere(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng, kvb_stream *s) {
   double kn = kvb_params_get(p, sp, "key_norm"), r = kvb_params_get(p, sp, "r");
   /* mutant "clustered": keys at 4 fixed points — clusterable, so the attack disappears */
-  int clustered = strcmp(kvb_params_get_str(p, sp, "mutant"), "clustered") == 0;
+  int clustered = kvb_stream_is_mutant(s, "clustered");
   if (clustered && s->d_key > 64) return KVB_ERROR(KVB_EINVAL, "adv_sphere: mutant needs d_key <= 64");
   double fixed[4][64];
   for (int j = 0; j < 4 && clustered; j++) kvb_rand_sphere(rng, fixed[j], s->d_key, kn);
@@ -37,7 +41,7 @@ const kvb_stream_type kvb_stream_adv_sphere = {
     "000 Definition 1 / Theorem 1 memory O(d(mt+s)) with m′ <= m: uniform keys are not "
     "(m, δ)-clusterable for any small m once n grows, so SubGen's m′ grows like n and its "
     "memory goes linear. No guarantee is promised; the suite measures the slope of m′ vs n",
-    sphere_params, gen_sphere};
+    sphere_params, sphere_mutants, gen_sphere};
 
 /* ---- adv_ties: keys at distance exactly δ from their representative ---- */
 
@@ -72,8 +76,8 @@ static int gen_ties(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng,
 const kvb_stream_type kvb_stream_adv_ties = {
     "adv_ties", "followers at distance exactly δ from the first key of their group",
     "000 Alg. 1 line 13 (= 001 line 12; join when ‖k − x_i*‖ <= δ): with <= every follower joins its base, "
-    "m′ = bases exactly; the '<' reading (mutant subgen:cluster_lt) opens a cluster per follower",
-    ties_params, gen_ties};
+    "m′ = bases exactly; the '<' reading (mutant method:subgen:cluster_lt) opens a cluster per follower",
+    ties_params, NULL, gen_ties};
 
 /* ---- adv_duplicates: few distinct keys, each repeated ---- */
 
@@ -104,7 +108,7 @@ const kvb_stream_type kvb_stream_adv_duplicates = {
     "000 Alg. 1 lines 13-18 and 30 (= 001 lines 12-17, 29) and eq. (5): with δ-clusters of identical keys every sample equals "
     "its representative, so τ = Σ_i (n_i/t)·Σ_{S_i} e^{⟨q,k⟩} must equal the exact softmax "
     "normalizer to rounding; the bound holds with zero error",
-    dup_params, gen_dup};
+    dup_params, NULL, gen_dup};
 
 /* ---- adv_large_q: clusters spread along one axis, queries along that axis with large r ---- */
 
@@ -113,14 +117,19 @@ static const kvb_param_spec largeq_params[] = {
     {"m", KVB_PARAM_INT, 2, 1, 1e6, NULL, "clusters"},
     {"delta", KVB_PARAM_REAL, 1, 1e-9, 1e6, NULL, "cluster diameter (000 Def. 1)"},
     {"r", KVB_PARAM_REAL, 4, 0, 1e6, NULL, "query norm"},
-    KVB_ADV_MUTANT, KVB_ADV_END};
+    KVB_ADV_END};
+
+static const kvb_mutant_spec largeq_mutants[] = {
+    {"orthogonal", "queries orthogonal to the clusters' spread: the e^{δr} factor disappears "
+                   "(needs d_key >= 3)"},
+    {NULL, NULL}};
 
 static int gen_largeq(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng, kvb_stream *s) {
   size_t m = (size_t)kvb_params_get(p, sp, "m"), dk = s->d_key;
   double delta = kvb_params_get(p, sp, "delta"), r = kvb_params_get(p, sp, "r");
   if (dk < 2) return KVB_ERROR(KVB_EINVAL, "adv_large_q: needs d_key >= 2");
   /* mutant "orthogonal": queries orthogonal to the spread — the e^{δr} factor disappears */
-  int orth = strcmp(kvb_params_get_str(p, sp, "mutant"), "orthogonal") == 0;
+  int orth = kvb_stream_is_mutant(s, "orthogonal");
   if (orth && dk < 3) return KVB_ERROR(KVB_EINVAL, "adv_large_q: mutant needs d_key >= 3");
   for (size_t i = 0; i < s->n; i++) {
     double *k = s->K + i * dk, *q = s->Q + i * dk;
@@ -143,4 +152,4 @@ const kvb_stream_type kvb_stream_adv_large_q = {
     "000 Theorem 1's t = Ω(ε⁻² e^{2δr} log n): scores inside one cluster differ by δr, so the "
     "τ estimate's relative spread grows like e^{δr}/√t at fixed t; the theorem's t exceeds n "
     "(VACUOUS) once e^{2δr} > ε²n/log n. (003's e^{r²/√d} plays the same role for BalanceKV.)",
-    largeq_params, gen_largeq};
+    largeq_params, largeq_mutants, gen_largeq};

@@ -84,4 +84,4 @@ const kvb_stream_type kvb_stream_adv_markov = {
     "probability p* = ‖v*‖²/µ; placed at the boundary its failure rate approaches the 0.005 "
     "budget, so a constant for s that is 2× too small fails. Also the e^{2δr} step (keys of one "
     "cluster within 2δ) at spread = 2δ",
-    markov_params, gen_markov};
+    markov_params, NULL, gen_markov};

@@ -85,4 +85,4 @@ const kvb_stream_type kvb_stream_adv_values = {
     "000 Lemma 1 (ℓ2 reservoir: slot = token i w.p. ‖v_i‖²/µ, independent of the order) and "
     "003 Alg. 1's value-norm buckets: the law must hold exactly whatever the norms span and "
     "whatever the order; the suite tests the law per profile and order (chi-square)",
-    values_params, gen_values};
+    values_params, NULL, gen_values};

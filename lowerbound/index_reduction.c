@@ -8,21 +8,23 @@
 
 #include <gsl/gsl_randist.h>
 
-static const char *const mutant_names[KVB_INDEX_MUT_COUNT] = {
-    NULL, "threshold_flip", "no_sign", "shared_key", "coord_collide", "identity_pi",
-    "c3_no_power", "clairvoyant_error"};
+const kvb_mutant_spec kvb_index_mutants[] = {
+    {"threshold_flip", "Bob reports 1 iff ⟨z, v_i⟩ < T (the rule's sign flipped; 003 App. C)"},
+    {"no_sign", "Bob reads z[π(i)₂] without σ_i (003 App. C reads ⟨z, v_i⟩)"},
+    {"shared_key", "group 1 reuses group 0's key k̃_1: two groups, one key (003 App. C draws "
+                   "n/d independent keys)"},
+    {"coord_collide", "π(i)₂ drawn independently: a group may repeat a coordinate (003 App. C: "
+                      "π is a bijection; Corollary C.5)"},
+    {"identity_pi", "π(i) = (i / d, i mod d): not a uniformly random partition (003 App. C)"},
+    {NULL, NULL}};
 
-const char *kvb_index_mutant_name(kvb_index_mutant m) {
-  return ((int)m > 0 && m < KVB_INDEX_MUT_COUNT) ? mutant_names[m] : NULL;
+int kvb_index_is_mutant(const kvb_index_instance *I, const char *name) {
+  const char *cur = I ? kvb_mutant_name(kvb_index_mutants, I->mutant) : NULL;
+  return cur && name && strcmp(cur, name) == 0;
 }
 
-int kvb_index_mutant_parse(const char *spec) {
-  static const char prefix[] = "lowerbound:";
-  if (!spec || strncmp(spec, prefix, sizeof prefix - 1) != 0) return KVB_INDEX_FAITHFUL;
-  const char *name = spec + sizeof prefix - 1;
-  for (int m = 1; m < KVB_INDEX_MUT_COUNT; m++)
-    if (strcmp(name, mutant_names[m]) == 0) return m;
-  return -1;
+int kvb_index_stream_mutant(const kvb_stream *s) {
+  return s && s->type && s->type->mutants == kvb_index_mutants ? s->mutant : KVB_INDEX_FAITHFUL;
 }
 
 int kvb_index_check_premises(size_t n, size_t d, double r, double eps) {
@@ -69,7 +71,7 @@ void kvb_index_free(kvb_index_instance *inst) {
   free(inst);
 }
 
-int kvb_index_alloc(size_t n, size_t d, double r, kvb_index_mutant mutant, gsl_rng *coins,
+int kvb_index_alloc(size_t n, size_t d, double r, int mutant, gsl_rng *coins,
                     kvb_index_instance **out) {
   if (!out) return KVB_ERROR(KVB_ENULL, "index reduction: output pointer is NULL");
   *out = NULL;
@@ -77,8 +79,8 @@ int kvb_index_alloc(size_t n, size_t d, double r, kvb_index_mutant mutant, gsl_r
   if (n == 0) return KVB_ERROR(KVB_EINVAL, "index reduction: n must be >= 1");
   int st = kvb_index_check_premises(n, d, r, NAN);
   if (st) return st;
-  if ((int)mutant < 0 || mutant >= KVB_INDEX_MUT_COUNT)
-    return KVB_ERROR(KVB_EINVAL, "index reduction: unknown mutant %d", (int)mutant);
+  if (mutant < 0 || (size_t)mutant > kvb_mutant_count(kvb_index_mutants))
+    return KVB_ERROR(KVB_EINVAL, "index reduction: unknown mutant %d", mutant);
   kvb_index_instance *I = calloc(1, sizeof *I);
   if (!I) return KVB_ERROR(KVB_ENOMEM, "index reduction: out of memory");
   I->n = n;
@@ -100,16 +102,16 @@ int kvb_index_alloc(size_t n, size_t d, double r, kvb_index_mutant mutant, gsl_r
   double a = r / sqrt((double)d);
   for (size_t g = 0; g < I->groups; g++)
     for (size_t c = 0; c < d; c++) I->key[g * d + c] = gsl_rng_uniform_int(coins, 2) ? a : -a;
-  if (mutant == KVB_INDEX_MUT_SHARED_KEY && I->groups >= 2)
+  if (kvb_index_is_mutant(I, "shared_key") && I->groups >= 2)
     memcpy(I->key + d, I->key, d * sizeof *I->key);
   /* π: a uniformly random bijection [n] → [n/d]×[d]; slot s = g·d + c of a uniform random
    * permutation gives bit i its (group, coordinate) = (s / d, s mod d). */
   for (size_t i = 0; i < n; i++) perm[i] = i;
-  if (mutant != KVB_INDEX_MUT_IDENTITY_PI) gsl_ran_shuffle(coins, perm, n, sizeof *perm);
+  if (!kvb_index_is_mutant(I, "identity_pi")) gsl_ran_shuffle(coins, perm, n, sizeof *perm);
   for (size_t i = 0; i < n; i++) {
     I->group[i] = perm[i] / d;
     I->coord[i] = perm[i] % d;
-    if (mutant == KVB_INDEX_MUT_COORD_COLLIDE)
+    if (kvb_index_is_mutant(I, "coord_collide"))
       I->coord[i] = (size_t)gsl_rng_uniform_int(coins, (unsigned long)d);
   }
   /* σ_1..σ_n ~ Unif{−1, 1}. */
@@ -187,9 +189,9 @@ int kvb_index_decide(const kvb_index_instance *I, size_t i, size_t u_size, const
     return KVB_OK;
   }
   double val = z[I->coord[i]];
-  if (I->mutant != KVB_INDEX_MUT_NO_SIGN) val *= I->sigma[i]; /* ⟨z, v_i⟩ */
+  if (!kvb_index_is_mutant(I, "no_sign")) val *= I->sigma[i]; /* ⟨z, v_i⟩ */
   double T = kvb_index_threshold(I, u_size);
-  *bit = I->mutant == KVB_INDEX_MUT_THRESHOLD_FLIP ? (val < T) : (val > T);
+  *bit = kvb_index_is_mutant(I, "threshold_flip") ? (val < T) : (val > T);
   if (value) *value = val;
   return KVB_OK;
 }
@@ -273,15 +275,16 @@ int kvb_index_eq2_error(const kvb_index_instance *I, const unsigned char *x, siz
   if (!(budget >= 0) || !isfinite(budget))
     return KVB_ERROR(KVB_EINVAL, "index reduction: error budget must be finite and >= 0 (got %g)",
                      budget);
-  if (kind != KVB_INDEX_ERR_RANDOM && kind != KVB_INDEX_ERR_ADVERSARIAL)
+  if (kind != KVB_INDEX_ERR_RANDOM && kind != KVB_INDEX_ERR_ADVERSARIAL &&
+      kind != KVB_INDEX_ERR_CLAIRVOYANT)
     return KVB_ERROR(KVB_EINVAL, "index reduction: unknown error kind %d", (int)kind);
   if (kind == KVB_INDEX_ERR_RANDOM && !rng)
     return KVB_ERROR(KVB_ENULL, "index reduction: a random error needs a generator");
   size_t d = I->d;
   memset(err, 0, d * sizeof *err);
   double T = kvb_index_threshold(I, u_size);
-  if (I->mutant == KVB_INDEX_MUT_CLAIRVOYANT) {
-    /* the whole budget against bit i's own decision, in its own coordinate */
+  if (kind == KVB_INDEX_ERR_CLAIRVOYANT) {
+    /* the whole budget against bit i's own decision, in its own coordinate (knows b) */
     err[I->coord[i]] = (x[i] ? -1.0 : 1.0) * I->sigma[i] * budget;
     return KVB_OK;
   }
@@ -337,11 +340,11 @@ double kvb_index_noise(const kvb_index_instance *I, const unsigned char *x, size
   return X;
 }
 
-double kvb_index_c3_log_closed_form(double C, double r, size_t d, kvb_index_mutant mutant) {
+double kvb_index_c3_log_closed_form(double C, double r, size_t d) {
   double dd = (double)d;
   /* 003 Lemma C.3: E exp(C⟨x,y⟩/√d) = ((e^{Cr²/d^{3/2}} + e^{−Cr²/d^{3/2}})/2)^d: the d
    * coordinates of x∘y are independent ±r²/d, each scaled by C/√d. */
-  double arg = C * r * r / (mutant == KVB_INDEX_MUT_C3_NO_POWER ? dd : dd * sqrt(dd));
+  double arg = C * r * r / (dd * sqrt(dd));
   /* log cosh(t) = |t| + log1p(e^{−2|t|}) − log 2, stable for large |t|. */
   double t = fabs(arg);
   return dd * (t + log1p(exp(-2 * t)) - log(2.0));

@@ -1,7 +1,9 @@
 /* index_stream.c — the INDEX reduction's dataset as a registered stream "index_reduction"
  * (003 App. C): all n pairs (k_i, v_i) in bit order, i.e. Alice's stream for x = 1ⁿ, with
  * query q_i = k_i (Bob's query for bit i) in row i. A sub-stream U for other x is obtained by
- * dropping rows. Scores are meant with scale 1/√d; every ‖q‖ = ‖k‖ = r. */
+ * dropping rows. Scores are meant with scale 1/√d; every ‖q‖ = ‖k‖ = r. Its mutants are the
+ * instance's (kvb_index_mutants): shared_key, coord_collide and identity_pi change the rows;
+ * threshold_flip and no_sign are carried by the stream (s->mutant) to Bob's rule. */
 #include "index_reduction.h"
 #include "kvb_error.h"
 #include "stream.h"
@@ -21,7 +23,8 @@ static int gen_index(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng
                      s->d_value, s->d_key);
   double r = kvb_params_get(p, sp, "r");
   kvb_index_instance *I = NULL;
-  int st = kvb_index_alloc(s->n, s->d_key, r, KVB_INDEX_FAITHFUL, rng, &I);
+  /* the stream's mutant table is the instance's (kvb_index_mutants): same index */
+  int st = kvb_index_alloc(s->n, s->d_key, r, s->mutant, rng, &I);
   if (st) return st;
   for (size_t i = 0; i < s->n; i++) {
     kvb_index_pair(I, i, s->K + i * s->d_key, s->V + i * s->d_value);
@@ -37,4 +40,4 @@ const kvb_stream_type kvb_stream_index_reduction = {
     "003 App. C INDEX-reduction dataset: n/d keys in {±r/√d}^d, one-hot signed values; q_i = k_i",
     "003 Theorem 3.2 (space lower bound): no sketch with o(min{1/ε², d e^{2r²/√d}}) memory can "
     "let Bob decode x_i from Attn(k_i) — the suite measures decoding success vs memory",
-    index_stream_params, gen_index};
+    index_stream_params, kvb_index_mutants, gen_index};

@@ -2,7 +2,8 @@
  * (000 Algorithm 1, Definition 1, Lemma 1, Theorem 1). Each claim says whether the attacked
  * guarantee must still hold (then a method mutant is caught) or whether the assumption is
  * violated and the claim only pins down what breaks and by how much (then a stream mutant
- * "adversarial:NAME" — the attack switched off — must make the claim fail). */
+ * "stream:TYPE:NAME" — the attack switched off — must make the claim fail; prop_stream applies
+ * it). */
 #include "prop.h"
 #include "walk.h"
 #include "balancekv.h"
@@ -12,14 +13,6 @@
 #include <string.h>
 
 #include <gsl/gsl_cdf.h>
-
-/* The stream mutant named by ctx->mutant ("adversarial:NAME"), or "". */
-static const char *stream_mutant(const prop_ctx *ctx) {
-  static const char prefix[] = "adversarial:";
-  if (ctx->mutant && strncmp(ctx->mutant, prefix, sizeof prefix - 1) == 0)
-    return ctx->mutant + sizeof prefix - 1;
-  return "";
-}
 
 static kvb_method *make_subgen(prop_ctx *ctx, gsl_rng *rng, size_t dk, size_t dv, double scale,
                                double delta, int t, int s) {
@@ -33,15 +26,16 @@ static void feed(kvb_method *m, const kvb_stream *s, size_t upto) {
 
 /* ---- adv_sphere: m′ grows like n ---- */
 
-/* log m′ against log n over n = 128…2048 on adv_sphere (stream mutant `mut`, "" = the attack);
+/* log m′ against log n over n = 128…2048 on adv_sphere (stream mutant `mut`; NULL: the attack,
+ * or the stream mutant the claim runs);
  * the slope, its standard error and df through b, se, df. 0 on success. */
 static int mprime_slope(prop_ctx *ctx, const char *mut, uint64_t sub, int verbose, double *b,
                         double *se, double *df) {
   size_t sizes[] = {128, 256, 512, 1024, 2048};
   double lx[5], ly[5];
   char assign_mut[64];
-  snprintf(assign_mut, sizeof assign_mut, "mutant=%s", mut);
-  const char *a[] = {"n=2048", "d_key=16", "d_value=4", assign_mut, NULL};
+  snprintf(assign_mut, sizeof assign_mut, "mutant=%s", mut ? mut : "");
+  const char *a[] = {"n=2048", "d_key=16", "d_value=4", mut ? assign_mut : NULL, NULL};
   kvb_stream *s = prop_stream(ctx, sub, "adv_sphere", a);
   if (!s) return -1;
   gsl_rng *rng = prop_rng(ctx, sub + 1);
@@ -76,7 +70,7 @@ static double slope_above_p(double b, double se, double df, double theta) {
 
 static void sphere_mprime(prop_ctx *ctx) {
   double b, se, df;
-  if (mprime_slope(ctx, stream_mutant(ctx), 0, 1, &b, &se, &df)) return;
+  if (mprime_slope(ctx, NULL, 0, 1, &b, &se, &df)) return;
   double p = slope_above_p(b, se, df, 0.9);
   prop_note(ctx, "log m′ vs log n slope %.3f (se %.3g, df %.0f; 5 sizes n = 128..2048): "
             "assumption violated, no guarantee; SubGen's memory is linear. One-sided t test of "
@@ -156,14 +150,15 @@ static void duplicates_tau(prop_ctx *ctx) {
 /* ---- adv_large_q: τ's relative error grows with r at fixed t ---- */
 
 /* Squared relative errors of τ̂ over R sketches (t = 4, s = 2, δ = 1) on adv_large_q with query
- * norm r and stream mutant `mut`; their mean through *ms. Caller frees. */
+ * norm r and stream mutant `mut` (NULL: the attack, or the stream mutant the claim runs); their
+ * mean through *ms. Caller frees. */
 static double *tau_sq_errors(prop_ctx *ctx, const char *mut, double r, unsigned R, uint64_t sub,
                              size_t *n_out, double *ms) {
   char assign_mut[64], assign_r[32];
-  snprintf(assign_mut, sizeof assign_mut, "mutant=%s", mut);
+  snprintf(assign_mut, sizeof assign_mut, "mutant=%s", mut ? mut : "");
   snprintf(assign_r, sizeof assign_r, "r=%g", r);
-  const char *a[] = {"n=256", "d_key=4", "d_value=2", "m=2", "delta=1", assign_r, assign_mut,
-                     NULL};
+  const char *a[] = {"n=256", "d_key=4", "d_value=2", "m=2", "delta=1", assign_r,
+                     mut ? assign_mut : NULL, NULL};
   kvb_stream *s = prop_stream(ctx, sub, "adv_large_q", a);
   double *sqs = s ? malloc(R * sizeof *sqs) : NULL;
   if (!sqs) {
@@ -197,14 +192,13 @@ static double *tau_sq_errors(prop_ctx *ctx, const char *mut, double r, unsigned 
 }
 
 static void large_q_tau(prop_ctx *ctx) {
-  const char *mut = stream_mutant(ctx);
   double rs[] = {0.5, 1, 2, 4, 8};
   double lx[5], ly[5], *sq0 = NULL, *sq4 = NULL;
   unsigned R = prop_trials(ctx, 400, 2000);
   int ok = 1;
   for (size_t j = 0; j < 5 && ok; j++) {
     size_t n = 0;
-    double ms = 0, *sqs = tau_sq_errors(ctx, mut, rs[j], R, j, &n, &ms);
+    double ms = 0, *sqs = tau_sq_errors(ctx, NULL, rs[j], R, j, &n, &ms);
     ok = sqs != NULL;
     if (j == 0) sq0 = sqs;
     else if (j == 4) sq4 = sqs;
@@ -236,7 +230,7 @@ static void large_q_tau(prop_ctx *ctx) {
   /* Control: the same clusters with their δ-spread orthogonal to q (stream mutant
    * "orthogonal": every score ⟨q, k⟩ is equal inside a cluster, so the e^{2δr} factor of
    * 000 Thm. 1 is 1 at every r). τ's error must then not grow with r: the assertion rejects. */
-  if (ok && !*mut) {
+  if (ok && !ctx->mutant) {
     size_t n;
     double m0, m4;
     double *c0 = tau_sq_errors(ctx, "orthogonal", rs[0], R, 10, &n, &m0);
@@ -321,7 +315,7 @@ static double realized_eps(kvb_method *m, const kvb_stream *s, const double *q, 
 /* The adversary's search on one sketch: E evaluations of realized_eps on the sphere ‖q‖ = r.
  * Faithful search: half the budget on random queries, the other half hill-climbing from the
  * best (random-restart local search that sees the sketch's answers and, knowing the data, the
- * exact answer). `minimize` (stream mutant search_minimize) climbs downhill instead. `blind`
+ * exact answer). `minimize` (check mutant check:search_minimize) climbs downhill instead. `blind`
  * (the control) spends all E evaluations on independent random queries: a searcher that does
  * not adapt. Returns the largest (smallest when minimizing) realized ε found. */
 static double search_eps(kvb_method *m, const kvb_stream *s, double vop, gsl_rng *rng,
@@ -362,7 +356,7 @@ static double search_eps(kvb_method *m, const kvb_stream *s, double vop, gsl_rng
  * probability far below 1e-6 (P[Bin(80, 0.96) < 62] = 3e-10 is printed too) — the pass region
  * is not a rare event. */
 static void adaptive_search(prop_ctx *ctx) {
-  int minimize = strcmp(stream_mutant(ctx), "search_minimize") == 0;
+  int minimize = prop_check_mutant(ctx, "search_minimize"); /* the searcher's own fault */
   unsigned R = prop_trials(ctx, 80, 320), E = 120, wins = 0, cwins = 0;
   const size_t dk = 8, dv = 4;
   double r = 2, worst_ratio = 0, sum_adapt = 0, sum_fixed = 0, worst_found = 0;
@@ -605,14 +599,14 @@ const prop_claim props_adversarial[] = {
      "keys uniform on a sphere violate clusterability: SubGen's m′ grows like n (log-log slope "
      "> 0.9, one-sided t test at alpha = 1e-6; control: 4-point clusterable keys, slope 0); no "
      "guarantee is promised, the suite reports m′/n",
-     {"adversarial:clustered"}, sphere_mprime, {NULL}},
+     {"stream:adv_sphere:clustered"}, sphere_mprime, {NULL}},
     {"adversarial.ties.le", "000 Alg. 1 line 13 (001 line 12)", "invariant",
      "keys at distance exactly δ join their representative (<=): m′ = number of bases, exactly",
-     {"subgen:cluster_lt"}, ties_le, {"S-L2.4"}},
+     {"method:subgen:cluster_lt"}, ties_le, {"S-L2.4"}},
     {"adversarial.duplicates.tau", "000 Alg. 1 lines 13-18, 30, eq. (5)", "invariant",
      "with exactly duplicated keys SubGen's τ equals the exact softmax normalizer to relative "
      "1e-12 at every checkpoint",
-     {"subgen:tau_no_count"}, duplicates_tau, {"S-T1.eq5"}},
+     {"method:subgen:tau_no_count"}, duplicates_tau, {"S-T1.eq5"}},
     /* Shows the e^{2δr} factor of Theorem 1's t is not an artefact of the proof (the error at
      * fixed t does grow with δr); Theorem 1 states sufficiency only, so no paper row is
      * verified by it (covers nothing). */
@@ -620,11 +614,11 @@ const prop_claim props_adversarial[] = {
      "at fixed t, τ's squared relative error is larger at ‖q‖ = 8 than at 0.5 (one-sided "
      "Welch t, alpha = 1e-6; control: the same clusters with their spread orthogonal to q); "
      "reports the log-slope and where Theorem 1's t exceeds n",
-     {"adversarial:orthogonal"}, large_q_tau, {NULL}},
+     {"stream:adv_large_q:orthogonal"}, large_q_tau, {NULL}},
     {"adversarial.values.law", "000 Lemma 1 (2)", "distribution",
      "ℓ2 reservoir law P[slot = i] = ‖v_i‖²/µ under norms 2^-30..2^30, heavy hitters, one-hot "
      "values, in stream/sorted/reversed/interleaved order (chi-square, alpha = 1e-6 each)",
-     {"subgen:mp_prob_half", "subgen:mp_uniform"}, values_law, {"S-L1.2"}},
+     {"method:subgen:mp_prob_half", "method:subgen:mp_uniform"}, values_law, {"S-L1.2"}},
     /* Theorem 1 is per fixed query; this measures how far an adaptive adversary gets, which
      * the theorem does not speak to (covers nothing). */
     {"adversarial.adaptive.search", "000 Thm. 1 (per fixed query)", "comparison",
@@ -633,18 +627,18 @@ const prop_claim props_adversarial[] = {
      "blind searcher would (sign test against 1/2 over 80 sketches, alpha = 1e-6; control: a "
      "blind searcher with the same budget); reports the factor (the theorem is per fixed query, "
      "so exceeding is not a violation)",
-     {"adversarial:search_minimize"}, adaptive_search, {NULL}},
+     {"check:search_minimize"}, adaptive_search, {NULL}},
     {"adversarial.collinear.walk", "003 Alg. 3, Theorem A.1", "bound",
      "near-collinear keys: the Self-Balancing Walk with c = 30 log(n/δ), δ = 1e-9, FAILs with "
      "probability <= δ (binomial test, alpha = 1e-6), output side <= n/2 (exact); random signs "
      "through the same test",
-     {"merge_reduce:walk_sign", "merge_reduce:keep_larger"}, collinear_walk, {"B-ALG2.fail", "B-TA.1"}},
+     {"method:merge_reduce:walk_sign", "method:merge_reduce:keep_larger"}, collinear_walk, {"B-ALG2.fail", "B-TA.1"}},
     {"adversarial.collinear.advantage", "003 Alg. 3, Theorem A.1", "comparison",
      "near-collinear keys: the walk's max|corr|/r² below random signs' (Welch one-sided, alpha = "
      "1e-6), cells [paper c], [c = 16]; a second random-sign walk through the same test",
-     {"walk:random_signs"}, collinear_advantage, {"B-TA.1"}},
+     {"method:merge_reduce:random_signs"}, collinear_advantage, {"B-TA.1"}},
     {"adversarial.values.balancekv", "003 Alg. 1 lines 5-8", "invariant",
      "value norms 2^-30..2^30: every token goes to bucket ⌈log2‖v‖⌉, no live bucket has "
      "2^i <= (ε/2n)e^{-r²/√d}v_max after any step, every erasure is at that threshold (exact)",
-     {"balancekv:no_erase", "balancekv:erase_2x"}, values_balancekv, {"B-ALG1.bucket"}},
+     {"method:balancekv:no_erase", "method:balancekv:erase_2x"}, values_balancekv, {"B-ALG1.bucket"}},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

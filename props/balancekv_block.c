@@ -345,7 +345,7 @@ static double mean_rel_error(kvb_method *m, const syn *s, const double *ze, doub
 }
 
 /* A method for the comparison. under_test: the method the claim is about (ctx's mutant applied;
- * under "z_zero" it is replaced by z ≡ 0). Otherwise a baseline or control built faithfully
+ * under control:z_zero it is replaced by z ≡ 0). Otherwise a baseline or control built faithfully
  * (plus `extra`, e.g. "mutant=random_signs"), whatever mutant ctx runs. */
 static kvb_method *fig1_method(prop_ctx *ctx, const char *name, int under_test, gsl_rng *r,
                                const syn *s, unsigned T, size_t b, size_t fw, double tau,
@@ -709,23 +709,23 @@ const prop_claim props_balancekv_block[] = {
     {"usample.uniform", "003 §4.1, App. B.1 (baseline)", "distribution",
      "uniform_sample keeps ⌊m/2^T⌋ distinct middle tokens, each middle position equally often "
      "(χ² GOF, α = 1e-6)",
-     {"uniform_sample:front_half"}, usample_uniform, {NULL}},
+     {"method:uniform_sample:front_half"}, usample_uniform, {NULL}},
     {"usample.unbiased", "003 §4.1, App. B.1 (baseline); Horvitz–Thompson weighting", "distribution",
      "uniform_sample's sums are unbiased: E[τ̂] = Σ e^s and each coordinate of E[ẑ] = Σ e^s v, "
      "z-tests over 3·10⁴ seeds (3·10⁵ full) at 3 configurations with 2^T ∤ m, α = 1e-6 per claim "
      "(Bonferroni), power stated",
-     {"uniform_sample:weight_2T"}, usample_unbiased, {NULL}},
+     {"method:uniform_sample:weight_2T"}, usample_unbiased, {NULL}},
     {"bkvb.invariants", "003 App. B (Implementation Detail), B.1", "invariant",
      "kept = ⌊m/2^T⌋ (each round's ⌊m_r/2⌋ is also enforced inside the core), weights are powers "
      "of two in [1, 2^T], "
      "kept ⊂ middle without repeats; T = 0 and f + w = n give exact attention (rel. 1e-12)",
-     {"balancekv_block:first_not_exact"}, invariants, {"B-B.impl"}},
+     {"method:balancekv_block:first_not_exact"}, invariants, {"B-B.impl"}},
     {"bkvb.oracle", "003 App. B; authors' code github.com/ksheth96/BalanceKV src/balanced_walk.py "
      "(balanced_walk)", "invariant",
      "with the same uniforms the method, the H-head C API and a plain loop re-implementation of "
      "the block walk and halving rule agree exactly (indices and weights)",
-     {"balancekv_block:no_center", "balancekv_block:keep_wrong_side",
-      "balancekv_block:weight_not_doubled", "balancekv_block:sign_flip", "walk:random_signs"},
+     {"method:balancekv_block:no_center", "method:balancekv_block:keep_wrong_side",
+      "method:balancekv_block:weight_not_doubled", "method:balancekv_block:sign_flip", "method:balancekv_block:random_signs"},
      oracle_claim, {"B-B.impl"}},
     {"bkvb.fig1", "003 Fig. 1, §4.1, App. B.1", "comparison",
      "clusterable streams: relative attention error of block BalanceKV vs uniform sampling at "
@@ -733,16 +733,16 @@ const prop_claim props_balancekv_block[] = {
      "(one-sided Welch α = 1e-6 each way: better → HOLDS, worse → FAILS, neither → "
      "NOT-OBSERVED; better but a control better too → VACUOUS); random signs and z ≡ 0 through "
      "the same comparison as controls",
-     {"walk:random_signs", "z_zero", "balancekv_block:sign_flip",
-      "balancekv_block:weight_not_doubled"},
+     {"method:balancekv_block:random_signs", "control:z_zero", "method:balancekv_block:sign_flip",
+      "method:balancekv_block:weight_not_doubled"},
      fig1, {"B-FIG1"}},
     {"bkvb.fig1.gauss", "003 Fig. 1, §4.1, App. B.1", "comparison",
      "the cells of bkvb.fig1 on Gaussian streams (key norm ≈ 15, value norm ≈ 3.3), same rule "
      "and controls",
-     {"walk:random_signs"}, fig1_gauss, {"B-FIG1"}},
+     {"method:balancekv_block:random_signs"}, fig1_gauss, {"B-FIG1"}},
     {"bkvb.fig3", "003 Fig. 3 (b), (d), §4.1", "comparison",
      "block BalanceKV's relative error falls from b = 64 to b = 256: 6 pre-registered cells "
      "τ ∈ {0.1, 1} × T ∈ {1, 2, 3} on clusterable streams, one-sided Welch α = 1e-6 each way; "
      "random signs through the same comparison as the control",
-     {"walk:random_signs", "z_zero"}, fig3, {"B-FIG3.err"}},
+     {"method:balancekv_block:random_signs", "control:z_zero"}, fig3, {"B-FIG3.err"}},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

@@ -41,7 +41,6 @@
  * control (the method's own mutant "random_signs"), or z ≡ 0. */
 typedef enum { ARM_METHOD, ARM_RANDOM, ARM_ZERO } arm_kind;
 
-static int ctx_is_zero(const prop_ctx *ctx) { return ctx->mutant && strcmp(ctx->mutant, "z_zero") == 0; }
 
 static kvb_method *make(prop_ctx *ctx, const char *name, gsl_rng *rng, size_t dv, const char *const *a,
                         double t, double T, double c, arm_kind arm) {
@@ -105,7 +104,7 @@ static double mr_run(prop_ctx *ctx, gsl_rng *data, gsl_rng *mrng, size_t n, size
     vmax = fmax(vmax, kvb_norm2(V + i * dv, dv));
   }
   static const char *const a[] = {"r_key=1", "r_value=1", "delta=1e-3", NULL};
-  if (arm == ARM_METHOD && ctx_is_zero(ctx)) arm = ARM_ZERO; /* the mutant "z_zero" */
+  if (arm == ARM_METHOD && prop_zero_control(ctx)) arm = ARM_ZERO; /* control:z_zero */
   kvb_method *m = arm == ARM_ZERO ? NULL
                                   : make(ctx, "merge_reduce", mrng, dv, a, (double)t,
                                          (double)levels_for(n, t), c, arm);
@@ -241,7 +240,7 @@ static size_t bkv_run(prop_ctx *ctx, gsl_rng *data, gsl_rng *mrng, size_t n, siz
   char nstr[32];
   snprintf(nstr, sizeof nstr, "n=%zu", n);
   const char *const a[] = {"r=1", "eps=0.1", "delta=1e-3", nstr, NULL};
-  if (arm == ARM_METHOD && ctx_is_zero(ctx)) arm = ARM_ZERO;
+  if (arm == ARM_METHOD && prop_zero_control(ctx)) arm = ARM_ZERO; /* control:z_zero */
   kvb_method *m = arm == ARM_ZERO ? NULL
                                   : make(ctx, "balancekv", mrng, dv, a, (double)t,
                                          (double)levels_for(n, t), c, arm);
@@ -409,25 +408,25 @@ const prop_claim props_balancekv_error[] = {
      "err_j ≤ ε·j·e^{−r²/√d}·max‖v‖, ε = T√s·log(ts/δ)e^{2r²/√d}/t, at n = 2048, t = 256, T = 3 "
      "(ε = 0.359, below z ≡ 0's score ≥ 1), every 16th step: runs over it ≤ δ (binomial, α = 1e-6); "
      "z ≡ 0 and random halving (uniform halving at equal memory) through the same test",
-     {"z_zero"}, mr_thm34, {"B-T3.4"}},
+     {"control:z_zero"}, mr_thm34, {"B-T3.4"}},
     {"balancekv.mr.thm34.rate", "003 Theorem 3.4 (t = Õ(1/ε))", "scaling",
      "log mean error vs log t (t = 8..64, n = 1024) falls faster for the walk than for random "
      "halving (one-sided slope-difference t test, α = 1e-6), cells [paper c] and [c = 16]; slope "
      "CIs against the theorem's −1; a second random halving through the same test",
-     {"walk:random_signs"}, mr_rate, {"B-T3.4"}},
+     {"method:merge_reduce:random_signs"}, mr_rate, {"B-T3.4"}},
     {"balancekv.thm31.error", "003 Theorem 3.1", "bound",
      "‖z − Attn‖ ≤ ε_31·‖softmax‖‖V‖_F, ε_31 = 4T√d·log(td/δ)e^{2r²/√d}/t, in rate ≤ δ of the "
      "queries (binomial, α = 1e-6), cells [t = 64, n = 1024] and [t = 1024, n = 2048]; a cell whose "
      "bound z ≡ 0 or random halving meets is VACUOUS",
-     {"z_zero", "balancekv:level_weight"}, thm31_error, {"B-T3.1"}},
+     {"control:z_zero", "method:balancekv:level_weight"}, thm31_error, {"B-T3.1"}},
     {"balancekv.thm31.advantage", "003 Theorem 3.1 (via Theorems 3.3, 3.4)", "comparison",
      "BalanceKV's relative error at t = 64, n = 1024 below the same algorithm with random halving "
      "(one-sided Welch, α = 1e-6), cells [paper c] and [c = 16]; a second random halving through "
      "the same test",
-     {"walk:random_signs"}, thm31_advantage, {"B-T3.1"}},
+     {"method:balancekv:random_signs"}, thm31_advantage, {"B-T3.1"}},
     {"balancekv.thm31.practical", "003 Theorem 3.1, Table 3", "practicality",
      "t and memory Theorem 3.1 demands at 003 Table 3 norms; VACUOUS when beyond any context; "
      "at the theorem's t for r = 1, d = 16: every level ≤ t and memory ≤ (2·buckets + 1)·t(T+1) "
      "vectors at every step (exact)",
-     {"balancekv:keep_larger"}, thm31_practical, {"B-PRAC"}},
+     {"method:balancekv:keep_larger"}, thm31_practical, {"B-PRAC"}},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

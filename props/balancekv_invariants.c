@@ -204,12 +204,12 @@ const prop_claim props_balancekv_invariants[] = {
     {"balancekv.mr.invariants", "003 Alg. 4, Theorem 3.4", "invariant",
      "after every step: |C⁰| = j mod t, |C^i| ≤ t, stored pairs are distinct stream tokens, "
      "≤ t(T+1) per instance, cascades keep ≤ half, estimator = Σ 2^i Σ exp(<k,q>/√d)v (exact)",
-     {"merge_reduce:keep_larger", "merge_reduce:level_weight"}, mr_invariants, {"B-ALG4.inv"}},
+     {"method:merge_reduce:keep_larger", "method:merge_reduce:level_weight"}, mr_invariants, {"B-ALG4.inv"}},
     {"balancekv.alg1.buckets", "003 Alg. 1 lines 5-13, Theorem 3.1", "invariant",
      "after every step: bucket i holds 2^{i−1} < ‖v‖ ≤ 2^i, erasures satisfy line 8 and none "
      "is missed, MR-DENOMINATOR sees every token (zero values too), memory = recount, "
      "estimator = line 13 (exact)",
-     {"balancekv:bucket_low", "balancekv:erase_2x", "balancekv:no_erase", "balancekv:zero_skip_den",
-      "balancekv:level_weight", "balancekv:n_so_far"},
+     {"method:balancekv:bucket_low", "method:balancekv:erase_2x", "method:balancekv:no_erase", "method:balancekv:zero_skip_den",
+      "method:balancekv:level_weight", "method:balancekv:n_so_far"},
      alg1_buckets, {"B-ALG1.bucket", "B-T3.1.inst"}},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

@@ -195,13 +195,13 @@ static void sb_advantage(prop_ctx *ctx) {
 const prop_claim props_balancekv_sb[] = {
     {"balancekv.sb.halving", "003 Alg. 2 lines 12-16, Theorem 3.3", "invariant",
      "|C′| ≤ |C|/2 and C′ is one side of the walk's signs, n = 1..97 (exact)",
-     {"merge_reduce:keep_larger"}, sb_halving, {"B-T3.3.size"}},
+     {"method:merge_reduce:keep_larger"}, sb_halving, {"B-T3.3.size"}},
     {"balancekv.sb.thm33", "003 Theorem 3.3", "bound",
      "Δ ≤ 30·√s·log(ns/δ)·e^{‖q‖²/2√d}·e^{max‖k‖²/2√d}·max‖v‖ at rate ≤ δ (binomial, α = 1e-6) "
      "and |C′| ≤ |C|/2 (exact) across n ≤ 1024, s, ‖q‖, max‖k‖; random halving through the same test",
-     {"merge_reduce:keep_larger"}, sb_thm33, {"B-T3.3"}},
+     {"method:merge_reduce:keep_larger"}, sb_thm33, {"B-T3.3"}},
     {"balancekv.sb.thm33.advantage", "003 Theorem 3.3, §2.2", "comparison",
      "SoftmaxBalance's Δ below random halving's at n = 256 (Welch one-sided, α = 1e-6), cells "
      "[paper c], [c = 16]; a second random halving through the same test",
-     {"walk:random_signs", "merge_reduce:walk_sign"}, sb_advantage, {"B-T3.3"}},
+     {"method:merge_reduce:random_signs", "method:merge_reduce:walk_sign"}, sb_advantage, {"B-T3.3"}},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

@@ -315,21 +315,21 @@ const prop_claim props_balancekv_walk[] = {
      "walk (c = 30·log(n/δ), δ = 1e-3) on unit vectors: FAIL rate ≤ δ and P[D > c·r·‖u‖] ≤ δ "
      "(binomial, α = 1e-6), output side ≤ n/2 (exact), random signs through the same tests; cells "
      "[n = 2^6..2^14, d = 4] and [n = 2^21, d = 2]",
-     {"merge_reduce:walk_sign", "merge_reduce:keep_larger", "walk:random_signs"}, a1_discrepancy,
+     {"method:merge_reduce:walk_sign", "method:merge_reduce:keep_larger", "method:merge_reduce:random_signs"}, a1_discrepancy,
      {"B-TA.1"}},
     {"balancekv.walk.a1.polylog", "003 Theorem A.1, §2.2", "scaling",
      "log–log slope of the walk's D against n (n = 2^6..2^14, d = 4) below random signs' "
      "(one-sided slope-difference t test, α = 1e-6), cells [paper c], [c = 16]; random signs "
      "through the same test",
-     {"walk:random_signs", "merge_reduce:walk_sign"}, a1_polylog, {"B-TA.1", "B-2.2.polylog"}},
+     {"method:merge_reduce:random_signs", "method:merge_reduce:walk_sign"}, a1_polylog, {"B-TA.1", "B-2.2.polylog"}},
     {"balancekv.walk.fail_reported", "003 Alg. 3 lines 5-9", "invariant",
      "FAIL counted exactly when |corr| > c·r², status KVB_EFAIL iff any, sign +1 iff u < p "
      "(recomputed in long double; exact)",
-     {"merge_reduce:walk_nofail", "merge_reduce:walk_sign", "walk:random_signs"}, fail_reported,
+     {"method:merge_reduce:walk_nofail", "method:merge_reduce:walk_sign", "method:merge_reduce:random_signs"}, fail_reported,
      {"B-ALG2.fail"}},
     {"balancekv.walk.constant", "003 Alg. 3 line 2, Theorem A.1", "practicality",
      "discrepancy and FAIL rate against c ∈ [0.5, 30·log(n/δ)]; FAIL rate at the paper's c ≤ δ "
      "(binomial, α = 1e-6); FAIL reported at c = 0.5; at the largest n the walk's D below random "
      "signs' (Welch one-sided, α = 1e-6), cells [paper c], [c = 16]",
-     {"merge_reduce:walk_nofail", "walk:random_signs"}, constant_study, {"B-ALG2.fail", "B-TA.1"}},
+     {"method:merge_reduce:walk_nofail", "method:merge_reduce:random_signs"}, constant_study, {"B-ALG2.fail", "B-TA.1"}},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

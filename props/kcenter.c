@@ -7,8 +7,9 @@
  *   recent_kcenter.beats_random   attention error against the same budget with k uniformly
  *                                 random older tokens, in pre-registered cells (Welch)
  *
- * k-center is a function, not a method, so its mutant is "kcenter:nearest", applied here
- * through kvb_kcenter_greedy_variant when ctx->mutant names it. */
+ * k-center is a function, not a method: its wrong variant is the mutant "nearest" of the probe
+ * that runs it ("probe:kcenter:nearest"), mapped by kvb_kcenter_variant_for and applied here
+ * through kvb_kcenter_greedy_variant. */
 #include "prop.h"
 
 #include <math.h>
@@ -16,10 +17,6 @@
 #include <string.h>
 
 #include <gsl/gsl_randist.h>
-
-static int mutant_is(const prop_ctx *ctx, const char *name) {
-  return ctx->mutant && strcmp(ctx->mutant, name) == 0;
-}
 
 /* Discrete k-center optimum by enumerating every k-subset of the n points (n ≤ 12). */
 static double brute_opt(size_t n, size_t d, const double *X, size_t k) {
@@ -53,8 +50,8 @@ static double brute_opt(size_t n, size_t d, const double *X, size_t k) {
 static void greedy_2approx(prop_ctx *ctx) {
   const size_t n = 10, d = 2, kmax = 4;
   unsigned T = prop_trials(ctx, 300, 3000);
-  kvb_kcenter_variant var = mutant_is(ctx, "kcenter:nearest") ? KVB_KCENTER_MUT_NEAREST
-                                                             : KVB_KCENTER_FAITHFUL;
+  /* the kcenter probe's mutant "nearest" selects the greedy variant (kcenter.h) */
+  kvb_kcenter_variant var = kvb_kcenter_variant_for(prop_probe_mutant(ctx, "kcenter"));
   gsl_rng *rng = prop_rng(ctx, 0);
   double X[20], rad[4], worst = 0, sum = 0, rworst = 0;
   size_t centers[4], viol = 0, below = 0, cnt = 0, rviol = 0, pool[10], pick[4];
@@ -353,18 +350,18 @@ const prop_claim props_kcenter[] = {
      "greedy k-center covering radius ≤ 2·OPT (brute-forced discrete optimum) and ≥ OPT, every "
      "k = 1..4, on tiny instances (exact); control: k uniformly random centers through the same "
      "≤ 2·OPT test",
-     {"kcenter:nearest"}, greedy_2approx, {NULL}},
+     {"probe:kcenter:nearest"}, greedy_2approx, {NULL}},
     {"kcenter.profile.mprime", "000 Alg. 1 lines 12-13 (m′), 000 Thm. 1 (m′ ≤ m)", "invariant",
      "clusterability profile m′(δ) = SubGen's cluster count on the same keys, for 5 δ and on a "
      "lattice with distances exactly δ (exact)",
-     {"subgen:cluster_lt"}, profile_mprime, {"S-T1.mcount"}},
+     {"method:subgen:cluster_lt"}, profile_mprime, {"S-T1.mcount"}},
     {"recent_kcenter.exact_budget", "000 §3.2, 001 §4.1", "invariant",
      "recent_kcenter with ℓ + k ≥ n is bit-identical to exact attention at every step (exact)",
-     {"recent_kcenter:window_off_by_one"}, exact_budget, {NULL}},
+     {"method:recent_kcenter:window_off_by_one"}, exact_budget, {NULL}},
     {"recent_kcenter.beats_random", "000 §3.2, 001 §4.1", "comparison",
      "recent_kcenter's mean ‖z−Attn‖ against the same window + k uniformly random older tokens "
      "in 4 pre-registered cells, {skewed, balanced clusters} × {retrieval (query at the rarest "
      "cluster), random} queries: HOLDS / FAILS / NOT-OBSERVED by one-sided Welch tests at "
      "α = 1e-6 (MIXED when cells disagree); control: the random_centers variant in every cell",
-     {"recent_kcenter:random_centers", "recent_kcenter:nearest_centers"}, beats_random, {NULL}},
+     {"method:recent_kcenter:random_centers", "method:recent_kcenter:nearest_centers"}, beats_random, {NULL}},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

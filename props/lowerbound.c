@@ -10,8 +10,12 @@
  *                              allowed error (random, adversarial)
  *   lowerbound.decode.sketch   every registered sketch: decoding, measured eq. (2) ratio and
  *                              memory against the INDEX bound (CSV)
- * Mutants are the reduction's own ("lowerbound:NAME", see lowerbound/index_reduction.h) and the
- * z ≡ 0 replacement ("z_zero"). */
+ * Mutants: the INDEX instance's (stream:index_reduction:NAME — kvb_index_mutants, the mutant
+ * table of the "index_reduction" stream, lowerbound/index_reduction.h), the z ≡ 0 replacement
+ * (control:z_zero), and two check mutants, wrong variants of the checks' own formulas rather
+ * than of the reduction: check:c3_no_power (Lemma C.3's closed form with r²/d in place of
+ * r²/d^{3/2}) and check:clairvoyant_error (the eq. (2) error chosen after b, which Lemma C.6's
+ * proof excludes: kvb_index_eq2_error's KVB_INDEX_ERR_CLAIRVOYANT). */
 #include "prop.h"
 #include "index_reduction.h"
 
@@ -21,13 +25,17 @@
 
 #include <gsl/gsl_cdf.h>
 
+/* The instance mutant ctx runs (stream:index_reduction:NAME), for kvb_index_alloc. */
 static int mutant_of(prop_ctx *ctx) {
-  int m = kvb_index_mutant_parse(ctx->mutant);
-  if (m < 0) {
-    prop_check(ctx, 0, "unknown reduction mutant '%s'", ctx->mutant);
-    return 0;
-  }
-  return m;
+  const char *name = prop_stream_mutant(ctx, "index_reduction");
+  return name ? 1 + kvb_mutant_find(kvb_index_mutants, name) : KVB_INDEX_FAITHFUL;
+}
+
+/* log of Lemma C.3's closed form; under check:c3_no_power the wrong cosh(C r²/d)^d. */
+static double c3_log(prop_ctx *ctx, double C, double r, size_t d) {
+  if (!prop_check_mutant(ctx, "c3_no_power")) return kvb_index_c3_log_closed_form(C, r, d);
+  double t = fabs(C * r * r / (double)d); /* log cosh(t) = |t| + log1p(e^{−2|t|}) − log 2 */
+  return (double)d * (t + log1p(exp(-2 * t)) - log(2.0));
 }
 
 /* Two-sided normal p-value of a sample mean against mu (CLT; N large, variance estimated). */
@@ -61,7 +69,6 @@ static double chisq_detectable_lambda(size_t df) {
 /* ---- Lemma C.3 closed form vs Monte Carlo ---- */
 
 static void c3_closed_form(prop_ctx *ctx) {
-  int mut = mutant_of(ctx);
   static const struct { size_t d; double r, C; } cfg[] = {
       {4, 2, 1}, {16, 4, 1}, {16, 4, 2}, {16, 2, -1.5}, {64, 8, 1}, {64, 8, 2}, {9, 3, 0.5}};
   size_t N = prop_trials(ctx, 40000, 400000);
@@ -83,7 +90,7 @@ static void c3_closed_form(prop_ctx *ctx) {
     }
     gsl_rng_free(rng);
     double mean = sum / N, var = (sum2 - N * mean * mean) / (N - 1);
-    double cf = exp(kvb_index_c3_log_closed_form(C, r, d, mut));
+    double cf = exp(c3_log(ctx, C, r, d));
     prop_pvalue(ctx, z_pvalue(mean, var, N, cf), PROP_ALPHA,
                 "d=%zu r=%g C=%g: MC mean %.5f (N=%zu) vs cosh(Cr²/d^1.5)^d = %.5f", d, r, C,
                 mean, N, cf);
@@ -97,7 +104,6 @@ static void c3_closed_form(prop_ctx *ctx) {
 /* ---- Lemma C.3 bounds (exact, in the log domain) ---- */
 
 static void c3_bounds(prop_ctx *ctx) {
-  int mut = mutant_of(ctx);
   size_t bad = 0, checked = 0;
   double worst_t = 0;
   /* The proof uses C = 1 and C = 2 (Var ≤ E exp(2⟨x,y⟩/√d) ≤ e⁴); the grid covers |C| ≤ 3. */
@@ -106,7 +112,7 @@ static void c3_bounds(prop_ctx *ctx) {
       double r = sqrt((double)d * k / 8.0); /* r² = d·k/8 ≤ d */
       for (int ci = -6; ci <= 6; ci++) {
         double C = 0.5 * ci, dd = (double)d, r4 = r * r * r * r;
-        double lc = kvb_index_c3_log_closed_form(C, r, d, mut);
+        double lc = c3_log(ctx, C, r, d);
         double lo = C * C * r4 / (4 * dd * dd), hi = C * C * r4 / (dd * dd), tol = 1e-12;
         int ok = 0 <= lo + tol && lo <= lc * (1 + tol) + tol && lc <= hi * (1 + tol) + tol &&
                  hi <= C * C * (1 + tol) + tol;
@@ -214,7 +220,7 @@ static void c4_noise(prop_ctx *ctx) {
   size_t N = prop_trials(ctx, 6000, 60000), d = 16, n = 64, used = 0, tail3 = 0, tail1000 = 0;
   double r = 4;
   /* Var of one term σ·exp(⟨x,y⟩/√d) = E exp(2⟨x,y⟩/√d) = cosh(2r²/d^{3/2})^d (Lemma C.3, C=2). */
-  double v1 = exp(kvb_index_c3_log_closed_form(2, r, d, KVB_INDEX_FAITHFUL));
+  double v1 = exp(kvb_index_c3_log_closed_form(2, r, d));
   double sy = 0, sy2 = 0, sy4 = 0;
   gsl_rng *rng = prop_rng(ctx, 0);
   unsigned char x[64];
@@ -321,7 +327,7 @@ static size_t grid_n(size_t n_lit, size_t d, int shift) {
 
 static void decode_exact(prop_ctx *ctx) {
   int mut = mutant_of(ctx);
-  int zero = ctx->mutant && strcmp(ctx->mutant, "z_zero") == 0; /* z ≡ 0 replaces the answer */
+  int zero = prop_zero_control(ctx); /* z ≡ 0 replaces the answer */
   unsigned N = prop_trials(ctx, 400, 1000);
   unsigned crit;
   double p1 = kvb_binom_detectable_rate(N, 0.2, PROP_ALPHA, 0.9, &crit);
@@ -587,7 +593,7 @@ static void decode_sketch(prop_ctx *ctx) {
     double ratio;
     for (unsigned t = 0; t < Ng; t++) {
       int res = sketch_trial(ctx, rng, 1024, d, r, mut,
-                             ctx->mutant && !strcmp(ctx->mutant, "z_zero") ? "z_zero" : "exact",
+                             prop_zero_control(ctx) ? "z_zero" : "exact",
                              &p, 0, &mem, &ratio);
       if (res < 0) break;
       ok += res;
@@ -698,8 +704,8 @@ static void decode_sketch(prop_ctx *ctx) {
  * norm ε‖softmax‖₂‖V‖_F, exact plus the adversarial one (kvb_index_eq2_error), and a real sketch
  * (uniform_sample, T = 1) measured at its own per-query ratio. */
 static void c6_lemma(prop_ctx *ctx) {
-  int mut = mutant_of(ctx);
-  int zero = ctx->mutant && strcmp(ctx->mutant, "z_zero") == 0;
+  int mut = mutant_of(ctx), clair = prop_check_mutant(ctx, "clairvoyant_error");
+  int zero = prop_zero_control(ctx);
   size_t d = 64, n = 1024;
   double r = 8, eps = 1.0 / 1024, a = r * r / sqrt((double)d), K = sqrt(50.0);
   unsigned N = prop_trials(ctx, 2000, 6000);
@@ -726,8 +732,11 @@ static void c6_lemma(prop_ctx *ctx) {
     double unit = sn * sqrt((double)u) / sqrt((double)d); /* ‖softmax‖₂‖V‖_F/√d */
     for (int kind = 0; kind < 2; kind++) {
       kvb_index_eq2_error(I, x, i, u, z, eps * unit * sqrt((double)d),
-                          kind ? KVB_INDEX_ERR_ADVERSARIAL : KVB_INDEX_ERR_RANDOM, rng, e);
-      double eb = zero ? -z[b] : e[b]; /* under z_zero the answer is 0: its error is −Attn */
+                          clair  ? KVB_INDEX_ERR_CLAIRVOYANT
+                          : kind ? KVB_INDEX_ERR_ADVERSARIAL
+                                 : KVB_INDEX_ERR_RANDOM,
+                          rng, e);
+      double eb = zero ? -z[b] : e[b]; /* under control:z_zero the answer is 0: error −Attn */
       if (fabs(eb) > K * eps * unit) ++*(kind ? &bad_adv : &bad_rand);
     }
     zero_err += fabs(z[b]) > K * eps * unit; /* control: z ≡ 0 answers, error −Attn */
@@ -775,25 +784,25 @@ const prop_claim props_lowerbound[] = {
      "E_{x,y~Unif{±r/√d}^d} exp(C⟨x,y⟩/√d) = cosh(Cr²/d^{3/2})^d: Monte Carlo mean vs closed "
      "form, two-sided CLT z-test per (d, r, C), N = 40000 (400000 in --full), alpha = 1e-6, "
      "detectable shift printed",
-     {"lowerbound:c3_no_power"}, c3_closed_form, {"B-C.3"}},
+     {"check:c3_no_power"}, c3_closed_form, {"B-C.3"}},
     {"lowerbound.c3.bounds", "003 Lemma C.3", "invariant",
      "1 <= exp(C²r⁴/4d²) <= cosh(Cr²/d^{3/2})^d <= exp(C²r⁴/d²) <= exp(C²) for r² <= d, "
      "|C| <= 3 (exact, relative 1e-12)",
-     {"lowerbound:c3_no_power"}, c3_bounds, {"B-C.3"}},
+     {"check:c3_no_power"}, c3_bounds, {"B-C.3"}},
     {"lowerbound.c5.partition", "003 Corollary C.5", "invariant",
      "the d bits of a group have distinct value coordinates and Σ_j |U_ij| <= |U| (exact, every "
      "group of every instance)",
-     {"lowerbound:coord_collide"}, c5_partition, {"B-C.5"}},
+     {"stream:index_reduction:coord_collide"}, c5_partition, {"B-C.5"}},
     {"lowerbound.pi.uniform", "003 App. C (the reduction)", "distribution",
      "π is a uniformly random partition: bit i's slot is uniform over [n/d]×[d] (chi-square, "
      "alpha = 1e-6, N = 3000 instances, 30000 in --full; detectable deviation printed)",
-     {"lowerbound:identity_pi"}, pi_uniform, {NULL}},
+     {"stream:index_reduction:identity_pi"}, pi_uniform, {NULL}},
     {"lowerbound.c4.noise", "003 Lemma C.4", "distribution",
      "d = 16, r = 4, n = 64, N = 6000 trials (60000 in --full): the noise X given |U_i| has mean 0 "
      "and variance |U_i|·cosh(2r²/d^{3/2})^d (two-sided CLT z-tests, alpha = 1e-6, detectable "
      "shifts printed), P[|X| >= 3 sd] <= 1/9 (Chebyshev, the lemma's route; binomial bound test, "
      "alpha = 1e-6, power printed)",
-     {"lowerbound:shared_key"}, c4_noise, {"B-C.4"}},
+     {"stream:index_reduction:shared_key"}, c4_noise, {"B-C.4"}},
     {"lowerbound.c6", "003 Lemma C.6", "bound",
      "at d = 64, r = 8, eps = 2^-10, n = 1024 (the proof's |U| = (c/C)/eps²), over N = 2000 "
      "random (instance, x, i) (6000 in --full): (1) an answer meeting eq. (2) at eps — exact plus "
@@ -803,7 +812,7 @@ const prop_claim props_lowerbound[] = {
      "is >= e^{r²/√d} − t for x_i = 1 and <= t for x_i = 0, t = √(50·e⁴·|U|/d) (Chebyshev with "
      "Lemma C.3), with probability >= 0.98. Binomial bound tests, alpha = 1e-6, N = 2000 detects "
      "a rate >= 0.0425 with power 0.9 (0.032 at N = 6000). Controls: z ≡ 0 through (1) and (2).",
-     {"lowerbound:clairvoyant_error", "lowerbound:shared_key", "z_zero"}, c6_lemma,
+     {"check:clairvoyant_error", "stream:index_reduction:shared_key", "control:z_zero"}, c6_lemma,
      {"B-C.6.1", "B-C.6.2"}},
     {"lowerbound.decode.exact", "003 Theorem 3.2 (App. C conclusion)", "bound",
      "Bob decodes a random bit with probability >= 0.8 (003 App. C). Pre-registered cells: "
@@ -817,7 +826,8 @@ const prop_claim props_lowerbound[] = {
      "--full), else HOLDS; MIXED when cells disagree. Asserted (exact): with one group (n = d) "
      "exact decoding is always right. Controls: z ≡ 0 on the small-n cells, uniform_sample "
      "keeping 1/4 of U.",
-     {"lowerbound:threshold_flip", "lowerbound:no_sign", "z_zero"}, decode_exact,
+     {"stream:index_reduction:threshold_flip", "stream:index_reduction:no_sign",
+      "control:z_zero"}, decode_exact,
      {"B-T3.2.red"}},
     {"lowerbound.decode.sketch", "003 Theorem 3.2", "comparison",
      "A lower bound cannot be confirmed by examples; what is checked is that no sketch beats it. "
@@ -833,5 +843,5 @@ const prop_claim props_lowerbound[] = {
      "alpha = 1e-6, N = 400). Controls: z ≡ 0 through that assertion; an oracle leak (exact "
      "answers reported with 0 bytes) through the INDEX rule. Writes "
      "build/lowerbound_decoding.csv ($KVB_LOWERBOUND_CSV).",
-     {"lowerbound:threshold_flip", "z_zero"}, decode_sketch, {"B-T3.2"}},
+     {"stream:index_reduction:threshold_flip", "control:z_zero"}, decode_sketch, {"B-T3.2"}},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

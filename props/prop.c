@@ -28,36 +28,120 @@ const char *prop_verdict_name(prop_verdict v) {
   }
 }
 
-/* Does method type `method` list mutant `name`? */
-static int lists_mutant(const char *method, const char *name) {
-  const kvb_method_type *t = kvb_method_lookup(method);
-  for (const kvb_mutant_spec *m = t ? t->mutants : NULL; m && m->name; m++)
-    if (strcmp(m->name, name) == 0) return 1;
-  return 0;
-}
+/* A claim mutant split at its colons: kind ("method", "stream", "probe", "check", "control"),
+ * type (empty for check and control) and name. 0 when the form is wrong. */
+typedef struct {
+  char kind[16], type[64], name[64];
+} mutant_parts;
 
-void prop_apply_mutant(const prop_ctx *ctx, const char *method, kvb_params *p) {
-  if (!ctx->mutant) return;
-  size_t len = strlen(method);
-  if (strncmp(ctx->mutant, method, len) == 0 && ctx->mutant[len] == ':')
-    kvb_params_set_str(p, "mutant", ctx->mutant + len + 1);
-  else if (strncmp(ctx->mutant, "walk:", 5) == 0 && lists_mutant(method, ctx->mutant + 5))
-    kvb_params_set_str(p, "mutant", ctx->mutant + 5);
-}
-
-unsigned prop_walk_flags(const prop_ctx *ctx) {
-  static const char *const walkers[] = {"walk:", "merge_reduce:", "balancekv:", NULL};
-  for (int i = 0; ctx->mutant && walkers[i]; i++) {
-    size_t len = strlen(walkers[i]);
-    if (strncmp(ctx->mutant, walkers[i], len) == 0) return kvb_walk_flags_for(ctx->mutant + len);
+static int split_mutant(const char *m, mutant_parts *out) {
+  memset(out, 0, sizeof *out);
+  if (!m) return 0;
+  const char *c1 = strchr(m, ':');
+  if (!c1 || (size_t)(c1 - m) >= sizeof out->kind) return 0;
+  memcpy(out->kind, m, (size_t)(c1 - m));
+  int typed = strcmp(out->kind, "method") == 0 || strcmp(out->kind, "stream") == 0 ||
+              strcmp(out->kind, "probe") == 0;
+  const char *rest = c1 + 1, *c2 = strchr(rest, ':');
+  if (typed) {
+    if (!c2 || c2 == rest || (size_t)(c2 - rest) >= sizeof out->type) return 0;
+    memcpy(out->type, rest, (size_t)(c2 - rest));
+    rest = c2 + 1;
+  } else if (c2 || (strcmp(out->kind, "check") != 0 && strcmp(out->kind, "control") != 0)) {
+    return 0;
   }
-  return 0;
+  if (!*rest || strlen(rest) >= sizeof out->name) return 0;
+  strcpy(out->name, rest);
+  return 1;
+}
+
+static const kvb_mutant_spec *type_mutants(const char *kind, const char *type, int *found) {
+  *found = 1;
+  if (strcmp(kind, "method") == 0 && kvb_method_lookup(type)) return kvb_method_lookup(type)->mutants;
+  if (strcmp(kind, "stream") == 0 && kvb_stream_lookup(type)) return kvb_stream_lookup(type)->mutants;
+  if (strcmp(kind, "probe") == 0 && kvb_probe_lookup(type)) return kvb_probe_lookup(type)->mutants;
+  *found = 0;
+  return NULL;
+}
+
+int prop_mutant_resolves(const char *mutant, char *why, size_t cap) {
+  mutant_parts mp;
+  if (!split_mutant(mutant, &mp)) {
+    snprintf(why, cap, "'%s' is not of the form method|stream|probe:TYPE:NAME, check:NAME or "
+             "control:z_zero", mutant ? mutant : "(null)");
+    return 0;
+  }
+  if (strcmp(mp.kind, "check") == 0) return 1;
+  if (strcmp(mp.kind, "control") == 0) {
+    if (strcmp(mp.name, "z_zero") == 0) return 1;
+    snprintf(why, cap, "'%s': the only control substitution is control:z_zero", mutant);
+    return 0;
+  }
+  int found;
+  const kvb_mutant_spec *t = type_mutants(mp.kind, mp.type, &found);
+  if (!found) {
+    snprintf(why, cap, "'%s': no %s type '%s' is registered", mutant, mp.kind, mp.type);
+    return 0;
+  }
+  if (kvb_mutant_find(t, mp.name) < 0) {
+    snprintf(why, cap, "'%s': %s '%s' lists no mutant '%s' (`kvbound list`)", mutant, mp.kind,
+             mp.type, mp.name);
+    return 0;
+  }
+  return 1;
+}
+
+/* NAME (the tail of ctx->mutant) when ctx runs KIND:TYPE:NAME, counted as applied. */
+static const char *typed_mutant(prop_ctx *ctx, const char *kind, const char *type) {
+  mutant_parts mp;
+  if (!split_mutant(ctx->mutant, &mp) || strcmp(mp.kind, kind) != 0 || strcmp(mp.type, type) != 0)
+    return NULL;
+  ctx->mutant_applied++;
+  return strrchr(ctx->mutant, ':') + 1;
+}
+
+void prop_apply_mutant(prop_ctx *ctx, const char *method, kvb_params *p) {
+  const char *name = typed_mutant(ctx, "method", method);
+  if (name) kvb_params_set_str(p, KVB_MUTANT_PARAM, name);
+}
+
+unsigned prop_walk_flags(prop_ctx *ctx) {
+  mutant_parts mp;
+  if (!split_mutant(ctx->mutant, &mp) || strcmp(mp.kind, "method") != 0) return 0;
+  /* the methods whose mutant tables own the walk-level names (README "Mutants") */
+  if (strcmp(mp.type, "merge_reduce") != 0 && strcmp(mp.type, "balancekv") != 0) return 0;
+  unsigned flags = kvb_walk_flags_for(mp.name);
+  if (flags) ctx->mutant_applied++;
+  return flags;
+}
+
+const char *prop_stream_mutant(prop_ctx *ctx, const char *type) {
+  return typed_mutant(ctx, "stream", type);
+}
+
+const char *prop_probe_mutant(prop_ctx *ctx, const char *type) {
+  return typed_mutant(ctx, "probe", type);
+}
+
+int prop_check_mutant(prop_ctx *ctx, const char *name) {
+  mutant_parts mp;
+  if (!split_mutant(ctx->mutant, &mp) || strcmp(mp.kind, "check") != 0 ||
+      strcmp(mp.name, name) != 0)
+    return 0;
+  ctx->mutant_applied++;
+  return 1;
+}
+
+int prop_zero_control(prop_ctx *ctx) {
+  if (!ctx->mutant || strcmp(ctx->mutant, "control:z_zero") != 0) return 0;
+  ctx->mutant_applied++;
+  return 1;
 }
 
 kvb_method *prop_method(prop_ctx *ctx, const char *name, const kvb_method_config *cfg,
                         kvb_params *p) {
   kvb_method *m = NULL;
-  if (ctx->mutant && strcmp(ctx->mutant, "z_zero") == 0) {
+  if (prop_zero_control(ctx)) {
     kvb_params none;
     kvb_params_init(&none);
     if (kvb_method_alloc("z_zero", cfg, &none, &m))
@@ -176,6 +260,10 @@ kvb_stream *prop_stream(prop_ctx *ctx, uint64_t i, const char *name, const char 
   kvb_params p;
   kvb_params_init(&p);
   for (; assign && *assign; assign++) kvb_params_parse(&p, *assign);
+  if (!kvb_params_has(&p, KVB_MUTANT_PARAM)) {
+    const char *mut = prop_stream_mutant(ctx, name);
+    if (mut) kvb_params_set_str(&p, KVB_MUTANT_PARAM, mut);
+  }
   gsl_rng *r = prop_rng(ctx, i);
   kvb_stream *s = NULL;
   int st = kvb_stream_generate(name, &p, r, &s);

@@ -7,7 +7,7 @@
  *   - every stochastic assertion is a hypothesis test at false-alarm probability
  *     <= PROP_ALPHA (1e-6), made through prop_pvalue() so the p-value and α are printed;
  *   - exact invariants go through prop_check();
- *   - a claim applies ctx->mutant to the method it builds with prop_apply_mutant();
+ *   - a claim applies ctx->mutant through the helpers below (Mutants);
  *   - measured numbers for the report go through prop_note() (one line each). */
 #ifndef KVB_PROP_H
 #define KVB_PROP_H
@@ -43,7 +43,8 @@ const char *prop_verdict_name(prop_verdict v);
 typedef struct {
   uint64_t seed;        /* base seed (fixed in make check; KVBOUND_SEED overrides) */
   const char *id;       /* claim id */
-  const char *mutant;   /* mutant being injected ("method:NAME", "walk:NAME", "z_zero"), or NULL */
+  const char *mutant;   /* mutant being injected (Mutants below: "method:subgen:mu_norm"), or NULL */
+  int mutant_applied;   /* times a helper below injected it (a mutant run that never does fails) */
   int full;             /* 1 in make check-full: more trials, larger grids */
   int failures;         /* assertions failed so far */
   int vacuous_practical;/* set by prop_vacuous_practical() */
@@ -69,15 +70,46 @@ typedef struct {
 
 /* A generator on substream i of this claim. Caller frees with gsl_rng_free. */
 gsl_rng *prop_rng(const prop_ctx *ctx, uint64_t i);
-/* Sets "mutant" in p when ctx->mutant is "method:NAME" for this method, or "walk:NAME" and
- * this method is built on the Self-Balancing Walk and lists NAME among its mutants. */
-void prop_apply_mutant(const prop_ctx *ctx, const char *method, kvb_params *p);
-/* KVB_WALK_MUT_* flags for a claim that calls the walk directly: from "walk:NAME",
- * "merge_reduce:NAME" or "balancekv:NAME" (0 when ctx runs no walk mutant). */
-unsigned prop_walk_flags(const prop_ctx *ctx);
-/* Creates method `name` with ctx's mutant applied; under the mutant "z_zero" the method under
- * test is replaced by the z ≡ 0 control (so a claim shows it rejects a trivial estimator).
- * NULL, with a failed check naming the error, when creation fails. */
+/* ---- Mutants ----
+ * A claim's mutants (prop_claim.mutants, `kvb-props --mutant M`) have one form for every kind
+ * (src/core/mutant.h; README "Mutants"):
+ *   method:TYPE:NAME  mutant NAME of method type TYPE — the "mutant" parameter, applied wherever
+ *                     the claim builds TYPE (prop_method, prop_subgen, prop_apply_mutant); a
+ *                     walk-level name of merge_reduce or balancekv (walk_sign, walk_nofail,
+ *                     keep_larger, random_signs) also reaches a claim that calls the walk
+ *                     itself, through prop_walk_flags
+ *   stream:TYPE:NAME  mutant NAME of stream type TYPE (prop_stream, prop_stream_mutant)
+ *   probe:TYPE:NAME   mutant NAME of probe type TYPE, or of the function it runs
+ *                     (prop_probe_mutant)
+ *   check:NAME        a check mutant: a wrong variant of the check's own arithmetic (a bound
+ *                     constant, a closed form, the adversary's model), not of any type; the
+ *                     claim's file implements it behind prop_check_mutant(ctx, NAME)
+ *   control:z_zero    the method under test replaced by the z ≡ 0 control (prop_method,
+ *                     prop_zero_control), so a check shows it rejects a trivial estimator
+ * kvb-props refuses (exit 2) a listed name that does not resolve — TYPE not registered, NAME not
+ * in its table — and fails a mutant run in which no helper applied the mutant, so a mutant is
+ * never credited for a run that did not contain it. */
+
+/* Whether `mutant` resolves (the form above, the type registered and listing NAME). On failure
+ * writes the reason to why. */
+int prop_mutant_resolves(const char *mutant, char *why, size_t cap);
+/* Sets "mutant" in p when ctx runs method:METHOD:NAME. */
+void prop_apply_mutant(prop_ctx *ctx, const char *method, kvb_params *p);
+/* KVB_WALK_MUT_* flags for a claim that calls the walk (or SoftmaxBalance) directly: those of
+ * NAME when ctx runs method:merge_reduce:NAME or method:balancekv:NAME and NAME is walk-level
+ * (kvb_walk_flags_for); else 0. */
+unsigned prop_walk_flags(prop_ctx *ctx);
+/* NAME when ctx runs stream:TYPE:NAME (or probe:TYPE:NAME), else NULL. For a claim that builds
+ * the type's object itself (an INDEX instance, a k-center run). */
+const char *prop_stream_mutant(prop_ctx *ctx, const char *type);
+const char *prop_probe_mutant(prop_ctx *ctx, const char *type);
+/* Whether ctx runs the check mutant check:NAME. */
+int prop_check_mutant(prop_ctx *ctx, const char *name);
+/* Whether ctx runs control:z_zero (for a claim that forms the z ≡ 0 answer itself). */
+int prop_zero_control(prop_ctx *ctx);
+/* Creates method `name` with ctx's mutant applied; under control:z_zero the method under test is
+ * replaced by the z ≡ 0 control. NULL, with a failed check naming the error, when creation
+ * fails. */
 kvb_method *prop_method(prop_ctx *ctx, const char *name, const kvb_method_config *cfg,
                         kvb_params *p);
 /* Exact assertion. Returns cond. */
@@ -116,7 +148,8 @@ prop_verdict prop_verdict_of(const prop_ctx *ctx);
 unsigned prop_trials(const prop_ctx *ctx, unsigned check, unsigned full);
 
 /* Helpers shared by many claims. */
-/* Generates stream `name` with "k=v" assignments (NULL-terminated), substream i. */
+/* Generates stream `name` with "k=v" assignments (NULL-terminated), substream i; ctx's
+ * stream:NAME:MUT applies unless the assignments set "mutant" themselves (a control). */
 kvb_stream *prop_stream(prop_ctx *ctx, uint64_t i, const char *name, const char *const *assign);
 /* SubGen (000 Alg. 1) with ctx's mutant applied when it targets "subgen"; NULL (and a failed
  * check naming the error) when creation fails. */

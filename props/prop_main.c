@@ -26,7 +26,8 @@ static void usage(FILE *f) {
           "  --full            the long statistical battery (make check-full)\n"
           "  --shard K/N       run every N-th claim starting at K (0-based)\n"
           "  --seed S          base seed (default %u, or $KVBOUND_SEED; 'fresh' draws one)\n"
-          "  --mutant M        run only mutant M (method:name) of the selected claims\n"
+          "  --mutant M        run only mutant M of the selected claims: method:TYPE:NAME,\n"
+          "                    stream:TYPE:NAME, probe:TYPE:NAME, check:NAME or control:z_zero\n"
           "  --no-mutants      skip the mutant runs\n"
           "  --report FILE     write the markdown report: a verdict per paper claim, then the checks\n"
           "  --claims-list FILE  check that the compiled list of the papers' claims has exactly\n"
@@ -86,6 +87,21 @@ static int check_covers(void) {
         if (paper_claim_index(c->covers[k]) < 0) {
           fprintf(stderr, "kvb-props: claim %s covers unknown paper claim '%s'\n", c->id,
                   c->covers[k]);
+          bad = 1;
+        }
+  return bad;
+}
+
+/* Every mutant a claim lists must resolve (prop.h, Mutants): a misspelt name would otherwise
+ * be a run that injects nothing. */
+static int check_mutant_names(void) {
+  int bad = 0;
+  char why[256];
+  for (size_t t = 0; prop_claim_tables[t]; t++)
+    for (const prop_claim *c = prop_claim_tables[t]; c->id; c++)
+      for (int k = 0; k < 8 && c->mutants[k]; k++)
+        if (!prop_mutant_resolves(c->mutants[k], why, sizeof why)) {
+          fprintf(stderr, "kvb-props: claim %s lists mutant %s\n", c->id, why);
           bad = 1;
         }
   return bad;
@@ -243,7 +259,12 @@ int main(int argc, char **argv) {
     }
   }
 
-  if (check_covers()) return 2;
+  if (check_covers() || check_mutant_names()) return 2;
+  char why[256];
+  if (only_mutant && !prop_mutant_resolves(only_mutant, why, sizeof why)) {
+    fprintf(stderr, "kvb-props: --mutant %s\n", why);
+    return 2;
+  }
   FILE *rep = NULL;
   if (report) {
     rep = fopen(report, "w");
@@ -310,7 +331,12 @@ int main(int argc, char **argv) {
          * of a pre-registered cell (a MIXED claim stays MIXED under a mutant that moves cells). */
         int cells_moved = mctx.ncells != ctx.ncells;
         for (int q = 0; !cells_moved && q < ctx.ncells; q++) cells_moved = mctx.cells[q] != ctx.cells[q];
-        if (mv == PROP_FAILS || mv != v || cells_moved) {
+        if (!mctx.mutant_applied) {
+          /* the claim never injected it: whatever changed, it was not the mutant */
+          failed++;
+          printf("FAIL %s never applied mutant %s (no helper of prop.h injected it, so it is "
+                 "not credited)\n", c->id, c->mutants[k]);
+        } else if (mv == PROP_FAILS || mv != v || cells_moved) {
           caught++;
           printf("PASS %s caught mutant %s (verdict %s)\n", c->id, c->mutants[k],
                  prop_verdict_name(mv));

@@ -233,16 +233,16 @@ static void lemma1_order(prop_ctx *ctx) {
 const prop_claim props_subgen_lemma1[] = {
     {"subgen.lemma1.mu", "000 Lemma 1 (1)", "invariant",
      "µ = Σ‖v_i‖² after every step, to rounding (relative 1e-12)",
-     {"subgen:mu_norm"}, lemma1_mu, {"S-L1.1"}},
+     {"method:subgen:mu_norm"}, lemma1_mu, {"S-L1.1"}},
     {"subgen.lemma1.law", "000 Lemma 1 (2)", "distribution",
      "each slot of M is distributed ∝ ‖v_i‖² (chi-square GOF over independent runs, zero values "
      "never sampled, slots null exactly while µ = 0) and slots (0,1), (0,s-1) are independent "
      "(chi-square independence), after the last step (α = 1e-6 per test) and after every step "
      "(Bonferroni over steps, α = 1e-6 per family)",
-     {"subgen:mp_prob_half", "subgen:mp_uniform", "subgen:mp_shared_coin"}, lemma1_law, {"S-L1.2"}},
+     {"method:subgen:mp_prob_half", "method:subgen:mp_uniform", "method:subgen:mp_shared_coin"}, lemma1_law, {"S-L1.2"}},
     {"subgen.lemma1.order", "000 Lemma 1 (2)", "distribution",
      "the law ∝ ‖v_i‖² holds for the same tokens sorted by ‖v‖ ascending and descending "
      "(chi-square GOF after the last step and, Bonferroni-corrected, after every step; "
      "α = 1e-6 each)",
-     {"subgen:mp_prob_half", "subgen:mp_uniform"}, lemma1_order, {"S-L1.2"}},
+     {"method:subgen:mp_prob_half", "method:subgen:mp_uniform"}, lemma1_order, {"S-L1.2"}},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

@@ -501,22 +501,22 @@ const prop_claim props_subgen_lemma2[] = {
      "one part): x_i ∈ C_i, n_i = |C_i|, Σ n_i = n, ‖x_i − k′‖ ≤ δ, ‖x_i − x_j‖ > δ, S_i ⊆ C_i "
      "— exactly, on clusterable and Gaussian keys in stream order, sorted by ‖k‖ both ways and "
      "clusters interleaved",
-     {"subgen:cluster_no_count", "subgen:cluster_never_join"}, lemma2_invariants,
+     {"method:subgen:cluster_no_count", "method:subgen:cluster_never_join"}, lemma2_invariants,
      {"S-L2.0", "S-L2.1", "S-L2.2", "S-L2.3", "S-L2.4"}},
     {"subgen.lemma2.ties", "000 Lemma 2 (1)-(4), Alg. 1 line 13 (001 line 12)", "invariant",
      "the same exact checks on the ties_at_delta stream (keys at distance exactly δ from a "
      "representative, in double) in the same four orders",
-     {"subgen:cluster_lt", "subgen:cluster_no_count"}, lemma2_ties, {"S-L2.3", "S-L2.4"}},
+     {"method:subgen:cluster_lt", "method:subgen:cluster_no_count"}, lemma2_ties, {"S-L2.3", "S-L2.4"}},
     {"subgen.alg1.rule", "000 Alg. 1 lines 11-22 (001 lines 11-21), §2.2-2.3", "invariant",
      "after every step, against a shadow that stores every key and replays the clustering "
      "(join the NEAREST representative, line 12's arg min, when within δ; else open a cluster): "
      "m′ and every n_i equal the shadow's, x_i at the shadow's position, S_i ⊆ C_i, and all s "
      "slots of M hold tokens seen so far (exact), on the same streams and orders as Lemma 2",
-     {"subgen:cluster_farthest", "subgen:cluster_never_join"}, alg1_rule, {"S-ALG1.sizes"}},
+     {"method:subgen:cluster_farthest", "method:subgen:cluster_never_join"}, alg1_rule, {"S-ALG1.sizes"}},
     {"subgen.lemma2.uniform", "000 Lemma 2 (5) = 001 Lemma 2.3 (5)", "distribution",
      "S_i is t i.i.d. uniform samples of C_i: chi-square GOF of the slots' indices within C_i "
      "over independent runs, and chi-square independence of slot 0 vs slots 1 and t−1 (indices in "
      "<= 8 bins), at the middle and end of a stream and of the same keys sorted by ‖k‖ "
      "(α = 1e-6 per test) and after every step (Bonferroni over steps, α = 1e-6 per family)",
-     {"subgen:cluster_prob_half", "subgen:cluster_shared_coin"}, lemma2_uniform, {"S-L2.5"}},
+     {"method:subgen:cluster_prob_half", "method:subgen:cluster_shared_coin"}, lemma2_uniform, {"S-L2.5"}},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

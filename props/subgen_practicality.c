@@ -62,17 +62,17 @@ static const double eps_list[] = {0.1, 0.5, 1};
 static const double delta_list[] = {0.05, 0.1, 0.5, 1, 2};
 static const double n_list[] = {5000, 20000};
 
-/* t and s for one point, with the claim-local mutant bound:t_plus_one (t one too large). */
-static int demand(const prop_ctx *ctx, double eps, double delta, double r, double scale, double m,
+/* t and s for one point, with the check mutant check:t_plus_one (t one too large). */
+static int demand(prop_ctx *ctx, double eps, double delta, double r, double scale, double m,
                   double rho, double *t, double *s) {
   if (kvb_subgen_required_t(eps, delta, r, scale, m, t) || kvb_subgen_required_s(eps, rho, s))
     return -1;
-  if (ctx->mutant && strcmp(ctx->mutant, "bound:t_plus_one") == 0) *t += 1;
+  if (prop_check_mutant(ctx, "t_plus_one")) *t += 1;
   return 0;
 }
 
 /* The verdict function: 1 when no (ε, δ, n) of the grid fits at these inputs, -1 on error. */
-static int prac_vacuous(const prop_ctx *ctx, double r, double d, double scale, double rho,
+static int prac_vacuous(prop_ctx *ctx, double r, double d, double scale, double rho,
                         const double *deltas, size_t nd) {
   for (size_t ei = 0; ei < sizeof eps_list / sizeof *eps_list; ei++)
     for (size_t di = 0; di < nd; di++)
@@ -203,5 +203,5 @@ const prop_claim props_subgen_practicality[] = {
      "vs the exact cache 2n, n ∈ {5000, 20000}; VACUOUS-AT-PRACTICAL when no point fits at ρ = d. "
      "Asserts (exact) counterfactual inputs that change the verdict, t and s as the least "
      "integers meeting the proof's inequalities, and the memory of an instantiated SubGen",
-     {"subgen:cluster_never_join", "bound:t_plus_one"}, practicality, {"S-PRAC.mem"}},
+     {"method:subgen:cluster_never_join", "check:t_plus_one"}, practicality, {"S-PRAC.mem"}},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

@@ -43,8 +43,9 @@
  * one-sided binomial at α = 1e-6 per equation and cell; each prints N and the smallest failure
  * rate it detects with power 0.9, and the markov cells the power against a 2× violation.
  *
- * Mutants: subgen:tau_no_count, subgen:z_no_weight, subgen:mp_uniform (algorithm errors), z_zero
- * (the method replaced by z ≡ 0), and the claim-local bound:constant_half (runs SubGen with
+ * Mutants: method:subgen:tau_no_count, method:subgen:z_no_weight, method:subgen:mp_uniform
+ * (algorithm errors), control:z_zero (the method replaced by z ≡ 0), and the check mutant
+ * check:constant_half (runs SubGen with
  * s = ⌈s/2⌉ while asserting the same 0.005: a constant wrong by 2×; markov2 rejects it). */
 #include "prop.h"
 
@@ -69,13 +70,9 @@ static const char *const eq_name[NEQ] = {"eq. (3)", "eq. (5)", "eq. (6)", "clust
 static const double eq_budget[NEQ] = {0.01, KVB_SUBGEN_FAIL_TAU, KVB_SUBGEN_FAIL_Z,
                                       KVB_SUBGEN_FAIL_TAU};
 
-static int mutant_is(const prop_ctx *ctx, const char *name) {
-  return ctx->mutant && strcmp(ctx->mutant, name) == 0;
-}
-
-/* s the run uses: the derived s, or half of it under bound:constant_half. */
-static double run_s(const prop_ctx *ctx, double s) {
-  return mutant_is(ctx, "bound:constant_half") ? ceil(s / 2) : s;
+/* s the run uses: the derived s, or half of it under the check mutant check:constant_half. */
+static double run_s(prop_ctx *ctx, double s) {
+  return prop_check_mutant(ctx, "constant_half") ? ceil(s / 2) : s;
 }
 
 /* The same one-sided binomial test as prop_binomial_bound, for a control (records nothing). */
@@ -143,7 +140,7 @@ static void ratios(const exact_pt *x, double eps, const double *z_out, const dou
   r[E6] = sqrt(e6) / ((eps / 3) * x->enorm * x->vop);
 }
 
-/* Streams x through SubGen (or, under the z_zero mutant, the control prop_method puts in its
+/* Streams x through SubGen (or, under the control:z_zero mutant, the control prop_method puts in its
  * place) and fills ratios r[0..3]. memb[j] gets the cluster token j joined or opened, read off
  * the change of m′ and n_i after its update (000 Alg. 1 lines 14 and 20-21 = 001 Alg. 1
  * lines 13 and 19-20). */
@@ -369,7 +366,7 @@ static void bite_cell(prop_ctx *ctx) {
       mc = 0;
       for (size_t j = 0; j < n; j++)
         if (memb[j] != SIZE_MAX && memb[j] + 1 > mc) mc = memb[j] + 1;
-      if (mc == 0) mc = 1, memb[0] = 0; /* z_zero mutant: no clusters; one part for the control */
+      if (mc == 0) mc = 1, memb[0] = 0; /* control:z_zero: no clusters; one part for the control */
       for (size_t j = 0; j < n; j++) memb[j] = memb[j] == SIZE_MAX ? 0 : memb[j];
       for (size_t k = 0; k < mc; k++) cx[k] = 0;
       for (size_t j = 0; j < n; j++) cx[memb[j]] += x.e[j];
@@ -554,9 +551,9 @@ static int diam_run(prop_ctx *ctx, const kvb_stream *s, double delta, double mul
 }
 
 static void theorem1_diam(prop_ctx *ctx) {
-  /* bound:diam_half claims e^{δr} instead of e^{2δr}: the adv_markov stream (bulk keys up to δ
+  /* check:diam_half claims e^{δr} instead of e^{2δr}: the adv_markov stream (bulk keys up to δ
    * on either side of the representative, along q) shows the factor 2 is needed. */
-  double mult = ctx->mutant && strcmp(ctx->mutant, "bound:diam_half") == 0 ? 0.5 : 1;
+  double mult = prop_check_mutant(ctx, "diam_half") ? 0.5 : 1;
   const double delta = 0.5;
   kvb_stream *st[2];
   st[0] = markov_stream(ctx, 0, 400, 2.0, 0, 10, 2 * delta, 1.0, 1.0, -1);
@@ -588,8 +585,8 @@ const prop_claim props_subgen_theorem1[] = {
      "n/2 tokens run through the same tests; [markov1], [markov2] the Markov boundary of eq. (6) "
      "for s and s/2: (6) ≤ 0.005, Monte Carlo = exact enumeration, z ≡ 0 control. One-sided "
      "binomial tests, α = 1e-6 each",
-     {"subgen:tau_no_count", "subgen:z_no_weight", "subgen:mp_uniform", "z_zero",
-      "bound:constant_half"},
+     {"method:subgen:tau_no_count", "method:subgen:z_no_weight", "method:subgen:mp_uniform", "control:z_zero",
+      "check:constant_half"},
      theorem1,
      {"S-T1", "S-T1.eq5", "S-T1.eq6", "S-T1.clus"}},
     {"subgen.theorem1.diam", "000 Thm. 1 proof (001 App. A.3): e^{2δr} within a cluster", "bound",
@@ -597,5 +594,5 @@ const prop_claim props_subgen_theorem1[] = {
      "max/min exp(⟨k,q⟩) over the cluster's keys ≤ e^{2δ‖q‖} (exact, keys tracked from n_i and "
      "m′ after each update), on adv_markov (spread 2δ, the tight case) and a d = 8 clusterable "
      "stream; the largest ratio is reported",
-     {"bound:diam_half"}, theorem1_diam, {"S-T1.diam"}},
+     {"check:diam_half"}, theorem1_diam, {"S-T1.diam"}},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

@@ -112,11 +112,9 @@ int main(void) {
     CHECK(kvb_index_eq2_error(I, x, 1, u, za, -1, KVB_INDEX_ERR_RANDOM, rng, e) == KVB_EINVAL &&
               kvb_index_eq2_error(I, x, 1, u, za, 1, KVB_INDEX_ERR_RANDOM, NULL, e) == KVB_ENULL,
           "index.eq2_error.bad_input", "bad input accepted");
-    I->mutant = KVB_INDEX_MUT_CLAIRVOYANT;
-    kvb_index_eq2_error(I, x, 1, u, za, budget, KVB_INDEX_ERR_RANDOM, rng, e);
+    kvb_index_eq2_error(I, x, 1, u, za, budget, KVB_INDEX_ERR_CLAIRVOYANT, NULL, e);
     CHECK(e[I->coord[1]] == -I->sigma[1] * budget, "index.eq2_error.clairvoyant",
           "e_b = %g", e[I->coord[1]]);
-    I->mutant = KVB_INDEX_FAITHFUL;
   }
   kvb_method *m8 = NULL;
   kvb_method_config cfg8 = {8, 8, 0.25, rng};
@@ -125,10 +123,18 @@ int main(void) {
   CHECK(st == KVB_EDIM && m8->n == 0, "index.alice.dim", "st %d", st);
   st = kvb_index_bob(I, m, 99, u, &bit, &val);
   CHECK(st == KVB_EINVAL, "index.bob.range", "st %d", st);
-  CHECK(kvb_index_mutant_parse("lowerbound:no_sign") == KVB_INDEX_MUT_NO_SIGN &&
-            kvb_index_mutant_parse("subgen:mu_norm") == 0 &&
-            kvb_index_mutant_parse("lowerbound:nope") == -1,
-        "index.mutant_parse", "parse wrong");
+  {
+    /* the instance's mutants by name; the stream's table is the instance's */
+    int ns = 1 + kvb_mutant_find(kvb_index_mutants, "no_sign");
+    kvb_index_instance *J = NULL, *J2 = NULL;
+    int sa = kvb_index_alloc(32, 16, 4.0, ns, rng, &J);
+    CHECK(ns > 0 && sa == KVB_OK && kvb_index_is_mutant(J, "no_sign") &&
+              !kvb_index_is_mutant(J, "threshold_flip") &&
+              kvb_index_alloc(32, 16, 4.0, 1 + (int)kvb_mutant_count(kvb_index_mutants), rng,
+                              &J2) == KVB_EINVAL && !J2,
+          "index.mutant_by_name", "st %d", sa);
+    kvb_index_free(J);
+  }
   /* the registered stream */
   kvb_params sp;
   kvb_params_init(&sp);

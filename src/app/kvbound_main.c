@@ -55,6 +55,14 @@ static void print_params(const kvb_param_spec *p) {
   }
 }
 
+/* A type's mutants (mutant.h), one per line with its help; nothing for a type without any. */
+static void print_mutants(const kvb_mutant_spec *t) {
+  if (!t || !t->name) return;
+  printf("      mutants (test-only deliberate faults, mutant = \"NAME\"; kvb-props --mutant "
+         "KIND:TYPE:NAME):\n");
+  for (; t->name; t++) printf("        %-20s %s\n", t->name, t->help);
+}
+
 static int cmd_list(int argc, char **argv) {
   if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
     printf("usage: kvbound list\n  prints every registered method, stream generator and probe with "
@@ -66,11 +74,7 @@ static int cmd_list(int argc, char **argv) {
     const kvb_method_type *t = kvb_method_type_at(i);
     printf("  %-20s %s\n      source: %s\n", t->name, t->summary, t->source);
     print_params(t->params);
-    if (t->mutants && t->mutants[0].name) {
-      printf("      mutants (test-only deliberate faults):");
-      for (size_t k = 0; t->mutants[k].name; k++) printf(" %s", t->mutants[k].name);
-      printf("\n");
-    }
+    print_mutants(t->mutants);
   }
   printf("streams:\n");
   for (size_t i = 0; kvb_stream_type_at(i); i++) {
@@ -78,6 +82,7 @@ static int cmd_list(int argc, char **argv) {
     printf("  %-20s %s\n", t->name, t->summary);
     if (t->attacks) printf("      attacks: %s\n", t->attacks);
     print_params(t->params);
+    print_mutants(t->mutants);
   }
   printf("probes (declared with probe \"TYPE\" {...}; measured at the query points):\n");
   for (size_t i = 0; kvb_probe_type_at(i); i++) {
@@ -91,6 +96,7 @@ static int cmd_list(int argc, char **argv) {
     }
     printf("\n");
     print_params(t->params);
+    print_mutants(t->mutants);
   }
   static const char *const groups[] = {"error", "bound", "memory", "work", "time", "probe", "decode"};
   static const char *const notes[] = {

@@ -40,6 +40,8 @@ const char kvb_spec_help[] =
     "  probe \"TYPE\" { param = value, ..., label = \"L\" }    a probe: walk discrepancy or\n"
     "                                     k-center radius of the stream (kvbound list);\n"
     "                                     methods + probes: 1-16\n"
+    "  ... { mutant = \"NAME\" }             in any of the three: one of the type's test-only\n"
+    "                                     deliberate faults (kvbound list; for checking checks)\n"
     "  sweep \"PARAM\" { v1, v2, ... }      PARAM takes each value, in every stream and method\n"
     "                                     that has PARAM; several sweeps form a product\n"
     "  sweep { A = { ... }, B = { ... } }   A and B move in step (equal lengths), e.g. each\n"
@@ -120,9 +122,55 @@ static int opt_bool(lua_State *L, int idx, const char *what, const char *key, in
   return v;
 }
 
-/* A spec table with required (NAN) defaults made optional, to check a declaration's given
- * parameters before the sweeps that may supply the required ones are known. */
-static int check_given(const kvb_params *p, const kvb_param_spec *spec, const char *what) {
+/* The library's last message for a spec author: without the status name in front and the
+ * library's own " (file.c:line)" behind, which say nothing about the spec. */
+static const char *lib_message(char *buf, size_t cap) {
+  const char *m = kvb_strerror_last();
+  if (strncmp(m, "KVB_", 4) == 0 && strstr(m, ": ")) m = strstr(m, ": ") + 2;
+  snprintf(buf, cap, "%s", m);
+  size_t n = strlen(buf);
+  char *open = strrchr(buf, '(');
+  if (n && buf[n - 1] == ')' && open && open > buf && open[-1] == ' ' && strstr(open, ".c:"))
+    open[-1] = '\0';
+  return buf;
+}
+
+/* The kinds of declaration (item_body's upvalue 2). */
+enum { KIND_STREAM = 0, KIND_METHOD = 1, KIND_PROBE = 2 };
+static const char *const kind_names[] = {"stream", "method", "probe"};
+
+/* A declared type's parameter and mutant tables. */
+static void type_tables(int kind_id, const char *type, const kvb_param_spec **params,
+                        const kvb_mutant_spec **mutants) {
+  if (kind_id == KIND_PROBE) {
+    const kvb_probe_type *t = kvb_probe_lookup(type);
+    *params = t->params, *mutants = t->mutants;
+  } else if (kind_id == KIND_METHOD) {
+    const kvb_method_type *t = kvb_method_lookup(type);
+    *params = t->params, *mutants = t->mutants;
+  } else {
+    const kvb_stream_type *t = kvb_stream_lookup(type);
+    *params = t->params, *mutants = t->mutants;
+  }
+}
+
+static int item_kind(const kvb_experiment *e, const kvb_run_item *it) {
+  if (it >= e->streams && it < e->streams + KVB_RUN_MAX_STREAMS) return KIND_STREAM;
+  return it->probe ? KIND_PROBE : KIND_METHOD;
+}
+
+/* Checks a declaration's parameters as the library will when it creates the object: the
+ * "mutant" parameter against the type's mutant table (mutant.h: the generic layer owns it, so
+ * it is in no type's parameter table), the rest against the parameter table. With
+ * `before_sweeps`, required parameters may be missing (a sweep may supply them later). */
+static int check_item_params(const kvb_params *p, int kind_id, const char *type,
+                             int before_sweeps) {
+  const kvb_param_spec *spec;
+  const kvb_mutant_spec *mutants;
+  type_tables(kind_id, type, &spec, &mutants);
+  kvb_params rest;
+  int mutant, st = kvb_mutant_split(p, mutants, kind_names[kind_id], type, &rest, &mutant);
+  if (st || !before_sweeps) return st ? st : kvb_params_validate(&rest, spec, type);
   kvb_param_spec tmp[64];
   size_t n = 0;
   for (; spec && spec->name && n + 1 < 64; spec++) {
@@ -131,16 +179,16 @@ static int check_given(const kvb_params *p, const kvb_param_spec *spec, const ch
     n++;
   }
   memset(&tmp[n], 0, sizeof tmp[n]);
-  return kvb_params_validate(p, tmp, what);
+  return kvb_params_validate(&rest, tmp, type);
 }
 
 /* stream "TYPE" { ... } and method "TYPE" { ... }: upvalue 1 = type name, 2 = 1 for a method. */
 static int item_body(lua_State *L) {
   kvb_experiment *e = get_exp(L);
   const char *type = lua_tostring(L, lua_upvalueindex(1));
-  int kind_id = (int)lua_tointeger(L, lua_upvalueindex(2)); /* 0 stream, 1 method, 2 probe */
-  int is_method = kind_id != 0;
-  const char *kind = kind_id == 2 ? "probe" : is_method ? "method" : "stream";
+  int kind_id = (int)lua_tointeger(L, lua_upvalueindex(2)); /* KIND_* */
+  int is_method = kind_id != KIND_STREAM;
+  const char *kind = kind_names[kind_id];
   luaL_checktype(L, 1, LUA_TTABLE);
   kvb_run_item *it;
   if (is_method) {
@@ -155,7 +203,7 @@ static int item_body(lua_State *L) {
   snprintf(it->type, sizeof it->type, "%s", type);
   snprintf(it->label, sizeof it->label, "%s", type);
   it->line = caller_line(L);
-  it->probe = kind_id == 2;
+  it->probe = kind_id == KIND_PROBE;
   kvb_params_init(&it->params);
   lua_pushnil(L);
   while (lua_next(L, 1)) {
@@ -182,11 +230,10 @@ static int item_body(lua_State *L) {
     }
     lua_pop(L, 1);
   }
-  const kvb_param_spec *spec = kind_id == 2 ? kvb_probe_lookup(type)->params
-                               : is_method ? kvb_method_lookup(type)->params
-                                           : kvb_stream_lookup(type)->params;
-  if (check_given(&it->params, spec, type))
-    luaL_error(L, "%s (see `kvbound list`)", kvb_strerror_last());
+  if (check_item_params(&it->params, kind_id, type, 1)) {
+    char msg[512];
+    luaL_error(L, "%s (see `kvbound list`)", lib_message(msg, sizeof msg));
+  }
   for (size_t i = 0; i < (is_method ? e->nmethods : e->nstreams); i++)
     if (strcmp((is_method ? e->methods : e->streams)[i].label, it->label) == 0)
       luaL_error(L, "label '%s' is used twice among the %s: give one of them label = \"...\"",
@@ -202,9 +249,10 @@ static void list_names(lua_State *L, int kind_id, char *buf, size_t cap) {
   size_t o = 0;
   buf[0] = '\0';
   for (size_t i = 0;; i++) {
-    const char *n = kind_id == 2   ? (kvb_probe_type_at(i) ? kvb_probe_type_at(i)->name : NULL)
-                    : kind_id == 1 ? (kvb_method_type_at(i) ? kvb_method_type_at(i)->name : NULL)
-                                   : (kvb_stream_type_at(i) ? kvb_stream_type_at(i)->name : NULL);
+    const char *n =
+        kind_id == KIND_PROBE    ? (kvb_probe_type_at(i) ? kvb_probe_type_at(i)->name : NULL)
+        : kind_id == KIND_METHOD ? (kvb_method_type_at(i) ? kvb_method_type_at(i)->name : NULL)
+                                 : (kvb_stream_type_at(i) ? kvb_stream_type_at(i)->name : NULL);
     if (!n || o + strlen(n) + 3 >= cap) break;
     o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? ", " : "", n);
   }
@@ -213,23 +261,23 @@ static void list_names(lua_State *L, int kind_id, char *buf, size_t cap) {
 
 static int item_decl(lua_State *L, int kind_id) {
   const char *type = luaL_checkstring(L, 1);
-  int known = kind_id == 2   ? kvb_probe_lookup(type) != NULL
-              : kind_id == 1 ? kvb_method_lookup(type) != NULL
-                             : kvb_stream_lookup(type) != NULL;
+  int known = kind_id == KIND_PROBE    ? kvb_probe_lookup(type) != NULL
+              : kind_id == KIND_METHOD ? kvb_method_lookup(type) != NULL
+                                       : kvb_stream_lookup(type) != NULL;
   if (!known) {
     char names[1024];
     list_names(L, kind_id, names, sizeof names);
     luaL_error(L, "no %s named '%s' is registered (available: %s)",
-               kind_id == 2 ? "probe" : kind_id == 1 ? "method" : "stream", type, names);
+               kind_names[kind_id], type, names);
   }
   lua_pushstring(L, type);
   lua_pushinteger(L, kind_id);
   lua_pushcclosure(L, item_body, 2);
   return 1;
 }
-static int l_stream(lua_State *L) { return item_decl(L, 0); }
-static int l_method(lua_State *L) { return item_decl(L, 1); }
-static int l_probe(lua_State *L) { return item_decl(L, 2); }
+static int l_stream(lua_State *L) { return item_decl(L, KIND_STREAM); }
+static int l_method(lua_State *L) { return item_decl(L, KIND_METHOD); }
+static int l_probe(lua_State *L) { return item_decl(L, KIND_PROBE); }
 
 /* Adds sweep `param` with the list at stack index idx; returns its index. */
 static size_t add_sweep(lua_State *L, kvb_experiment *e, const char *param, int idx, int zip_with) {
@@ -480,8 +528,10 @@ static int l_plot(lua_State *L) {
   return 0;
 }
 
-/* Checks needing the whole spec; messages carry the declaring line. */
-static int finalize(const char *path, kvb_experiment *e, char *err, size_t cap) {
+/* ---- checks needing the whole spec (finalize); messages carry the declaring line ---- */
+
+/* At least one stream and one method or probe; the measure groups a probe-only spec records. */
+static int check_declared(const char *path, kvb_experiment *e, char *err, size_t cap) {
   if (e->nstreams == 0) {
     snprintf(err, cap, "%s: the spec declares no stream (add e.g. stream \"gaussian\" { n = 256 })", path);
     return KVB_EFORMAT;
@@ -495,72 +545,98 @@ static int finalize(const char *path, kvb_experiment *e, char *err, size_t cap) 
   if (nprobes) e->measures |= KVB_MEASURE_PROBE;
   /* probes only: the method columns would be NaN in every row */
   if (nprobes == e->nmethods) e->measures &= KVB_MEASURE_PROBE | KVB_MEASURE_TIME;
-  if (e->measures & KVB_MEASURE_DECODE) {
-    for (size_t i = 0; i < e->nstreams; i++)
-      if (strcmp(e->streams[i].type, "index_reduction") != 0) {
-        snprintf(err, cap, "%s:%d: measures{\"decode\"} decodes the INDEX reduction (003 App. C), "
-                 "so every stream must be \"index_reduction\"; stream '%s' is \"%s\"", path,
-                 e->streams[i].line, e->streams[i].label, e->streams[i].type);
-        return KVB_EFORMAT;
-      }
-    if (e->scale != 0) {
-      snprintf(err, cap, "%s: measures{\"decode\"}: the INDEX reduction scores <k,q>/sqrt(d) "
-               "(003 App. C); add scale \"inv_sqrt_d\"", path);
+  return KVB_OK;
+}
+
+/* measures{"decode"} (003 App. C): index_reduction streams only, scale 1/√d, no probes. */
+static int check_decode(const char *path, const kvb_experiment *e, char *err, size_t cap) {
+  if (!(e->measures & KVB_MEASURE_DECODE)) return KVB_OK;
+  for (size_t i = 0; i < e->nstreams; i++)
+    if (strcmp(e->streams[i].type, "index_reduction") != 0) {
+      snprintf(err, cap, "%s:%d: measures{\"decode\"} decodes the INDEX reduction (003 App. C), "
+               "so every stream must be \"index_reduction\"; stream '%s' is \"%s\"", path,
+               e->streams[i].line, e->streams[i].label, e->streams[i].type);
       return KVB_EFORMAT;
     }
-    if (nprobes) {
+  if (e->scale != 0) {
+    snprintf(err, cap, "%s: measures{\"decode\"}: the INDEX reduction scores <k,q>/sqrt(d) "
+             "(003 App. C); add scale \"inv_sqrt_d\"", path);
+    return KVB_EFORMAT;
+  }
+  for (size_t i = 0; i < e->nmethods; i++)
+    if (e->methods[i].probe) {
       snprintf(err, cap, "%s: measures{\"decode\"} cannot be combined with probes", path);
       return KVB_EFORMAT;
     }
-  }
+  return KVB_OK;
+}
+
+static int spec_has_param(const kvb_param_spec *sp, const char *name) {
+  for (; sp && sp->name; sp++)
+    if (strcmp(sp->name, name) == 0) return 1;
+  return 0;
+}
+
+/* Every sweep moves a parameter some declared stream, method or probe has. */
+static int check_sweeps_used(const char *path, const kvb_experiment *e, char *err, size_t cap) {
   for (size_t s = 0; s < e->nsweeps; s++) {
     int used = 0;
-    for (size_t i = 0; i < e->nstreams; i++) {
-      const kvb_param_spec *sp = kvb_stream_lookup(e->streams[i].type)->params;
-      for (; sp->name; sp++) used |= strcmp(sp->name, e->sweeps[s].param) == 0;
-    }
-    for (size_t i = 0; i < e->nmethods; i++) {
-      const kvb_param_spec *sp = kvb_experiment_item_spec(e, &e->methods[i]);
-      for (; sp->name; sp++) used |= strcmp(sp->name, e->sweeps[s].param) == 0;
-    }
+    for (size_t i = 0; i < e->nstreams; i++)
+      used |= spec_has_param(kvb_experiment_item_spec(e, &e->streams[i]), e->sweeps[s].param);
+    for (size_t i = 0; i < e->nmethods; i++)
+      used |= spec_has_param(kvb_experiment_item_spec(e, &e->methods[i]), e->sweeps[s].param);
     if (!used) {
       snprintf(err, cap, "%s:%d: sweep \"%s\": no declared stream, method or probe has a parameter '%s'",
                path, e->sweeps[s].line, e->sweeps[s].param, e->sweeps[s].param);
       return KVB_EFORMAT;
     }
   }
-  size_t points = 0, units = 0;
-  if (kvb_experiment_units(e, &points, &units) != 0 || units > KVB_RUN_MAX_UNITS) {
-    double prod = (double)e->trials; /* shown as a real: the product may not fit in size_t */
-    for (size_t s = 0; s < e->nsweeps; s++)
-      if (e->sweeps[s].zip_with < 0) prod *= (double)e->sweeps[s].nvals;
-    snprintf(err, cap, "%s: the sweeps and trials() ask for %.4g trials (sweep points x trials), "
-             "more than the limit of 1e8", path, prod);
-    return KVB_EFORMAT;
-  }
+  return KVB_OK;
+}
+
+/* The number of sweep points (into *points), within the limit on trials. */
+static int check_units(const char *path, const kvb_experiment *e, size_t *points, char *err,
+                       size_t cap) {
+  size_t units = 0;
+  if (kvb_experiment_units(e, points, &units) == 0 && units <= KVB_RUN_MAX_UNITS) return KVB_OK;
+  double prod = (double)e->trials; /* shown as a real: the product may not fit in size_t */
+  for (size_t s = 0; s < e->nsweeps; s++)
+    if (e->sweeps[s].zip_with < 0) prod *= (double)e->sweeps[s].nvals;
+  snprintf(err, cap, "%s: the sweeps and trials() ask for %.4g trials (sweep points x trials), "
+           "more than the limit of 1e8", path, prod);
+  return KVB_EFORMAT;
+}
+
+/* Every declaration's parameters at every sweep point, as the library will check them when it
+ * creates the object (mutant included); the message names the point's sweep values. */
+static int check_points(const char *path, const kvb_experiment *e, size_t points, char *err,
+                        size_t cap) {
   for (size_t p = 0; p < points; p++)
     for (int k = 0; k < 2; k++) {
-      kvb_run_item *items = k ? e->methods : e->streams;
+      const kvb_run_item *items = k ? e->methods : e->streams;
       size_t n = k ? e->nmethods : e->nstreams;
       for (size_t i = 0; i < n; i++) {
         kvb_params ps;
         kvb_experiment_item_params(e, &items[i], p, &ps);
-        const kvb_param_spec *sp = kvb_experiment_item_spec(e, &items[i]);
-        if (kvb_params_validate(&ps, sp, items[i].type)) {
-          char where[256] = "";
-          size_t o = 0;
-          for (size_t s = 0; s < e->nsweeps && o < sizeof where; s++)
-            o += (size_t)snprintf(where + o, sizeof where - o, "%s%s = %g (sweep at line %d)",
-                                  s ? ", " : " at ", e->sweeps[s].param,
-                                  kvb_experiment_sweep_value(e, s, p), e->sweeps[s].line);
-          snprintf(err, cap, "%s:%d: %s%s (see `kvbound list`)", path, items[i].line,
-                   kvb_strerror_last(), where);
-          return KVB_EFORMAT;
-        }
+        if (!check_item_params(&ps, item_kind(e, &items[i]), items[i].type, 0)) continue;
+        char where[256] = "", msg[512];
+        size_t o = 0;
+        for (size_t s = 0; s < e->nsweeps && o < sizeof where; s++)
+          o += (size_t)snprintf(where + o, sizeof where - o, "%s%s = %g (sweep at line %d)",
+                                s ? ", " : " at ", e->sweeps[s].param,
+                                kvb_experiment_sweep_value(e, s, p), e->sweeps[s].line);
+        snprintf(err, cap, "%s:%d: %s%s (see `kvbound list`)", path, items[i].line,
+                 lib_message(msg, sizeof msg), where);
+        return KVB_EFORMAT;
       }
     }
+  return KVB_OK;
+}
+
+/* Plot axes and the failure column are measured columns (or, for x, a sweep or j). */
+static int check_columns(const char *path, const kvb_experiment *e, char *err, size_t cap) {
   for (size_t i = 0; i < e->nplots; i++) {
-    kvb_run_plot *p = &e->plots[i];
+    const kvb_run_plot *p = &e->plots[i];
     int ok = strcmp(p->x, "j") == 0, xc = kvb_run_column_find(p->x);
     for (size_t s = 0; s < e->nsweeps; s++) ok |= strcmp(p->x, e->sweeps[s].param) == 0;
     if (!ok && xc >= 0 && !(kvb_run_column_group((size_t)xc) & e->measures)) {
@@ -586,6 +662,18 @@ static int finalize(const char *path, kvb_experiment *e, char *err, size_t cap) 
     return KVB_EFORMAT;
   }
   return KVB_OK;
+}
+
+/* Checks needing the whole spec, in the order a reader would fix them. */
+static int finalize(const char *path, kvb_experiment *e, char *err, size_t cap) {
+  size_t points = 0;
+  int st = check_declared(path, e, err, cap);
+  if (!st) st = check_decode(path, e, err, cap);
+  if (!st) st = check_sweeps_used(path, e, err, cap);
+  if (!st) st = check_units(path, e, &points, err, cap);
+  if (!st) st = check_points(path, e, points, err, cap);
+  if (!st) st = check_columns(path, e, err, cap);
+  return st;
 }
 
 static int traceback(lua_State *L) {

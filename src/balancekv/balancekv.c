@@ -52,7 +52,6 @@ static const kvb_mutant_spec bkv_mutants[] = {
                  "variant that erases more early on (not 003 Alg. 1)"},
     {NULL, NULL}};
 
-#define MUT(name) kvb_method_is_mutant(m, name)
 
 extern const kvb_method_type kvb_method_balancekv;
 
@@ -104,10 +103,10 @@ static double erase_threshold(const kvb_method *m, const bkv_state *st, uint64_t
                               double *n_used) {
   /* 003 Alg. 1 line 8 uses the stream length n (an input of the algorithm). The mutant n_so_far
    * uses j instead: (ε/2j) > (ε/2n) for j < n, so it erases more, earlier. */
-  double n = MUT("n_so_far") ? (double)j : st->n_param;
+  double n = kvb_method_is_mutant(m, "n_so_far") ? (double)j : st->n_param;
   *n_used = n;
   double th = st->eps / (2.0 * n) * exp(-st->r * st->r * m->scale) * vmax; /* line 8 */
-  return MUT("erase_2x") ? 2 * th : th;
+  return kvb_method_is_mutant(m, "erase_2x") ? 2 * th : th;
 }
 
 static int bkv_update(kvb_method *m, const double *k, const double *v) {
@@ -119,7 +118,7 @@ static int bkv_update(kvb_method *m, const double *k, const double *v) {
   uint64_t j = m->n + 1;
   int zero = !(nv > 0);
   int idx = zero ? 0 : kvb_balancekv_bucket_of(nv);   /* line 5 */
-  if (!zero && MUT("bucket_low")) idx -= 1;
+  if (!zero && kvb_method_is_mutant(m, "bucket_low")) idx -= 1;
   /* Reserve bucket and log slots first so nothing changes on allocation failure. */
   if (st->nb == st->capb) {
     size_t cap = st->capb ? 2 * st->capb : 8;
@@ -140,11 +139,12 @@ static int bkv_update(kvb_method *m, const double *k, const double *v) {
     int created = 0;
     if (bi == st->nb) {
       kvb_sb_config sb = st->sb;
-      sb.r_value = ldexp(1.0, MUT("bucket_low") ? idx + 1 : idx); /* bucket bound 2^i */
+      /* bucket bound 2^i */
+      sb.r_value = ldexp(1.0, kvb_method_is_mutant(m, "bucket_low") ? idx + 1 : idx);
       int rc = kvb_mr_init(&st->b[bi].mr, m->d_key, m->d_value, 0, st->t, st->T, &sb);
       if (rc) return rc;
       st->b[bi].idx = idx;
-      st->b[bi].mr.weight_shift = MUT("level_weight");
+      st->b[bi].mr.weight_shift = kvb_method_is_mutant(m, "level_weight");
       created = 1;
     }
     int rc = kvb_mr_push(&st->b[bi].mr, k, v, m->n, m->rng, &m->work); /* line 6 */
@@ -156,11 +156,11 @@ static int bkv_update(kvb_method *m, const double *k, const double *v) {
   } else {
     st->zero_values++;
   }
-  if (!(zero && MUT("zero_skip_den")))
+  if (!(zero && kvb_method_is_mutant(m, "zero_skip_den")))
     kvb_mr_push(&st->den, k, NULL, m->n, m->rng, &m->work); /* line 11 (inputs checked) */
   if (nv > st->vmax) st->vmax = nv; /* line 7 */
   double n_used, th = erase_threshold(m, st, j, st->vmax, &n_used);
-  if (!MUT("no_erase")) {
+  if (!kvb_method_is_mutant(m, "no_erase")) {
     for (size_t i = 0; i < st->nb;) { /* line 8 */
       if (ldexp(1.0, st->b[i].idx) <= th) {
         kvb_balancekv_erasure e = {st->b[i].idx, j, st->vmax, n_used, th};

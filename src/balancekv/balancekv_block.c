@@ -24,6 +24,16 @@ void kvb_bkvb_opts_default(kvb_bkvb_opts *o) {
 size_t kvb_bkvb_kept(size_t n, unsigned T) { return T >= 64 ? 0 : n >> T; }
 
 /* ---- halving over the whole head (003 App. B; balanced_walk.py: c = max(c_neg, c_pos), ×2 before c) ---- */
+int kvb_bkvb_flags_for(const char *name) {
+  if (!name) return 0;
+  if (strcmp(name, "no_center") == 0) return KVB_BKVB_MUT_NO_CENTER;
+  if (strcmp(name, "keep_wrong_side") == 0) return KVB_BKVB_MUT_KEEP_WRONG_SIDE;
+  if (strcmp(name, "weight_not_doubled") == 0) return KVB_BKVB_MUT_WEIGHT_NOT_DOUBLED;
+  if (strcmp(name, "sign_flip") == 0) return KVB_BKVB_MUT_SIGN_FLIP;
+  if (strcmp(name, "random_signs") == 0) return KVB_BKVB_MUT_RANDOM_SIGNS;
+  return 0;
+}
+
 size_t kvb_bkvb_halve(size_t m, const int8_t *s, int mutant, size_t *keep, double *mult) {
   if (m < 2 || !s || !keep || !mult) return 0;
   for (size_t p = 0; p < m; p++)

@@ -59,7 +59,9 @@
 
 #include "method.h"
 
-/* Mutant flags of the core (deliberately wrong; only for the property checks). */
+/* Mutant flags of the core (deliberately wrong; only for the property checks). The core is a
+ * function, not a type: these are reached only through the mutants of the method
+ * balancekv_block, mapped by kvb_bkvb_flags_for (README "Mutants"). */
 enum {
   KVB_BKVB_MUT_NO_CENTER = 1,       /* keys not centered by the block mean */
   KVB_BKVB_MUT_KEEP_WRONG_SIDE = 2, /* halving keeps the tokens whose sign EQUALS the sign at c */
@@ -100,6 +102,11 @@ size_t kvb_bkvb_kept(size_t n, unsigned T);
  * Writes keep[0..h) (positions, in the new order) and mult[0..h) (2 or 1). Returns h, or 0 on
  * bad input (m < 2, NULL, a sign not ±1). `mutant` takes the halving flags. */
 size_t kvb_bkvb_halve(size_t m, const int8_t *s, int mutant, size_t *keep, double *mult);
+
+/* KVB_BKVB_MUT_* flags of a balancekv_block mutant name: "no_center", "keep_wrong_side",
+ * "weight_not_doubled", "sign_flip", "random_signs"; 0 for any other name (first_not_exact is
+ * the method's own, not the core's) or NULL. */
+int kvb_bkvb_flags_for(const char *mutant_name);
 
 /* Compresses H heads. K: H×n×d, V: H×n×dv, row-major (head h token i at (h·n + i)·d).
  * u: NULL (draw from rng) or T arrays, u[r] holding H·⌊n/2^r⌋ uniforms in [0, 1).

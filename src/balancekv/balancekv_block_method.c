@@ -74,10 +74,7 @@ static int bkvb_init(kvb_method *m, const kvb_params *p) {
   st->o.c0 = kvb_params_get(p, bkvb_params, "c0");
   st->o.tau = kvb_params_get(p, bkvb_params, "tau");
   st->o.beta = kvb_params_get(p, bkvb_params, "beta");
-  static const int flags[] = {KVB_BKVB_MUT_NO_CENTER, KVB_BKVB_MUT_KEEP_WRONG_SIDE,
-                              KVB_BKVB_MUT_WEIGHT_NOT_DOUBLED, KVB_BKVB_MUT_SIGN_FLIP, 0,
-                              KVB_BKVB_MUT_RANDOM_SIGNS};
-  if (m->mutant > 0) st->o.mutant = flags[m->mutant - 1];
+  st->o.mutant = kvb_bkvb_flags_for(kvb_method_mutant_name(m)); /* the core's flags */
   if (kvb_method_is_mutant(m, "first_not_exact")) st->f = 0;
   m->state = st;
   return KVB_OK;

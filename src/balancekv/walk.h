@@ -35,8 +35,9 @@
 #define KVB_WALK_MUT_NOFAIL 2u      /* line 5 ignored: FAIL never reported */
 #define KVB_WALK_MUT_KEEP_LARGER 4u /* lines 12-16 keep the larger side */
 /* line 8 replaced by p = ½: independent random signs. The control every claim about the walk's
- * advantage runs (DESIGN.md, Controls), and the mutant `walk:random_signs` those claims must
- * reject. The FAIL test of line 5 is kept, so only the balancing itself is removed. */
+ * advantage runs (DESIGN.md, Controls), and the mutant `random_signs` of merge_reduce and
+ * balancekv (method:merge_reduce:random_signs, ...) those claims must reject. The FAIL test of
+ * line 5 is kept, so only the balancing itself is removed. */
 #define KVB_WALK_MUT_RANDOM_SIGNS 8u
 
 /* c = 30·log(n/δ) (003 Alg. 3 line 2 / Alg. 2 line 3). n >= 1, 0 < δ. */
@@ -69,8 +70,9 @@ int kvb_walk_gram(size_t n, const double *G, double c, const double *unif, gsl_r
 int kvb_walk_output_sign(size_t n, const int *eps, unsigned flags);
 
 /* Mutant flags for a mutant name ("walk_sign", "walk_nofail", "keep_larger", "random_signs");
- * 0 otherwise.
- * Methods built on the walk list these names among their mutants. */
+ * 0 otherwise. The walk is a function, not a type: these flags are reached only through the
+ * mutant tables of the methods built on it (merge_reduce, balancekv), which list these names
+ * (README "Mutants"). */
 unsigned kvb_walk_flags_for(const char *mutant_name);
 
 #endif

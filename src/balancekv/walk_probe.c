@@ -31,8 +31,10 @@ static const kvb_param_spec walk_params[] = {
     {"r", KVB_PARAM_REAL, 0, 0, 1e300, NULL, "radius r >= every ‖u_i‖; 0 = the largest ‖u_i‖"},
     {NULL, 0, 0, 0, 0, NULL, NULL}};
 
-static int run_walk(const kvb_stream *s, const kvb_params *p, const kvb_param_spec *sp,
-                    gsl_rng *rng, size_t nq, const size_t *js, double *out) {
+static int run_walk(const kvb_probe *pr, const kvb_stream *s, const kvb_params *p,
+                    const kvb_param_spec *sp, gsl_rng *rng, size_t nq, const size_t *js,
+                    double *out) {
+  (void)pr; /* no mutants: random signs are the parameter signs = "random" */
   const char *signs = kvb_params_get_str(p, sp, "signs"), *on = kvb_params_get_str(p, sp, "on");
   int walk = strcmp(signs, "walk") == 0;
   if (!walk && strcmp(signs, "random") != 0)
@@ -111,6 +113,7 @@ const kvb_probe_type kvb_probe_walk = {
     "discrepancy of the Self-Balancing Walk (or random signs) over the stream's keys or values",
     "003 Alg. 3, Theorem A.1",
     walk_params,
+    NULL,
     {"disc", "disc_inf", "disc_bound", "walk_fails", NULL},
     "disc = |<Σ_{i<=j} ε_i u_i, g>| for a fixed random unit g; disc_inf = ‖Σ ε_i u_i‖_∞;\n"
     "disc_bound = c·r (Theorem A.1's O(log(n/δ) max‖u_i‖ ‖g‖) read with the walk's c);\n"

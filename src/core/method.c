@@ -8,13 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int find_mutant(const kvb_method_type *t, const char *name) {
-  if (!t->mutants) return -1;
-  for (int i = 0; t->mutants[i].name; i++)
-    if (strcmp(t->mutants[i].name, name) == 0) return i;
-  return -1;
-}
-
 int kvb_method_alloc_type(const kvb_method_type *t, const kvb_method_config *cfg,
                           const kvb_params *p, kvb_method **out) {
   if (!out) return KVB_ERROR(KVB_ENULL, "output pointer is NULL");
@@ -29,24 +22,12 @@ int kvb_method_alloc_type(const kvb_method_type *t, const kvb_method_config *cfg
   if (t->randomized && !cfg->rng)
     return KVB_ERROR(KVB_ENULL, "%s is randomized and needs a generator (cfg.rng is NULL)", name);
 
-  /* The generic layer owns "mutant"; the type sees the rest. */
+  /* The generic layer owns "mutant" (mutant.h); the type sees the rest. */
   kvb_params rest;
-  kvb_params_init(&rest);
   int mutant = 0;
-  if (p) {
-    for (size_t i = 0; i < p->n; i++) {
-      if (strcmp(p->items[i].name, "mutant") == 0) {
-        int idx = p->items[i].is_string ? find_mutant(t, p->items[i].str) : -1;
-        if (idx < 0)
-          return KVB_ERROR(KVB_ENOTFOUND, "%s has no mutant '%s'", name,
-                           p->items[i].is_string ? p->items[i].str : "(number)");
-        mutant = idx + 1;
-      } else {
-        rest.items[rest.n++] = p->items[i];
-      }
-    }
-  }
-  int st = kvb_params_validate(&rest, t->params, name);
+  int st = kvb_mutant_split(p, t->mutants, "method", name, &rest, &mutant);
+  if (st) return st;
+  st = kvb_params_validate(&rest, t->params, name);
   if (st) return st;
 
   kvb_method *m = calloc(1, sizeof *m);
@@ -117,7 +98,7 @@ void kvb_method_memory(const kvb_method *m, kvb_memory *out) {
 }
 
 const char *kvb_method_mutant_name(const kvb_method *m) {
-  return (m && m->mutant) ? m->type->mutants[m->mutant - 1].name : NULL;
+  return m ? kvb_mutant_name(m->type->mutants, m->mutant) : NULL;
 }
 
 int kvb_method_is_mutant(const kvb_method *m, const char *name) {

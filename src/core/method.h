@@ -7,10 +7,11 @@
  * attention is a method too, so the props, the runner, the lower-bound decoder
  * and the plots treat every algorithm alike (DESIGN.md, Method interface).
  *
- * Mutants: a type may list deliberately wrong variants (e.g. a reservoir
- * probability off by a constant). They exist only so the property checks can
- * prove they are able to fail; select one with the string parameter
- * "mutant=NAME". Never use them for anything else.
+ * Mutants (mutant.h): a type lists its deliberately wrong variants (e.g. a reservoir
+ * probability off by a constant) in a kvb_mutant_spec table; the string parameter
+ * "mutant=NAME" selects one, kvb_method_alloc_type validates the name and the type's code
+ * asks kvb_method_is_mutant(m, "NAME"). They exist only so the property checks can prove
+ * they are able to fail; never use them for anything else.
  *
  * All entry points validate their arguments (NULL, dimensions, NaN/Inf) and on
  * error return a KVB_* status with a message, leaving the method unchanged.
@@ -24,6 +25,7 @@
 #include <stdint.h>
 #include <gsl/gsl_rng.h>
 
+#include "mutant.h"
 #include "params.h"
 
 /* Memory is what the algorithm, as its paper states it, must keep between tokens: its stored
@@ -54,11 +56,6 @@ typedef struct {
   double scale;   /* score = scale · <q, k>; 1 for 000/001, 1/sqrt(d_key) for 003/004 */
   gsl_rng *rng;   /* borrowed; randomized methods require it (a kvb_rng_pcg32 generator) */
 } kvb_method_config;
-
-typedef struct {
-  const char *name;
-  const char *help;
-} kvb_mutant_spec;
 
 typedef struct kvb_method kvb_method;
 

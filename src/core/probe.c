@@ -25,7 +25,21 @@ int kvb_probe_run_type(const kvb_probe_type *t, const kvb_stream *s, const kvb_p
     if (a && js[a] <= js[a - 1])
       return KVB_ERROR(KVB_EINVAL, "probe %s: query positions must increase", name);
   }
-  int st = kvb_params_validate(p, t->params, name);
+  /* The generic layer owns "mutant" (mutant.h); the probe sees the rest. */
+  kvb_probe pr = {t, 0};
+  kvb_params rest;
+  int st = kvb_mutant_split(p, t->mutants, "probe", name, &rest, &pr.mutant);
   if (st) return st;
-  return t->run(s, p, t->params, rng, nq, js, out);
+  st = kvb_params_validate(&rest, t->params, name);
+  if (st) return st;
+  return t->run(&pr, s, &rest, t->params, rng, nq, js, out);
+}
+
+const char *kvb_probe_mutant_name(const kvb_probe *pr) {
+  return pr && pr->type ? kvb_mutant_name(pr->type->mutants, pr->mutant) : NULL;
+}
+
+int kvb_probe_is_mutant(const kvb_probe *pr, const char *name) {
+  const char *cur = kvb_probe_mutant_name(pr);
+  return cur && name && strcmp(cur, name) == 0;
 }

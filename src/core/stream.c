@@ -47,23 +47,39 @@ int kvb_stream_generate_type(const kvb_stream_type *t, const kvb_params *p, gsl_
   if (!t) return KVB_ERROR(KVB_ENULL, "stream type is NULL");
   const char *name = t->name;
   if (!rng) return KVB_ERROR(KVB_ENULL, "stream '%s' needs a generator", name);
-  int st = kvb_params_validate(p, t->params, name);
+  /* The generic layer owns "mutant" (mutant.h); the generator sees the rest. */
+  kvb_params rest;
+  int mutant = 0;
+  int st = kvb_mutant_split(p, t->mutants, "stream", name, &rest, &mutant);
   if (st) return st;
-  size_t n = (size_t)kvb_params_get(p, t->params, "n");
-  size_t dk = (size_t)kvb_params_get(p, t->params, "d_key");
-  size_t dv = (size_t)kvb_params_get(p, t->params, "d_value");
+  st = kvb_params_validate(&rest, t->params, name);
+  if (st) return st;
+  size_t n = (size_t)kvb_params_get(&rest, t->params, "n");
+  size_t dk = (size_t)kvb_params_get(&rest, t->params, "d_key");
+  size_t dv = (size_t)kvb_params_get(&rest, t->params, "d_value");
   kvb_stream *s;
   st = kvb_stream_alloc(n, dk, dv, &s);
   if (st) return st;
   snprintf(s->name, sizeof s->name, "%s", name);
   if (p) s->params = *p;
-  st = t->generate(p, t->params, rng, s);
+  s->type = t;
+  s->mutant = mutant;
+  st = t->generate(&rest, t->params, rng, s);
   if (st) {
     kvb_stream_free(s);
     return st;
   }
   *out = s;
   return KVB_OK;
+}
+
+const char *kvb_stream_mutant_name(const kvb_stream *s) {
+  return s && s->type ? kvb_mutant_name(s->type->mutants, s->mutant) : NULL;
+}
+
+int kvb_stream_is_mutant(const kvb_stream *s, const char *name) {
+  const char *cur = kvb_stream_mutant_name(s);
+  return cur && name && strcmp(cur, name) == 0;
 }
 
 void kvb_rand_gaussian_vec(gsl_rng *rng, double *x, size_t d, double sigma) {
@@ -119,7 +135,7 @@ static int gen_gaussian(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *
 }
 
 const kvb_stream_type kvb_stream_gaussian = {"gaussian", "i.i.d. Gaussian queries, keys and values",
-                                             NULL, gaussian_params, gen_gaussian};
+                                             NULL, gaussian_params, NULL, gen_gaussian};
 
 /* ---- clusterable: (m, delta)-clusterable keys in the sense of 000 Definition 1 ---- */
 
@@ -180,4 +196,4 @@ static int gen_clusterable(const kvb_params *p, const kvb_param_spec *sp, gsl_rn
 
 const kvb_stream_type kvb_stream_clusterable = {
     "clusterable", "(m, delta)-clusterable keys around m random centers (000 Def. 1)", NULL,
-    clusterable_params, gen_clusterable};
+    clusterable_params, NULL, gen_clusterable};

@@ -135,5 +135,5 @@ static int gen_npy(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng, 
 }
 
 const kvb_stream_type kvb_stream_npy = {
-    "npy", "Q, K, V read from .npy files (e.g. dumped from a model), one head", NULL, npy_params,
+    "npy", "Q, K, V read from .npy files (e.g. dumped from a model), one head", NULL, npy_params, NULL,
     gen_npy};

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int check_points(const char *what, size_t n, size_t d, const double *X) {
   if (!X) return KVB_ERROR(KVB_ENULL, "%s: point array is NULL", what);
@@ -147,4 +148,11 @@ int kvb_clusterability_profile(size_t n, size_t d, const double *X, size_t kmax,
   free(rad);
   free(mp);
   return rc;
+}
+
+kvb_kcenter_variant kvb_kcenter_variant_for(const char *mutant_name) {
+  if (mutant_name &&
+      (strcmp(mutant_name, "nearest") == 0 || strcmp(mutant_name, "nearest_centers") == 0))
+    return KVB_KCENTER_MUT_NEAREST;
+  return KVB_KCENTER_FAITHFUL;
 }

@@ -50,7 +50,9 @@ int kvb_clusterability_profile(size_t n, size_t d, const double *X, size_t kmax,
                                double *radius, size_t ndelta, const double *deltas,
                                size_t *mprime);
 
-/* ---- For the property checks only (deliberately wrong variants; see method.h, Mutants). ---- */
+/* ---- For the property checks only (deliberately wrong variants; mutant.h). Greedy k-center is
+ * a function, not a type: its variant is selected through the mutant of the type that owns it
+ * (the kcenter probe's "nearest", recent_kcenter's "nearest_centers"), mapped here. ---- */
 typedef enum {
   KVB_KCENTER_FAITHFUL = 0, /* farthest-first, as above */
   KVB_KCENTER_MUT_NEAREST = 1 /* adds the unchosen point NEAREST to the centers (wrong) */
@@ -59,5 +61,9 @@ typedef enum {
 /* kvb_kcenter_greedy with a variant switch; FAITHFUL is identical to kvb_kcenter_greedy. */
 int kvb_kcenter_greedy_variant(size_t n, size_t d, const double *X, size_t k, size_t first,
                                size_t *centers, double *radius, kvb_kcenter_variant variant);
+/* The variant an owning type's mutant selects: "nearest" (kcenter probe) and
+ * "nearest_centers" (recent_kcenter) give KVB_KCENTER_MUT_NEAREST; any other name or NULL
+ * gives KVB_KCENTER_FAITHFUL. */
+kvb_kcenter_variant kvb_kcenter_variant_for(const char *mutant_name);
 
 #endif

@@ -20,9 +20,16 @@ static const kvb_param_spec kcenter_params[] = {
     {"centers", KVB_PARAM_INT, NAN, 1, 1e9, NULL, "k: greedy k-center centers (000 §3.1; Fig. 1 uses 16)"},
     {NULL, 0, 0, 0, 0, NULL, NULL}};
 
-static int run_kcenter(const kvb_stream *s, const kvb_params *p, const kvb_param_spec *sp,
-                       gsl_rng *rng, size_t nq, const size_t *js, double *out) {
+static const kvb_mutant_spec kcenter_mutants[] = {
+    {"nearest", "greedy adds the unchosen point NEAREST to the centers instead of the farthest "
+                "(000 §3.1; kvb_kcenter_variant_for)"},
+    {NULL, NULL}};
+
+static int run_kcenter(const kvb_probe *pr, const kvb_stream *s, const kvb_params *p,
+                       const kvb_param_spec *sp, gsl_rng *rng, size_t nq, const size_t *js,
+                       double *out) {
   (void)rng;
+  kvb_kcenter_variant variant = kvb_kcenter_variant_for(kvb_probe_mutant_name(pr));
   const char *on = kvb_params_get_str(p, sp, "on");
   int keys = strcmp(on, "keys") == 0;
   if (!keys && strcmp(on, "values") != 0)
@@ -35,7 +42,7 @@ static int run_kcenter(const kvb_stream *s, const kvb_params *p, const kvb_param
   int st = cent && rad ? KVB_OK : KVB_ERROR(KVB_ENOMEM, "kcenter probe: out of memory");
   for (size_t a = 0; !st && a < nq; a++) {
     size_t j = js[a], kk = k < j ? k : j;
-    st = kvb_kcenter_greedy(j, dim, X, kk, 0, cent, rad);
+    st = kvb_kcenter_greedy_variant(j, dim, X, kk, 0, cent, rad, variant);
     if (st) break;
     double *o = out + a * 2;
     o[0] = rad[kk - 1];
@@ -51,6 +58,7 @@ const kvb_probe_type kvb_probe_kcenter = {
     "greedy k-center covering radius of the first j keys or values (clusterability)",
     "000 §3.1, Fig. 1 (keys more clusterable than values); 001 §3.1",
     kcenter_params,
+    kcenter_mutants,
     {"radius", "radius_rel", NULL},
     "radius = max_i min_c ‖x_i − x_c‖ over the first j points with k greedy centers;\n"
     "radius_rel = radius / (the one-center radius)",

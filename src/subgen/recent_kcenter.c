@@ -33,14 +33,13 @@ static const kvb_mutant_spec rk_mutants[] = {
     {"nearest_centers", "k-center adds the nearest instead of the farthest point"},
     {NULL, NULL}};
 
-#define MUT(name) kvb_method_is_mutant(m, name)
 
 static int rk_init(kvb_method *m, const kvb_params *p) {
   size_t w = (size_t)kvb_params_get(p, rk_params, "window");
   size_t c = (size_t)kvb_params_get(p, rk_params, "centers");
   if (w + c == 0)
     return KVB_ERROR(KVB_EINVAL, "recent_kcenter: window + centers must be >= 1 (nothing kept)");
-  if (MUT("random_centers") && !m->rng)
+  if (kvb_method_is_mutant(m, "random_centers") && !m->rng)
     return KVB_ERROR(KVB_ENULL, "recent_kcenter mutant random_centers needs cfg.rng");
   rk_state *st = calloc(1, sizeof *st);
   if (!st) return KVB_ERROR(KVB_ENOMEM, "recent_kcenter: out of memory");
@@ -75,7 +74,7 @@ static int cmp_size(const void *a, const void *b) {
 static size_t select_kept(kvb_method *m, rk_state *st, size_t *idx, size_t *pool, int *rc) {
   size_t n = st->kv.n, k = st->centers;
   size_t w = st->window;
-  if (MUT("window_off_by_one") && w > 0) w--;
+  if (kvb_method_is_mutant(m, "window_off_by_one") && w > 0) w--;
   size_t old = n > w ? n - w : 0; /* tokens 0..old-1 are outside the window */
   size_t nk = 0;
   *rc = KVB_OK;
@@ -84,14 +83,13 @@ static size_t select_kept(kvb_method *m, rk_state *st, size_t *idx, size_t *pool
     return n;
   }
   if (k > 0) {
-    if (MUT("random_centers")) {
+    if (kvb_method_is_mutant(m, "random_centers")) {
       for (size_t i = 0; i < old; i++) pool[i] = i;
       gsl_ran_choose(m->rng, idx, k, pool, old, sizeof *idx); /* sorted, without replacement */
       m->work.coins += old;
     } else {
-      *rc = kvb_kcenter_greedy_variant(
-          old, m->d_key, st->kv.K, k, 0, idx, NULL,
-          MUT("nearest_centers") ? KVB_KCENTER_MUT_NEAREST : KVB_KCENTER_FAITHFUL);
+      *rc = kvb_kcenter_greedy_variant(old, m->d_key, st->kv.K, k, 0, idx, NULL,
+                                       kvb_kcenter_variant_for(kvb_method_mutant_name(m)));
       if (*rc) return 0;
       m->work.distances += (uint64_t)old * k;
       qsort(idx, k, sizeof *idx, cmp_size);

@@ -49,7 +49,6 @@ static const kvb_mutant_spec subgen_mutants[] = {
     {"cluster_never_join", "line 13 never joins: every key opens a cluster (m′ = n)"},
     {NULL, NULL}};
 
-#define MUT(name) kvb_method_is_mutant(m, name)
 
 static int is_subgen(const kvb_method *m);
 
@@ -123,21 +122,22 @@ static void update_softmax_normalizer(kvb_method *m, subgen_state *st, const dou
   for (size_t i = 0; i < st->mc; i++) {
     double d = kvb_dist2(st->rep + i * dk, k, dk);
     m->work.distances++;
-    if (MUT("cluster_farthest") && d <= st->delta) {
+    if (kvb_method_is_mutant(m, "cluster_farthest") && d <= st->delta) {
       best = i, bestd = d;
       break;
     }
     if (d < bestd) best = i, bestd = d;
   }
-  int joins = MUT("cluster_lt") ? (bestd < st->delta) : (bestd <= st->delta); /* line 13 */
-  if (MUT("cluster_never_join")) joins = 0;
+  int joins = kvb_method_is_mutant(m, "cluster_lt") ? (bestd < st->delta)
+                                                     : (bestd <= st->delta); /* line 13 */
+  if (kvb_method_is_mutant(m, "cluster_never_join")) joins = 0;
   if (st->mc > 0 && joins) {
-    if (!MUT("cluster_no_count")) st->count[best]++; /* line 14 */
+    if (!kvb_method_is_mutant(m, "cluster_no_count")) st->count[best]++; /* line 14 */
     double p = 1.0 / (double)st->count[best];        /* line 17 */
-    if (MUT("cluster_prob_half")) p *= 0.5;
-    double shared = MUT("cluster_shared_coin") ? gsl_rng_uniform(m->rng) : 0;
+    if (kvb_method_is_mutant(m, "cluster_prob_half")) p *= 0.5;
+    double shared = kvb_method_is_mutant(m, "cluster_shared_coin") ? gsl_rng_uniform(m->rng) : 0;
     for (size_t j = 0; j < t; j++) { /* line 16 */
-      double u = MUT("cluster_shared_coin") ? shared : gsl_rng_uniform(m->rng);
+      double u = kvb_method_is_mutant(m, "cluster_shared_coin") ? shared : gsl_rng_uniform(m->rng);
       m->work.coins++;
       if (u < p) {
         memcpy(st->S + (best * t + j) * dk, k, dk * sizeof *k);
@@ -164,11 +164,11 @@ static void update_matrix_product(kvb_method *m, subgen_state *st, const double 
   double den = st->mu + v2;
   /* 0/0 (zero value while µ = 0) reads as probability 0: see subgen.h. */
   double p = den > 0 ? v2 / den : 0.0;
-  if (MUT("mp_prob_half") && st->mu > 0) p *= 0.5;
-  if (MUT("mp_uniform")) p = (v2 > 0) ? 1.0 / (double)(m->n + 1) : 0.0;
-  double shared = MUT("mp_shared_coin") ? gsl_rng_uniform(m->rng) : 0;
+  if (kvb_method_is_mutant(m, "mp_prob_half") && st->mu > 0) p *= 0.5;
+  if (kvb_method_is_mutant(m, "mp_uniform")) p = (v2 > 0) ? 1.0 / (double)(m->n + 1) : 0.0;
+  double shared = kvb_method_is_mutant(m, "mp_shared_coin") ? gsl_rng_uniform(m->rng) : 0;
   for (size_t i = 0; i < st->s; i++) { /* line 25 */
-    double u = MUT("mp_shared_coin") ? shared : gsl_rng_uniform(m->rng);
+    double u = kvb_method_is_mutant(m, "mp_shared_coin") ? shared : gsl_rng_uniform(m->rng);
     m->work.coins++;
     if (u < p) { /* line 26 */
       memcpy(st->Mk + i * dk, k, dk * sizeof *k);
@@ -176,7 +176,7 @@ static void update_matrix_product(kvb_method *m, subgen_state *st, const double 
       st->M_pos[i] = m->n;
     }
   }
-  st->mu += MUT("mu_norm") ? sqrt(v2) : v2; /* line 6 */
+  st->mu += kvb_method_is_mutant(m, "mu_norm") ? sqrt(v2) : v2; /* line 6 */
 }
 
 static int subgen_update(kvb_method *m, const double *k, const double *v) {
@@ -195,14 +195,15 @@ static void query_sums(kvb_method *m, subgen_state *st, const double *q, kvb_exp
   for (size_t i = 0; i < st->s; i++) { /* line 29 */
     if (st->M_pos[i] == UINT64_MAX) continue; /* null slot: only while every value was zero */
     const double *v = st->Mv + i * dv;
-    double w = MUT("z_no_weight") ? 1.0 / (double)st->s
+    double w = kvb_method_is_mutant(m, "z_no_weight") ? 1.0 / (double)st->s
                                   : st->mu / ((double)st->s * kvb_dot(v, v, dv));
     kvb_expsum_add(zs, w, kvb_score(q, st->Mk + i * dk, dk, m->scale), v);
     m->work.exps++;
     m->work.dots++;
   }
   for (size_t i = 0; i < st->mc; i++) { /* line 30 */
-    double w = MUT("tau_no_count") ? 1.0 / (double)t : (double)st->count[i] / (double)t;
+    double w = kvb_method_is_mutant(m, "tau_no_count") ? 1.0 / (double)t
+                                                       : (double)st->count[i] / (double)t;
     for (size_t j = 0; j < t; j++) {
       kvb_expsum_add(ts, w, kvb_score(q, st->S + (i * t + j) * dk, dk, m->scale), NULL);
       m->work.exps++;
