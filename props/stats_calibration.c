@@ -57,9 +57,8 @@
 #define CAL_TAU 0.01     /* tolerated sup-distance from U(0,1) of an approximate test */
 #define CAL_MAXR 1000000u /* substream index = cell · CAL_MAXR + replication */
 
-static int mut(const prop_ctx *ctx, const char *name) {
-  return ctx->mutant && strcmp(ctx->mutant, name) == 0;
-}
+/* Check mutants (check:NAME): wrong variants of a statistics helper, computed here. */
+static int mut(prop_ctx *ctx, const char *name) { return prop_check_mutant(ctx, name); }
 
 /* The KS assertion for one cell, with its power note. tau = 0 for an exact test. */
 static void ks_cell(prop_ctx *ctx, const char *cell, const double *p, size_t R, double tau) {
@@ -84,8 +83,8 @@ static void power_check(prop_ctx *ctx, const char *what, unsigned hits, unsigned
 }
 
 /* The binomial tail under test (the mutant shifts its index). */
-static double tail(const prop_ctx *ctx, unsigned k, double p, unsigned n) {
-  return kvb_binom_tail_ge(mut(ctx, "stats:binom_tail_gt") ? k + 1 : k, p, n);
+static double tail(prop_ctx *ctx, unsigned k, double p, unsigned n) {
+  return kvb_binom_tail_ge(mut(ctx, "binom_tail_gt") ? k + 1 : k, p, n);
 }
 
 static void binom_cell(prop_ctx *ctx, size_t R, double *p) {
@@ -120,7 +119,7 @@ static void chisq_cell(prop_ctx *ctx, size_t R, double *p) {
     double st;
     size_t df;
     p[r] = kvb_chisq_gof(o, e, K, &st, &df);
-    if (mut(ctx, "stats:chisq_df_plus1")) p[r] = gsl_cdf_chisq_Q(st, (double)df + 1);
+    if (mut(ctx, "chisq_df_plus1")) p[r] = gsl_cdf_chisq_Q(st, (double)df + 1);
   }
   ks_cell(ctx, "chisq GOF (fair, 10 cells, 2000 draws)", p, R, CAL_TAU);
 }
@@ -136,9 +135,9 @@ static void welch_cells(prop_ctx *ctx, size_t R, double *p, double *q) {
     gsl_rng_free(g);
     double t;
     p[r] = kvb_welch_t(a, NA, b, NB, &t);
-    if (mut(ctx, "stats:welch_df_pooled")) p[r] = 2 * gsl_cdf_tdist_Q(fabs(t), NA + NB - 2);
+    if (mut(ctx, "welch_df_pooled")) p[r] = 2 * gsl_cdf_tdist_Q(fabs(t), NA + NB - 2);
     q[r] = kvb_welch_less(a, NA, b, NB, PROP_ALPHA, 0.9, &t, NULL);
-    if (mut(ctx, "stats:welch_less_upper")) q[r] = 1 - q[r];
+    if (mut(ctx, "welch_less_upper")) q[r] = 1 - q[r];
   }
   ks_cell(ctx, "welch two-sided (5 x sd 4 vs 40 x sd 1)", p, R, CAL_TAU);
   ks_cell(ctx, "welch_less one-sided at the boundary", q, R, CAL_TAU);
@@ -155,10 +154,10 @@ static void slope_cell(prop_ctx *ctx, size_t R, double *p) {
     gsl_rng_free(g);
     double b, se, df, lo, hi;
     kvb_linear_fit_se(N, x, y, &b, &se, &df);
-    if (mut(ctx, "stats:slope_df_n")) df = N;
+    if (mut(ctx, "slope_df_n")) df = N;
     p[r] = 2 * gsl_cdf_tdist_Q(fabs(b - beta) / se, df);
     kvb_linear_fit(N, x, y, conf, &b, &lo, &hi, NULL);
-    if (mut(ctx, "stats:slope_ci_one_sided")) {
+    if (mut(ctx, "slope_ci_one_sided")) {
       double tq = gsl_cdf_tdist_Pinv(conf, N - 2);
       lo = b - tq * se, hi = b + tq * se;
     }
@@ -176,8 +175,8 @@ static void slope_cell(prop_ctx *ctx, size_t R, double *p) {
 }
 
 /* The detectable effects the helpers state, simulated. */
-static double t_detectable(const prop_ctx *ctx, double se, double df) {
-  if (mut(ctx, "stats:t_detectable_shifted"))
+static double t_detectable(prop_ctx *ctx, double se, double df) {
+  if (mut(ctx, "t_detectable_shifted"))
     return (gsl_cdf_tdist_Qinv(PROP_ALPHA, df) + gsl_cdf_tdist_Pinv(0.9, df)) * se;
   return kvb_t_detectable(se, df, PROP_ALPHA, 0.9);
 }
@@ -222,7 +221,7 @@ static void power_cells(prop_ctx *ctx, unsigned R) {
   kvb_welch_less(a, NW, b, NW, PROP_ALPHA, 0.9, NULL, &dw);
   double va = 1.0 / NW, vb = 4.0 / NW,
          nu = (va + vb) * (va + vb) / (va * va / (NW - 1) + vb * vb / (NW - 1));
-  if (mut(ctx, "stats:t_detectable_shifted")) dw = t_detectable(ctx, sqrt(va + vb), nu);
+  if (mut(ctx, "t_detectable_shifted")) dw = t_detectable(ctx, sqrt(va + vb), nu);
   hits = 0;
   for (unsigned r = 0; r < R; r++) {
     gsl_rng *g = prop_rng(ctx, 6 * CAL_MAXR + r);
@@ -230,7 +229,7 @@ static void power_cells(prop_ctx *ctx, unsigned R) {
     for (int i = 0; i < NW; i++) b[i] = dw + gsl_ran_gaussian(g, 2);
     gsl_rng_free(g);
     double q = kvb_welch_less(a, NW, b, NW, PROP_ALPHA, 0.9, NULL, NULL);
-    if (mut(ctx, "stats:welch_less_upper")) q = 1 - q;
+    if (mut(ctx, "welch_less_upper")) q = 1 - q;
     hits += q < PROP_ALPHA;
   }
   prop_note(ctx, "welch_less (30 vs 30, sd 1 vs 2, Welch df %.1f): stated detectable difference "
@@ -260,9 +259,9 @@ const prop_claim props_stats_calibration[] = {
      "Welch two-sided, one-sided Welch at the boundary and the slope t test are U(0,1) (KS, "
      "α = 1e-6; approximate tests within sup-distance 0.01), the slope's 90% interval misses 10%, "
      "and the stated detectable effects are detected with power 0.9",
-     {"stats:binom_tail_gt", "stats:chisq_df_plus1", "stats:welch_df_pooled",
-      "stats:welch_less_upper", "stats:slope_df_n", "stats:slope_ci_one_sided",
-      "stats:t_detectable_shifted"},
+     {"check:binom_tail_gt", "check:chisq_df_plus1", "check:welch_df_pooled",
+      "check:welch_less_upper", "check:slope_df_n", "check:slope_ci_one_sided",
+      "check:t_detectable_shifted"},
      calibration,
      {NULL}},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}},
