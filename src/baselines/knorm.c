@@ -3,13 +3,11 @@
  * draw high attention (§3), so keep the tokens whose keys have the smallest ‖k‖₂ (kvpress's
  * KnormPress). The rule reads no query.
  *
- * Reading. The paper compresses as the cache fills (§4: the kept set is the lowest-norm keys);
- * streaming, kvbound keeps after n tokens exactly the B tokens of smallest ‖k‖₂ among all n
+ * Reading. Streaming, kvbound keeps after n tokens exactly the B tokens of smallest ‖k‖₂ among all n
  * (ties: the earlier position), maintained by one eviction per token: the largest norm among
  * the B held and the new one leaves — the new token itself when its key is the largest, so the
- * current token need not be attended. The paper leaves its first layers and a few initial
- * tokens uncompressed inside a model; on a single stream there is nothing to transfer that to.
- * kvpress compresses the prompt once at prefill with the same score (−‖k‖); at a query point
+ * current token need not be attended. Which layers and heads are compressed is a model-level
+ * choice the single-stream method does not make. kvpress compresses the prompt once at prefill with the same score (−‖k‖); at a query point
  * both keep the same set.
  *
  * Memory: 2·min(n, B) stored vectors; bytes the kept keys and values plus one norm (a double)
