@@ -18,9 +18,9 @@
  * token among equals — a sliding window until the first query. The newest token must be kept
  * (its own query has not been seen at its update), so recent ≥ 1.
  *
- * kvpress's ObservedAttentionPress scores a prompt once by the attention its prefill queries
- * paid (averaged, not summed, over queries, and it needs eager attention); kvbound follows the
- * paper's streaming accumulation, the form 000/001 compare against.
+ * kvpress's ObservedAttentionPress scores a prompt once, at prefill, by the attention its
+ * queries paid to each token (it needs the attention weights materialized); kvbound follows the
+ * paper's per-step accumulation with eviction, the form 000/001 compare against.
  *
  * Memory: 2·min(n, B) stored vectors; bytes the kept keys and values plus one accumulated score
  * (a double) per kept token. Parameters: budget B ≥ 1; recent 1 ≤ R ≤ B (0: ⌈B/2⌉, §5's
