@@ -16,6 +16,7 @@ extern const prop_claim props_balancekv_error[];
 extern const prop_claim props_adversarial[];
 extern const prop_claim props_subgen_practicality[];
 extern const prop_claim props_stats_calibration[];
+extern const prop_claim props_baselines[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
@@ -32,5 +33,6 @@ const prop_claim *const prop_claim_tables[] = {
     props_adversarial,
     props_subgen_practicality,
     props_stats_calibration,
+    props_baselines,
     NULL,
 };

@@ -10,6 +10,12 @@ extern const kvb_method_type kvb_method_balancekv_block;
 extern const kvb_method_type kvb_method_uniform_sample;
 extern const kvb_method_type kvb_method_recent_kcenter;
 extern const kvb_method_type kvb_method_z_zero;
+extern const kvb_method_type kvb_method_sink_recent;
+extern const kvb_method_type kvb_method_h2o;
+extern const kvb_method_type kvb_method_snapkv;
+extern const kvb_method_type kvb_method_pyramidkv;
+extern const kvb_method_type kvb_method_tova;
+extern const kvb_method_type kvb_method_knorm;
 
 const kvb_method_type *const kvb_method_registry[] = {
     &kvb_method_exact,
@@ -20,5 +26,11 @@ const kvb_method_type *const kvb_method_registry[] = {
     &kvb_method_uniform_sample,
     &kvb_method_recent_kcenter,
     &kvb_method_z_zero,
+    &kvb_method_sink_recent,
+    &kvb_method_h2o,
+    &kvb_method_snapkv,
+    &kvb_method_pyramidkv,
+    &kvb_method_tova,
+    &kvb_method_knorm,
     NULL,
 };
