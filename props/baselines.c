@@ -339,7 +339,7 @@ static void table_balancekv(prop_ctx *ctx) {
       const char *ab[] = {tt, "f=16", "w=16", "b=64", "tau=1", NULL};
       kvb_method *m = cmp_method(ctx, "balancekv_block", 1, &c, r, ab);
       eb[T - 1][sd] = cmp_error(m, &c, n, &vec);
-      mem_bad += ctx->mutant == NULL && vec != 2 * B;
+      mem_bad += ctx->mutant == NULL && vec != 2 * B; /* faithful runs only */
       kvb_method_free(m), gsl_rng_free(r);
       r = prop_rng(ctx, sub);
       const char *au[] = {tt, "f=16", "w=16", NULL};
@@ -414,7 +414,7 @@ static void table_subgen(prop_ctx *ctx) {
       const char *ak[] = {ww, cc, NULL};
       kvb_method *m = cmp_method(ctx, "recent_kcenter", 1, &c, NULL, ak);
       er[bi][sd] = cmp_error(m, &c, n, &vec);
-      mem_bad += ctx->mutant == NULL && vec != 2 * B;
+      mem_bad += ctx->mutant == NULL && vec != 2 * B; /* faithful runs only */
       kvb_method_free(m);
       const char *ah[] = {bb, rr, NULL};
       m = cmp_method(ctx, "h2o", 0, &c, NULL, ah);
@@ -459,30 +459,30 @@ static void table_subgen(prop_ctx *ctx) {
 const prop_claim props_baselines[] = {
     {"baselines.sink_recent.rule", "StreamingLLM, arXiv 2309.17453 §3.2", "invariant",
      RULE_STMT("the first s + the last B−s tokens"),
-     {"sink_recent:sink_off_by_one", "sink_recent:evict_newest"}, rule_sink_recent, {NULL}},
+     {"method:sink_recent:sink_off_by_one", "method:sink_recent:evict_newest"}, rule_sink_recent, {NULL}},
     {"baselines.h2o.rule", "H2O, arXiv 2306.14048 Alg. 1", "invariant",
      RULE_STMT("Alg. 1 (cache B−1 + current token, accumulated attention, recent window)"),
-     {"h2o:evict_largest", "h2o:last_query_only"}, rule_h2o, {NULL}},
+     {"method:h2o:evict_largest", "method:h2o:last_query_only"}, rule_h2o, {NULL}},
     {"baselines.tova.rule", "TOVA, arXiv 2401.06104 §3.3", "invariant",
      RULE_STMT("§3.3 (cache B−1 + current token, lowest weight of the current query leaves)"),
-     {"tova:evict_highest", "tova:stale_query"}, rule_tova, {NULL}},
+     {"method:tova:evict_highest", "method:tova:stale_query"}, rule_tova, {NULL}},
     {"baselines.knorm.rule", "K-norm, arXiv 2406.11430", "invariant",
-     RULE_STMT("the B smallest key norms (ties: earlier)"), {"knorm:keep_largest"}, rule_knorm,
+     RULE_STMT("the B smallest key norms (ties: earlier)"), {"method:knorm:keep_largest"}, rule_knorm,
      {NULL}},
     {"baselines.snapkv.rule", "SnapKV, arXiv 2404.14469 §4.1 Listing 1", "invariant",
      RULE_STMT("Listing 1 on the prefix (window 3, avg pool 3)"),
-     {"snapkv:no_pooling", "snapkv:window_excluded"}, rule_snapkv, {NULL}},
+     {"method:snapkv:no_pooling", "method:snapkv:window_excluded"}, rule_snapkv, {NULL}},
     {"baselines.pyramidkv.rule", "PyramidKV, arXiv 2406.02069 §3.2", "invariant",
      RULE_STMT("§3.2's layer budget (4 layers, layer 2, β=2) + SnapKV's selection"),
-     {"pyramidkv:layer_reversed", "pyramidkv:no_pooling"}, rule_pyramidkv, {NULL}},
+     {"method:pyramidkv:layer_reversed", "method:pyramidkv:no_pooling"}, rule_pyramidkv, {NULL}},
     {"baselines.table.balancekv", "003 §4.2 LongBench table (synthetic analog)", "comparison",
      "synthetic analog of 003's LongBench comparison (not the LLM benchmark): block BalanceKV vs "
      "uniform, StreamingLLM, SnapKV, PyramidKV at equal memory, compression 1/2, 1/4, 1/8; one "
      "cell per contender × rate, one-sided Welch α = 1e-6 each way, z ≡ 0 through the same test",
-     {"z_zero"}, table_balancekv, {NULL}},
+     {"control:z_zero"}, table_balancekv, {NULL}},
     {"baselines.table.subgen", "000 §5 / 001 §5 LongEval table (synthetic analog)", "comparison",
      "synthetic analog of 000/001's LongEval comparison (not the LLM benchmark): ClusterGen's "
      "recent window + k-center vs H2O, StreamingLLM, uniform at equal memory B ∈ {48, 64, 160}; "
      "one-sided Welch α = 1e-6 each way, z ≡ 0 through the same test",
-     {"z_zero"}, table_subgen, {NULL}},
+     {"control:z_zero"}, table_subgen, {NULL}},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};
