@@ -31,7 +31,9 @@ static const struct {
   const void *fn;
 } KERNELS[] = {{"kvb_attn_split", (const void *)kvb_attn_split},
                {"kvb_attn_combine", (const void *)kvb_attn_combine},
-               {"kvb_usample_gather", (const void *)kvb_usample_gather}};
+               {"kvb_usample_gather", (const void *)kvb_usample_gather},
+               {"kvb_bkvb_walk", (const void *)kvb_bkvb_walk},
+               {"kvb_bkvb_halve", (const void *)kvb_bkvb_halve}};
 
 static int cu_count(void) {
   int n = 0;

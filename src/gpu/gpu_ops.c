@@ -195,3 +195,79 @@ int kvb_gpu_usample_query(kvb_gpu *g, size_t H, size_t kk, size_t nexact, double
   free(lw);
   return rc;
 }
+
+int kvb_gpu_bkvb_compress(kvb_gpu *g, size_t H, size_t n, size_t d, size_t dv, const float *K,
+                          const float *V, size_t b, unsigned T, double gamma, double c0,
+                          double tau, double beta, const double *const *u, size_t *idx,
+                          double *w, float *P, double *kernel_s) {
+  if (!g || !K || !V || !u || !idx || !w) return KVB_ERROR(KVB_ENULL, "gpu balancekv_block: NULL argument");
+  if (!H || !n || !d || !dv || !b || b > KVB_GPU_BMAX || d > KVB_GPU_DMAX || T >= 31 || (n >> T) == 0 ||
+      !INT_OK(H * n * (d > dv ? d : dv)))
+    return KVB_ERROR(KVB_EINVAL, "gpu balancekv_block: need H, n, d, dv >= 1, d <= %d, 1 <= b <= %d, n >= 2^T",
+                     KVB_GPU_DMAX, KVB_GPU_BMAX);
+  if (!isfinite(gamma) || !isfinite(tau) || !isfinite(beta) || !isfinite(c0) || c0 < 0)
+    return KVB_ERROR(KVB_EINVAL, "gpu balancekv_block: gamma, tau, beta must be finite and c0 >= 0");
+  if (!finite_f32(K, H * n * d) || !finite_f32(V, H * n * dv))
+    return KVB_ERROR(KVB_EDOM, "gpu balancekv_block: non-finite key or value");
+  size_t utot = 0;
+  for (unsigned r = 0; r < T; r++) {
+    if (!u[r]) return KVB_ERROR(KVB_ENULL, "gpu balancekv_block: uniforms of round %u", r);
+    for (size_t i = 0; i < H * (n >> r); i++)
+      if (!(u[r][i] >= 0 && u[r][i] < 1))
+        return KVB_ERROR(KVB_EDOM, "gpu balancekv_block: u[%u][%zu] = %g not in [0, 1)", r, i, u[r][i]);
+    utot += H * (n >> r);
+  }
+  int *cur = malloc(H * n * sizeof *cur);
+  float *cw = malloc(H * n * sizeof *cw), *uf = malloc((utot ? utot : 1) * sizeof *uf);
+  if (!cur || !cw || !uf) {
+    free(cur), free(cw), free(uf);
+    return KVB_ERROR(KVB_ENOMEM, "gpu balancekv_block: out of memory");
+  }
+  for (size_t h = 0; h < H; h++)
+    for (size_t i = 0; i < n; i++) cur[h * n + i] = (int)i, cw[h * n + i] = 1.0f;
+  for (unsigned r = 0, o = 0; r < T; o += (unsigned)(H * (n >> r)), r++)
+    for (size_t i = 0; i < H * (n >> r); i++) uf[o + i] = (float)u[r][i];
+  kvb_gpu_buf *bK = NULL, *bV = NULL, *bC[2] = {NULL, NULL}, *bW[2] = {NULL, NULL}, *bU = NULL, *bS = NULL, *bP = NULL;
+  int rc = upload(g, K, H * n * d * 4, &bK);
+  if (!rc) rc = upload(g, V, H * n * dv * 4, &bV);
+  if (!rc) rc = upload(g, cur, H * n * 4, &bC[0]);
+  if (!rc) rc = upload(g, cw, H * n * 4, &bW[0]);
+  if (!rc) rc = kvb_gpu_alloc(g, H * n * 4, &bC[1]);
+  if (!rc) rc = kvb_gpu_alloc(g, H * n * 4, &bW[1]);
+  if (!rc) rc = kvb_gpu_alloc(g, H * n * 4, &bS);
+  if (!rc) rc = kvb_gpu_alloc(g, H * n * 4, &bP);
+  if (!rc) rc = kvb_gpu_alloc(g, H * n * 4, &bU);
+  double t0 = now_s(), tk = 0;
+  size_t m = n, poff = 0;
+  int side = 0;
+  for (unsigned r = 0; !rc && r < T; r++) {
+    size_t nblk = (m + b - 1) / b;
+    rc = kvb_gpu_write(g, bU, uf + poff, H * m * 4);
+    t0 = now_s();
+    if (!rc) {
+      kvb_gpu_arg a[] = {A_int(n), A_int(d), A_int(dv), A_int(m), A_int(b), A_int(nblk),
+                         A_flt(tau / sqrt((double)d)), A_flt(beta), A_flt(c0), A_flt(gamma),
+                         A_buf(bK), A_buf(bV), A_buf(bC[side]), A_buf(bW[side]), A_buf(bU), A_buf(bS), A_buf(bP)};
+      rc = kvb_gpu_launch(g, "kvb_bkvb_walk", H * nblk, KVB_GPU_WG, sizeof a / sizeof *a, a);
+    }
+    if (!rc) {
+      kvb_gpu_arg a[] = {A_int(n), A_int(m), A_buf(bS), A_buf(bC[side]), A_buf(bW[side]), A_buf(bC[!side]), A_buf(bW[!side])};
+      rc = kvb_gpu_launch(g, "kvb_bkvb_halve", H, 1, sizeof a / sizeof *a, a);
+    }
+    tk += now_s() - t0;
+    if (!rc && P) rc = kvb_gpu_read(g, bP, P + poff, H * m * 4);
+    poff += H * m;
+    side = !side;
+    m /= 2;
+  }
+  if (kernel_s) *kernel_s = tk;
+  if (!rc) rc = kvb_gpu_read(g, bC[side], cur, H * n * 4);
+  if (!rc) rc = kvb_gpu_read(g, bW[side], cw, H * n * 4);
+  if (!rc)
+    for (size_t h = 0; h < H; h++)
+      for (size_t k = 0; k < (n >> T); k++) idx[h * (n >> T) + k] = (size_t)cur[h * n + k], w[h * (n >> T) + k] = cw[h * n + k];
+  kvb_gpu_buf *all[] = {bK, bV, bC[0], bC[1], bW[0], bW[1], bU, bS, bP};
+  for (size_t i = 0; i < 9; i++) kvb_gpu_free(g, all[i]);
+  free(cur), free(cw), free(uf);
+  return rc;
+}

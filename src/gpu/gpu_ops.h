@@ -35,4 +35,13 @@ int kvb_gpu_usample_query(kvb_gpu *g, size_t H, size_t kk, size_t nexact, double
                           size_t dv, size_t nq, double scale, const float *Q, const float *Kc,
                           const float *Vc, size_t chunk, float *Z, double *kernel_s);
 
+/* Block BalanceKV compression (balancekv_block.h, k_bkvb.cl): H heads of n tokens, K: H×n×d,
+ * V: H×n×dv, block b <= KVB_GPU_BMAX, T rounds, u[r] the H·⌊n/2^r⌋ uniforms of round r (as
+ * kvb_bkvb_compress; rounded to float on the device). Writes idx/w: H×⌊n/2^T⌋ as the CPU does;
+ * P (may be NULL): for each round r, H·⌊n/2^r⌋ walk probabilities p, concatenated. */
+int kvb_gpu_bkvb_compress(kvb_gpu *g, size_t H, size_t n, size_t d, size_t dv, const float *K,
+                          const float *V, size_t b, unsigned T, double gamma, double c0,
+                          double tau, double beta, const double *const *u, size_t *idx,
+                          double *w, float *P, double *kernel_s);
+
 #endif

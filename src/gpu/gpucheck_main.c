@@ -28,6 +28,7 @@
 #include "gpu.h"
 #include "gpu_ops.h"
 #include "attention.h"
+#include "balancekv_block.h"
 #include "kvb_error.h"
 #include "pcg32.h"
 
@@ -294,6 +295,84 @@ out:
   return ok;
 }
 
+/* ---- block BalanceKV: kept indices and weights must equal kvb_bkvb_compress's exactly ---- */
+typedef struct {
+  size_t H, n, d, dv, b;
+  unsigned T;
+} bk_case;
+static const bk_case BK_SMALL[] = {
+    {2, 300, 64, 64, 64, 2},  /* n not a multiple of b: a 44-token tail block, then 150 = 2·64 + 22 */
+    {4, 130, 128, 32, 32, 1}, /* d_key != d_value, a 2-token tail block */
+    {1, 2, 64, 64, 64, 1},    /* the smallest input: one block of 2 */
+};
+/* A step whose |u − p| is below NEAR_TIE is reported as a near tie: the device computes p in
+ * float32 (different rounding and, for ⟨k̃_i, k̃_j⟩, a different summation order than the CPU's
+ * double dsyrk), so a sign can legitimately differ there. 1e-3 is a reporting threshold chosen
+ * far above float32 rounding of p (|p − ½| ≤ a few units here, ~1e-6 absolute) — not derived. */
+#define NEAR_TIE 1e-3
+
+static int run_bkvb(kvb_gpu *g, const bk_case *c, int quiet, char *why, size_t whycap) {
+  char name[200];
+  snprintf(name, sizeof name, "bkvb_compress(H=%zu,n=%zu,d=%zu,dv=%zu,b=%zu,T=%u)", c->H, c->n, c->d, c->dv, c->b, c->T);
+  size_t kept = c->n >> c->T, utot = 0, nk = c->H * c->n * c->d, nv = c->H * c->n * c->dv;
+  for (unsigned r = 0; r < c->T; r++) utot += c->H * (c->n >> r);
+  float *K = malloc(nk * 4), *V = malloc(nv * 4), *P = malloc(utot * 4);
+  double *Kd = malloc(nk * 8), *Vd = malloc(nv * 8), *ub = malloc(utot * 8), *w1 = malloc(c->H * kept * 8), *w2 = malloc(c->H * kept * 8);
+  size_t *i1 = malloc(c->H * kept * sizeof *i1), *i2 = malloc(c->H * kept * sizeof *i2);
+  const double *u[32];
+  int ok = -1;
+  if (!K || !V || !P || !Kd || !Vd || !ub || !w1 || !w2 || !i1 || !i2) {
+    snprintf(why, whycap, "%s: out of host memory", name);
+    goto out;
+  }
+  kvb_pcg32 r;
+  kvb_pcg32_seed(&r, 31 + c->n, 5);
+  fill(&r, K, nk, 1.0);
+  fill(&r, V, nv, 1.0);
+  for (size_t i = 0; i < nk; i++) Kd[i] = K[i];
+  for (size_t i = 0; i < nv; i++) Vd[i] = V[i];
+  /* uniforms that are floats already, so the device's float copy is the same number */
+  for (size_t i = 0; i < utot; i++) ub[i] = (double)(float)kvb_pcg32_uniform(&r), ub[i] = ub[i] < 1 ? ub[i] : 0.5;
+  for (unsigned q = 0, o = 0; q < c->T; o += (unsigned)(c->H * (c->n >> q)), q++) u[q] = ub + o;
+  kvb_bkvb_opts o;
+  kvb_bkvb_opts_default(&o);
+  o.b = c->b, o.T = c->T;
+  if (kvb_bkvb_compress(c->H, c->n, c->d, c->dv, Kd, Vd, &o, u, NULL, i1, w1, NULL)) {
+    snprintf(why, whycap, "%s: CPU reference error: %s", name, kvb_strerror_last());
+    goto out;
+  }
+  if (kvb_gpu_bkvb_compress(g, c->H, c->n, c->d, c->dv, K, V, c->b, c->T, o.gamma, o.c0, o.tau, o.beta, u, i2, w2, P, NULL)) {
+    snprintf(why, whycap, "%s: device error: %s", name, kvb_strerror_last());
+    goto out;
+  }
+  size_t diff = 0, near = 0, nonfinite = 0;
+  double gap = INFINITY;
+  for (size_t i = 0; i < c->H * kept; i++) diff += i1[i] != i2[i] || w1[i] != w2[i];
+  for (size_t i = 0; i < utot; i++) {
+    if (!isfinite(P[i])) nonfinite++;
+    double dgap = fabs(ub[i] - P[i]);
+    if (P[i] != 0.5f && dgap < gap) gap = dgap; /* block starts (p = ½ by convention) excluded */
+    if (P[i] != 0.5f && dgap < NEAR_TIE) near++;
+  }
+  if (diff == 0) {
+    ok = 1;
+    snprintf(why, whycap, "%s: OK (%zu of %zu kept indices/weights differ from the CPU, exact equality required; "
+             "%zu near ties, min |u-p| = %.2g)", name, diff, c->H * kept, near, gap);
+  } else if (near > 0) {
+    ok = 1; /* explained: a float tie */
+    snprintf(why, whycap, "%s: OK with a float tie (%zu of %zu differ; %zu steps with |u-p| < %g, min %.2g)", name, diff,
+             c->H * kept, near, NEAR_TIE, gap);
+  } else {
+    ok = 0;
+    snprintf(why, whycap, "%s: FAIL (%zu of %zu kept indices/weights differ from the CPU; no near tie, min |u-p| = %.2g%s)",
+             name, diff, c->H * kept, gap, nonfinite ? ", non-finite p" : "");
+  }
+out:
+  if (!quiet) printf("%s %s\n", ok == 1 ? "PASS" : "FAIL", why);
+  free(K), free(V), free(P), free(Kd), free(Vd), free(ub), free(w1), free(w2), free(i1), free(i2);
+  return ok;
+}
+
 /* ---- the grids ---- */
 static attn_case *attn_grid(int full, size_t *count) {
   if (!full) {
@@ -336,12 +415,16 @@ static int do_list(int full) {
     printf("%-18s (H=%zu,n=%zu,f=%zu,w=%zu,T=%u,dk=%zu,dv=%zu,nq=%zu)\n", "usample_compress", c->H, c->n, c->f, c->w, c->T, c->dk, c->dv, c->nq);
     printf("%-18s (same shape, weighted query)\n", "usample_query");
   }
-  printf("mutants: KVB_MUT_NO_RESCALE KVB_MUT_NO_BARRIER KVB_MUT_DROP_PARTIAL\n");
+  for (size_t i = 0; i < sizeof BK_SMALL / sizeof *BK_SMALL; i++)
+    printf("%-18s (H=%zu,n=%zu,d=%zu,dv=%zu,b=%zu,T=%u)\n", "bkvb_compress", BK_SMALL[i].H, BK_SMALL[i].n, BK_SMALL[i].d,
+           BK_SMALL[i].dv, BK_SMALL[i].b, BK_SMALL[i].T);
+  printf("mutants: KVB_MUT_NO_RESCALE KVB_MUT_NO_BARRIER KVB_MUT_DROP_PARTIAL (attn_decode), KVB_MUT_WALK_SIGN_FLIP (bkvb)\n");
   free(ag);
   return 0;
 }
 
-static const char *MUTANTS[] = {"KVB_MUT_NO_RESCALE", "KVB_MUT_NO_BARRIER", "KVB_MUT_DROP_PARTIAL"};
+static const char *MUTANTS[] = {"KVB_MUT_NO_RESCALE", "KVB_MUT_NO_BARRIER", "KVB_MUT_DROP_PARTIAL", "KVB_MUT_WALK_SIGN_FLIP"};
+static const char *MUTANT_KERNEL[] = {"attn_decode", "attn_decode", "attn_decode", "bkvb"};
 
 static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
   kvb_gpu *g;
@@ -372,12 +455,16 @@ static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
     }
     attn_data_free(&a);
   }
+  if (matches(filter, "bkvb"))
+    for (size_t i = 0; i < sizeof BK_SMALL / sizeof *BK_SMALL; i++) fails += run_bkvb(g, &BK_SMALL[i], 0, why, sizeof why) != 1;
   if (matches(filter, "usample"))
     for (size_t i = 0; i < sizeof US_SMALL / sizeof *US_SMALL; i++) fails += run_usample(g, &US_SMALL[i], 0) != 1;
   kvb_gpu_close(g);
   /* mutants: each must fail at least one case of the same grid */
-  if (matches(filter, "attn_decode"))
-    for (size_t mi = 0; mi < sizeof MUTANTS / sizeof *MUTANTS; mi++) {
+  for (size_t mi = 0; mi < sizeof MUTANTS / sizeof *MUTANTS; mi++) {
+      if (!matches(filter, MUTANT_KERNEL[mi])) continue;
+      int bk = !strcmp(MUTANT_KERNEL[mi], "bkvb");
+      size_t ncase = bk ? sizeof BK_SMALL / sizeof *BK_SMALL : na;
       char def[128];
       snprintf(def, sizeof def, "-D%s", MUTANTS[mi]);
       if (kvb_gpu_open(be, dev, def, &g)) {
@@ -387,12 +474,12 @@ static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
       }
       size_t bad = 0;
       char first[400] = "";
-      for (size_t i = 0; ag && i < na; i++)
-        if (run_attn(g, &ag[i], 1, why, sizeof why) != 1) {
+      for (size_t i = 0; ag && i < ncase; i++)
+        if ((bk ? run_bkvb(g, &BK_SMALL[i], 1, why, sizeof why) : run_attn(g, &ag[i], 1, why, sizeof why)) != 1) {
           if (!bad++) snprintf(first, sizeof first, "%s", why);
         }
-      if (bad) printf("PASS mutant %s rejected: %zu of %zu cases fail (first: %s)\n", MUTANTS[mi], bad, na, first);
-      else printf("FAIL mutant %s not rejected: all %zu cases pass\n", MUTANTS[mi], na), fails++;
+      if (bad) printf("PASS mutant %s rejected: %zu of %zu cases fail (first: %s)\n", MUTANTS[mi], bad, ncase, first);
+      else printf("FAIL mutant %s not rejected: all %zu cases pass\n", MUTANTS[mi], ncase), fails++;
       kvb_gpu_close(g);
     }
   free(ag);
