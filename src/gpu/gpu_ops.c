@@ -1,0 +1,273 @@
+/* gpu_ops.c — the backend dispatch of gpu.h and the host side of the kernels (gpu_ops.h). */
+#include "gpu_ops.h"
+#include "kvb_error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef KVB_WITH_CUDA
+const kvb_gpu_vtable *kvb_gpu_cuda_vtable(void) { return NULL; }
+#endif
+
+static const kvb_gpu_vtable *vt_of(kvb_gpu_backend be) {
+  return be == KVB_GPU_CUDA ? kvb_gpu_cuda_vtable() : be == KVB_GPU_OPENCL ? kvb_gpu_opencl_vtable() : NULL;
+}
+#define VT(g) (((const kvb_gpu_head *)(g))->vt)
+
+int kvb_gpu_count(kvb_gpu_backend be) {
+  const kvb_gpu_vtable *vt = vt_of(be);
+  return vt ? vt->count() : 0;
+}
+int kvb_gpu_list(kvb_gpu_backend be, char *out, size_t cap) {
+  const kvb_gpu_vtable *vt = vt_of(be);
+  if (!vt) return -KVB_ERROR(KVB_ENOTFOUND, "this build has no CUDA backend (nvcc was not found at build time)");
+  return vt->list(out, cap);
+}
+int kvb_gpu_open(kvb_gpu_backend be, int index, const char *defines, kvb_gpu **out) {
+  if (!out) return KVB_ERROR(KVB_ENULL, "gpu open: NULL argument");
+  *out = NULL;
+  const kvb_gpu_vtable *vt = vt_of(be);
+  if (!vt) return KVB_ERROR(KVB_ENOTFOUND, "this build has no CUDA backend (nvcc was not found at build time)");
+  return vt->open(index, defines, out);
+}
+void kvb_gpu_close(kvb_gpu *g) {
+  if (g) VT(g)->close(g);
+}
+const char *kvb_gpu_device_name(const kvb_gpu *g) { return VT(g)->name(g); }
+kvb_gpu_backend kvb_gpu_backend_of(const kvb_gpu *g) { return ((const kvb_gpu_head *)g)->be; }
+int kvb_gpu_alloc(kvb_gpu *g, size_t bytes, kvb_gpu_buf **out) { return VT(g)->alloc(g, bytes, out); }
+void kvb_gpu_free(kvb_gpu *g, kvb_gpu_buf *b) {
+  if (b) VT(g)->free_buf(g, b);
+}
+int kvb_gpu_write(kvb_gpu *g, kvb_gpu_buf *b, const void *src, size_t bytes) {
+  return VT(g)->write(g, b, src, bytes);
+}
+int kvb_gpu_read(kvb_gpu *g, const kvb_gpu_buf *b, void *dst, size_t bytes) {
+  return VT(g)->read(g, b, dst, bytes);
+}
+int kvb_gpu_launch(kvb_gpu *g, const char *name, size_t groups, size_t local, size_t nargs,
+                   const kvb_gpu_arg *args) {
+  return VT(g)->launch(g, name, groups, local, nargs, args);
+}
+
+/* ---- binary16 ---- */
+uint16_t kvb_f32_to_f16(float x) {
+  uint32_t b;
+  memcpy(&b, &x, 4);
+  uint16_t sign = (uint16_t)((b >> 16) & 0x8000u);
+  uint32_t absb = b & 0x7fffffffu;
+  if (absb >= 0x7f800000u) return (uint16_t)(sign | 0x7c00u | (absb > 0x7f800000u ? 0x200u : 0));
+  if (absb >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* rounds to >= 65520: inf */
+  int e = (int)(absb >> 23) - 127;
+  uint32_t mant = (absb & 0x7fffffu) | 0x800000u;
+  if (e < -25) return sign; /* below half the smallest subnormal */
+  int shift = e >= -14 ? 13 : 13 + (-14 - e); /* bits of the float mantissa dropped */
+  uint32_t q = mant >> shift, rem = mant & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+  if (rem > halfway || (rem == halfway && (q & 1))) q++; /* round to nearest even */
+  if (e >= -14) return (uint16_t)(sign | (((uint32_t)(e + 15) << 10) + (q - 0x400u))); /* carry ok */
+  return (uint16_t)(sign | q);
+}
+float kvb_f16_to_f32(uint16_t h) {
+  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m | 0x400), e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+/* ---- helpers ---- */
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+static int finite_f32(const float *x, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(x[i])) return 0;
+  return 1;
+}
+static int finite_f16(const uint16_t *x, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (((x[i] >> 10) & 0x1f) == 0x1f) return 0;
+  return 1;
+}
+static kvb_gpu_arg A_buf(kvb_gpu_buf *b) { kvb_gpu_arg a = {KVB_GPU_ARG_BUF, b, 0, 0}; return a; }
+static kvb_gpu_arg A_int(size_t i) { kvb_gpu_arg a = {KVB_GPU_ARG_INT, NULL, (int)i, 0}; return a; }
+static kvb_gpu_arg A_flt(double f) { kvb_gpu_arg a = {KVB_GPU_ARG_FLOAT, NULL, 0, (float)f}; return a; }
+
+/* Upload helper: allocates and fills *b (bytes may be 0: a 4-byte dummy). */
+static int upload(kvb_gpu *g, const void *src, size_t bytes, kvb_gpu_buf **b) {
+  int rc = kvb_gpu_alloc(g, bytes, b);
+  if (!rc && bytes) rc = kvb_gpu_write(g, *b, src, bytes);
+  return rc;
+}
+
+#define INT_OK(x) ((x) < (size_t)1 << 30)
+
+int kvb_gpu_attention(kvb_gpu *g, size_t H, size_t n, size_t dk, size_t dv, size_t nq,
+                      double scale, int kv_half, const float *Q, const void *K, const void *V,
+                      const float *logw, size_t chunk, float *Z, double *kernel_s) {
+  if (!g || !Q || !K || !V || !Z) return KVB_ERROR(KVB_ENULL, "gpu attention: NULL argument");
+  if (!H || !n || !dk || !dv || !nq || !chunk)
+    return KVB_ERROR(KVB_EINVAL, "gpu attention: H, n, d_key, d_value, queries, chunk must be >= 1");
+  if (dk > KVB_GPU_DMAX || dv > KVB_GPU_DMAX || chunk > KVB_GPU_CHUNK_MAX)
+    return KVB_ERROR(KVB_EINVAL, "gpu attention: d_key = %zu, d_value = %zu (max %d), chunk = %zu (max %d)",
+                     dk, dv, KVB_GPU_DMAX, chunk, KVB_GPU_CHUNK_MAX);
+  if (!INT_OK(H * n * (dk > dv ? dk : dv)) || !INT_OK(nq * H * n) || !isfinite(scale))
+    return KVB_ERROR(KVB_EINVAL, "gpu attention: sizes exceed the kernels' 32-bit indexing or scale not finite");
+  size_t es = kv_half ? 2 : 4;
+  /* NaN/Inf rejected before launch, as on the CPU (kvb_attention_exact) */
+  if (!finite_f32(Q, nq * H * dk) || (logw && !finite_f32(logw, H * n)) ||
+      (kv_half ? !finite_f16(K, H * n * dk) || !finite_f16(V, H * n * dv)
+               : !finite_f32(K, H * n * dk) || !finite_f32(V, H * n * dv)))
+    return KVB_ERROR(KVB_EDOM, "gpu attention: non-finite query, key, value or weight");
+  size_t nsplit = (n + chunk - 1) / chunk, ng = nsplit * H * nq;
+  kvb_gpu_buf *bQ = NULL, *bK = NULL, *bV = NULL, *bW = NULL, *bM = NULL, *bL = NULL, *bO = NULL, *bZ = NULL;
+  int rc = upload(g, Q, nq * H * dk * 4, &bQ);
+  if (!rc) rc = upload(g, K, H * n * dk * es, &bK);
+  if (!rc) rc = upload(g, V, H * n * dv * es, &bV);
+  if (!rc) rc = upload(g, logw, logw ? H * n * 4 : 0, &bW);
+  if (!rc) rc = kvb_gpu_alloc(g, ng * 4, &bM);
+  if (!rc) rc = kvb_gpu_alloc(g, ng * 4, &bL);
+  if (!rc) rc = kvb_gpu_alloc(g, ng * dv * 4, &bO);
+  if (!rc) rc = kvb_gpu_alloc(g, nq * H * dv * 4, &bZ);
+  double t0 = now_s();
+  if (!rc) {
+    kvb_gpu_arg a[] = {A_int(n), A_int(dk), A_int(dv), A_int(H), A_int(chunk), A_int(nsplit),
+                       A_flt(scale), A_int(kv_half ? 1 : 0), A_int(logw ? 1 : 0), A_buf(bQ),
+                       A_buf(bK), A_buf(bK), A_buf(bV), A_buf(bV), A_buf(bW), A_buf(bM),
+                       A_buf(bL), A_buf(bO)};
+    rc = kvb_gpu_launch(g, "kvb_attn_split", ng, KVB_GPU_WG, sizeof a / sizeof *a, a);
+  }
+  if (!rc) {
+    kvb_gpu_arg a[] = {A_int(dv), A_int(nsplit), A_buf(bM), A_buf(bL), A_buf(bO), A_buf(bZ)};
+    rc = kvb_gpu_launch(g, "kvb_attn_combine", H * nq, KVB_GPU_WG, sizeof a / sizeof *a, a);
+  }
+  if (kernel_s) *kernel_s = now_s() - t0;
+  if (!rc) rc = kvb_gpu_read(g, bZ, Z, nq * H * dv * 4);
+  kvb_gpu_buf *all[] = {bQ, bK, bV, bW, bM, bL, bO, bZ};
+  for (size_t i = 0; i < 8; i++) kvb_gpu_free(g, all[i]);
+  return rc;
+}
+
+int kvb_gpu_usample_compress(kvb_gpu *g, size_t H, size_t n, size_t dk, size_t dv, const float *K,
+                             const float *V, size_t kk, const int *pos, float *Kc, float *Vc,
+                             double *kernel_s) {
+  if (!g || !K || !V || !pos || !Kc || !Vc) return KVB_ERROR(KVB_ENULL, "gpu usample compress: NULL argument");
+  if (!H || !n || !dk || !dv || !kk || !INT_OK(H * n * (dk > dv ? dk : dv)))
+    return KVB_ERROR(KVB_EINVAL, "gpu usample compress: sizes must be >= 1 and fit 32-bit indexing");
+  for (size_t i = 0; i < H * kk; i++)
+    if (pos[i] < 0 || (size_t)pos[i] >= n)
+      return KVB_ERROR(KVB_EINVAL, "gpu usample compress: position %d outside [0, %zu)", pos[i], n);
+  if (!finite_f32(K, H * n * dk) || !finite_f32(V, H * n * dv))
+    return KVB_ERROR(KVB_EDOM, "gpu usample compress: non-finite key or value");
+  kvb_gpu_buf *bP = NULL, *bK = NULL, *bV = NULL, *bKc = NULL, *bVc = NULL;
+  int rc = upload(g, pos, H * kk * sizeof(int), &bP);
+  if (!rc) rc = upload(g, K, H * n * dk * 4, &bK);
+  if (!rc) rc = upload(g, V, H * n * dv * 4, &bV);
+  if (!rc) rc = kvb_gpu_alloc(g, H * kk * dk * 4, &bKc);
+  if (!rc) rc = kvb_gpu_alloc(g, H * kk * dv * 4, &bVc);
+  double t0 = now_s();
+  if (!rc) {
+    kvb_gpu_arg a[] = {A_int(n), A_int(dk), A_int(dv), A_int(kk), A_buf(bP), A_buf(bK), A_buf(bV), A_buf(bKc), A_buf(bVc)};
+    rc = kvb_gpu_launch(g, "kvb_usample_gather", H * kk, KVB_GPU_WG, sizeof a / sizeof *a, a);
+  }
+  if (kernel_s) *kernel_s = now_s() - t0;
+  if (!rc) rc = kvb_gpu_read(g, bKc, Kc, H * kk * dk * 4);
+  if (!rc) rc = kvb_gpu_read(g, bVc, Vc, H * kk * dv * 4);
+  kvb_gpu_buf *all[] = {bP, bK, bV, bKc, bVc};
+  for (size_t i = 0; i < 5; i++) kvb_gpu_free(g, all[i]);
+  return rc;
+}
+
+int kvb_gpu_usample_query(kvb_gpu *g, size_t H, size_t kk, size_t nexact, double wmid, size_t dk,
+                          size_t dv, size_t nq, double scale, const float *Q, const float *Kc,
+                          const float *Vc, size_t chunk, float *Z, double *kernel_s) {
+  if (!(wmid > 0) || !isfinite(wmid) || nexact > kk)
+    return KVB_ERROR(KVB_EINVAL, "gpu usample query: weight %g must be positive and finite, %zu exact rows <= %zu",
+                     wmid, nexact, kk);
+  size_t nlw = H * kk > 0 ? H * kk : 1;
+  float *lw = malloc(nlw * sizeof *lw);
+  if (!lw) return KVB_ERROR(KVB_ENOMEM, "gpu usample query: out of memory");
+  for (size_t h = 0; h < H; h++)
+    for (size_t j = 0; j < kk; j++) lw[h * kk + j] = j < nexact ? 0.0f : (float)log(wmid);
+  int rc = kvb_gpu_attention(g, H, kk, dk, dv, nq, scale, 0, Q, Kc, Vc, lw, chunk, Z, kernel_s);
+  free(lw);
+  return rc;
+}
+
+int kvb_gpu_bkvb_compress(kvb_gpu *g, size_t H, size_t n, size_t d, size_t dv, const float *K,
+                          const float *V, size_t b, unsigned T, double gamma, double c0,
+                          double tau, double beta, const double *const *u, size_t *idx,
+                          double *w, float *P, double *kernel_s) {
+  if (!g || !K || !V || !u || !idx || !w) return KVB_ERROR(KVB_ENULL, "gpu balancekv_block: NULL argument");
+  if (!H || !n || !d || !dv || !b || b > KVB_GPU_BMAX || d > KVB_GPU_DMAX || T >= 31 || (n >> T) == 0 ||
+      !INT_OK(H * n * (d > dv ? d : dv)))
+    return KVB_ERROR(KVB_EINVAL, "gpu balancekv_block: need H, n, d, dv >= 1, d <= %d, 1 <= b <= %d, n >= 2^T",
+                     KVB_GPU_DMAX, KVB_GPU_BMAX);
+  if (!isfinite(gamma) || !isfinite(tau) || !isfinite(beta) || !isfinite(c0) || c0 < 0)
+    return KVB_ERROR(KVB_EINVAL, "gpu balancekv_block: gamma, tau, beta must be finite and c0 >= 0");
+  if (!finite_f32(K, H * n * d) || !finite_f32(V, H * n * dv))
+    return KVB_ERROR(KVB_EDOM, "gpu balancekv_block: non-finite key or value");
+  size_t utot = 0;
+  for (unsigned r = 0; r < T; r++) {
+    if (!u[r]) return KVB_ERROR(KVB_ENULL, "gpu balancekv_block: uniforms of round %u", r);
+    for (size_t i = 0; i < H * (n >> r); i++)
+      if (!(u[r][i] >= 0 && u[r][i] < 1))
+        return KVB_ERROR(KVB_EDOM, "gpu balancekv_block: u[%u][%zu] = %g not in [0, 1)", r, i, u[r][i]);
+    utot += H * (n >> r);
+  }
+  int *cur = malloc(H * n * sizeof *cur);
+  float *cw = malloc(H * n * sizeof *cw), *uf = malloc((utot ? utot : 1) * sizeof *uf);
+  if (!cur || !cw || !uf) {
+    free(cur), free(cw), free(uf);
+    return KVB_ERROR(KVB_ENOMEM, "gpu balancekv_block: out of memory");
+  }
+  for (size_t h = 0; h < H; h++)
+    for (size_t i = 0; i < n; i++) cur[h * n + i] = (int)i, cw[h * n + i] = 1.0f;
+  for (unsigned r = 0, o = 0; r < T; o += (unsigned)(H * (n >> r)), r++)
+    for (size_t i = 0; i < H * (n >> r); i++) uf[o + i] = (float)u[r][i];
+  kvb_gpu_buf *bK = NULL, *bV = NULL, *bC[2] = {NULL, NULL}, *bW[2] = {NULL, NULL}, *bU = NULL, *bS = NULL, *bP = NULL;
+  int rc = upload(g, K, H * n * d * 4, &bK);
+  if (!rc) rc = upload(g, V, H * n * dv * 4, &bV);
+  if (!rc) rc = upload(g, cur, H * n * 4, &bC[0]);
+  if (!rc) rc = upload(g, cw, H * n * 4, &bW[0]);
+  if (!rc) rc = kvb_gpu_alloc(g, H * n * 4, &bC[1]);
+  if (!rc) rc = kvb_gpu_alloc(g, H * n * 4, &bW[1]);
+  if (!rc) rc = kvb_gpu_alloc(g, H * n * 4, &bS);
+  if (!rc) rc = kvb_gpu_alloc(g, H * n * 4, &bP);
+  if (!rc) rc = kvb_gpu_alloc(g, H * n * 4, &bU);
+  double t0 = now_s(), tk = 0;
+  size_t m = n, poff = 0;
+  int side = 0;
+  for (unsigned r = 0; !rc && r < T; r++) {
+    size_t nblk = (m + b - 1) / b;
+    rc = kvb_gpu_write(g, bU, uf + poff, H * m * 4);
+    t0 = now_s();
+    if (!rc) {
+      kvb_gpu_arg a[] = {A_int(n), A_int(d), A_int(dv), A_int(m), A_int(b), A_int(nblk),
+                         A_flt(tau / sqrt((double)d)), A_flt(beta), A_flt(c0), A_flt(gamma),
+                         A_buf(bK), A_buf(bV), A_buf(bC[side]), A_buf(bW[side]), A_buf(bU), A_buf(bS), A_buf(bP)};
+      rc = kvb_gpu_launch(g, "kvb_bkvb_walk", H * nblk, KVB_GPU_WG, sizeof a / sizeof *a, a);
+    }
+    if (!rc) {
+      kvb_gpu_arg a[] = {A_int(n), A_int(m), A_buf(bS), A_buf(bC[side]), A_buf(bW[side]), A_buf(bC[!side]), A_buf(bW[!side])};
+      rc = kvb_gpu_launch(g, "kvb_bkvb_halve", H, 1, sizeof a / sizeof *a, a);
+    }
+    tk += now_s() - t0;
+    if (!rc && P) rc = kvb_gpu_read(g, bP, P + poff, H * m * 4);
+    poff += H * m;
+    side = !side;
+    m /= 2;
+  }
+  if (kernel_s) *kernel_s = tk;
+  if (!rc) rc = kvb_gpu_read(g, bC[side], cur, H * n * 4);
+  if (!rc) rc = kvb_gpu_read(g, bW[side], cw, H * n * 4);
+  if (!rc)
+    for (size_t h = 0; h < H; h++)
+      for (size_t k = 0; k < (n >> T); k++) idx[h * (n >> T) + k] = (size_t)cur[h * n + k], w[h * (n >> T) + k] = cw[h * n + k];
+  kvb_gpu_buf *all[] = {bK, bV, bC[0], bC[1], bW[0], bW[1], bU, bS, bP};
+  for (size_t i = 0; i < 9; i++) kvb_gpu_free(g, all[i]);
+  free(cur), free(cw), free(uf);
+  return rc;
+}

@@ -1,0 +1,584 @@
+/* gpucheck_main.c — kvb-gpucheck: cross-validation of the device kernels (gpu.h, k_*.cl) against
+ * the double-precision CPU reference, their mutants, and a performance model.
+ *
+ *   kvb-gpucheck test [--full] [--kernel SUBSTR] [--backend opencl|cuda] [--device N] [--all-devices]
+ *   kvb-gpucheck perf [--kernel SUBSTR] [--backend ...] [--device N]
+ *   kvb-gpucheck list [--full]        the kernel × shape table (no device needed)
+ *   kvb-gpucheck devices              platforms and devices of every backend
+ *
+ * test prints one line per case, "PASS kernel(params): OK (metric v <= tol)" or "FAIL ...", and
+ * one "PASS mutant NAME rejected ..." line per mutant kernel (built with a -D define) that fails at
+ * least one case; scripts/run-checks counts them.
+ *
+ * Error analysis behind the attention tolerance (u = 2^-24, γ_k = k·u/(1 − k·u), float32 throughout;
+ * the inputs are float32 or binary16 values and the reference runs in double on exactly those):
+ *   score      ŝ_i = s_i + δ_i,  |δ_i| <= e_i := γ_{dk+1}·|scale|·Σ_a |q_a k_ia| + u·|ln w_i|
+ *              (dot product of dk terms, the scale product, the float log-weight);
+ *   exponent   p̂_i = e^{ŝ_i − m̂}(1 + η_i): subtraction u·|ŝ_i − m̂|, exp within 3 ulp (OpenCL
+ *              1.2 §7.4; CUDA expf 2 ulp) <= 6u relative, taken as 8u;
+ *              so p̂_i = e^{s_i − m̂}(1 + ε_i), |ε_i| <= ε_w := e^{max_i (e_i + E + u|s_i − m|)} − 1 + 8u,
+ *              E = max_i e_i (the computed max carries one score's error, a common factor);
+ *   sums       recursive sums of <= chunk terms (L_s and every O_s coordinate): γ_{chunk+1};
+ *              the combine: e^{M_s − M} with error u|M_s − M| + 8u, sums of nsplit terms γ_{nsplit+1};
+ *   ratio      z' = Σ p_i(1+α_i)v_i / Σ p_i(1+β_i) with |α|,|β| <= ε (all the above added) gives
+ *              |z' − z| <= ε(A + |z'|) <= 2ε(1+ε)/(1−ε)·A,  A_a = Σ p_i|v_ia| / Σ p_i;
+ *              plus u·A for the final division and store.
+ * B_a is that bound per output coordinate; the metric is NMSE = Σ(ẑ − z)²/Σ z² over the case and the
+ * tolerance Σ B_a²/Σ z² — a worst-case bound, computed from the case's inputs, not tuned. */
+#include "gpu.h"
+#include "gpu_ops.h"
+#include "attention.h"
+#include "balancekv_block.h"
+#include "kvb_error.h"
+#include "pcg32.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const double U = 5.9604644775390625e-8; /* 2^-24 */
+static double gam(double k) { return k * U / (1 - k * U); }
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct {
+  size_t H, n, dk, dv, nq, chunk;
+  int half, unit_scale, big; /* binary16 K/V; scale 1 (else 1/√dk); large scores */
+} attn_case;
+
+typedef struct {
+  size_t H, n, f, w, dk, dv, nq, chunk;
+  unsigned T;
+} us_case;
+
+static const attn_case ATTN_SMALL[] = {
+    {2, 300, 64, 64, 2, 128, 0, 0, 0},   /* n not a multiple of the split */
+    {1, 1, 128, 128, 1, 64, 0, 1, 0},    /* one token */
+    {3, 257, 128, 64, 1, 64, 1, 0, 0},   /* d_key != d_value, float16, one token in the last split */
+    {16, 64, 256, 256, 1, 32, 0, 0, 0},  /* many heads, d = 256 */
+    {2, 200, 128, 128, 2, 64, 1, 1, 1},  /* float16 with large scores (|s| in the hundreds) */
+    {1, 256, 64, 32, 1, 256, 0, 1, 0},   /* n a multiple of the split, one split */
+};
+static const us_case US_SMALL[] = {{2, 500, 16, 16, 64, 64, 2, 64, 2}, {4, 97, 4, 8, 128, 32, 1, 32, 1}};
+
+/* ---- inputs ---- */
+static void fill(kvb_pcg32 *r, float *x, size_t n, double amp) {
+  for (size_t i = 0; i < n; i++) x[i] = (float)(amp * (2 * kvb_pcg32_uniform(r) - 1));
+}
+
+typedef struct {
+  attn_case c;
+  float *Q, *Kf, *Vf; /* float32 inputs (the binary16 case: their rounded values) */
+  uint16_t *Kh, *Vh;
+} attn_data;
+
+static void attn_data_free(attn_data *a) { free(a->Q), free(a->Kf), free(a->Vf), free(a->Kh), free(a->Vh); }
+
+static int attn_data_make(const attn_case *c, uint64_t seed, attn_data *a) {
+  memset(a, 0, sizeof *a);
+  a->c = *c;
+  kvb_pcg32 r;
+  kvb_pcg32_seed(&r, seed, 11);
+  size_t nk = c->H * c->n * c->dk, nv = c->H * c->n * c->dv;
+  a->Q = malloc(c->nq * c->H * c->dk * 4), a->Kf = malloc(nk * 4), a->Vf = malloc(nv * 4);
+  a->Kh = malloc(nk * 2), a->Vh = malloc(nv * 2);
+  if (!a->Q || !a->Kf || !a->Vf || !a->Kh || !a->Vh) return -1;
+  /* large scores: |q|,|k| entries up to 4 at d = 128 (scale 1) put scores in the hundreds */
+  double amp = c->big ? 4.0 : 1.0;
+  fill(&r, a->Q, c->nq * c->H * c->dk, amp);
+  fill(&r, a->Kf, nk, amp);
+  fill(&r, a->Vf, nv, 1.0);
+  for (size_t i = 0; i < nk; i++) a->Kh[i] = kvb_f32_to_f16(a->Kf[i]), a->Kf[i] = c->half ? kvb_f16_to_f32(a->Kh[i]) : a->Kf[i];
+  for (size_t i = 0; i < nv; i++) a->Vh[i] = kvb_f32_to_f16(a->Vf[i]), a->Vf[i] = c->half ? kvb_f16_to_f32(a->Vh[i]) : a->Vf[i];
+  return 0;
+}
+
+/* Double reference for query row (qi, h) over rows K, V of one head with optional weights w
+ * (NULL: 1): z (dv) and the bound's ingredients. Returns the per-coordinate bound B into B. */
+static void ref_one(size_t n, size_t dk, size_t dv, const float *q, const float *K, const float *V,
+                    const double *w, double scale, size_t chunk, double *z, double *B, double *work) {
+  double *s = work, *e = work + n, m = -INFINITY, E = 0;
+  for (size_t i = 0; i < n; i++) {
+    double dot = 0, ab = 0;
+    for (size_t a = 0; a < dk; a++) dot += (double)q[a] * K[i * dk + a], ab += fabs((double)q[a] * K[i * dk + a]);
+    s[i] = scale * dot + (w ? log(w[i]) : 0);
+    e[i] = gam((double)dk + 1) * fabs(scale) * ab + (w ? U * fabs(log(w[i])) + U * fabs(s[i]) : 0);
+    if (s[i] > m) m = s[i];
+    if (e[i] > E) E = e[i];
+  }
+  double worst = 0, P = 0;
+  for (size_t i = 0; i < n; i++) {
+    double d = e[i] + E + U * fabs(s[i] - m);
+    if (d > worst) worst = d;
+  }
+  double epsw = expm1(worst) + 8 * U;
+  /* split maxima spread bounds the combine's exponent error */
+  size_t nsplit = (n + chunk - 1) / chunk;
+  double spread = 0;
+  for (size_t sp = 0; sp < nsplit; sp++) {
+    double ms = -INFINITY;
+    for (size_t i = sp * chunk; i < n && i < (sp + 1) * chunk; i++) ms = s[i] > ms ? s[i] : ms;
+    if (m - ms > spread) spread = m - ms;
+  }
+  double eps = epsw + gam((double)chunk + 1) + gam((double)nsplit + 1) + U * spread + 8 * U + U;
+  for (size_t a = 0; a < dv; a++) z[a] = 0, B[a] = 0;
+  for (size_t i = 0; i < n; i++) {
+    double p = exp(s[i] - m) * (w ? 1 : 1);
+    P += p;
+    for (size_t a = 0; a < dv; a++) z[a] += p * V[i * dv + a], B[a] += p * fabs((double)V[i * dv + a]);
+  }
+  for (size_t a = 0; a < dv; a++) {
+    z[a] /= P;
+    double A = B[a] / P;
+    B[a] = 2 * eps * (1 + eps) / (1 - eps) * A + U * A;
+  }
+}
+
+typedef struct {
+  double nmse, tol;
+  int nonfinite;
+} verdict;
+
+/* Compares Z (nq×H×dv) with the reference; weights per head row or NULL. */
+static verdict compare_attn(const attn_case *c, const float *Q, const float *K, const float *V,
+                            const double *w, const float *Z, double *ref_s) {
+  verdict v = {0, 0, 0};
+  double scale = c->unit_scale ? 1.0 : 1.0 / sqrt((double)c->dk), num = 0, den = 0, bnd = 0;
+  double *z = malloc(c->dv * sizeof *z), *B = malloc(c->dv * sizeof *B), *work = malloc(2 * c->n * sizeof *work);
+  double *qd = malloc(c->dk * sizeof *qd), *Kd = NULL, *Vd = NULL;
+  double t0 = now_s();
+  if (!w) { /* the project's exact attention is the reference; ref_one gives the bound */
+    Kd = malloc(c->n * c->dk * sizeof *Kd), Vd = malloc(c->n * c->dv * sizeof *Vd);
+  }
+  for (size_t h = 0; h < c->H; h++) {
+    const float *Kh = K + h * c->n * c->dk, *Vh = V + h * c->n * c->dv;
+    if (Kd) {
+      for (size_t i = 0; i < c->n * c->dk; i++) Kd[i] = Kh[i];
+      for (size_t i = 0; i < c->n * c->dv; i++) Vd[i] = Vh[i];
+    }
+    for (size_t qi = 0; qi < c->nq; qi++) {
+      const float *q = Q + (qi * c->H + h) * c->dk;
+      ref_one(c->n, c->dk, c->dv, q, Kh, Vh, w ? w + h * c->n : NULL, scale, c->chunk, z, B, work);
+      if (Kd) {
+        for (size_t a = 0; a < c->dk; a++) qd[a] = q[a];
+        kvb_attention_exact(c->n, c->dk, c->dv, Kd, Vd, qd, scale, z, NULL);
+      }
+      const float *zg = Z + (qi * c->H + h) * c->dv;
+      for (size_t a = 0; a < c->dv; a++) {
+        if (!isfinite(zg[a])) v.nonfinite++;
+        num += (zg[a] - z[a]) * (zg[a] - z[a]), den += z[a] * z[a], bnd += B[a] * B[a];
+      }
+    }
+  }
+  if (ref_s) *ref_s = now_s() - t0;
+  v.nmse = den > 0 ? num / den : num;
+  v.tol = den > 0 ? bnd / den : bnd;
+  free(z), free(B), free(work), free(qd), free(Kd), free(Vd);
+  return v;
+}
+
+static void attn_name(const attn_case *c, char *buf, size_t cap) {
+  snprintf(buf, cap, "attn_decode(H=%zu,n=%zu,dk=%zu,dv=%zu,nq=%zu,split=%zu,%s,scale=%s%s)", c->H, c->n,
+           c->dk, c->dv, c->nq, c->chunk, c->half ? "f16" : "f32", c->unit_scale ? "1" : "1/sqrt(d)",
+           c->big ? ",large-scores" : "");
+}
+
+/* Runs one attention case; returns 1 OK, 0 FAIL, -1 error (printed). quiet: no line. */
+static int run_attn(kvb_gpu *g, const attn_case *c, int quiet, char *why, size_t whycap) {
+  attn_data a;
+  char name[200];
+  attn_name(c, name, sizeof name);
+  if (attn_data_make(c, 1000 + c->n * 7 + c->dk, &a)) {
+    attn_data_free(&a);
+    printf("FAIL %s: out of host memory\n", name);
+    return -1;
+  }
+  float *Z = malloc(c->nq * c->H * c->dv * 4);
+  double scale = c->unit_scale ? 1.0 : 1.0 / sqrt((double)c->dk);
+  int rc = Z ? kvb_gpu_attention(g, c->H, c->n, c->dk, c->dv, c->nq, scale, c->half, a.Q,
+                                 c->half ? (const void *)a.Kh : a.Kf, c->half ? (const void *)a.Vh : a.Vf,
+                                 NULL, c->chunk, Z, NULL)
+             : KVB_ENOMEM;
+  int ok;
+  if (rc) {
+    snprintf(why, whycap, "%s: device error: %s", name, kvb_strerror_last());
+    if (!quiet) printf("FAIL %s\n", why);
+    ok = -1;
+  } else {
+    verdict v = compare_attn(c, a.Q, a.Kf, a.Vf, NULL, Z, NULL);
+    ok = v.nonfinite == 0 && v.nmse <= v.tol;
+    if (v.nonfinite)
+      snprintf(why, whycap, "%s: FAIL (%d non-finite outputs)", name, v.nonfinite);
+    else
+      snprintf(why, whycap, "%s: %s (nmse %.3g %s %.3g)", name, ok ? "OK" : "FAIL", v.nmse, ok ? "<=" : ">", v.tol);
+    if (!quiet) printf("%s %s\n", ok ? "PASS" : "FAIL", why);
+  }
+  free(Z);
+  attn_data_free(&a);
+  return ok;
+}
+
+/* Uniform sampling: positions (first f, a uniform k-subset of the middle by Floyd's algorithm,
+ * last w), the gather checked for exact equality, the query by the attention bound with the
+ * middle weighted m/k (uniform_sample.h). */
+static int run_usample(kvb_gpu *g, const us_case *c, int quiet) {
+  size_t m = c->n - c->f - c->w, k = m >> c->T, kk = c->f + c->w + k;
+  char name[200];
+  snprintf(name, sizeof name, "usample(H=%zu,n=%zu,f=%zu,w=%zu,T=%u,dk=%zu,dv=%zu,nq=%zu)", c->H, c->n, c->f, c->w,
+           c->T, c->dk, c->dv, c->nq);
+  attn_case ac = {c->H, c->n, c->dk, c->dv, c->nq, c->chunk, 0, 0, 0};
+  attn_data a;
+  int *pos = malloc(c->H * kk * sizeof *pos);
+  float *Kc = malloc(c->H * kk * c->dk * 4), *Vc = malloc(c->H * kk * c->dv * 4), *Z = malloc(c->nq * c->H * c->dv * 4);
+  char *taken = malloc(c->n);
+  double *wts = malloc(c->H * kk * sizeof *wts);
+  int ok = 1;
+  if (attn_data_make(&ac, 77 + c->n, &a) || !pos || !Kc || !Vc || !Z || !taken || !wts) {
+    printf("FAIL %s: out of host memory\n", name);
+    ok = -1;
+    goto out;
+  }
+  kvb_pcg32 r;
+  kvb_pcg32_seed(&r, 5 + c->n, 3);
+  for (size_t h = 0; h < c->H; h++) {
+    int *p = pos + h * kk;
+    size_t j = 0;
+    for (size_t i = 0; i < c->f; i++) p[j++] = (int)i;
+    for (size_t i = c->n - c->w; i < c->n; i++) p[j++] = (int)i;
+    memset(taken, 0, c->n);
+    for (size_t t = m - k; t < m; t++) { /* Floyd: a uniform k-subset of [0, m) */
+      size_t x = kvb_pcg32_bounded(&r, (uint32_t)(t + 1));
+      if (taken[x]) x = t;
+      taken[x] = 1;
+    }
+    for (size_t i = 0; i < m; i++)
+      if (taken[i]) p[j++] = (int)(c->f + i);
+    for (size_t i = 0; i < kk; i++) wts[h * kk + i] = i < c->f + c->w ? 1.0 : (double)m / (double)k;
+  }
+  int rc = kvb_gpu_usample_compress(g, c->H, c->n, c->dk, c->dv, a.Kf, a.Vf, kk, pos, Kc, Vc, NULL);
+  if (rc) {
+    printf("FAIL %s compress: device error: %s\n", name, kvb_strerror_last());
+    ok = -1;
+    goto out;
+  }
+  size_t diff = 0;
+  for (size_t h = 0; h < c->H; h++)
+    for (size_t j = 0; j < kk; j++) {
+      size_t src = h * c->n + (size_t)pos[h * kk + j], dst = h * kk + j;
+      diff += memcmp(Kc + dst * c->dk, a.Kf + src * c->dk, c->dk * 4) != 0;
+      diff += memcmp(Vc + dst * c->dv, a.Vf + src * c->dv, c->dv * 4) != 0;
+    }
+  if (!quiet) printf("%s usample_compress%s: %s (%zu of %zu gathered rows differ, exact equality required)\n",
+                     diff ? "FAIL" : "PASS", name + 7, diff ? "FAIL" : "OK", diff, 2 * c->H * kk);
+  if (diff) ok = 0;
+  rc = kvb_gpu_usample_query(g, c->H, kk, c->f + c->w, (double)m / (double)k, c->dk, c->dv, c->nq,
+                             1.0 / sqrt((double)c->dk), a.Q, Kc, Vc, c->chunk, Z, NULL);
+  if (rc) {
+    printf("FAIL %s query: device error: %s\n", name, kvb_strerror_last());
+    ok = -1;
+    goto out;
+  }
+  attn_case qc = {c->H, kk, c->dk, c->dv, c->nq, c->chunk, 0, 0, 0};
+  verdict v = compare_attn(&qc, a.Q, Kc, Vc, wts, Z, NULL);
+  int qok = v.nonfinite == 0 && v.nmse <= v.tol;
+  if (!quiet) printf("%s usample_query%s: %s (nmse %.3g %s %.3g%s)\n", qok ? "PASS" : "FAIL", name + 7,
+                     qok ? "OK" : "FAIL", v.nmse, qok ? "<=" : ">", v.tol, v.nonfinite ? ", non-finite output" : "");
+  if (!qok) ok = 0;
+out:
+  attn_data_free(&a);
+  free(pos), free(Kc), free(Vc), free(Z), free(taken), free(wts);
+  return ok;
+}
+
+/* ---- block BalanceKV: kept indices and weights must equal kvb_bkvb_compress's exactly ---- */
+typedef struct {
+  size_t H, n, d, dv, b;
+  unsigned T;
+} bk_case;
+static const bk_case BK_SMALL[] = {
+    {2, 300, 64, 64, 64, 2},  /* n not a multiple of b: a 44-token tail block, then 150 = 2·64 + 22 */
+    {4, 130, 128, 32, 32, 1}, /* d_key != d_value, a 2-token tail block */
+    {1, 2, 64, 64, 64, 1},    /* the smallest input: one block of 2 */
+};
+/* A step whose |u − p| is below NEAR_TIE is reported as a near tie: the device computes p in
+ * float32 (different rounding and, for ⟨k̃_i, k̃_j⟩, a different summation order than the CPU's
+ * double dsyrk), so a sign can legitimately differ there. 1e-3 is a reporting threshold chosen
+ * far above float32 rounding of p (|p − ½| ≤ a few units here, ~1e-6 absolute) — not derived. */
+#define NEAR_TIE 1e-3
+
+static int run_bkvb(kvb_gpu *g, const bk_case *c, int quiet, char *why, size_t whycap) {
+  char name[200];
+  snprintf(name, sizeof name, "bkvb_compress(H=%zu,n=%zu,d=%zu,dv=%zu,b=%zu,T=%u)", c->H, c->n, c->d, c->dv, c->b, c->T);
+  size_t kept = c->n >> c->T, utot = 0, nk = c->H * c->n * c->d, nv = c->H * c->n * c->dv;
+  for (unsigned r = 0; r < c->T; r++) utot += c->H * (c->n >> r);
+  float *K = malloc(nk * 4), *V = malloc(nv * 4), *P = malloc(utot * 4);
+  double *Kd = malloc(nk * 8), *Vd = malloc(nv * 8), *ub = malloc(utot * 8), *w1 = malloc(c->H * kept * 8), *w2 = malloc(c->H * kept * 8);
+  size_t *i1 = malloc(c->H * kept * sizeof *i1), *i2 = malloc(c->H * kept * sizeof *i2);
+  const double *u[32];
+  int ok = -1;
+  if (!K || !V || !P || !Kd || !Vd || !ub || !w1 || !w2 || !i1 || !i2) {
+    snprintf(why, whycap, "%s: out of host memory", name);
+    goto out;
+  }
+  kvb_pcg32 r;
+  kvb_pcg32_seed(&r, 31 + c->n, 5);
+  fill(&r, K, nk, 1.0);
+  fill(&r, V, nv, 1.0);
+  for (size_t i = 0; i < nk; i++) Kd[i] = K[i];
+  for (size_t i = 0; i < nv; i++) Vd[i] = V[i];
+  /* uniforms that are floats already, so the device's float copy is the same number */
+  for (size_t i = 0; i < utot; i++) ub[i] = (double)(float)kvb_pcg32_uniform(&r), ub[i] = ub[i] < 1 ? ub[i] : 0.5;
+  for (unsigned q = 0, o = 0; q < c->T; o += (unsigned)(c->H * (c->n >> q)), q++) u[q] = ub + o;
+  kvb_bkvb_opts o;
+  kvb_bkvb_opts_default(&o);
+  o.b = c->b, o.T = c->T;
+  if (kvb_bkvb_compress(c->H, c->n, c->d, c->dv, Kd, Vd, &o, u, NULL, i1, w1, NULL)) {
+    snprintf(why, whycap, "%s: CPU reference error: %s", name, kvb_strerror_last());
+    goto out;
+  }
+  if (kvb_gpu_bkvb_compress(g, c->H, c->n, c->d, c->dv, K, V, c->b, c->T, o.gamma, o.c0, o.tau, o.beta, u, i2, w2, P, NULL)) {
+    snprintf(why, whycap, "%s: device error: %s", name, kvb_strerror_last());
+    goto out;
+  }
+  size_t diff = 0, near = 0, nonfinite = 0;
+  double gap = INFINITY;
+  for (size_t i = 0; i < c->H * kept; i++) diff += i1[i] != i2[i] || w1[i] != w2[i];
+  for (size_t i = 0; i < utot; i++) {
+    if (!isfinite(P[i])) nonfinite++;
+    double dgap = fabs(ub[i] - P[i]);
+    if (P[i] != 0.5f && dgap < gap) gap = dgap; /* block starts (p = ½ by convention) excluded */
+    if (P[i] != 0.5f && dgap < NEAR_TIE) near++;
+  }
+  if (diff == 0) {
+    ok = 1;
+    snprintf(why, whycap, "%s: OK (%zu of %zu kept indices/weights differ from the CPU, exact equality required; "
+             "%zu near ties, min |u-p| = %.2g)", name, diff, c->H * kept, near, gap);
+  } else if (near > 0) {
+    ok = 1; /* explained: a float tie */
+    snprintf(why, whycap, "%s: OK with a float tie (%zu of %zu differ; %zu steps with |u-p| < %g, min %.2g)", name, diff,
+             c->H * kept, near, NEAR_TIE, gap);
+  } else {
+    ok = 0;
+    snprintf(why, whycap, "%s: FAIL (%zu of %zu kept indices/weights differ from the CPU; no near tie, min |u-p| = %.2g%s)",
+             name, diff, c->H * kept, gap, nonfinite ? ", non-finite p" : "");
+  }
+out:
+  if (!quiet) printf("%s %s\n", ok == 1 ? "PASS" : "FAIL", why);
+  free(K), free(V), free(P), free(Kd), free(Vd), free(ub), free(w1), free(w2), free(i1), free(i2);
+  return ok;
+}
+
+/* ---- the grids ---- */
+static attn_case *attn_grid(int full, size_t *count) {
+  if (!full) {
+    *count = sizeof ATTN_SMALL / sizeof *ATTN_SMALL;
+    attn_case *g = malloc(sizeof ATTN_SMALL);
+    if (g) memcpy(g, ATTN_SMALL, sizeof ATTN_SMALL);
+    return g;
+  }
+  static const size_t ds[] = {64, 128, 256}, ns[] = {1, 97, 1000}, Hs[] = {1, 8};
+  attn_case *g = malloc(3 * 2 * 2 * 3 * 2 * sizeof *g + sizeof ATTN_SMALL);
+  size_t k = 0;
+  if (!g) return NULL;
+  for (size_t di = 0; di < 3; di++)
+    for (int half = 0; half < 2; half++)
+      for (int us = 0; us < 2; us++)
+        for (size_t ni = 0; ni < 3; ni++)
+          for (size_t hi = 0; hi < 2; hi++) {
+            attn_case c = {Hs[hi], ns[ni], ds[di], ds[(di + ni) % 3], 1 + hi, ni == 2 ? 256 : 64, half, us, us && half};
+            g[k++] = c;
+          }
+  memcpy(g + k, ATTN_SMALL, sizeof ATTN_SMALL);
+  *count = k + sizeof ATTN_SMALL / sizeof *ATTN_SMALL;
+  return g;
+}
+
+static int matches(const char *filter, const char *kernel) { return !filter || strstr(kernel, filter); }
+
+static int do_list(int full) {
+  size_t na;
+  attn_case *ag = attn_grid(full, &na);
+  if (!ag) return 1;
+  printf("%-18s %-70s\n", "kernel", "shape");
+  for (size_t i = 0; i < na; i++) {
+    char name[200];
+    attn_name(&ag[i], name, sizeof name);
+    printf("%-18s %s\n", "attn_decode", name + 11);
+  }
+  for (size_t i = 0; i < sizeof US_SMALL / sizeof *US_SMALL; i++) {
+    const us_case *c = &US_SMALL[i];
+    printf("%-18s (H=%zu,n=%zu,f=%zu,w=%zu,T=%u,dk=%zu,dv=%zu,nq=%zu)\n", "usample_compress", c->H, c->n, c->f, c->w, c->T, c->dk, c->dv, c->nq);
+    printf("%-18s (same shape, weighted query)\n", "usample_query");
+  }
+  for (size_t i = 0; i < sizeof BK_SMALL / sizeof *BK_SMALL; i++)
+    printf("%-18s (H=%zu,n=%zu,d=%zu,dv=%zu,b=%zu,T=%u)\n", "bkvb_compress", BK_SMALL[i].H, BK_SMALL[i].n, BK_SMALL[i].d,
+           BK_SMALL[i].dv, BK_SMALL[i].b, BK_SMALL[i].T);
+  printf("mutants: KVB_MUT_NO_RESCALE KVB_MUT_NO_BARRIER KVB_MUT_DROP_PARTIAL (attn_decode), KVB_MUT_WALK_SIGN_FLIP (bkvb)\n");
+  free(ag);
+  return 0;
+}
+
+static const char *MUTANTS[] = {"KVB_MUT_NO_RESCALE", "KVB_MUT_NO_BARRIER", "KVB_MUT_DROP_PARTIAL", "KVB_MUT_WALK_SIGN_FLIP"};
+static const char *MUTANT_KERNEL[] = {"attn_decode", "attn_decode", "attn_decode", "bkvb"};
+
+static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
+  kvb_gpu *g;
+  int fails = 0;
+  if (kvb_gpu_open(be, dev, NULL, &g)) {
+    printf("FAIL gpu open: %s\n", kvb_strerror_last());
+    return 1;
+  }
+  printf("device: %s (%s)\n", kvb_gpu_device_name(g), be == KVB_GPU_CUDA ? "cuda" : "opencl");
+  size_t na;
+  attn_case *ag = attn_grid(full, &na);
+  char why[400];
+  if (matches(filter, "attn_decode")) {
+    for (size_t i = 0; ag && i < na; i++) fails += run_attn(g, &ag[i], 0, why, sizeof why) != 1;
+    /* bad input: a NaN key is rejected before launch */
+    attn_data a;
+    attn_case c = {1, 8, 64, 64, 1, 64, 0, 0, 0};
+    if (!attn_data_make(&c, 3, &a)) {
+      float Z[64];
+      a.Kf[5] = NAN;
+      int rc = kvb_gpu_attention(g, 1, 8, 64, 64, 1, 0.125, 0, a.Q, a.Kf, a.Vf, NULL, 64, Z, NULL);
+      printf("%s attn_decode rejects a NaN key before launch (status %d, want KVB_EDOM)\n", rc == KVB_EDOM ? "PASS" : "FAIL", rc);
+      fails += rc != KVB_EDOM;
+      a.Kf[5] = 0, a.Kh[5] = 0x7c00;
+      rc = kvb_gpu_attention(g, 1, 8, 64, 64, 1, 0.125, 1, a.Q, a.Kh, a.Vh, NULL, 64, Z, NULL);
+      printf("%s attn_decode rejects an infinite float16 key before launch (status %d, want KVB_EDOM)\n", rc == KVB_EDOM ? "PASS" : "FAIL", rc);
+      fails += rc != KVB_EDOM;
+    }
+    attn_data_free(&a);
+  }
+  if (matches(filter, "bkvb"))
+    for (size_t i = 0; i < sizeof BK_SMALL / sizeof *BK_SMALL; i++) fails += run_bkvb(g, &BK_SMALL[i], 0, why, sizeof why) != 1;
+  if (matches(filter, "usample"))
+    for (size_t i = 0; i < sizeof US_SMALL / sizeof *US_SMALL; i++) fails += run_usample(g, &US_SMALL[i], 0) != 1;
+  kvb_gpu_close(g);
+  /* mutants: each must fail at least one case of the same grid */
+  for (size_t mi = 0; mi < sizeof MUTANTS / sizeof *MUTANTS; mi++) {
+      if (!matches(filter, MUTANT_KERNEL[mi])) continue;
+      int bk = !strcmp(MUTANT_KERNEL[mi], "bkvb");
+      size_t ncase = bk ? sizeof BK_SMALL / sizeof *BK_SMALL : na;
+      char def[128];
+      snprintf(def, sizeof def, "-D%s", MUTANTS[mi]);
+      if (kvb_gpu_open(be, dev, def, &g)) {
+        printf("FAIL mutant %s: build failed: %s\n", MUTANTS[mi], kvb_strerror_last());
+        fails++;
+        continue;
+      }
+      size_t bad = 0;
+      char first[400] = "";
+      for (size_t i = 0; ag && i < ncase; i++)
+        if ((bk ? run_bkvb(g, &BK_SMALL[i], 1, why, sizeof why) : run_attn(g, &ag[i], 1, why, sizeof why)) != 1) {
+          if (!bad++) snprintf(first, sizeof first, "%s", why);
+        }
+      if (bad) printf("PASS mutant %s rejected: %zu of %zu cases fail (first: %s)\n", MUTANTS[mi], bad, ncase, first);
+      else printf("FAIL mutant %s not rejected: all %zu cases pass\n", MUTANTS[mi], ncase), fails++;
+      kvb_gpu_close(g);
+    }
+  free(ag);
+  return fails != 0;
+}
+
+/* perf: bytes and flops per call, measured rates, the H100 roofline as a model. */
+static int do_perf(kvb_gpu_backend be, int dev, const char *filter) {
+  kvb_gpu *g;
+  if (kvb_gpu_open(be, dev, NULL, &g)) {
+    printf("FAIL gpu open: %s\n", kvb_strerror_last());
+    return 1;
+  }
+  const double H100_BW = 3.35e12, H100_FLOPS = 67e12;
+  printf("device: %s\nH100 model: %.2f TB/s HBM, %.0f TFLOP/s FP32 (non-tensor); roofline time = max(bytes/BW, flops/peak)\n",
+         kvb_gpu_device_name(g), H100_BW / 1e12, H100_FLOPS / 1e12);
+  static const attn_case P[] = {{8, 4096, 128, 128, 1, 256, 0, 0, 0}, {8, 4096, 128, 128, 1, 256, 1, 0, 0},
+                                {32, 2048, 64, 64, 4, 128, 0, 0, 0}};
+  if (matches(filter, "attn_decode"))
+    for (size_t i = 0; i < sizeof P / sizeof *P; i++) {
+      const attn_case *c = &P[i];
+      attn_data a;
+      char name[200];
+      attn_name(c, name, sizeof name);
+      float *Z = malloc(c->nq * c->H * c->dv * 4);
+      if (attn_data_make(c, 9, &a) || !Z) return 1;
+      size_t es = c->half ? 2 : 4, nsplit = (c->n + c->chunk - 1) / c->chunk;
+      /* each (split, query) group reads its K and V rows once; partials written then read back */
+      double bytes = (double)c->nq * c->H * c->n * (c->dk + c->dv) * es + c->nq * c->H * c->dk * 4.0 +
+                     2.0 * c->nq * c->H * nsplit * (c->dv + 2) * 4.0 + c->nq * c->H * c->dv * 4.0;
+      double flops = (double)c->nq * c->H * c->n * (2.0 * c->dk + 2.0 * c->dv + 4);
+      double best = 1e30, kt = 0;
+      for (int rep = 0; rep < 3; rep++) {
+        if (kvb_gpu_attention(g, c->H, c->n, c->dk, c->dv, c->nq, 1.0 / sqrt((double)c->dk), c->half, a.Q,
+                              c->half ? (const void *)a.Kh : a.Kf, c->half ? (const void *)a.Vh : a.Vf, NULL,
+                              c->chunk, Z, &kt)) {
+          printf("FAIL perf %s: %s\n", name, kvb_strerror_last());
+          return 1;
+        }
+        if (kt < best) best = kt;
+      }
+      double ref_s = 0;
+      verdict v = compare_attn(c, a.Q, a.Kf, a.Vf, NULL, Z, &ref_s);
+      double roof = fmax(bytes / H100_BW, flops / H100_FLOPS);
+      printf("%s\n  bytes/call %.3g MB, flops/call %.3g MFLOP, intensity %.2f flop/B\n"
+             "  measured: kernel %.3f ms (best of 3) = %.2f GB/s, %.2f GFLOP/s on %s; nmse %.2g (tol %.2g)\n"
+             "  C double reference (kvb_attention_exact, same CPU, 1 thread): %.3f ms (ratio kernel/ref %.2f)\n"
+             "  H100 roofline: %.2f us (memory-bound); fraction achieved: not measured (no CUDA run)\n",
+             name, bytes / 1e6, flops / 1e6, flops / bytes, best * 1e3, bytes / best / 1e9, flops / best / 1e9,
+             kvb_gpu_device_name(g), v.nmse, v.tol, ref_s * 1e3, best / ref_s, roof * 1e6);
+      free(Z);
+      attn_data_free(&a);
+    }
+  kvb_gpu_close(g);
+  return 0;
+}
+
+static int do_devices(void) {
+  char buf[8192];
+  int n = kvb_gpu_list(KVB_GPU_OPENCL, buf, sizeof buf);
+  if (n < 0) printf("opencl: %s\n", kvb_strerror_last());
+  else printf("%s", buf);
+  n = kvb_gpu_list(KVB_GPU_CUDA, buf, sizeof buf);
+  if (n < 0) printf("cuda: %s\n", kvb_strerror_last());
+  else printf("%s", buf);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "test", *filter = NULL;
+  int full = 0, dev = 0, all = 0;
+  kvb_gpu_backend be = KVB_GPU_OPENCL;
+  for (int i = 2; i < argc; i++) {
+    if (!strcmp(argv[i], "--full")) full = 1;
+    else if (!strcmp(argv[i], "--all-devices")) all = 1;
+    else if (!strcmp(argv[i], "--kernel") && i + 1 < argc) filter = argv[++i];
+    else if (!strcmp(argv[i], "--device") && i + 1 < argc) dev = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--backend") && i + 1 < argc) {
+      i++;
+      if (!strcmp(argv[i], "cuda")) be = KVB_GPU_CUDA;
+      else if (strcmp(argv[i], "opencl")) { fprintf(stderr, "kvb-gpucheck: backend opencl or cuda\n"); return 2; }
+    } else {
+      fprintf(stderr, "usage: kvb-gpucheck test|perf|list|devices [--full] [--kernel SUBSTR] [--backend opencl|cuda] [--device N] [--all-devices]\n");
+      return 2;
+    }
+  }
+  if (!strcmp(mode, "list")) return do_list(full);
+  if (!strcmp(mode, "devices")) return do_devices();
+  if (!strcmp(mode, "perf")) return do_perf(be, dev, filter);
+  if (!strcmp(mode, "test")) {
+    if (!all) return do_test(be, dev, full, filter);
+    int n = kvb_gpu_count(be), rc = 0;
+    if (n == 0) {
+      printf("no %s device found: nothing was run on a device (this is not a pass)\n", be == KVB_GPU_CUDA ? "CUDA" : "OpenCL");
+      return 3;
+    }
+    for (int d = 0; d < n; d++) rc |= do_test(be, d, full, filter);
+    return rc;
+  }
+  fprintf(stderr, "kvb-gpucheck: unknown mode %s\n", mode);
+  return 2;
+}

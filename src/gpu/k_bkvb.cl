@@ -1,0 +1,90 @@
+/* k_bkvb.cl — one round of block-parallel BalanceKV compression (balancekv_block.h; 003 App. B,
+ * the authors' src/balanced_walk.py), written once against k_prelude.cl. The host runs T rounds:
+ * kvb_bkvb_walk then kvb_bkvb_halve.
+ *
+ * kvb_bkvb_walk: one work-group per (head, block). Head h's current sequence has m tokens
+ * (cur[h·n + p] = original token index, cw[h·n + p] = its weight, a power of two, exact in float);
+ * block blk covers positions [blk·b, min(m, (blk+1)·b)). The group centers the block's keys by the
+ * mean of its real tokens, then walks: s_0 = +1 and for j >= 1
+ *   s_j = +1  iff  u_j < p_j = ½ − γ·Σ_{i<j} K_ij s_i,
+ *   K_ij = exp(ks·⟨k̃_i, k̃_j⟩ − β)·(w_i w_j ⟨v_i, v_j⟩ + c0),  ks = τ/√d.
+ * The sums are pushed: once s_j is known every work-item adds K_ji·s_j to the running sums acc[i]
+ * (local memory) of its positions i > j, so acc[j] is added in the order i = 0..j−1 as on the CPU.
+ * S (H×m) receives the signs, P (H×m) every p_j (for the tie analysis of kvb-gpucheck).
+ *
+ * kvb_bkvb_halve: one work-group per head, work-item 0 applies balanced_walk.py's halving rule
+ * (kvb_bkvb_halve in balancekv_block.c) and writes the survivors' indices and weights.
+ *
+ * Mutant define: KVB_MUT_WALK_SIGN_FLIP (p_j = ½ + γ·Σ K s: the walk pushes towards the sum). */
+
+KVB_KERNEL kvb_bkvb_walk(int n, int d, int dv, int m, int b, int nblk, float ks, float beta,
+                         float c0, float gamma, KVB_GLOBAL const float *K,
+                         KVB_GLOBAL const float *V, KVB_GLOBAL const int *cur,
+                         KVB_GLOBAL const float *cw, KVB_GLOBAL const float *u,
+                         KVB_GLOBAL int *S, KVB_GLOBAL float *P) {
+  KVB_SHARED float mean[KVB_DMAX];
+  KVB_SHARED float acc[KVB_BMAX];
+  KVB_SHARED float sj;
+  int g = KVB_GROUP_ID(), lid = KVB_LOCAL_ID(), wg = KVB_LOCAL_SIZE();
+  int h = g / nblk, blk = g % nblk, start = blk * b;
+  int len = m - start < b ? m - start : b;
+  KVB_GLOBAL const int *cu = cur + h * n + start;
+  KVB_GLOBAL const float *w = cw + h * n + start;
+  for (int a = lid; a < d; a += wg) { /* block mean of the real tokens */
+    float sum = 0.0f;
+    for (int i = 0; i < len; i++) sum += K[(h * n + cu[i]) * d + a];
+    mean[a] = sum / (float)len;
+  }
+  for (int i = lid; i < len; i += wg) acc[i] = 0.0f;
+  if (lid == 0) {
+    sj = 1.0f; /* s_0 = +1 */
+    S[h * m + start] = 1;
+    P[h * m + start] = 0.5f;
+  }
+  KVB_BARRIER();
+  for (int j = 0; j + 1 < len; j++) {
+    int kj = (h * n + cu[j]) * d, vj = (h * n + cu[j]) * dv;
+    for (int i = j + 1 + lid; i < len; i += wg) { /* row j of the kernel, pushed to i > j */
+      int ki = (h * n + cu[i]) * d, vi = (h * n + cu[i]) * dv;
+      float kd = 0.0f, vd = 0.0f;
+      for (int a = 0; a < d; a++) kd += (K[ki + a] - mean[a]) * (K[kj + a] - mean[a]);
+      for (int a = 0; a < dv; a++) vd += (w[i] * V[vi + a]) * (w[j] * V[vj + a]);
+      acc[i] += KVB_EXP(ks * kd - beta) * (vd + c0) * sj;
+    }
+    KVB_BARRIER();
+    if (lid == 0) {
+#ifdef KVB_MUT_WALK_SIGN_FLIP
+      float p = 0.5f + gamma * acc[j + 1];
+#else
+      float p = 0.5f - gamma * acc[j + 1];
+#endif
+      float s = u[h * m + start + j + 1] < p ? 1.0f : -1.0f; /* NaN p: −1, as on the CPU */
+      S[h * m + start + j + 1] = (int)s;
+      P[h * m + start + j + 1] = p;
+      sj = s;
+    }
+    KVB_BARRIER();
+  }
+}
+
+/* Halving of head h's m signs; survivors into ncur/ncw (H×n, first ⌊m/2⌋ used). */
+KVB_KERNEL kvb_bkvb_halve(int n, int m, KVB_GLOBAL const int *S, KVB_GLOBAL const int *cur,
+                          KVB_GLOBAL const float *cw, KVB_GLOBAL int *ncur,
+                          KVB_GLOBAL float *ncw) {
+  int h = KVB_GROUP_ID();
+  if (KVB_LOCAL_ID() != 0) return;
+  KVB_GLOBAL const int *s = S + h * m;
+  int hm = m / 2, cp = 0, cm = 0, np = 0, nm = 0, fp = 0, fm = 0;
+  for (int p = 0; p < m; p++) { /* first position where each sign's count reaches m/2 */
+    if (s[p] > 0) {
+      if (++np == hm && !fp) cp = p, fp = 1;
+    } else {
+      if (++nm == hm && !fm) cm = p, fm = 1;
+    }
+  }
+  int c = cp > cm ? cp : cm, sc = s[c], k = 0;
+  for (int p = 0; p <= c && k < hm; p++) /* ×2: positions <= c with the sign opposite s[c] */
+    if (s[p] != sc) ncur[h * n + k] = cur[h * n + p], ncw[h * n + k] = 2.0f * cw[h * n + p], k++;
+  for (int p = c + 1; p < m && k < hm; p++) /* ×1: positions after c */
+    ncur[h * n + k] = cur[h * n + p], ncw[h * n + k] = cw[h * n + p], k++;
+}

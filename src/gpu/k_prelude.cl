@@ -1,0 +1,56 @@
+/* k_prelude.cl — the only text that differs between CUDA and OpenCL. Every kernel of kvbound
+ * (k_*.cl) is written once against these macros, in the common subset of CUDA C++ and OpenCL C
+ * 1.2. The OpenCL host (gpu_opencl.c) compiles prelude + kernels at run time; nvcc compiles the
+ * same concatenated text (build/gpu/kvb_kernels.cu) as CUDA. Algorithm code never tests
+ * __CUDACC__; only this file does.
+ *
+ *   KVB_KERNEL          a kernel entry point (extern "C" so CUDA names match OpenCL's)
+ *   KVB_DEVICE          a helper function callable from kernels
+ *   KVB_GLOBAL          qualifier of a pointer to device (global) memory
+ *   KVB_SHARED          declares a work-group-local array (kernel scope only)
+ *   KVB_GROUP_ID()      the work-group (block) index, 1-D grids only
+ *   KVB_LOCAL_ID()      the work-item (thread) index in its group
+ *   KVB_LOCAL_SIZE()    work-items per group
+ *   KVB_BARRIER()       work-group barrier with a local-memory fence
+ *   kvb_half, KVB_LOAD_HALF(p, i)   IEEE binary16 storage, read as float (no half arithmetic)
+ *   KVB_EXP, KVB_FMAX, KVB_FMIN, KVB_NEG_INF   single-precision math */
+#if defined(__CUDACC__)
+#include <cuda_fp16.h>
+#define KVB_KERNEL extern "C" __global__ void
+#define KVB_DEVICE static __device__ __forceinline__
+#define KVB_GLOBAL
+#define KVB_SHARED __shared__
+#define KVB_GROUP_ID() ((int)blockIdx.x)
+#define KVB_LOCAL_ID() ((int)threadIdx.x)
+#define KVB_LOCAL_SIZE() ((int)blockDim.x)
+#define KVB_BARRIER() __syncthreads()
+#define KVB_EXP(x) expf(x)
+#define KVB_FMAX(a, b) fmaxf((a), (b))
+#define KVB_FMIN(a, b) fminf((a), (b))
+#define KVB_NEG_INF (-__int_as_float(0x7f800000))
+typedef __half kvb_half;
+#define KVB_LOAD_HALF(p, i) __half2float((p)[(i)])
+#else
+#define KVB_KERNEL __kernel void
+#define KVB_DEVICE static inline
+#define KVB_GLOBAL __global
+#define KVB_SHARED __local
+#define KVB_GROUP_ID() ((int)get_group_id(0))
+#define KVB_LOCAL_ID() ((int)get_local_id(0))
+#define KVB_LOCAL_SIZE() ((int)get_local_size(0))
+#define KVB_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#define KVB_EXP(x) exp(x)
+#define KVB_FMAX(a, b) fmax((a), (b))
+#define KVB_FMIN(a, b) fmin((a), (b))
+#define KVB_NEG_INF (-INFINITY)
+typedef half kvb_half;
+#define KVB_LOAD_HALF(p, i) vload_half((i), (p))
+#endif
+
+/* Sizes shared with the host (gpu.h repeats them; gpu_ops.c checks they agree at build time of
+ * the program through the -D options it passes). Work-groups have KVB_WG work-items, a power of
+ * two (the tree reductions halve it). */
+#define KVB_WG 64
+#define KVB_DMAX 256       /* largest head dimension (d_key and d_value) */
+#define KVB_CHUNK_MAX 256  /* largest split of the decode kernel (tokens per work-group) */
+#define KVB_BMAX 256       /* largest BalanceKV block */
