@@ -12,12 +12,16 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Parameters that satisfy a table: every required numeric one at 1 clamped into its range. */
+/* Parameters that satisfy a table: every required numeric one at 1 clamped into its range; a
+ * token budget at 64, so the defaults that must fit inside it (a sink of 4, an observation
+ * window of 32) do. */
 static void required_params(const kvb_param_spec *sp, kvb_params *p) {
   kvb_params_init(p);
   for (; sp && sp->name; sp++)
-    if (sp->kind != KVB_PARAM_STRING && isnan(sp->def))
-      kvb_params_set(p, sp->name, fmin(fmax(1.0, sp->min), sp->max));
+    if (sp->kind != KVB_PARAM_STRING && isnan(sp->def)) {
+      double v = strcmp(sp->name, "budget") == 0 ? 64.0 : 1.0;
+      kvb_params_set(p, sp->name, fmin(fmax(v, sp->min), sp->max));
+    }
 }
 
 /* The refusal every kind must give: status, no object, a message naming type and name. */
