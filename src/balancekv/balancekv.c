@@ -24,6 +24,8 @@ typedef struct {
   kvb_balancekv_erasure *er;
   size_t ner, caper;
   double *scratch;
+  int broken; /* an allocation failed inside a MergeAndReduce cascade: numerator and denominator
+                 may be out of step, so the sketch refuses further use (it must be recreated) */
 } bkv_state;
 
 static const kvb_param_spec bkv_params[] = {
@@ -109,8 +111,14 @@ static double erase_threshold(const kvb_method *m, const bkv_state *st, uint64_t
   return kvb_method_is_mutant(m, "erase_2x") ? 2 * th : th;
 }
 
+static int refuse_broken(void) {
+  return KVB_ERROR(KVB_ESTATE, "balancekv: an earlier allocation failure left the numerator and "
+                   "denominator sketches out of step; free it and create a new one");
+}
+
 static int bkv_update(kvb_method *m, const double *k, const double *v) {
   bkv_state *st = m->state;
+  if (st->broken) return refuse_broken();
   if (kvb_norm2(k, m->d_key) > st->r * (1 + 1e-12))
     return KVB_ERROR(KVB_EINVAL, "balancekv update: ‖k‖ = %.17g exceeds r = %.17g",
                      kvb_norm2(k, m->d_key), st->r);
@@ -156,8 +164,15 @@ static int bkv_update(kvb_method *m, const double *k, const double *v) {
   } else {
     st->zero_values++;
   }
-  if (!(zero && kvb_method_is_mutant(m, "zero_skip_den")))
-    kvb_mr_push(&st->den, k, NULL, m->n, m->rng, &m->work); /* line 11 (inputs checked) */
+  if (!(zero && kvb_method_is_mutant(m, "zero_skip_den"))) {
+    /* line 11. Its inputs were checked above, so only allocation can fail here — after the
+     * numerator took the token: the two would be out of step, which no later answer may hide. */
+    int rc = kvb_mr_push(&st->den, k, NULL, m->n, m->rng, &m->work);
+    if (rc) {
+      st->broken = 1;
+      return rc;
+    }
+  }
   if (nv > st->vmax) st->vmax = nv; /* line 7 */
   double n_used, th = erase_threshold(m, st, j, st->vmax, &n_used);
   if (!kvb_method_is_mutant(m, "no_erase")) {
@@ -177,6 +192,7 @@ static int bkv_update(kvb_method *m, const double *k, const double *v) {
 
 static int bkv_query(kvb_method *m, const double *q, double *z) {
   bkv_state *st = m->state;
+  if (st->broken) return refuse_broken();
   kvb_expsum num, den;
   double dacc;
   kvb_expsum_init(&num, st->scratch, m->d_value);

@@ -140,6 +140,7 @@ size_t kvb_mr_stored(const kvb_mr *mr) {
 typedef struct {
   kvb_mr num, den;
   double *scratch;
+  int broken; /* the denominator's push failed after the numerator's: out of step for good */
 } mr_state;
 
 static const kvb_param_spec mr_params[] = {
@@ -199,8 +200,14 @@ static void mr_method_free(void *state) {
   free(st);
 }
 
+static int mr_refuse_broken(void) {
+  return KVB_ERROR(KVB_ESTATE, "merge_reduce: an earlier allocation failure left the numerator and "
+                   "denominator sketches out of step; free it and create a new one");
+}
+
 static int mr_method_update(kvb_method *m, const double *k, const double *v) {
   mr_state *st = m->state;
+  if (st->broken) return mr_refuse_broken();
   /* Check both radii before touching either instance, so a rejection changes nothing. */
   if (kvb_norm2(k, m->d_key) > st->num.sb.r_key * (1 + 1e-12) ||
       kvb_norm2(v, m->d_value) > st->num.sb.r_value * (1 + 1e-12))
@@ -209,11 +216,14 @@ static int mr_method_update(kvb_method *m, const double *k, const double *v) {
                      st->num.sb.r_value);
   int rc = kvb_mr_push(&st->num, k, v, m->n, m->rng, &m->work);
   if (rc) return rc;
-  return kvb_mr_push(&st->den, k, NULL, m->n, m->rng, &m->work);
+  rc = kvb_mr_push(&st->den, k, NULL, m->n, m->rng, &m->work);
+  if (rc) st->broken = 1; /* inputs already passed the numerator: only allocation fails here */
+  return rc;
 }
 
 static int mr_method_query(kvb_method *m, const double *q, double *z) {
   mr_state *st = m->state;
+  if (st->broken) return mr_refuse_broken();
   kvb_expsum num, den;
   double dacc;
   kvb_expsum_init(&num, st->scratch, m->d_value);
