@@ -342,6 +342,7 @@ typedef struct {
   double *obs;       /* n × cells */
   double *t01, *t0L; /* n × 64 */
   size_t cells, outside;
+  size_t *sz;        /* n × clusters: the shadow's cluster sizes after each step */
 } l2_tally;
 
 enum { L2_T = 4, L2_B = 8 };
@@ -349,6 +350,104 @@ enum { L2_T = 4, L2_B = 8 };
 static size_t bin_of(size_t x, size_t size) {
   size_t B = size < L2_B ? size : L2_B;
   return x * B / size;
+}
+
+/* R runs of SubGen on s, each tallied after every step into t (see l2_tally). Returns 0, or
+ * -1 when a method could not be created. */
+static int tally_runs(prop_ctx *ctx, const kvb_stream *s, double delta, const shadow *sh,
+                      const size_t *mck, unsigned R, uint64_t base, l2_tally *t) {
+  size_t n = s->n;
+  const size_t *sz = t->sz;
+  for (unsigned r = 0; r < R; r++) {
+    gsl_rng *rng = prop_rng(ctx, base + r);
+    kvb_method *m = make_subgen(ctx, rng, s, delta, L2_T, 1);
+    if (!m) {
+      gsl_rng_free(rng);
+      return -1;
+    }
+    for (size_t k = 0; k < n; k++) {
+      kvb_method_update(m, s->K + k * s->d_key, s->d_key, s->V + k * s->d_value, s->d_value);
+      size_t mc = kvb_subgen_num_clusters(m);
+      if (mc != mck[k]) {
+        t->outside++;
+        continue;
+      }
+      for (size_t i = 0; i < mc; i++) {
+        const uint64_t *Sp;
+        kvb_subgen_cluster(m, i, NULL, NULL, NULL, &Sp, NULL);
+        int ok = 1;
+        for (size_t j = 0; j < L2_T; j++) {
+          if (Sp[j] > k || sh->label[Sp[j]] != i) {
+            t->outside++;
+            ok = 0;
+            continue;
+          }
+          t->obs[k * t->cells + t->off[i] + t->idx[Sp[j]]]++;
+        }
+        if (ok && i == t->big) {
+          size_t S = sz[k * sh->mc + i];
+          size_t g0 = bin_of(t->idx[Sp[0]], S), g1 = bin_of(t->idx[Sp[1]], S),
+                 gL = bin_of(t->idx[Sp[L2_T - 1]], S);
+          t->t01[(k * L2_B + g0) * L2_B + g1]++;
+          t->t0L[(k * L2_B + g0) * L2_B + gL]++;
+        }
+      }
+    }
+    kvb_method_free(m);
+    gsl_rng_free(rng);
+  }
+  return 0;
+}
+
+/* The Lemma 2 (5) tests on the tallies: at n/2 and n keys, and over every step with
+ * Bonferroni, each family at α = 1e-6. */
+static void test_tallies(prop_ctx *ctx, const char *what, const shadow *sh, const l2_tally *t,
+                         const size_t *mck, unsigned R, double *ex) {
+  size_t n = t->n;
+  const size_t *sz = t->sz;
+  static const char *const fam[3] = {"S_i uniform over C_i", "slot 0 ⊥ slot 1",
+                                     "slot 0 ⊥ slot t-1"};
+  double pmin[3] = {1, 1, 1};
+  size_t kmin[3] = {0, 0, 0}, tests[3] = {0, 0, 0};
+  for (size_t k = 0; k < n; k++) {
+    for (size_t i = 0; i < sh->mc; i++)
+      for (size_t x = 0; x < sh->size[i]; x++)
+        ex[t->off[i] + x] = (i < mck[k] && x < sz[k * sh->mc + i])
+                               ? (double)R * L2_T / (double)sz[k * sh->mc + i]
+                               : 0;
+    size_t Sb = sz[k * sh->mc + t->big], B = Sb < L2_B ? Sb : L2_B;
+    double stat[3], pv[3];
+    size_t df[3] = {0, 0, 0};
+    pv[0] = kvb_chisq_gof(t->obs + k * t->cells, ex, t->cells, &stat[0], &df[0]);
+    /* the tables are L2_B wide; rows/columns beyond B stay empty and are merged away */
+    pv[1] = pv[2] = 1;
+    if (B >= 2) {
+      pv[1] = kvb_chisq_independence(t->t01 + k * L2_B * L2_B, L2_B, L2_B, &stat[1], &df[1]);
+      pv[2] = kvb_chisq_independence(t->t0L + k * L2_B * L2_B, L2_B, L2_B, &stat[2], &df[2]);
+    }
+    for (int c = 0; c < 3; c++) {
+      if (df[c] == 0) continue;
+      tests[c]++;
+      if (pv[c] < pmin[c]) pmin[c] = pv[c], kmin[c] = k + 1;
+    }
+    if (k + 1 != n && k + 1 != n / 2) continue;
+    for (int c = 0; c < 3; c++) {
+      prop_pvalue(ctx, pv[c], PROP_ALPHA,
+                  "%s after %zu keys: %s (%zu clusters, |C_big| = %zu, %u runs × %d slots, "
+                  "X² = %.1f, df = %zu)", what, k + 1, fam[c], mck[k], Sb, R, L2_T, stat[c],
+                  df[c]);
+      prop_note(ctx, "(5) %s @%zu: %s X² = %.1f df = %zu p = %.3g", what, k + 1, fam[c],
+                stat[c], df[c], pv[c]);
+    }
+  }
+  for (int c = 0; c < 3; c++) {
+    double adj = fmin(1.0, pmin[c] * (double)tests[c]);
+    prop_pvalue(ctx, adj, PROP_ALPHA,
+                "%s, every step: %s (smallest p %.3g at step %zu, Bonferroni over %zu tests)",
+                what, fam[c], pmin[c], kmin[c], tests[c]);
+    prop_note(ctx, "(5) %s every step: %s min p %.3g at step %zu, Bonferroni p %.3g", what,
+              fam[c], pmin[c], kmin[c], adj);
+  }
 }
 
 static void uniform_on(prop_ctx *ctx, const kvb_stream *s, double delta, const char *what,
@@ -374,6 +473,7 @@ static void uniform_on(prop_ctx *ctx, const kvb_stream *s, double delta, const c
   t.t01 = calloc(n * L2_B * L2_B, sizeof *t.t01);
   t.t0L = calloc(n * L2_B * L2_B, sizeof *t.t0L);
   size_t *sz = calloc(n * sh.mc, sizeof *sz), *mck = calloc(n, sizeof *mck);
+  t.sz = sz;
   double *ex = malloc(t.cells * sizeof *ex);
   int broken = !t.idx || !t.obs || !t.t01 || !t.t0L || !sz || !mck || !ex;
   /* sizes of the shadow clusters after each step */
@@ -382,94 +482,13 @@ static void uniform_on(prop_ctx *ctx, const kvb_stream *s, double delta, const c
     sz[k * sh.mc + sh.label[k]]++;
     mck[k] = (k ? mck[k - 1] : 0) > sh.label[k] + 1 ? mck[k - 1] : sh.label[k] + 1;
   }
-  for (unsigned r = 0; r < R && !broken; r++) {
-    gsl_rng *rng = prop_rng(ctx, base + r);
-    kvb_method *m = make_subgen(ctx, rng, s, delta, L2_T, 1);
-    if (!m) {
-      gsl_rng_free(rng);
-      broken = 1;
-      break;
-    }
-    for (size_t k = 0; k < n; k++) {
-      kvb_method_update(m, s->K + k * s->d_key, s->d_key, s->V + k * s->d_value, s->d_value);
-      size_t mc = kvb_subgen_num_clusters(m);
-      if (mc != mck[k]) {
-        t.outside++;
-        continue;
-      }
-      for (size_t i = 0; i < mc; i++) {
-        const uint64_t *Sp;
-        kvb_subgen_cluster(m, i, NULL, NULL, NULL, &Sp, NULL);
-        int ok = 1;
-        for (size_t j = 0; j < L2_T; j++) {
-          if (Sp[j] > k || sh.label[Sp[j]] != i) {
-            t.outside++;
-            ok = 0;
-            continue;
-          }
-          t.obs[k * t.cells + t.off[i] + t.idx[Sp[j]]]++;
-        }
-        if (ok && i == t.big) {
-          size_t S = sz[k * sh.mc + i];
-          size_t g0 = bin_of(t.idx[Sp[0]], S), g1 = bin_of(t.idx[Sp[1]], S),
-                 gL = bin_of(t.idx[Sp[L2_T - 1]], S);
-          t.t01[(k * L2_B + g0) * L2_B + g1]++;
-          t.t0L[(k * L2_B + g0) * L2_B + gL]++;
-        }
-      }
-    }
-    kvb_method_free(m);
-    gsl_rng_free(rng);
-  }
-  if (broken) {
-    prop_check(ctx, 0, "%s: setup failed", what);
-  } else {
+  if (!broken) broken = tally_runs(ctx, s, delta, &sh, mck, R, base, &t) != 0;
+  if (broken) prop_check(ctx, 0, "%s: setup failed", what);
+  else {
     prop_check(ctx, t.outside == 0,
                "%s: %zu reads with m′ ≠ shadow or a sample outside its cluster's keys so far",
                what, t.outside);
-    static const char *const fam[3] = {"S_i uniform over C_i", "slot 0 ⊥ slot 1",
-                                       "slot 0 ⊥ slot t-1"};
-    double pmin[3] = {1, 1, 1};
-    size_t kmin[3] = {0, 0, 0}, tests[3] = {0, 0, 0};
-    for (size_t k = 0; k < n; k++) {
-      for (size_t i = 0; i < sh.mc; i++)
-        for (size_t x = 0; x < sh.size[i]; x++)
-          ex[t.off[i] + x] = (i < mck[k] && x < sz[k * sh.mc + i])
-                                 ? (double)R * L2_T / (double)sz[k * sh.mc + i]
-                                 : 0;
-      size_t Sb = sz[k * sh.mc + t.big], B = Sb < L2_B ? Sb : L2_B;
-      double stat[3], pv[3];
-      size_t df[3] = {0, 0, 0};
-      pv[0] = kvb_chisq_gof(t.obs + k * t.cells, ex, t.cells, &stat[0], &df[0]);
-      /* the tables are L2_B wide; rows/columns beyond B stay empty and are merged away */
-      pv[1] = pv[2] = 1;
-      if (B >= 2) {
-        pv[1] = kvb_chisq_independence(t.t01 + k * L2_B * L2_B, L2_B, L2_B, &stat[1], &df[1]);
-        pv[2] = kvb_chisq_independence(t.t0L + k * L2_B * L2_B, L2_B, L2_B, &stat[2], &df[2]);
-      }
-      for (int c = 0; c < 3; c++) {
-        if (df[c] == 0) continue;
-        tests[c]++;
-        if (pv[c] < pmin[c]) pmin[c] = pv[c], kmin[c] = k + 1;
-      }
-      if (k + 1 != n && k + 1 != n / 2) continue;
-      for (int c = 0; c < 3; c++) {
-        prop_pvalue(ctx, pv[c], PROP_ALPHA,
-                    "%s after %zu keys: %s (%zu clusters, |C_big| = %zu, %u runs × %d slots, "
-                    "X² = %.1f, df = %zu)", what, k + 1, fam[c], mck[k], Sb, R, L2_T, stat[c],
-                    df[c]);
-        prop_note(ctx, "(5) %s @%zu: %s X² = %.1f df = %zu p = %.3g", what, k + 1, fam[c],
-                  stat[c], df[c], pv[c]);
-      }
-    }
-    for (int c = 0; c < 3; c++) {
-      double adj = fmin(1.0, pmin[c] * (double)tests[c]);
-      prop_pvalue(ctx, adj, PROP_ALPHA,
-                  "%s, every step: %s (smallest p %.3g at step %zu, Bonferroni over %zu tests)",
-                  what, fam[c], pmin[c], kmin[c], tests[c]);
-      prop_note(ctx, "(5) %s every step: %s min p %.3g at step %zu, Bonferroni p %.3g", what,
-                fam[c], pmin[c], kmin[c], adj);
-    }
+    test_tallies(ctx, what, &sh, &t, mck, R, ex);
   }
   free(t.idx);
   free(t.off);
