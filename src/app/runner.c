@@ -3,7 +3,7 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "runner.h"
 
-#include "index_reduction.h"
+#include "measures.h"
 #include "probe.h"
 
 #include <errno.h>
@@ -241,63 +241,93 @@ static int probe_rows(const kvb_experiment *e, size_t point, size_t si, size_t k
   return KVB_OK;
 }
 
-/* The INDEX decoding pass (runner.h): feed U = {i : x_i = 1}, decode every bit. */
+/* The INDEX decoding pass (runner.h): Alice (kvb_index_alice) feeds U = {i : x_i = 1}, Bob
+ * (kvb_index_bob) decodes every bit, on the stream's instance (kvb_measure_index_view). */
 static int decode_rows(const kvb_experiment *e, size_t point, size_t si, size_t k,
-                       const kvb_stream *s, const unsigned char *x, gsl_rng *rng,
-                       unit_result *r) {
-  size_t d = s->d_key, n = s->n, u_size = 0;
+                       const kvb_stream *s, const kvb_index_instance *inst,
+                       const unsigned char *x, gsl_rng *rng, unit_result *r) {
   kvb_params p;
   kvb_experiment_item_params(e, &e->methods[k], point, &p);
-  kvb_method_config cfg = {d, s->d_value, 1.0 / sqrt((double)d), rng};
+  kvb_method_config cfg = {s->d_key, s->d_value, 1.0 / sqrt((double)s->d_key), rng};
   kvb_method *m = NULL;
   int st = kvb_method_alloc(e->methods[k].type, &cfg, &p, &m);
   if (st) return unit_fail(r, st, e, &e->methods[k], "");
-  row *w = new_row(r, si, k, n);
-  double *z = malloc(s->d_value * sizeof *z), tu = 0, tq = 0;
-  int mst = z ? KVB_OK : KVB_ENOMEM;
-  for (size_t i = 0; i < n && !mst; i++) {
-    if (!x[i]) continue;
-    double t0 = now_s();
-    mst = kvb_method_update(m, s->K + i * d, d, s->V + i * s->d_value, s->d_value);
-    tu += now_s() - t0;
-    u_size++;
-  }
-  double T = kvb_index_threshold_for(d, s->r, u_size);
-  size_t correct = 0;
-  for (size_t i = 0; i < n && !mst; i++) {
-    int bit = 0; /* |U| = 0: nothing was streamed, Bob decides 0 (index_reduction.h) */
-    if (u_size) {
-      double t0 = now_s();
-      mst = kvb_method_query(m, s->Q + i * d, d, z, s->d_value);
-      tq += now_s() - t0;
-      if (mst) break;
-      bit = kvb_dot(z, s->V + i * s->d_value, s->d_value) > T; /* ⟨z, v_i⟩ > T */
-    }
-    correct += bit == x[i];
-  }
+  row *w = new_row(r, si, k, s->n);
+  kvb_decode dec;
+  int mst = kvb_measure_decode(inst, x, m, &dec);
   if (mst) {
     char m2[512];
     last_message(m2, sizeof m2);
     row_fail(w, mst, e, &e->methods[k], m2);
-  }
-  w->v[C_TU] = tu;
-  w->v[C_TQ] = tq;
-  if (!mst) {
-    w->v[C_DEC] = (double)correct / (double)n;
-    w->v[C_USZ] = (double)u_size;
+  } else {
+    w->v[C_TU] = dec.update_s;
+    w->v[C_TQ] = dec.query_s;
+    w->v[C_DEC] = dec.accuracy;
+    w->v[C_USZ] = (double)dec.u_size;
     record_memory(w, m);
   }
   record_work(w, m);
-  free(z);
   kvb_method_free(m);
   return KVB_OK;
 }
 
-/* A method on stream si: error against the exact side ex at every query point. */
+/* Exact attention at the q query points of a stream, shared by every method (measures.h):
+ * x[a] is the exact side at query point a, st[a] its status (KVB_ERANGE when a score lies
+ * beyond double range: the rows at that point fail with msg). */
+typedef struct {
+  kvb_exact_side *x;
+  double *attn; /* q × d_value, the Attn vectors x[a].attn points into */
+  int st[KVB_RUN_MAX_QUERIES];
+  char msg[512];
+} exact_ref;
+
+static void exact_ref_free(exact_ref *ref) {
+  free(ref->x);
+  free(ref->attn);
+}
+
+static int exact_side(const kvb_experiment *e, const kvb_stream *s, const size_t *js, size_t q,
+                      double scale, exact_ref *ref) {
+  size_t dk = s->d_key, dv = s->d_value;
+  memset(ref, 0, sizeof *ref);
+  ref->x = calloc(q ? q : 1, sizeof *ref->x);
+  ref->attn = malloc((q ? q : 1) * dv * sizeof *ref->attn);
+  if (!ref->x || !ref->attn) {
+    exact_ref_free(ref);
+    return KVB_ERROR(KVB_ENOMEM, "out of memory");
+  }
+  unsigned what = (e->measures & KVB_MEASURE_BOUND) ? KVB_EXACT_NORMS : 0;
+  for (size_t a = 0; a < q; a++) {
+    size_t j = js[a];
+    ref->st[a] = kvb_exact_side_compute(j, dk, dv, s->K, s->V, s->Q + (j - 1) * dk, scale, what,
+                                        ref->attn + a * dv, &ref->x[a]);
+    if (ref->st[a] && !ref->msg[0]) {
+      char m[400];
+      last_message(m, sizeof m);
+      snprintf(ref->msg, sizeof ref->msg, "exact attention (the reference) failed: %s", m);
+    }
+  }
+  return KVB_OK;
+}
+
+/* The measures of one answer z against the exact side (measures.h) into the row. */
+static void record_errors(row *w, const kvb_exact_side *x, const double *z) {
+  kvb_errors er;
+  if (kvb_measure_errors(x, z, x->d_value, &er)) return; /* cannot happen: z and Attn finite */
+  w->v[C_ABS] = er.err_abs;
+  w->v[C_REL] = er.rel_error;
+  w->v[C_ROP] = er.ratio_op;
+  w->v[C_RF] = er.ratio_f;
+  w->v[C_ATTN] = x->attn_norm;
+  w->v[C_SM] = x->softmax_norm;
+  w->v[C_VOP] = x->v_op;
+  w->v[C_VF] = x->v_f;
+}
+
+/* A method on stream si: error against the exact side at every query point. */
 static int method_rows(const kvb_experiment *e, size_t point, size_t si, size_t k,
-                       const kvb_stream *s, const size_t *js, size_t q, const double *ex,
-                       const int *xst, const char *xmsg, double scale, gsl_rng *rng,
-                       unit_result *r) {
+                       const kvb_stream *s, const size_t *js, size_t q, const exact_ref *ref,
+                       double scale, gsl_rng *rng, unit_result *r) {
   size_t dk = s->d_key, dv = s->d_value;
   kvb_params p;
   kvb_experiment_item_params(e, &e->methods[k], point, &p);
@@ -305,10 +335,8 @@ static int method_rows(const kvb_experiment *e, size_t point, size_t si, size_t 
   kvb_method *m = NULL;
   int st = kvb_method_alloc(e->methods[k].type, &cfg, &p, &m);
   if (st) return unit_fail(r, st, e, &e->methods[k], "");
-  double *zm = malloc(dv * sizeof *zm), *diff = malloc(dv * sizeof *diff);
-  if (!zm || !diff) {
-    free(zm);
-    free(diff);
+  double *zm = malloc(dv * sizeof *zm);
+  if (!zm) {
     kvb_method_free(m);
     return unit_fail(r, KVB_ERROR(KVB_ENOMEM, "out of memory"), e, NULL, "query buffers");
   }
@@ -342,63 +370,78 @@ static int method_rows(const kvb_experiment *e, size_t point, size_t si, size_t 
     w->v[C_TQ] = now_s() - t0;
     w->v[C_TU] = tu;
     /* a failed query leaves the method as it was: later query points are still asked */
-    int rst = mst ? mst : qst;
-    if (rst) {
-      row_fail(w, rst, e, &e->methods[k], merr);
-    } else if (xst[a]) { /* the reference itself is not representable at this point */
-      row_fail(w, xst[a], e, &e->streams[si], xmsg);
-      rst = xst[a];
-    }
-    const double *z = ex + a * (dv + 5), *meta = z + dv;
-    if (!rst) {
-      for (size_t c = 0; c < dv; c++) diff[c] = zm[c] - z[c];
-      double err = kvb_norm2(diff, dv);
-      w->v[C_ABS] = err;
-      w->v[C_ATTN] = meta[0];
-      w->v[C_REL] = meta[0] > 0 ? err / meta[0] : (err == 0 ? 0 : INFINITY);
-      w->v[C_SM] = meta[1];
-      w->v[C_VOP] = meta[2];
-      w->v[C_VF] = meta[3];
-      double bop = meta[1] * meta[2], bf = meta[1] * meta[3];
-      w->v[C_ROP] = bop > 0 ? err / bop : (err == 0 ? 0 : INFINITY);
-      w->v[C_RF] = bf > 0 ? err / bf : (err == 0 ? 0 : INFINITY);
+    if (mst || qst) {
+      row_fail(w, mst ? mst : qst, e, &e->methods[k], merr);
+    } else if (ref->st[a]) { /* the reference itself is not representable at this point */
+      row_fail(w, ref->st[a], e, &e->streams[si], ref->msg);
+    } else {
+      record_errors(w, &ref->x[a], zm);
       record_memory(w, m);
     }
     record_work(w, m);
     a++;
   }
   free(zm);
-  free(diff);
   kvb_method_free(m);
   return KVB_OK;
 }
 
-/* Exact attention at the q query points of s, shared by every method: per point the dv
- * components of Attn, then ‖Attn‖, ‖softmax‖₂, ‖V_j‖_op, ‖V_j‖_F (NaN without the bound group). */
-static double *exact_side(const kvb_experiment *e, const kvb_stream *s, const size_t *js,
-                          size_t q, double scale, int *xst, char *xmsg, size_t xcap) {
-  size_t dk = s->d_key, dv = s->d_value;
-  double *ex = malloc(q * (dv + 5) * sizeof *ex);
-  for (size_t a = 0; ex && a < q; a++) {
-    size_t j = js[a];
-    double *z = ex + a * (dv + 5), *meta = z + dv;
-    const double *qj = s->Q + (j - 1) * dk;
-    /* KVB_ERANGE when a score lies beyond double range: the rows at this point fail with it */
-    xst[a] = kvb_attention_exact(j, dk, dv, s->K, s->V, qj, scale, z, NULL);
-    if (xst[a] && !xmsg[0]) {
-      char m[400];
-      last_message(m, sizeof m);
-      snprintf(xmsg, xcap, "exact attention (the reference) failed: %s", m);
-    }
-    meta[0] = xst[a] ? NAN : kvb_norm2(z, dv);
-    meta[1] = meta[2] = meta[3] = NAN;
-    if (e->measures & KVB_MEASURE_BOUND) {
-      meta[1] = kvb_softmax_norm2(j, dk, s->K, qj, scale);
-      kvb_operator_norm(j, dv, s->V, &meta[2]);
-      meta[3] = kvb_frobenius_norm(j, dv, s->V);
-    }
+/* Generates the unit's streams and their query points; sizes r->rows. */
+static int unit_streams(const kvb_experiment *e, size_t point, gsl_rng *rng, kvb_stream **S,
+                        size_t js[][KVB_RUN_MAX_QUERIES], size_t *nq, unit_result *r) {
+  size_t total = 0;
+  for (size_t i = 0; i < e->nstreams; i++) {
+    kvb_params p;
+    kvb_experiment_item_params(e, &e->streams[i], point, &p);
+    int st = kvb_stream_generate(e->streams[i].type, &p, rng, &S[i]);
+    if (st) return unit_fail(r, st, e, &e->streams[i], "");
+    nq[i] = query_points(e, S[i]->n, js[i]);
+    if (nq[i] == 0)
+      return unit_fail(r, KVB_ERROR(KVB_EINVAL,
+                                    "queries{}: no query point lies within the stream's %zu "
+                                    "tokens, or more than %d would (raise 'every')",
+                                    S[i]->n, KVB_RUN_MAX_QUERIES),
+                       e, &e->streams[i], "");
+    total += nq[i] * e->nmethods + e->nmethods;
   }
-  return ex;
+  r->rows = calloc(total ? total : 1, sizeof(row));
+  if (!r->rows) return unit_fail(r, KVB_ERROR(KVB_ENOMEM, "out of memory"), e, NULL, "rows");
+  return KVB_OK;
+}
+
+/* Every method and probe on stream si of the unit. */
+static int stream_rows(const kvb_experiment *e, size_t point, size_t si, const kvb_stream *s,
+                       const size_t *js, size_t nq, gsl_rng *rng, unit_result *r) {
+  int st = KVB_OK, decode = (e->measures & KVB_MEASURE_DECODE) != 0;
+  size_t nprobes = 0;
+  for (size_t k = 0; k < e->nmethods; k++) nprobes += e->methods[k].probe != 0;
+  double scale = e->scale > 0 ? e->scale : 1.0 / sqrt((double)s->d_key);
+  exact_ref ref = {0};
+  kvb_index_instance *inst = NULL;
+  unsigned char *x = NULL;
+  if (decode) {
+    /* Alice's bits, one draw per bit, shared by every method of this trial */
+    x = malloc(s->n);
+    if (!x) return unit_fail(r, KVB_ERROR(KVB_ENOMEM, "out of memory"), e, NULL, "INDEX bits");
+    for (size_t b = 0; b < s->n; b++) x[b] = gsl_rng_uniform(rng) < 0.5;
+    st = kvb_measure_index_view(s, &inst);
+    if (st) unit_fail(r, st, e, &e->streams[si], "");
+  } else if (e->nmethods > nprobes) {
+    st = exact_side(e, s, js, nq, scale, &ref);
+    if (st) unit_fail(r, st, e, NULL, "exact attention");
+  }
+  for (size_t k = 0; k < e->nmethods && !st; k++) {
+    if (e->methods[k].probe)
+      st = probe_rows(e, point, si, k, s, js, nq, rng, r);
+    else if (decode)
+      st = decode_rows(e, point, si, k, s, inst, x, rng, r);
+    else
+      st = method_rows(e, point, si, k, s, js, nq, &ref, scale, rng, r);
+  }
+  exact_ref_free(&ref);
+  kvb_index_free(inst);
+  free(x);
+  return st;
 }
 
 static int run_unit(const kvb_experiment *e, size_t u, unit_result *r) {
@@ -407,57 +450,9 @@ static int run_unit(const kvb_experiment *e, size_t u, unit_result *r) {
   if (!rng) return unit_fail(r, KVB_ERROR(KVB_ENOMEM, "out of memory"), e, NULL, "generator");
   kvb_stream *S[KVB_RUN_MAX_STREAMS] = {0};
   size_t js[KVB_RUN_MAX_STREAMS][KVB_RUN_MAX_QUERIES], nq[KVB_RUN_MAX_STREAMS];
-  int st = KVB_OK, decode = (e->measures & KVB_MEASURE_DECODE) != 0;
-  size_t total = 0, nprobes = 0;
-  for (size_t k = 0; k < e->nmethods; k++) nprobes += e->methods[k].probe != 0;
-  for (size_t i = 0; i < e->nstreams && !st; i++) {
-    kvb_params p;
-    kvb_experiment_item_params(e, &e->streams[i], point, &p);
-    st = kvb_stream_generate(e->streams[i].type, &p, rng, &S[i]);
-    if (st) {
-      unit_fail(r, st, e, &e->streams[i], "");
-      break;
-    }
-    nq[i] = query_points(e, S[i]->n, js[i]);
-    if (nq[i] == 0) {
-      st = KVB_ERROR(KVB_EINVAL,
-                     "queries{}: no query point lies within the stream's %zu tokens, or more "
-                     "than %d would (raise 'every')", S[i]->n, KVB_RUN_MAX_QUERIES);
-      unit_fail(r, st, e, &e->streams[i], "");
-    }
-    total += nq[i] * e->nmethods + e->nmethods;
-  }
-  if (!st) {
-    r->rows = calloc(total ? total : 1, sizeof(row));
-    if (!r->rows) st = unit_fail(r, KVB_ERROR(KVB_ENOMEM, "out of memory"), e, NULL, "rows");
-  }
-  for (size_t i = 0; i < e->nstreams && !st; i++) {
-    const kvb_stream *s = S[i];
-    double scale = e->scale > 0 ? e->scale : 1.0 / sqrt((double)s->d_key);
-    double *ex = NULL;
-    unsigned char *x = NULL;
-    int xst[KVB_RUN_MAX_QUERIES] = {0};
-    char xmsg[512] = "";
-    if (decode) {
-      /* Alice's bits, one draw per bit, shared by every method of this trial */
-      x = malloc(s->n);
-      if (!x) st = unit_fail(r, KVB_ERROR(KVB_ENOMEM, "out of memory"), e, NULL, "INDEX bits");
-      for (size_t b = 0; x && b < s->n; b++) x[b] = gsl_rng_uniform(rng) < 0.5;
-    } else if (e->nmethods > nprobes) {
-      ex = exact_side(e, s, js[i], nq[i], scale, xst, xmsg, sizeof xmsg);
-      if (!ex) st = unit_fail(r, KVB_ERROR(KVB_ENOMEM, "out of memory"), e, NULL, "exact attention");
-    }
-    for (size_t k = 0; k < e->nmethods && !st; k++) {
-      if (e->methods[k].probe)
-        st = probe_rows(e, point, i, k, s, js[i], nq[i], rng, r);
-      else if (decode)
-        st = decode_rows(e, point, i, k, s, x, rng, r);
-      else
-        st = method_rows(e, point, i, k, s, js[i], nq[i], ex, xst, xmsg, scale, rng, r);
-    }
-    free(ex);
-    free(x);
-  }
+  int st = unit_streams(e, point, rng, S, js, nq, r);
+  for (size_t i = 0; i < e->nstreams && !st; i++)
+    st = stream_rows(e, point, i, S[i], js[i], nq[i], rng, r);
   for (size_t i = 0; i < e->nstreams; i++) kvb_stream_free(S[i]);
   gsl_rng_free(rng);
   return st;
