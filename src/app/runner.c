@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -534,7 +535,7 @@ static void params_str(const kvb_params *p, char *buf, size_t cap) {
  * only once every output is complete (rename is atomic within a directory), meta.json last:
  * an interrupted run leaves either the previous complete set or temporary files, never a
  * truncated results.csv that looks whole. */
-#define KVB_RUN_OUTPUTS 5
+#define KVB_RUN_OUTPUTS 6
 typedef struct {
   char tmp[KVB_RUN_OUTPUTS][1200], final[KVB_RUN_OUTPUTS][1200];
   size_t n;
@@ -733,9 +734,34 @@ static int write_csv(const kvb_experiment *e, FILE *f, const unit_result *res, s
   return stage_close(f, "results.csv");
 }
 
-/* The column a summary line is about: a probe's first column, decode_acc under the decode
- * measure, the relative error otherwise. */
-static size_t primary_column(const kvb_experiment *e, size_t k) {
+/* ---- summary and quantiles ---- */
+
+/* Whether column c is measured on the rows of item k: a probe's own columns; for a method the
+ * measure groups it fills (decode rows carry no error or bound columns). */
+static int column_applies(const kvb_experiment *e, size_t k, int c) {
+  if (c < 0 || c >= KVB_RUN_NCOLS || !(col_groups[c] & e->measures)) return 0;
+  if (e->methods[k].probe) {
+    const kvb_probe_type *t = kvb_probe_lookup(e->methods[k].type);
+    for (size_t i = 0; t && i < kvb_probe_ncols(t); i++)
+      if (strcmp(t->columns[i], col_names[c]) == 0) return 1;
+    return 0;
+  }
+  if (col_groups[c] == KVB_MEASURE_PROBE) return 0;
+  if (e->measures & KVB_MEASURE_DECODE)
+    return !(col_groups[c] & (KVB_MEASURE_ERROR | KVB_MEASURE_BOUND));
+  return col_groups[c] != KVB_MEASURE_DECODE;
+}
+
+/* The headline column of item k's summary lines (runner.h): the spec's own measure — the y of
+ * its first plot that the item measures, else its failure{} column — and otherwise the item's
+ * natural one: a probe's first column, decode_acc under the decode measure, rel_error. */
+static size_t headline_column(const kvb_experiment *e, size_t k) {
+  for (size_t i = 0; i < e->nplots; i++) {
+    int c = kvb_run_column_find(e->plots[i].y);
+    if (column_applies(e, k, c)) return (size_t)c;
+  }
+  int fc = e->fail_col[0] ? kvb_run_column_find(e->fail_col) : -1;
+  if (column_applies(e, k, fc)) return (size_t)fc;
   if (e->methods[k].probe) {
     int c = kvb_run_column_find(kvb_probe_lookup(e->methods[k].type)->columns[0]);
     return c >= 0 ? (size_t)c : C_REL;
@@ -743,27 +769,113 @@ static size_t primary_column(const kvb_experiment *e, size_t k) {
   return (e->measures & KVB_MEASURE_DECODE) ? C_DEC : C_REL;
 }
 
-/* Summary: one line per (sweep point, stream, method). Quantiles pool trials and query points;
- * failure rates count trials (independent substreams), a trial failing when any of its query
- * points does, so the Clopper–Pearson interval's independence assumption holds. */
-static int write_summary(const kvb_experiment *e, FILE *ft, FILE *fm, const unit_result *res,
-                         size_t units) {
+/* Appends to a fixed buffer; never writes past cap, *o stays <= cap - 1. */
+static void app(char *b, size_t cap, size_t *o, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void app(char *b, size_t cap, size_t *o, const char *fmt, ...) {
+  if (*o + 1 >= cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int w = vsnprintf(b + *o, cap - *o, fmt, ap);
+  va_end(ap);
+  if (w > 0) *o = *o + (size_t)w < cap ? *o + (size_t)w : cap - 1;
+}
+
+/* One (sweep point, stream, method): its rows, failures, and the quantiles of every column
+ * pooled over trials and query points — computed once (measures.h), written to quantiles.csv
+ * for the plots and shown by the summary. */
+typedef struct {
+  size_t rows, errs;        /* rows of the group, failed rows */
+  unsigned fails, fvalid;   /* trials failing the failure rule; trials where its column is a number */
+  kvb_quantiles q[KVB_RUN_NCOLS];
+} group_stats;
+
+static int cmp_row_j(const void *a, const void *b) {
+  const row *p = *(const row *const *)a, *q = *(const row *const *)b;
+  return (p->j > q->j) - (p->j < q->j);
+}
+
+/* The rows of group (p, si, mi) into out (sorted by j), with the row and failure counts. A
+ * trial fails the failure{} rule when any of its query points does, so the Clopper–Pearson
+ * interval counts independent trials. */
+static size_t group_rows(const kvb_experiment *e, const unit_result *res, size_t p, size_t si,
+                         size_t mi, const row **out, group_stats *g) {
+  int fc = e->fail_col[0] ? kvb_run_column_find(e->fail_col) : -1;
+  size_t n = 0;
+  for (size_t t = 0; t < e->trials; t++) {
+    const unit_result *r = &res[p * e->trials + t];
+    int tvalid = 0, tfail = 0;
+    for (size_t i = 0; i < r->nrows; i++) {
+      const row *w = &r->rows[i];
+      if (w->stream != si || w->method != mi) continue;
+      g->rows++;
+      if (w->status) {
+        g->errs++;
+        continue;
+      }
+      out[n++] = w;
+      if (fc >= 0 && !isnan(w->v[fc])) {
+        tvalid = 1;
+        tfail |= w->v[fc] > e->fail_above;
+      }
+    }
+    g->fvalid += (unsigned)tvalid;
+    g->fails += (unsigned)tfail;
+  }
+  qsort(out, n, sizeof *out, cmp_row_j);
+  return n;
+}
+
+static void quantiles_line(const kvb_experiment *e, FILE *fq, size_t p, size_t si, size_t mi,
+                           size_t j, size_t c, const kvb_quantiles *q) {
+  fprintf(fq, "%zu", p);
+  for (size_t s = 0; s < e->nsweeps; s++) {
+    fputc(',', fq);
+    fmt_num(fq, kvb_experiment_sweep_value(e, s, p));
+  }
+  fprintf(fq, ",%s,%s,", e->streams[si].label, e->methods[mi].label);
+  if (j) fprintf(fq, "%zu", j);
+  else fputs("all", fq);
+  fprintf(fq, ",%s,%zu", col_names[c], q->n);
+  const double v[7] = {q->q10, q->q25, q->median, q->q75, q->q90, q->q99, q->max};
+  for (int l = 0; l < 7; l++) {
+    fputc(',', fq);
+    fmt_num(fq, v[l]);
+  }
+  fputc('\n', fq);
+}
+
+/* The quantiles of group (p, si, mi): pooled (j = "all", kept in g for the summary) and per
+ * query point, every measured column, into quantiles.csv. buf: scratch of n doubles. */
+static void group_quantiles(const kvb_experiment *e, FILE *fq, size_t p, size_t si, size_t mi,
+                            const row **rows, size_t n, double *buf, group_stats *g) {
+  for (size_t c = 0; c < KVB_RUN_NCOLS; c++) {
+    g->q[c] = (kvb_quantiles){0, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    if (!column_applies(e, mi, (int)c)) continue;
+    for (size_t i = 0; i < n; i++) buf[i] = rows[i]->v[c];
+    kvb_quantiles_of(buf, n, &g->q[c]);
+    if (g->q[c].n) quantiles_line(e, fq, p, si, mi, 0, c, &g->q[c]);
+    for (size_t a = 0, b; a < n; a = b) { /* the rows of one query point j */
+      for (b = a; b < n && rows[b]->j == rows[a]->j; b++) buf[b - a] = rows[b]->v[c];
+      kvb_quantiles q;
+      kvb_quantiles_of(buf, b - a, &q);
+      if (q.n) quantiles_line(e, fq, p, si, mi, rows[a]->j, c, &q);
+    }
+  }
+}
+
+static void summary_header(const kvb_experiment *e, FILE *ft, FILE *fm) {
   int fc = e->fail_col[0] ? kvb_run_column_find(e->fail_col) : -1;
   int bound = (e->measures & KVB_MEASURE_BOUND) != 0, mem = (e->measures & KVB_MEASURE_MEMORY) != 0;
-  /* header */
   char hdr[1024];
   size_t o = 0;
-  for (size_t s = 0; s < e->nsweeps; s++)
-    o += (size_t)snprintf(hdr + o, sizeof hdr - o, "%10s ", e->sweeps[s].param);
-  o += (size_t)snprintf(hdr + o, sizeof hdr - o, "%-14s %-16s %-10s %6s %5s %10s %10s %10s %10s",
-                        "stream", "method", "measure", "rows", "errs", "q10", "median", "q90",
-                        "max");
-  if (bound)
-    o += (size_t)snprintf(hdr + o, sizeof hdr - o, " %10s %10s %10s", "rop_med", "rop_q99", "rf_med");
-  if (mem) o += (size_t)snprintf(hdr + o, sizeof hdr - o, " %10s", "mem_med");
+  for (size_t s = 0; s < e->nsweeps; s++) app(hdr, sizeof hdr, &o, "%10s ", e->sweeps[s].param);
+  app(hdr, sizeof hdr, &o, "%-14s %-16s %-10s %6s %5s %10s %10s %10s %10s", "stream", "method",
+      "measure", "rows", "errs", "q10", "median", "q90", "max");
+  if (bound) app(hdr, sizeof hdr, &o, " %10s %10s %10s", "rop_med", "rop_q99", "rf_med");
+  if (mem) app(hdr, sizeof hdr, &o, " %10s", "mem_med");
   if (fc >= 0)
-    o += (size_t)snprintf(hdr + o, sizeof hdr - o, "  failed trials(%s>%g) [95%% CP]", e->fail_col,
-                          e->fail_above);
+    app(hdr, sizeof hdr, &o, "  failed trials(%s>%g) [95%% CP]", e->fail_col, e->fail_above);
   fprintf(ft, "%s\n", hdr);
   printf("%s\n", hdr);
   fprintf(fm, "|");
@@ -778,93 +890,78 @@ static int write_summary(const kvb_experiment *e, FILE *ft, FILE *fm, const unit
   size_t ncols = e->nsweeps + 9 + (bound ? 3 : 0) + (mem ? 1 : 0) + (fc >= 0 ? 2 : 0);
   for (size_t c = 0; c < ncols; c++) fprintf(fm, "---|");
   fprintf(fm, "\n");
+}
+
+/* One summary line (summary.txt, summary.md, stdout) from the group's quantiles. */
+static void summary_line(const kvb_experiment *e, FILE *ft, FILE *fm, size_t p, size_t si,
+                         size_t mi, const group_stats *g) {
+  int fc = e->fail_col[0] ? kvb_run_column_find(e->fail_col) : -1;
+  int bound = (e->measures & KVB_MEASURE_BOUND) != 0, mem = (e->measures & KVB_MEASURE_MEMORY) != 0;
+  size_t pc = headline_column(e, mi), o = 0;
+  const kvb_quantiles *h = &g->q[pc];
+  char line[1024];
+  fprintf(fm, "|");
+  for (size_t s = 0; s < e->nsweeps; s++) {
+    double v = kvb_experiment_sweep_value(e, s, p);
+    app(line, sizeof line, &o, "%10g ", v);
+    fprintf(fm, " %g |", v);
+  }
+  app(line, sizeof line, &o, "%-14s %-16s %-10s %6zu %5zu %10.3g %10.3g %10.3g %10.3g",
+      e->streams[si].label, e->methods[mi].label, col_names[pc], g->rows, g->errs, h->q10,
+      h->median, h->q90, h->max);
+  fprintf(fm, " %s | %s | %s | %zu | %zu | %.3g | %.3g | %.3g | %.3g |", e->streams[si].label,
+          e->methods[mi].label, col_names[pc], g->rows, g->errs, h->q10, h->median, h->q90, h->max);
+  if (bound) {
+    double a = g->q[C_ROP].median, b = g->q[C_ROP].q99, c = g->q[C_RF].median;
+    app(line, sizeof line, &o, " %10.3g %10.3g %10.3g", a, b, c);
+    fprintf(fm, " %.3g | %.3g | %.3g |", a, b, c);
+  }
+  if (mem) {
+    app(line, sizeof line, &o, " %10.4g", g->q[C_MB].median);
+    fprintf(fm, " %.4g |", g->q[C_MB].median);
+  }
+  if (fc >= 0 && g->fvalid) {
+    double lo = NAN, hi = NAN;
+    kvb_clopper_pearson(g->fails, g->fvalid, 0.95, &lo, &hi);
+    app(line, sizeof line, &o, "  %u/%u [%.3g, %.3g]", g->fails, g->fvalid, lo, hi);
+    fprintf(fm, " %u/%u | [%.3g, %.3g] |", g->fails, g->fvalid, lo, hi);
+  } else if (fc >= 0) { /* the column is NaN on every row of this item (e.g. random signs) */
+    app(line, sizeof line, &o, "  n/a");
+    fprintf(fm, " n/a | n/a |");
+  }
+  fprintf(ft, "%s\n", line);
+  fprintf(fm, "\n");
+  printf("%s\n", line);
+}
+
+/* Summary: one line per (sweep point, stream, method), headed by the item's headline column;
+ * quantiles pool trials and query points. quantiles.csv gets the same quantiles, pooled and per
+ * query point, for every measured column: the plots read them from there. */
+static int write_summary(const kvb_experiment *e, FILE *ft, FILE *fm, FILE *fq,
+                         const unit_result *res, size_t units) {
+  fprintf(fq, "point");
+  for (size_t s = 0; s < e->nsweeps; s++) fprintf(fq, ",%s", e->sweeps[s].param);
+  fprintf(fq, ",stream,method,j,column,n,q10,q25,median,q75,q90,q99,max\n");
+  summary_header(e, ft, fm);
   size_t points = kvb_experiment_points(e), cap = 0;
   for (size_t u = 0; u < units; u++) cap = res[u].nrows > cap ? res[u].nrows : cap;
-  cap *= e->trials;
-  double *rel = malloc((cap ? cap : 1) * sizeof *rel), *rop = malloc((cap ? cap : 1) * sizeof *rop),
-         *mb = malloc((cap ? cap : 1) * sizeof *mb), *rf = malloc((cap ? cap : 1) * sizeof *rf);
-  if (!rel || !rop || !mb || !rf) {
-    free(rel);
-    free(rop);
-    free(rf);
-    free(mb);
-    return KVB_ERROR(KVB_ENOMEM, "summary: out of memory");
-  }
-  for (size_t p = 0; p < points; p++)
+  cap = (cap ? cap : 1) * e->trials;
+  const row **rows = malloc(cap * sizeof *rows);
+  double *buf = malloc(cap * sizeof *buf);
+  group_stats *g = malloc(sizeof *g);
+  int st = rows && buf && g ? KVB_OK : KVB_ERROR(KVB_ENOMEM, "summary: out of memory");
+  for (size_t p = 0; p < points && !st; p++)
     for (size_t si = 0; si < e->nstreams; si++)
       for (size_t mi = 0; mi < e->nmethods; mi++) {
-        size_t n = 0, nerr = 0, nrows = 0, pc = primary_column(e, mi);
-        unsigned fails = 0, fn = 0;
-        for (size_t t = 0; t < e->trials; t++) {
-          const unit_result *r = &res[p * e->trials + t];
-          int tvalid = 0, tfail = 0; /* a trial fails when any of its query points does */
-          for (size_t i = 0; i < r->nrows; i++) {
-            const row *w = &r->rows[i];
-            if (w->stream != si || w->method != mi) continue;
-            nrows++;
-            if (w->status) {
-              nerr++;
-              continue;
-            }
-            rel[n] = w->v[pc];
-            rop[n] = w->v[C_ROP];
-            rf[n] = w->v[C_RF];
-            mb[n] = w->v[C_MB];
-            n++;
-            if (fc >= 0 && !isnan(w->v[fc])) {
-              tvalid = 1;
-              tfail |= w->v[fc] > e->fail_above;
-            }
-          }
-          fn += (unsigned)tvalid;
-          fails += (unsigned)tfail;
-        }
-        char line[1024];
-        o = 0;
-        fprintf(fm, "|");
-        for (size_t s = 0; s < e->nsweeps; s++) {
-          double v = kvb_experiment_sweep_value(e, s, p);
-          o += (size_t)snprintf(line + o, sizeof line - o, "%10g ", v);
-          fprintf(fm, " %g |", v);
-        }
-        double q10 = n ? kvb_quantile(rel, n, 0.1) : NAN, q50 = n ? kvb_quantile(rel, n, 0.5) : NAN,
-               q90 = n ? kvb_quantile(rel, n, 0.9) : NAN, qmx = n ? kvb_quantile(rel, n, 1.0) : NAN;
-        o += (size_t)snprintf(line + o, sizeof line - o, "%-14s %-16s %-10s %6zu %5zu %10.3g %10.3g %10.3g %10.3g",
-                              e->streams[si].label, e->methods[mi].label, col_names[pc], nrows,
-                              nerr, q10, q50, q90, qmx);
-        fprintf(fm, " %s | %s | %s | %zu | %zu | %.3g | %.3g | %.3g | %.3g |", e->streams[si].label,
-                e->methods[mi].label, col_names[pc], nrows, nerr, q10, q50, q90, qmx);
-        if (bound) {
-          double a = n ? kvb_quantile(rop, n, 0.5) : NAN, b = n ? kvb_quantile(rop, n, 0.99) : NAN,
-                 c = n ? kvb_quantile(rf, n, 0.5) : NAN;
-          o += (size_t)snprintf(line + o, sizeof line - o, " %10.3g %10.3g %10.3g", a, b, c);
-          fprintf(fm, " %.3g | %.3g | %.3g |", a, b, c);
-        }
-        if (mem) {
-          double a = n ? kvb_quantile(mb, n, 0.5) : NAN;
-          o += (size_t)snprintf(line + o, sizeof line - o, " %10.4g", a);
-          fprintf(fm, " %.4g |", a);
-        }
-        if (fc >= 0) {
-          double lo = NAN, hi = NAN;
-          if (fn) {
-            kvb_clopper_pearson(fails, fn, 0.95, &lo, &hi);
-            o += (size_t)snprintf(line + o, sizeof line - o, "  %u/%u [%.3g, %.3g]", fails, fn, lo, hi);
-            fprintf(fm, " %u/%u | [%.3g, %.3g] |", fails, fn, lo, hi);
-          } else { /* the column is NaN on every row of this item (e.g. random signs) */
-            o += (size_t)snprintf(line + o, sizeof line - o, "  n/a");
-            fprintf(fm, " n/a | n/a |");
-          }
-        }
-        fprintf(ft, "%s\n", line);
-        fprintf(fm, "\n");
-        printf("%s\n", line);
+        memset(g, 0, sizeof *g);
+        size_t n = group_rows(e, res, p, si, mi, rows, g);
+        group_quantiles(e, fq, p, si, mi, rows, n, buf, g);
+        summary_line(e, ft, fm, p, si, mi, g);
       }
-  free(rel);
-  free(rop);
-  free(rf);
-  free(mb);
-  return KVB_OK;
+  free(rows);
+  free(buf);
+  free(g);
+  return st;
 }
 
 /* Failed rows: their number and the first few distinct messages, after the table (summary
@@ -1072,10 +1169,12 @@ int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int p
   if (!st) st = (f = stage_open(&sg, dir, "results.csv")) ? write_csv(e, f, res, units) : KVB_EIO;
   if (!st) {
     FILE *ft = stage_open(&sg, dir, "summary.txt"), *fm = ft ? stage_open(&sg, dir, "summary.md") : NULL;
-    st = ft && fm ? write_summary(e, ft, fm, res, units) : KVB_EIO;
+    FILE *fq = fm ? stage_open(&sg, dir, "quantiles.csv") : NULL;
+    st = ft && fm && fq ? write_summary(e, ft, fm, fq, res, units) : KVB_EIO;
     if (!st) write_failures(ft, fm, res, units, rows);
     if (ft) st = stage_close(ft, "summary.txt") ? KVB_EIO : st;
     if (fm) st = stage_close(fm, "summary.md") ? KVB_EIO : st;
+    if (fq) st = stage_close(fq, "quantiles.csv") ? KVB_EIO : st;
   }
   if (!st) st = (f = stage_open(&sg, dir, "plots.tsv")) ? write_plots(e, f) : KVB_EIO;
   if (!st) /* last: its presence marks a complete run */
