@@ -11,7 +11,6 @@
 #include <time.h>
 
 #include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
 
 /* ---- the exact side ---- */
 
@@ -154,6 +153,17 @@ int kvb_measure_decode(const kvb_index_instance *I, const unsigned char *x, kvb_
 
 /* ---- quantiles ---- */
 
+/* GSL's gsl_stats_quantile_from_sorted_data (level f at index f·(n − 1), linear between the
+ * neighbours), bit for bit on finite data, except that an exact index returns its order
+ * statistic: GSL's 0·x[lhs + 1] makes the median of (1, 2, +Inf) NaN. */
+static double quantile_sorted(const double *x, size_t n, double f) {
+  double index = f * (double)(n - 1);
+  size_t lhs = (size_t)index;
+  double delta = index - (double)lhs;
+  if (lhs >= n - 1 || delta == 0) return x[lhs < n ? lhs : n - 1];
+  return (1 - delta) * x[lhs] + delta * x[lhs + 1];
+}
+
 int kvb_quantiles_of(double *x, size_t n, kvb_quantiles *out) {
   if (!out || (!x && n)) return KVB_ERROR(KVB_ENULL, "quantiles: NULL argument");
   size_t k = 0; /* NaN to the back, the rest sorted */
@@ -167,7 +177,7 @@ int kvb_quantiles_of(double *x, size_t n, kvb_quantiles *out) {
   double *lv[7] = {&q.q10, &q.q25, &q.median, &q.q75, &q.q90, &q.q99, &q.max};
   static const double level[7] = {0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0};
   if (k) gsl_sort(x, 1, k);
-  for (int l = 0; l < 7; l++) *lv[l] = k ? gsl_stats_quantile_from_sorted_data(x, 1, k, level[l]) : NAN;
+  for (int l = 0; l < 7; l++) *lv[l] = k ? quantile_sorted(x, k, level[l]) : NAN;
   *out = q;
   return KVB_OK;
 }

@@ -95,8 +95,9 @@ int kvb_measure_decode(const kvb_index_instance *inst, const unsigned char *x, k
 /* ---- quantiles ---- */
 
 /* The quantiles a summary line or a plot point shows, over one sample; NaN entries are left
- * out (n counts the rest; ±Inf are kept and sort to the ends). Levels are those of
- * kvb_quantile (stats.h, GSL's linear interpolation between order statistics). */
+ * out (n counts the rest; ±Inf are kept and sort to the ends). Linear interpolation between
+ * order statistics as kvb_quantile (stats.h, GSL), identical on finite data; a level that falls
+ * on an order statistic returns it, so a +Inf in the sample does not make the median NaN. */
 typedef struct {
   size_t n;
   double q10, q25, median, q75, q90, q99, max;
