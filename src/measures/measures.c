@@ -32,11 +32,13 @@ int kvb_exact_side_compute(size_t n, size_t dk, size_t dv, const double *K, cons
   if (st) return st;
   x.attn_norm = kvb_norm2(attn, dv);
   x.softmax_norm = x.v_op = x.v_f = x.max_score = x.log_exp_norm = NAN;
-  if (what & KVB_EXACT_NORMS) {
-    x.softmax_norm = kvb_softmax_norm2(n, dk, K, q, scale);
+  if (what & KVB_EXACT_V_OP) {
     st = kvb_operator_norm(n, dv, V, &x.v_op);
     if (st) return st;
-    x.v_f = kvb_frobenius_norm(n, dv, V);
+  }
+  if (what & KVB_EXACT_V_F) x.v_f = kvb_frobenius_norm(n, dv, V);
+  if (what & KVB_EXACT_SOFTMAX) {
+    x.softmax_norm = kvb_softmax_norm2(n, dk, K, q, scale);
     double M = -INFINITY, s2 = 0;
     for (size_t j = 0; j < n; j++) M = fmax(M, kvb_score(K + j * dk, q, dk, scale));
     /* ‖exp(s)‖₂ = e^M ‖exp(s − M)‖₂: every term of the sum is in (0, 1], the first 1 */

@@ -35,19 +35,24 @@ typedef struct {
   const double *attn;   /* Attn (d_value values, the caller's buffer) */
   double attn_norm;     /* ‖Attn‖₂ */
   double log_sum;       /* log Σ_j exp(s_j) (the attention's normalizer, log domain) */
-  /* Filled with KVB_EXACT_NORMS, NaN otherwise: */
-  double softmax_norm;  /* ‖softmax(s)‖₂ */
-  double v_op;          /* ‖V‖_op (largest singular value; an SVD, O(n·d_value²)) */
-  double v_f;           /* ‖V‖_F */
-  double max_score;     /* M = max_j s_j */
-  double log_exp_norm;  /* log ‖exp(s)‖₂ = M + ½ log Σ_j exp(2(s_j − M)) */
+  /* Filled when asked for (the flags below), NaN otherwise: */
+  double softmax_norm;  /* ‖softmax(s)‖₂                                  KVB_EXACT_SOFTMAX */
+  double max_score;     /* M = max_j s_j                                   KVB_EXACT_SOFTMAX */
+  double log_exp_norm;  /* log ‖exp(s)‖₂ = M + ½ log Σ_j exp(2(s_j − M))   KVB_EXACT_SOFTMAX */
+  double v_op;          /* ‖V‖_op (largest singular value; an SVD, O(n·d_value²)) KVB_EXACT_V_OP */
+  double v_f;           /* ‖V‖_F                                           KVB_EXACT_V_F */
 } kvb_exact_side;
 
-enum { KVB_EXACT_NORMS = 1 }; /* also the bound denominators and the score statistics */
+enum {
+  KVB_EXACT_SOFTMAX = 1,
+  KVB_EXACT_V_OP = 2,
+  KVB_EXACT_V_F = 4,
+  KVB_EXACT_NORMS = 7 /* all of them: the denominators of ratio_op and ratio_f */
+};
 
 /* The exact side of query q against the first n rows of K (n × d_key) and V (n × d_value), into
- * *out, with Attn written to attn (d_value values; *out points at it). what: 0 or
- * KVB_EXACT_NORMS. KVB_ERANGE (the message says why) when Attn is not representable (a score
+ * *out, with Attn written to attn (d_value values; *out points at it). what: 0 or an OR of the
+ * KVB_EXACT_ flags. KVB_ERANGE (the message says why) when Attn is not representable (a score
  * beyond double range): *out is untouched, attn unspecified. */
 int kvb_exact_side_compute(size_t n, size_t d_key, size_t d_value, const double *K,
                            const double *V, const double *q, double scale, unsigned what,
@@ -63,7 +68,8 @@ typedef struct {
 double kvb_measure_ratio(double num, double den);
 
 /* The errors of answer z (d_value values, finite) against the exact side x (d_value must match
- * x->d_value). ratio_op and ratio_f are NaN when x was computed without KVB_EXACT_NORMS. */
+ * x->d_value). ratio_op (ratio_f) is NaN when x was computed without KVB_EXACT_SOFTMAX and
+ * KVB_EXACT_V_OP (KVB_EXACT_V_F). */
 int kvb_measure_errors(const kvb_exact_side *x, const double *z, size_t d_value, kvb_errors *out);
 
 /* ---- the INDEX decode (003 Theorem 3.2, App. C) ---- */
