@@ -1116,23 +1116,10 @@ int kvb_experiment_units(const kvb_experiment *e, size_t *points, size_t *units)
   return 0;
 }
 
-int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int progress,
-                       kvb_run_report *rep) {
-  if (!e || !dir || !rep) return KVB_ERROR(KVB_ENULL, "run: NULL argument");
-  memset(rep, 0, sizeof *rep);
-  if (e->nstreams == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no stream");
-  if (e->nmethods == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no method or probe");
-  size_t units = 0;
-  if (kvb_experiment_units(e, NULL, &units) != 0 || units > KVB_RUN_MAX_UNITS)
-    return KVB_ERROR(KVB_EINVAL, "the sweep points x trials exceed %.0e trials", (double)KVB_RUN_MAX_UNITS);
-  if (jobs < 1) jobs = 1;
-  int st = mkdir_p(dir);
-  if (st) return st;
-  struct stat sb;
-  if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-    return KVB_ERROR(KVB_EINVAL, "%s is not a directory", dir);
-  unit_result *res = calloc(units ? units : 1, sizeof *res);
-  if (!res) return KVB_ERROR(KVB_ENOMEM, "run: out of memory for %zu trials", units);
+/* Runs the units on min(jobs, units, 256) threads (inline when none can start), drawing the
+ * progress bar on stderr when asked. Returns the wall-clock seconds. */
+static double run_pool(const kvb_experiment *e, unit_result *res, size_t units, int jobs,
+                       int progress) {
   pool P = {e, res, units, 0, 0, PTHREAD_MUTEX_INITIALIZER};
   size_t nth = (size_t)jobs < units ? (size_t)jobs : units;
   pthread_t th[256];
@@ -1155,18 +1142,16 @@ int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int p
     fputc('\n', stderr);
   }
   for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
-  double wall = now_s() - t0;
-  size_t rows = 0, failed = 0;
-  for (size_t u = 0; u < units; u++) {
-    rows += res[u].nrows;
-    for (size_t i = 0; i < res[u].nrows; i++) failed += res[u].rows[i].status != 0;
-    if (res[u].status && !st) /* a whole trial failed (stream, probe, memory): nothing is written */
-      st = KVB_ERROR(res[u].status, "trial %zu (sweep point %zu, trial %zu): %s", u,
-                     u / e->trials, u % e->trials, res[u].msg);
-  }
+  return now_s() - t0;
+}
+
+/* Every output, staged (temporary files) and renamed into place together, meta.json last; on
+ * any error nothing is renamed and the temporary files are removed. */
+static int write_outputs(const kvb_experiment *e, const char *dir, const unit_result *res,
+                         size_t units, int jobs, size_t rows, size_t failed, double wall) {
   staged sg = {.n = 0};
   FILE *f;
-  if (!st) st = (f = stage_open(&sg, dir, "results.csv")) ? write_csv(e, f, res, units) : KVB_EIO;
+  int st = (f = stage_open(&sg, dir, "results.csv")) ? write_csv(e, f, res, units) : KVB_EIO;
   if (!st) {
     FILE *ft = stage_open(&sg, dir, "summary.txt"), *fm = ft ? stage_open(&sg, dir, "summary.md") : NULL;
     FILE *fq = fm ? stage_open(&sg, dir, "quantiles.csv") : NULL;
@@ -1182,6 +1167,36 @@ int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int p
                                                  : KVB_EIO;
   if (!st) st = stage_commit(&sg, dir);
   else stage_discard(&sg);
+  return st;
+}
+
+int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int progress,
+                       kvb_run_report *rep) {
+  if (!e || !dir || !rep) return KVB_ERROR(KVB_ENULL, "run: NULL argument");
+  memset(rep, 0, sizeof *rep);
+  if (e->nstreams == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no stream");
+  if (e->nmethods == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no method or probe");
+  size_t units = 0;
+  if (kvb_experiment_units(e, NULL, &units) != 0 || units > KVB_RUN_MAX_UNITS)
+    return KVB_ERROR(KVB_EINVAL, "the sweep points x trials exceed %.0e trials", (double)KVB_RUN_MAX_UNITS);
+  if (jobs < 1) jobs = 1;
+  int st = mkdir_p(dir);
+  if (st) return st;
+  struct stat sb;
+  if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    return KVB_ERROR(KVB_EINVAL, "%s is not a directory", dir);
+  unit_result *res = calloc(units ? units : 1, sizeof *res);
+  if (!res) return KVB_ERROR(KVB_ENOMEM, "run: out of memory for %zu trials", units);
+  double wall = run_pool(e, res, units, jobs, progress);
+  size_t rows = 0, failed = 0;
+  for (size_t u = 0; u < units; u++) {
+    rows += res[u].nrows;
+    for (size_t i = 0; i < res[u].nrows; i++) failed += res[u].rows[i].status != 0;
+    if (res[u].status && !st) /* a whole trial failed (stream, probe, memory): nothing is written */
+      st = KVB_ERROR(res[u].status, "trial %zu (sweep point %zu, trial %zu): %s", u,
+                     u / e->trials, u % e->trials, res[u].msg);
+  }
+  if (!st) st = write_outputs(e, dir, res, units, jobs, rows, failed, wall);
   if (!st) {
     rep->rows = rows;
     rep->failed_rows = failed;
