@@ -395,9 +395,11 @@ static void measures_outputs(void) {
   const char *stream = "stream \"clusterable\" { n = 200, d_key = 4, d_value = 3, m = 3, delta = 0.5 }\n";
   char t[2048];
   snprintf(t, sizeof t,
-           "%smethod \"subgen\" { t = 4 }\nsweep \"s\" { 4, 16 }\nsweep \"delta\" { 0.1, 0.3 }\n"
-           "trials(6)\nqueries { every = 100 }\nfailure { column = \"rel_error\", above = 1 }\n"
-           "plot { name = \"r\", x = \"s\", y = \"ratio_op\", bound = \"sqrt(x)\", bound2 = \"1/x\" }\n",
+           "%smethod \"subgen\" { t = 4 }\nmethod \"z_zero\" {}\nsweep \"s\" { 4, 16 }\n"
+           "sweep \"delta\" { 0.1, 0.3 }\ntrials(6)\nqueries { every = 100 }\n"
+           "failure { column = \"rel_error\", above = 1 }\n"
+           "plot { name = \"r\", x = \"s\", y = \"ratio_op\", bound = \"sqrt(x)\", bound2 = \"1/x\" }\n"
+           "plot { name = \"z\", x = \"s\", y = \"rel_error\" }\n",
            stream);
   char *a = run_spec("meas", t, &rc, out, sizeof out);
   snprintf(path, sizeof path, "%s/meas/summary.txt", tmp);
@@ -434,11 +436,20 @@ static void measures_outputs(void) {
   CHECK(gp && strstr(gp, "size 1200,800") && strstr(gp, "set key outside below") &&
             strstr(gp, "set bmargin") && strstr(gp, "pt 7 ") && strstr(gp, "pt 5 ") &&
             strstr(gp, "lc rgb '#1f77b4' title 'subgen delta=0.1'") &&
-            strstr(gp, "lc rgb '#d62728' title 'subgen delta=0.3'") &&
+            strstr(gp, "pt 9 ps 1.3 lc rgb '#2ca02c' title 'subgen delta=0.3'") &&
             !strstr(gp, "0.10000000000000001") && strstr(gp, "sqrt(x) with lines") &&
             strstr(gp, "1/x with lines"),
         "cli: one plot template: fixed size, legend below, colour + point type per series, %g "
         "labels, both bounds", "%s", gp ? gp : "(none)");
+  /* z ≡ 0 has rel_error 1 at every delta (it reads no delta): one series, not two on top of
+   * each other */
+  snprintf(path, sizeof path, "%s/meas/z.gp", tmp);
+  char *zg = read_file(path);
+  CHECK(zg && strstr(zg, "title 'z_zero delta=0.1 = z_zero delta=0.3'") &&
+            strstr(zg, "title 'subgen delta=0.3'"),
+        "cli: series with identical data are drawn once, named after all of them", "%s",
+        zg ? zg : "(none)");
+  free(zg);
   /* a directory without quantiles.csv (an older run) is refused with the reason */
   snprintf(path, sizeof path, "%s/meas/quantiles.csv", tmp);
   unlink(path);

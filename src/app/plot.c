@@ -411,6 +411,48 @@ static int collect_groups(FILE *f, const plot_conf *c, const qheader *h, const p
   return KVB_OK;
 }
 
+static int same_group(const group_row *a, const group_row *b) {
+  if (a->x != b->x || a->count != b->count) return 0;
+  for (int k = 0; k < 5; k++)
+    if (!(a->q[k] == b->q[k] || (isnan(a->q[k]) && isnan(b->q[k])))) return 0;
+  return 1;
+}
+
+/* Series with identical data (a sweep the method does not read: z ≡ 0 at every τ) would hide
+ * each other: each such set becomes one series named after all of them. g is sorted by series
+ * and x; returns the new number of rows. */
+static size_t merge_identical(group_row *g, size_t ng, char series[][160], int *nseries) {
+  size_t start[MAX_SERIES] = {0}, len[MAX_SERIES] = {0};
+  int map[MAX_SERIES], dead[MAX_SERIES] = {0};
+  for (size_t i = 0; i < ng; i++) {
+    if (!len[g[i].series]) start[g[i].series] = i;
+    len[g[i].series]++;
+  }
+  for (int a = 0; a < *nseries; a++)
+    for (int b = a + 1; !dead[a] && b < *nseries; b++) {
+      int same = !dead[b] && len[a] == len[b] && len[a] > 0;
+      for (size_t k = 0; same && k < len[a]; k++) same = same_group(&g[start[a] + k], &g[start[b] + k]);
+      if (!same) continue;
+      dead[b] = 1;
+      size_t o = strlen(series[a]);
+      if (o + 4 < 160) snprintf(series[a] + o, 160 - o, " = %s", series[b]);
+    }
+  int n = 0;
+  for (int a = 0; a < *nseries; a++) {
+    map[a] = dead[a] ? -1 : n;
+    if (!dead[a] && n != a) memmove(series[n], series[a], 160);
+    n += !dead[a];
+  }
+  size_t w = 0;
+  for (size_t i = 0; i < ng; i++)
+    if (map[g[i].series] >= 0) {
+      g[w] = g[i];
+      g[w++].series = map[g[i].series];
+    }
+  *nseries = n;
+  return w;
+}
+
 /* Reads DIR/quantiles.csv into the plotted rows of plot c, sorted by series and x. */
 static int read_groups(const char *dir, const plot_conf *c, group_row **out, size_t *ng,
                        char series[][160], int *nseries, int *x_measure, char *err, size_t cap) {
@@ -455,6 +497,7 @@ static int read_groups(const char *dir, const plot_conf *c, group_row **out, siz
     return st;
   }
   qsort(*out, *ng, sizeof **out, cmp_group);
+  *ng = merge_identical(*out, *ng, series, nseries);
   *x_measure = m.x_measure;
   return KVB_OK;
 }
@@ -500,7 +543,7 @@ static void key_layout(const plot_conf *c, char series[][160], int nseries, int 
   if (c->bound2[0] && strlen(c->b2title) > longest) longest = strlen(c->b2title);
   if (c->bands && strlen(BANDS_TITLE) > longest) longest = strlen(BANDS_TITLE);
   *cols = 2 * (7 * (double)longest + 90) <= PLOT_W - 200 ? 2 : 1;
-  *bmargin = 5 + (entries + *cols - 1) / *cols;
+  *bmargin = 6 + (entries + *cols - 1) / *cols;
 }
 
 static void emit_header(FILE *g, const plot_conf *c, int cairo, char series[][160], int nseries,
