@@ -531,7 +531,7 @@ static const int point_types[] = {7, 5, 9, 11, 13, 15, 4, 6};
 
 #define BANDS_TITLE "bands: 25-75%, 10-90% (lines: medians)"
 
-/* The legend's layout: 2 columns when the longest entry fits twice in the width (about 7 px per
+/* The legend's layout: 2 columns when the longest entry fits twice in the width (about 9 px per
  * character at 12 pt plus the line sample), else 1; the bottom margin (in character heights)
  * holds the tic labels, the x label and the legend's rows, so nothing overlaps. */
 static void key_layout(const plot_conf *c, char series[][160], int nseries, int *cols,
@@ -542,8 +542,9 @@ static void key_layout(const plot_conf *c, char series[][160], int nseries, int 
   if (c->bound[0] && strlen(c->btitle) > longest) longest = strlen(c->btitle);
   if (c->bound2[0] && strlen(c->b2title) > longest) longest = strlen(c->b2title);
   if (c->bands && strlen(BANDS_TITLE) > longest) longest = strlen(BANDS_TITLE);
-  *cols = 2 * (7 * (double)longest + 90) <= PLOT_W - 200 ? 2 : 1;
-  *bmargin = 6 + (entries + *cols - 1) / *cols;
+  *cols = 2 * (9 * (double)longest + 110) <= PLOT_W - 200 ? 2 : 1;
+  int rows = (entries + *cols - 1) / *cols;
+  *bmargin = 6 + (5 * rows + 3) / 4; /* a key row is about 1.25 character heights */
 }
 
 static void emit_header(FILE *g, const plot_conf *c, int cairo, char series[][160], int nseries,
