@@ -13,6 +13,7 @@
  *   bkvb.fig3         003 Fig. 3 (b), (d): error vs block size, pre-registered cells. */
 #include "prop.h"
 #include "balancekv_block.h"
+#include "measures.h"
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_randist.h>
@@ -158,14 +159,14 @@ static void invariants(prop_ctx *ctx) {
       double z[8], ze[8], z1[8];
       for (size_t j = 0; j < s.nq; j++) {
         const double *q = s.Q + j * s.d;
-        kvb_attention_exact(s.n, s.d, s.dv, s.K, s.V, q, 1 / sqrt((double)s.d), ze, NULL);
-        kvb_method_query(m0, q, s.d, z, s.dv);
-        kvb_method_query(m1, q, s.d, z1, s.dv);
-        double e0 = 0, e1 = 0, nz = 0;
-        for (size_t a = 0; a < s.dv; a++)
-          e0 += (z[a] - ze[a]) * (z[a] - ze[a]), e1 += (z1[a] - ze[a]) * (z1[a] - ze[a]),
-              nz += ze[a] * ze[a];
-        worst0 = fmax(worst0, sqrt(e0 / nz)), worstfw = fmax(worstfw, sqrt(e1 / nz));
+        kvb_exact_side x;
+        kvb_errors e0 = {.rel_error = INFINITY}, e1 = {.rel_error = INFINITY};
+        if (!kvb_exact_side_compute(s.n, s.d, s.dv, s.K, s.V, q, 1 / sqrt((double)s.d), 0, ze, &x) &&
+            !kvb_method_query(m0, q, s.d, z, s.dv) && !kvb_method_query(m1, q, s.d, z1, s.dv)) {
+          kvb_measure_errors(&x, z, s.dv, &e0);
+          kvb_measure_errors(&x, z1, s.dv, &e1);
+        }
+        worst0 = fmax(worst0, e0.rel_error), worstfw = fmax(worstfw, e1.rel_error);
       }
     }
     kvb_method_free(m0), kvb_method_free(m1), syn_free(&s), gsl_rng_free(gr);
@@ -324,19 +325,28 @@ static void oracle_claim(prop_ctx *ctx) {
 }
 
 /* ---- bkvb.fig1 ---- */
-/* Relative error ‖z − Attn‖/‖Attn‖ of method m, fed stream s, averaged over the stream's queries;
- * ze holds the exact outputs (nq × dv). When m is balancekv_block, *clip gets its clipped share. */
-static double mean_rel_error(kvb_method *m, const syn *s, const double *ze, double *clip) {
+/* The exact side of every query of s (measures.h): Attn into ze (nq × dv), xs[j] for query j.
+ * Returns 0 on success. */
+static int syn_exact(const syn *s, double *ze, kvb_exact_side *xs) {
+  for (size_t j = 0; j < s->nq; j++)
+    if (kvb_exact_side_compute(s->n, s->d, s->dv, s->K, s->V, s->Q + j * s->d,
+                               1 / sqrt((double)s->d), 0, ze + j * s->dv, &xs[j]))
+      return -1;
+  return 0;
+}
+
+/* Relative error ‖z − Attn‖/‖Attn‖ (measures.h) of method m, fed stream s, averaged over the
+ * stream's queries; xs holds their exact sides (syn_exact). When m is balancekv_block, *clip
+ * gets its clipped share. */
+static double mean_rel_error(kvb_method *m, const syn *s, const kvb_exact_side *xs, double *clip) {
   feed(m, s);
   double tot = 0, z[64];
   for (size_t j = 0; j < s->nq; j++) {
-    if (kvb_method_query(m, s->Q + j * s->d, s->d, z, s->dv)) return NAN;
-    double e = 0, nz = 0;
-    for (size_t a = 0; a < s->dv; a++) {
-      double x = ze[j * s->dv + a];
-      e += (z[a] - x) * (z[a] - x), nz += x * x;
-    }
-    tot += sqrt(e / nz);
+    kvb_errors e;
+    if (kvb_method_query(m, s->Q + j * s->d, s->d, z, s->dv) ||
+        kvb_measure_errors(&xs[j], z, s->dv, &e))
+      return NAN;
+    tot += e.rel_error;
   }
   kvb_bkvb_stats st;
   if (clip && kvb_bkvb_get_stats(m, &st) == KVB_OK && st.steps)
@@ -420,8 +430,12 @@ static void fig1_family(prop_ctx *ctx, int fam) {
       return;
     }
     double ze[16 * 16];
-    for (size_t j = 0; j < nq; j++)
-      kvb_attention_exact(n, d, dv, s.K, s.V, s.Q + j * d, 1 / sqrt((double)d), ze + j * dv, NULL);
+    kvb_exact_side xs[16];
+    if (syn_exact(&s, ze, xs)) {
+      prop_check(ctx, 0, "exact attention: %s", kvb_strerror_last());
+      syn_free(&s);
+      return;
+    }
     for (unsigned T = 1; T <= FIG1_TS; T++) {
       /* the same generator substream for block, random signs and uniform of one (stream, T) */
       uint64_t sub = 2000 + 1000 * (uint64_t)fam + 10 * sd + T;
@@ -429,18 +443,18 @@ static void fig1_family(prop_ctx *ctx, int fam) {
         gsl_rng *r = prop_rng(ctx, sub);
         kvb_method *m = fig1_method(ctx, "balancekv_block", 1, r, &s, T, b, fw, fig1_tau[ti], NULL);
         double c = 0;
-        eb[ti][T - 1][sd] = m ? mean_rel_error(m, &s, ze, &c) : NAN;
+        eb[ti][T - 1][sd] = m ? mean_rel_error(m, &s, xs, &c) : NAN;
         clip[ti] += c / (double)(S * FIG1_TS);
         kvb_method_free(m), gsl_rng_free(r);
       }
       gsl_rng *r = prop_rng(ctx, sub);
       kvb_method *m = fig1_method(ctx, "balancekv_block", 0, r, &s, T, b, fw, 1.0,
                                   "mutant=random_signs");
-      er[T - 1][sd] = m ? mean_rel_error(m, &s, ze, NULL) : NAN;
+      er[T - 1][sd] = m ? mean_rel_error(m, &s, xs, NULL) : NAN;
       kvb_method_free(m), gsl_rng_free(r);
       r = prop_rng(ctx, sub);
       m = fig1_method(ctx, "uniform_sample", 0, r, &s, T, b, fw, 1.0, NULL);
-      eu[T - 1][sd] = m ? mean_rel_error(m, &s, ze, NULL) : NAN;
+      eu[T - 1][sd] = m ? mean_rel_error(m, &s, xs, NULL) : NAN;
       kvb_method_free(m), gsl_rng_free(r);
     }
     syn_free(&s);
@@ -514,8 +528,12 @@ static void fig3(prop_ctx *ctx) {
       return;
     }
     double ze[16 * 16];
-    for (size_t j = 0; j < nq; j++)
-      kvb_attention_exact(n, d, dv, s.K, s.V, s.Q + j * d, 1 / sqrt((double)d), ze + j * dv, NULL);
+    kvb_exact_side xs[16];
+    if (syn_exact(&s, ze, xs)) {
+      prop_check(ctx, 0, "exact attention: %s", kvb_strerror_last());
+      syn_free(&s);
+      return;
+    }
     for (int bi = 0; bi < 2; bi++)
       for (unsigned T = 1; T <= 3; T++)
         for (int c = 0; c <= FIG1_TAUS; c++) {
@@ -525,7 +543,7 @@ static void fig3(prop_ctx *ctx) {
           clock_gettime(CLOCK_MONOTONIC, &t0);
           kvb_method *m = fig1_method(ctx, "balancekv_block", !rs, r, &s, T, bs[bi], fw,
                                       rs ? 1.0 : fig1_tau[c], rs ? "mutant=random_signs" : NULL);
-          e[c][bi][T - 1][sd] = m ? mean_rel_error(m, &s, ze, NULL) : NAN;
+          e[c][bi][T - 1][sd] = m ? mean_rel_error(m, &s, xs, NULL) : NAN;
           clock_gettime(CLOCK_MONOTONIC, &t1);
           if (c == 1)
             secs[bi][T - 1] += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);

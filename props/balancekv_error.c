@@ -28,6 +28,7 @@
  *   thm31.practical the t and memory Theorem 3.1 asks for at the norms of 003 Table 3
  *                   (‖q‖ ≈ 15, ‖k − mean‖ ≈ 15.7, ‖v‖ ≈ 3.3, d = 128). */
 #include "prop.h"
+#include "measures.h"
 
 #include <gsl/gsl_cdf.h>
 #include <math.h>
@@ -251,12 +252,16 @@ static size_t bkv_run(prop_ctx *ctx, gsl_rng *data, gsl_rng *mrng, size_t n, siz
     kvb_rand_ball(data, q, DK, r);
     if (m) kvb_method_query(m, q, DK, z, dv);
     else memset(z, 0, sizeof z);
-    kvb_attention_exact(j, DK, dv, K, V, q, scale, ze, NULL);
-    double d2 = 0, a2 = 0;
-    for (size_t b = 0; b < dv; b++) d2 += (z[b] - ze[b]) * (z[b] - ze[b]), a2 += ze[b] * ze[b];
-    double norm = kvb_softmax_norm2(j, DK, K, q, scale) * kvb_frobenius_norm(j, dv, V);
-    if (zr) zr[nr] = sqrt(a2) / norm;
-    rel[nr++] = sqrt(d2) / norm;
+    /* ratio_f of z and of z ≡ 0 (measures.h: 003 eq. (2)'s ‖z − Attn‖/(‖softmax‖‖V‖_F)) */
+    kvb_exact_side x;
+    kvb_errors e = {.ratio_f = NAN}, e0 = {.ratio_f = NAN};
+    const double zero[4] = {0, 0, 0, 0};
+    if (!kvb_exact_side_compute(j, DK, dv, K, V, q, scale, KVB_EXACT_SOFTMAX | KVB_EXACT_V_F, ze, &x)) {
+      kvb_measure_errors(&x, z, dv, &e);
+      kvb_measure_errors(&x, zero, dv, &e0);
+    }
+    if (zr) zr[nr] = e0.ratio_f;
+    rel[nr++] = e.ratio_f;
   }
   kvb_method_free(m);
   free(K), free(V);

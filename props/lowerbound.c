@@ -17,6 +17,7 @@
  * r²/d^{3/2}) and check:clairvoyant_error (the eq. (2) error chosen after b, which Lemma C.6's
  * proof excludes: kvb_index_eq2_error's KVB_INDEX_ERR_CLAIRVOYANT). */
 #include "prop.h"
+#include "measures.h"
 #include "index_reduction.h"
 
 #include <math.h>
@@ -527,9 +528,13 @@ static int sketch_trial(prop_ctx *ctx, gsl_rng *rng, size_t n, size_t d, double 
     int bit = 0;
     if (!st) st = kvb_index_decide(I, i, u2, z, &bit, NULL);
     if (!st) {
-      double e2 = 0;
-      for (size_t c = 0; c < d; c++) e2 += (z[c] - za[c]) * (z[c] - za[c]);
-      *ratio = u ? sqrt(e2) / (sn * sqrt((double)u)) : 0;
+      /* 003 eq. (2)'s ratio_f (measures.h) against the direct attention: ‖V_U‖_F = √|U| (every
+       * v_j is a unit vector); with |U| = 0 both the error and ‖softmax‖₂ are 0, ratio 0 */
+      kvb_exact_side ex = {.n = u, .d_value = d, .attn = za, .attn_norm = kvb_norm2(za, d),
+                           .softmax_norm = sn, .v_op = NAN, .v_f = sqrt((double)u)};
+      kvb_errors er = {.ratio_f = NAN};
+      kvb_measure_errors(&ex, z, d, &er);
+      *ratio = er.ratio_f;
       res = bit == x[i];
       kvb_method_memory(m, mem);
       if (leak) *mem = (kvb_memory){0, 0};

@@ -48,6 +48,7 @@
  * check:constant_half (runs SubGen with
  * s = ⌈s/2⌉ while asserting the same 0.005: a constant wrong by 2×; markov2 rejects it). */
 #include "prop.h"
+#include "measures.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -82,8 +83,9 @@ static int binom_passes(unsigned F, unsigned N, double p) {
 
 typedef struct {
   kvb_stream *s;
-  double M, S, enorm, vop, smax_norm, attn_norm, zhat_norm;
+  double M, S, enorm, vop, attn_norm, zhat_norm;
   double *zhat, *attn, *e; /* exp(Kq − M)ᵀV, Attn, e_j = exp(⟨k_j,q⟩ − M) */
+  kvb_exact_side ex;       /* Attn, ‖softmax‖₂, ‖V‖_op (measures.h): eq. (3)'s ratio_op */
   const double *q;
 } exact_pt;
 
@@ -115,13 +117,12 @@ static int exact_setup(prop_ctx *ctx, exact_pt *x, kvb_stream *s) {
     for (size_t c = 0; c < dv; c++) x->zhat[c] += e * s->V[j * dv + c];
   }
   x->enorm = sqrt(e2);
-  x->smax_norm = x->enorm / x->S;
   x->zhat_norm = kvb_norm2(x->zhat, dv);
-  if (kvb_attention_exact(n, dk, dv, s->K, s->V, x->q, 1.0, x->attn, NULL))
-    return prop_check(ctx, 0, "exact attention failed");
-  x->attn_norm = kvb_norm2(x->attn, dv);
-  if (kvb_operator_norm(n, dv, s->V, &x->vop))
-    return prop_check(ctx, 0, "operator norm: %s", kvb_strerror_last());
+  if (kvb_exact_side_compute(n, dk, dv, s->K, s->V, x->q, 1.0, KVB_EXACT_SOFTMAX | KVB_EXACT_V_OP,
+                             x->attn, &x->ex))
+    return prop_check(ctx, 0, "exact attention: %s", kvb_strerror_last());
+  x->attn_norm = x->ex.attn_norm;
+  x->vop = x->ex.v_op;
   return 1;
 }
 
@@ -130,12 +131,10 @@ static int exact_setup(prop_ctx *ctx, exact_pt *x, kvb_stream *s) {
 static void ratios(const exact_pt *x, double eps, const double *z_out, const double *z_s,
                    double tau_s, double r[3]) {
   size_t dv = x->s->d_value;
-  double e3 = 0, e6 = 0;
-  for (size_t c = 0; c < dv; c++) {
-    e3 += (z_out[c] - x->attn[c]) * (z_out[c] - x->attn[c]);
-    e6 += (z_s[c] - x->zhat[c]) * (z_s[c] - x->zhat[c]);
-  }
-  r[E3] = sqrt(e3) / (eps * x->smax_norm * x->vop);
+  double e6 = 0;
+  for (size_t c = 0; c < dv; c++) e6 += (z_s[c] - x->zhat[c]) * (z_s[c] - x->zhat[c]);
+  kvb_errors er; /* eq. (3): ratio_op = ‖z − Attn‖/(‖softmax‖‖V‖_op) <= ε */
+  r[E3] = kvb_measure_errors(&x->ex, z_out, dv, &er) ? INFINITY : er.ratio_op / eps;
   r[E5] = fabs(tau_s / x->S - 1) / (eps / 3);
   r[E6] = sqrt(e6) / ((eps / 3) * x->enorm * x->vop);
 }
@@ -382,7 +381,10 @@ static void bite_cell(prop_ctx *ctx) {
   gsl_rng_free(rng);
   gsl_rng_free(urng);
   if (!ok) goto done;
-  double kappa = x.attn_norm / (x.smax_norm * x.vop);
+  kvb_errors e0 = {.ratio_op = NAN}; /* κ: z ≡ 0's ratio_op */
+  const double zero[16] = {0};
+  kvb_measure_errors(&x.ex, zero, x.s->d_value, &e0);
+  double kappa = e0.ratio_op;
   prop_note(ctx, "[bite] n = %zu, ε = %g, δ = %g, r = %g, m = %d: t = %g, s = %g; SubGen keeps "
                  "%.0f vectors (m′ = %zu), uniform keeps n/2 = %zu tokens = %zu vectors; "
                  "κ = ‖Attn‖/(‖softmax‖‖V‖_op) = %.3f > ε",

@@ -364,6 +364,112 @@ static void decode_spec(void) {
   free(d);
 }
 
+/* The first whitespace-separated token number `idx` of the line of s that starts with
+ * `prefix` (after leading blanks), into buf. */
+static int line_token(const char *s, const char *prefix, int idx, char *buf, size_t cap) {
+  for (const char *l = s; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    const char *b = l;
+    while (*b == ' ') b++;
+    if (strncmp(b, prefix, strlen(prefix)) != 0) continue;
+    for (int t = 0; t < idx; t++) {
+      while (*b && *b != ' ' && *b != '\n') b++;
+      while (*b == ' ') b++;
+    }
+    size_t n = 0;
+    while (b[n] && b[n] != ' ' && b[n] != '\n' && n + 1 < cap) buf[n] = b[n], n++;
+    buf[n] = '\0';
+    return 0;
+  }
+  buf[0] = '\0';
+  return -1;
+}
+
+/* The measures in the outputs: the summary's headline is the spec's own measure; the quantiles
+ * are computed once (quantiles.csv = the summary's numbers = the plot's .dat); the plot
+ * template (fixed size, legend below, every series its colour and point type, both bounds,
+ * %g labels). */
+#define QHDR "point,s,delta,stream,method,j,column,n,q10,q25,median,q75,q90,q99,max\n"
+static void measures_outputs(void) {
+  char cmd[2048], out[16384], path[256];
+  int rc;
+  const char *stream = "stream \"clusterable\" { n = 200, d_key = 4, d_value = 3, m = 3, delta = 0.5 }\n";
+  char t[2048];
+  snprintf(t, sizeof t,
+           "%smethod \"subgen\" { t = 4 }\nmethod \"z_zero\" {}\nsweep \"s\" { 4, 16 }\n"
+           "sweep \"delta\" { 0.1, 0.3 }\ntrials(6)\nqueries { every = 100 }\n"
+           "failure { column = \"rel_error\", above = 1 }\n"
+           "plot { name = \"r\", x = \"s\", y = \"ratio_op\", bound = \"sqrt(x)\", bound2 = \"1/x\" }\n"
+           "plot { name = \"z\", x = \"s\", y = \"rel_error\" }\n",
+           stream);
+  char *a = run_spec("meas", t, &rc, out, sizeof out);
+  snprintf(path, sizeof path, "%s/meas/summary.txt", tmp);
+  char *sum = read_file(path);
+  char measure[64], median[64];
+  line_token(sum ? sum : "", "4 ", 4, measure, sizeof measure); /* s delta stream method measure */
+  CHECK(rc == 0 && sum && strcmp(measure, "ratio_op") == 0,
+        "cli: the summary's headline is the spec's plotted measure (ratio_op), not rel_error",
+        "rc %d, measure '%s': %s", rc, measure, sum ? sum : out);
+  line_token(sum ? sum : "", "4 ", 8, median, sizeof median);
+  snprintf(path, sizeof path, "%s/meas/quantiles.csv", tmp);
+  char *q = read_file(path);
+  const char *ql = q ? strstr(q, "\n0,4,0.10000000000000001,clusterable,subgen,all,ratio_op,") : NULL;
+  char qmed[64] = "", qfmt[64] = "", perj[64] = "";
+  if (ql) csv_field(ql + 1, 10, qmed, sizeof qmed); /* point s delta stream method j column n q10 q25 median */
+  if (ql) snprintf(qfmt, sizeof qfmt, "%.3g", strtod(qmed, NULL));
+  if (q) snprintf(perj, sizeof perj, "%s", strstr(q, ",subgen,100,ratio_op,6,") ? "yes" : "no");
+  CHECK(ql && median[0] && strcmp(qfmt, median) == 0 && strcmp(perj, "yes") == 0 &&
+            strncmp(q, QHDR, strlen(QHDR)) == 0,
+        "cli: quantiles.csv holds the summary's quantiles (pooled and per query point)",
+        "summary median '%s', quantiles.csv '%s', per-j %s", median, qfmt, perj);
+  /* the plot draws the runner's quantiles: the .dat median is quantiles.csv's */
+  snprintf(cmd, sizeof cmd, "%s plot %s/meas", kvbound, tmp);
+  rc = sh(cmd, out, sizeof out);
+  snprintf(path, sizeof path, "%s/meas/r.dat", tmp);
+  char *d = read_file(path), dmed[64] = "", want[64] = "";
+  line_token(d ? d : "", "4 ", 3, dmed, sizeof dmed); /* x q10 q25 median */
+  snprintf(want, sizeof want, "%.10g", strtod(qmed, NULL));
+  CHECK(rc == 0 && d && strcmp(dmed, want) == 0 && strstr(d, "# subgen delta=0.1\n"),
+        "cli: the plot's medians are quantiles.csv's (no second computation)",
+        "rc %d, dat '%s' vs '%s': %s", rc, dmed, want, d ? d : out);
+  snprintf(path, sizeof path, "%s/meas/r.gp", tmp);
+  char *gp = read_file(path);
+  CHECK(gp && strstr(gp, "size 1200,800") && strstr(gp, "set key outside below") &&
+            strstr(gp, "set bmargin") && strstr(gp, "pt 7 ") && strstr(gp, "pt 5 ") &&
+            strstr(gp, "lc rgb '#1f77b4' title 'subgen delta=0.1'") &&
+            strstr(gp, "pt 9 ps 1.3 lc rgb '#2ca02c' title 'subgen delta=0.3'") &&
+            !strstr(gp, "0.10000000000000001") && strstr(gp, "sqrt(x) with lines") &&
+            strstr(gp, "1/x with lines"),
+        "cli: one plot template: fixed size, legend below, colour + point type per series, %g "
+        "labels, both bounds", "%s", gp ? gp : "(none)");
+  /* z ≡ 0 has rel_error 1 at every delta (it reads no delta): one series, not two on top of
+   * each other */
+  snprintf(path, sizeof path, "%s/meas/z.gp", tmp);
+  char *zg = read_file(path);
+  CHECK(zg && strstr(zg, "title 'z_zero delta=0.1 = z_zero delta=0.3'") &&
+            strstr(zg, "title 'subgen delta=0.3'"),
+        "cli: series with identical data are drawn once, named after all of them", "%s",
+        zg ? zg : "(none)");
+  free(zg);
+  /* a directory without quantiles.csv (an older run) is refused with the reason */
+  snprintf(path, sizeof path, "%s/meas/quantiles.csv", tmp);
+  unlink(path);
+  rc = sh(cmd, out, sizeof out);
+  CHECK(rc != 0 && strstr(out, "quantiles.csv: cannot open"),
+        "cli: kvbound plot without quantiles.csv says so", "rc %d: %s", rc, out);
+  free(a), free(sum), free(q), free(d), free(gp);
+  /* no plot: the failure{} column heads the summary */
+  snprintf(t, sizeof t, "%smethod \"subgen\" { delta = 0.5, t = 4, s = 8 }\ntrials(3)\n"
+           "failure { column = \"ratio_f\", above = 1 }\n", stream);
+  a = run_spec("meas2", t, &rc, out, sizeof out);
+  snprintf(path, sizeof path, "%s/meas2/summary.txt", tmp);
+  sum = read_file(path);
+  line_token(sum ? sum : "", "clusterable", 2, measure, sizeof measure);
+  CHECK(rc == 0 && strcmp(measure, "ratio_f") == 0,
+        "cli: without a plot the failure{} column heads the summary", "rc %d '%s': %s", rc, measure,
+        sum ? sum : out);
+  free(a), free(sum);
+}
+
 /* sweep { a = {...}, b = {...} }: the parameters move in step (points = the common length,
  * not the product), and a plot over one of them is not split by the other. */
 static void zip_spec(void) {
@@ -730,6 +836,7 @@ int main(int argc, char **argv) {
   probe_spec();
   decode_spec();
   zip_spec();
+  measures_outputs();
   errors_reach_user();
   overflow_spec();
   reliability();

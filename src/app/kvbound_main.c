@@ -140,11 +140,19 @@ static int parse_uint(const char *s, unsigned long long *out) {
   return *end ? -1 : 0;
 }
 
-static int cmd_run(int argc, char **argv) {
-  const char *spec = NULL, *out = NULL;
-  long jobs = sysconf(_SC_NPROCESSORS_ONLN);
-  int have_seed = 0, force = 0;
-  unsigned long long seed = 0, v;
+typedef struct {
+  const char *spec, *out;
+  long jobs;
+  int have_seed, force;
+  unsigned long long seed;
+} run_opts;
+
+/* The options of `kvbound run` into o. Returns -1 to go on, else the exit status (0 after
+ * --help, 2 on a usage error, with its message on stderr). */
+static int parse_run_args(int argc, char **argv, run_opts *o) {
+  unsigned long long v;
+  memset(o, 0, sizeof *o);
+  o->jobs = sysconf(_SC_NPROCESSORS_ONLN);
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       run_usage(stdout);
@@ -154,38 +162,47 @@ static int cmd_run(int argc, char **argv) {
         fprintf(stderr, "kvbound run: --jobs needs an integer in [1, 256]\n");
         return 2;
       }
-      jobs = (long)v;
+      o->jobs = (long)v;
       i++;
     } else if (!strcmp(argv[i], "--out") || !strcmp(argv[i], "-o")) {
       if (i + 1 >= argc) {
         fprintf(stderr, "kvbound run: --out needs a directory\n");
         return 2;
       }
-      out = argv[++i];
+      o->out = argv[++i];
     } else if (!strcmp(argv[i], "--seed")) {
-      if (i + 1 >= argc || parse_uint(argv[i + 1], &seed)) {
+      if (i + 1 >= argc || parse_uint(argv[i + 1], &o->seed)) {
         fprintf(stderr, "kvbound run: --seed needs a non-negative integer\n");
         return 2;
       }
-      have_seed = 1;
+      o->have_seed = 1;
       i++;
     } else if (!strcmp(argv[i], "--force")) {
-      force = 1;
+      o->force = 1;
     } else if (argv[i][0] == '-') {
       fprintf(stderr, "kvbound run: unknown option '%s' (see kvbound run --help)\n", argv[i]);
       return 2;
-    } else if (spec) {
-      fprintf(stderr, "kvbound run: one spec at a time ('%s' and '%s')\n", spec, argv[i]);
+    } else if (o->spec) {
+      fprintf(stderr, "kvbound run: one spec at a time ('%s' and '%s')\n", o->spec, argv[i]);
       return 2;
     } else {
-      spec = argv[i];
+      o->spec = argv[i];
     }
   }
+  if (o->jobs < 1) o->jobs = 1;
+  return -1;
+}
+
+static int cmd_run(int argc, char **argv) {
+  run_opts o;
+  int rc = parse_run_args(argc, argv, &o);
+  if (rc >= 0) return rc;
+  const char *spec = o.spec, *out = o.out;
+  long jobs = o.jobs;
   if (!spec) {
     run_usage(stderr);
     return 2;
   }
-  if (jobs < 1) jobs = 1;
   kvb_experiment e;
   static char err[8192];
   int st = kvb_spec_load(spec, &e, err, sizeof err);
@@ -193,14 +210,14 @@ static int cmd_run(int argc, char **argv) {
     fprintf(stderr, "kvbound run: spec error: %s\n", err);
     return 2;
   }
-  if (have_seed) e.seed = seed;
+  if (o.have_seed) e.seed = o.seed;
   char dir[600];
   if (out)
     snprintf(dir, sizeof dir, "%s", out);
   else
     snprintf(dir, sizeof dir, "out/%s", e.name);
   /* the output directory is checked before any trial runs */
-  st = kvb_experiment_prepare_out(&e, dir, force);
+  st = kvb_experiment_prepare_out(&e, dir, o.force);
   if (st) {
     fprintf(stderr, "kvbound run: %s\n", kvb_strerror_last());
     kvb_experiment_free(&e);
@@ -214,7 +231,8 @@ static int cmd_run(int argc, char **argv) {
     fprintf(stderr, "kvbound run: %s\n", kvb_strerror_last());
     return 1;
   }
-  printf("wrote %s/results.csv, meta.json, summary.txt, summary.md, plots.tsv\n", dir);
+  printf("wrote %s/results.csv, meta.json, summary.txt, summary.md, quantiles.csv, plots.tsv\n",
+         dir);
   if (nplots) printf("plot it with: kvbound plot %s\n", dir);
   if (rep.failed_rows) {
     fprintf(stderr, "kvbound run: %zu of %zu rows failed (the error column of %s/results.csv "

@@ -1,10 +1,12 @@
-/* plot.c — `kvbound plot DIR`: turns DIR/results.csv into PNG and SVG plots through gnuplot,
+/* plot.c — `kvbound plot DIR`: turns DIR/quantiles.csv into PNG and SVG plots through gnuplot,
  * one per line of DIR/plots.tsv (written by `kvbound run` from the spec's plot{} calls).
  *
- * Each plot groups rows into series (method, stream if several, and the values of every sweep
- * other than x) and, at each x, draws the median of y with 25–75% and 10–90% quantile bands
+ * Each plot groups the quantiles into series (method, stream if several, and the values of every
+ * sweep other than x) and, at each x, draws the median of y with 25–75% and 10–90% quantile bands
  * over trials and query points — the way streaming-sketch accuracy studies show error
- * quantiles against n — and the bound as a gnuplot expression in x (dashed black).
+ * quantiles against n — and the bounds as gnuplot expressions in x (dashed black, dotted grey).
+ * The quantiles are the runner's (measures.h, kvb_quantiles_of): the plot draws the numbers the
+ * summary shows, it does not recompute them. One template for every plot (emit_header).
  *
  * Safety: DIR may come from someone else. Nothing read from it reaches gnuplot unchecked: a
  * bound expression must pass kvb_plot_expr_check (numbers, x, operators, math functions),
@@ -17,6 +19,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,12 +31,10 @@
 #define MAX_FIELDS 64
 #define MAX_SERIES 64
 
+/* One plotted x of one series: the quantiles of y there (q10 q25 median q75 q90; NaN where
+ * not drawable) and the size of their sample. */
 typedef struct {
   int series;
-  double g, x, y; /* g: the x group (x itself, or the sweep point when x is a measure) */
-} point;
-
-typedef struct {
   double x, q[5];
   size_t count;
 } group_row;
@@ -85,15 +86,9 @@ static int split(char *line, char sep, char **f, int max) {
   return n;
 }
 
-static int cmp_point(const void *a, const void *b) {
-  const point *p = a, *q = b;
-  if (p->series != q->series) return p->series < q->series ? -1 : 1;
-  if (p->g != q->g) return p->g < q->g ? -1 : 1;
-  return (p->y > q->y) - (p->y < q->y);
-}
-
 static int cmp_group(const void *a, const void *b) {
   const group_row *p = a, *q = b;
+  if (p->series != q->series) return p->series < q->series ? -1 : 1;
   return (p->x > q->x) - (p->x < q->x);
 }
 
@@ -262,146 +257,303 @@ static int read_conf(char **pf, plot_conf *c, char *err, size_t cap) {
   return KVB_OK;
 }
 
-/* Reads DIR/results.csv into the points of plot c (status 0, finite, positive on log axes). */
-static int read_points(const char *dir, const plot_conf *c, point **out, size_t *np_out,
-                       char series[][160], int *nseries_out, int *x_measure_out, char *err,
-                       size_t cap) {
-  char path[1200];
-  snprintf(path, sizeof path, "%s/results.csv", dir);
-  FILE *f = fopen(path, "r");
-  if (!f) {
-    snprintf(err, cap, "%s: cannot open (run `kvbound run SPEC --out %s` first)", path, dir);
-    return KVB_EIO;
-  }
-  static char line[1 << 16];
+/* ---- the plotted quantiles: DIR/quantiles.csv, written by the runner ---- */
+
+/* The columns of a quantiles.csv header that a plot reads. */
+typedef struct {
+  int nf, point, stream, method, j, column, n, q[5]; /* q10 q25 median q75 q90 */
+  int sw0, sw1;                                      /* sweep columns: [sw0, sw1) */
+  char names[MAX_FIELDS][40];
+} qheader;
+
+static int read_header(char *line, qheader *h) {
   char *fld[MAX_FIELDS];
-  if (!fgets(line, sizeof line, f)) {
-    fclose(f);
-    snprintf(err, cap, "%s: empty", path);
-    return KVB_EFORMAT;
+  memset(h, -1, offsetof(qheader, names));
+  h->nf = csv_split(line, fld, MAX_FIELDS);
+  static const char *const qn[5] = {"q10", "q25", "median", "q75", "q90"};
+  for (int i = 0; i < h->nf; i++) {
+    snprintf(h->names[i], sizeof h->names[i], "%s", fld[i]);
+    int *slot = !strcmp(fld[i], "point")    ? &h->point
+                : !strcmp(fld[i], "stream") ? &h->stream
+                : !strcmp(fld[i], "method") ? &h->method
+                : !strcmp(fld[i], "j")      ? &h->j
+                : !strcmp(fld[i], "column") ? &h->column
+                : !strcmp(fld[i], "n")      ? &h->n
+                                            : NULL;
+    for (int k = 0; !slot && k < 5; k++)
+      if (!strcmp(fld[i], qn[k])) slot = &h->q[k];
+    if (slot) *slot = i;
   }
-  int nf = csv_split(line, fld, MAX_FIELDS);
-  int ix = -1, iy = -1, ist = -1, ism = -1, istat = -1, itrial = -1, ipoint = -1, isweep[8], nsw = 0;
-  char hdr_names[MAX_FIELDS][40];
-  for (int i = 0; i < nf; i++) {
-    snprintf(hdr_names[i], sizeof hdr_names[i], "%s", fld[i]);
-    if (!strcmp(fld[i], c->xc)) ix = i;
-    if (!strcmp(fld[i], c->yc)) iy = i;
-    if (!strcmp(fld[i], "stream")) ist = i;
-    if (!strcmp(fld[i], "method")) ism = i;
-    if (!strcmp(fld[i], "status")) istat = i;
-    if (!strcmp(fld[i], "trial")) itrial = i;
-    if (!strcmp(fld[i], "point")) ipoint = i;
+  int ok = h->nf > 0 && h->point == 0 && h->stream > h->point && h->method >= 0 && h->j >= 0 &&
+           h->column >= 0 && h->n >= 0;
+  for (int k = 0; k < 5; k++) ok &= h->q[k] >= 0;
+  h->sw0 = h->point + 1;
+  h->sw1 = h->stream;
+  return ok ? 0 : -1;
+}
+
+/* How plot c reads the quantiles: x is "j" (per query point), a sweep column, or a measure
+ * (then each sweep point is one x, the median of that measure, and sweeps do not split the
+ * series); split[] lists the sweep columns that do. */
+typedef struct {
+  int x_j, x_sweep, x_measure, split[8], nsplit, multi_stream;
+} plot_mode;
+
+static void plot_mode_of(const plot_conf *c, const qheader *h, plot_mode *m) {
+  memset(m, 0, sizeof *m);
+  m->x_j = !strcmp(c->xc, "j");
+  for (int i = h->sw0; i < h->sw1; i++) m->x_sweep |= !strcmp(h->names[i], c->xc);
+  m->x_measure = !m->x_j && !m->x_sweep;
+  char list[300];
+  snprintf(list, sizeof list, ",%s,", c->in_step);
+  for (int i = h->sw0; !m->x_measure && i < h->sw1 && m->nsplit < 8; i++) {
+    char key[48];
+    snprintf(key, sizeof key, ",%s,", h->names[i]);
+    if (strcmp(h->names[i], c->xc) && !strstr(list, key)) m->split[m->nsplit++] = i;
   }
-  /* x is a sweep column or j, or else a measure (e.g. mem_vectors): then each sweep point is
-   * one x (the median of its rows' x) and the sweeps no longer split the series. */
-  int x_measure = !strcmp(c->xc, "j") ? 0 : 1;
-  for (int i = itrial + 1; itrial >= 0 && i < ist; i++)
-    if (!strcmp(hdr_names[i], c->xc)) x_measure = 0;
-  /* sweep columns lie between "trial" and "stream" */
-  for (int i = itrial + 1; !x_measure && itrial >= 0 && i < ist && nsw < 8; i++) {
-    char key[48], list[300];
-    snprintf(key, sizeof key, ",%s,", hdr_names[i]);
-    snprintf(list, sizeof list, ",%s,", c->in_step);
-    if (strcmp(hdr_names[i], c->xc) && !strstr(list, key)) isweep[nsw++] = i;
-  }
-  if (ix < 0 || iy < 0 || ist < 0 || ism < 0 || istat < 0 || (x_measure && ipoint < 0)) {
-    fclose(f);
-    snprintf(err, cap, "%s: plot '%s' needs columns '%s' and '%s' (and stream, method, status)",
-             path, c->name, c->xc, c->yc);
-    return KVB_EFORMAT;
-  }
-  size_t np = 0, pcap = 1024;
-  point *pts = malloc(pcap * sizeof *pts);
-  int nseries = 0;
-  char first_stream[64] = "";
-  int multi_stream = 0; /* the stream label joins the series name only when it varies */
-  long data_start = ftell(f);
-  while (fgets(line, sizeof line, f)) { /* first pass: are there several streams? */
-    if (csv_split(line, fld, MAX_FIELDS) != nf) continue;
-    if (!first_stream[0]) snprintf(first_stream, sizeof first_stream, "%s", fld[ist]);
-    multi_stream |= strcmp(first_stream, fld[ist]) != 0;
-  }
-  fseek(f, data_start, SEEK_SET);
-  while (pts && fgets(line, sizeof line, f)) {
-    if (csv_split(line, fld, MAX_FIELDS) != nf || atoi(fld[istat]) != 0) continue;
-    double x = strtod(fld[ix], NULL), y = strtod(fld[iy], NULL);
-    if (!isfinite(x) || !isfinite(y) || (c->logx && x <= 0) || (c->logy && y <= 0)) continue;
-    char key[160];
-    size_t o = (size_t)snprintf(key, sizeof key, "%s", fld[ism]);
-    if (multi_stream) o += (size_t)snprintf(key + o, sizeof key - o, " / %s", fld[ist]);
-    for (int k = 0; k < nsw && o < sizeof key; k++)
-      o += (size_t)snprintf(key + o, sizeof key - o, " %s=%s", hdr_names[isweep[k]], fld[isweep[k]]);
-    int si = 0;
-    while (si < nseries && strcmp(series[si], key)) si++;
-    if (si == nseries) {
-      if (nseries == MAX_SERIES) continue;
-      snprintf(series[nseries++], 160, "%s", key);
+}
+
+/* x of a measure x-axis: the pooled median of that column per (point, stream, method). */
+typedef struct {
+  char key[200];
+  double x;
+} xmed;
+
+static void group_key(char **fld, const qheader *h, char *key, size_t cap) {
+  snprintf(key, cap, "%s\x1f%s\x1f%s", fld[h->point], fld[h->stream], fld[h->method]);
+}
+
+/* The series name of a row: the method, " / stream" when the spec has several, and the
+ * splitting sweeps' values printed with %g (results.csv keeps them to 17 digits). */
+static void series_name(char **fld, const qheader *h, const plot_mode *m, char *key, size_t cap) {
+  size_t o = (size_t)snprintf(key, cap, "%s", fld[h->method]);
+  if (m->multi_stream && o < cap) o += (size_t)snprintf(key + o, cap - o, " / %s", fld[h->stream]);
+  for (int k = 0; k < m->nsplit && o < cap; k++)
+    o += (size_t)snprintf(key + o, cap - o, " %s=%g", h->names[m->split[k]],
+                          strtod(fld[m->split[k]], NULL));
+}
+
+/* First pass: several streams? and, for a measure x-axis, the x medians. */
+static int scan_quantiles(FILE *f, const plot_conf *c, const qheader *h, plot_mode *m,
+                          xmed **xs, size_t *nx) {
+  static char line[1 << 16];
+  char *fld[MAX_FIELDS], first[64] = "";
+  size_t cap = 0;
+  *xs = NULL;
+  *nx = 0;
+  while (fgets(line, sizeof line, f)) {
+    if (csv_split(line, fld, MAX_FIELDS) != h->nf) continue;
+    if (!first[0]) snprintf(first, sizeof first, "%s", fld[h->stream]);
+    m->multi_stream |= strcmp(first, fld[h->stream]) != 0;
+    if (!m->x_measure || strcmp(fld[h->j], "all") || strcmp(fld[h->column], c->xc)) continue;
+    if (*nx == cap) {
+      xmed *n2 = realloc(*xs, (cap = cap ? 2 * cap : 64) * sizeof **xs);
+      if (!n2) return KVB_ENOMEM;
+      *xs = n2;
     }
-    if (np == pcap) {
-      point *np2 = realloc(pts, 2 * pcap * sizeof *pts);
-      if (!np2) break;
-      pts = np2;
-      pcap *= 2;
-    }
-    pts[np++] = (point){si, x_measure ? strtod(fld[ipoint], NULL) : x, x, y};
+    group_key(fld, h, (*xs)[*nx].key, sizeof (*xs)[*nx].key);
+    (*xs)[(*nx)++].x = strtod(fld[h->q[2]], NULL);
   }
-  fclose(f);
-  if (!pts || np == 0) {
-    free(pts);
-    snprintf(err, cap, "plot '%s': no usable rows (status 0, finite %s and %s%s)", c->name, c->xc,
-             c->yc, c->logx || c->logy ? ", positive on log axes" : "");
-    return KVB_EFORMAT;
-  }
-  *out = pts;
-  *np_out = np;
-  *nseries_out = nseries;
-  *x_measure_out = x_measure;
   return KVB_OK;
 }
 
-/* Writes the per-series quantiles of the sorted points to f (gnuplot's indexed blocks). */
-static int write_dat(FILE *d, const point *pts, size_t np, char series[][160], int x_measure) {
-  double *ys = malloc(np * sizeof *ys), *xs = malloc(np * sizeof *xs);
-  group_row *gr = malloc(np * sizeof *gr);
-  int ok = ys && xs && gr;
-  for (size_t i = 0; i < np && ok;) {
-    int cur = pts[i].series;
-    size_t ng = 0;
-    while (i < np && pts[i].series == cur) {
-      size_t j = i, k = 0;
-      while (j < np && pts[j].series == cur && pts[j].g == pts[i].g) {
-        xs[k] = pts[j].x;
-        ys[k++] = pts[j++].y;
-      }
-      group_row *r = &gr[ng++];
-      r->x = x_measure ? kvb_quantile(xs, k, 0.5) : pts[i].x;
-      static const double qs[5] = {0.1, 0.25, 0.5, 0.75, 0.9};
-      for (int q = 0; q < 5; q++) r->q[q] = kvb_quantile(ys, k, qs[q]);
-      r->count = k;
-      i = j;
-    }
-    qsort(gr, ng, sizeof *gr, cmp_group);
-    fprintf(d, "%s# %s\n# x q10 q25 median q75 q90 count\n", cur ? "\n\n" : "", series[cur]);
-    for (size_t k = 0; k < ng; k++)
-      fprintf(d, "%.10g %.10g %.10g %.10g %.10g %.10g %zu\n", gr[k].x, gr[k].q[0], gr[k].q[1],
-              gr[k].q[2], gr[k].q[3], gr[k].q[4], gr[k].count);
+/* The x of a row: j, the sweep value, or the measure's median; NAN when there is none. */
+static double row_x(char **fld, const plot_conf *c, const qheader *h, const plot_mode *m,
+                    const xmed *xs, size_t nx) {
+  if (m->x_j) return strtod(fld[h->j], NULL);
+  if (m->x_sweep) {
+    for (int i = h->sw0; i < h->sw1; i++)
+      if (!strcmp(h->names[i], c->xc)) return strtod(fld[i], NULL);
+    return NAN;
   }
-  free(xs);
-  free(gr);
-  free(ys);
-  return ok ? KVB_OK : KVB_ENOMEM;
+  char key[200];
+  group_key(fld, h, key, sizeof key);
+  for (size_t k = 0; k < nx; k++)
+    if (!strcmp(xs[k].key, key)) return xs[k].x;
+  return NAN;
 }
 
-/* The gnuplot script of plot c, drawing into png_out and svg_out. */
-static void emit_gp(FILE *g, const plot_conf *c, int cairo, char series[][160], int nseries,
-                    double xmin, double xmax, int int_tics, const char *png_out,
-                    const char *svg_out) {
-  fprintf(g, "# generated by kvbound plot from results.csv (%s vs %s)\n", c->yc, c->xc);
-  /* many curves: a wider canvas with the legend to the right, so it never hides data */
-  int wide = nseries + (c->bound[0] != 0) + (c->bound2[0] != 0) > 2, width = wide ? 1400 : 960;
-  fprintf(g, "set terminal %s size %d,640 enhanced font 'Sans,12'\nset output ",
-          cairo ? "pngcairo" : "png", width);
+/* Second pass: the plotted rows (y's quantiles at each x of each series). */
+static int collect_groups(FILE *f, const plot_conf *c, const qheader *h, const plot_mode *m,
+                          const xmed *xs, size_t nx, group_row **out, size_t *ng,
+                          char series[][160], int *nseries) {
+  static char line[1 << 16];
+  char *fld[MAX_FIELDS];
+  size_t cap = 0;
+  while (fgets(line, sizeof line, f)) {
+    if (csv_split(line, fld, MAX_FIELDS) != h->nf || strcmp(fld[h->column], c->yc)) continue;
+    if (m->x_j == !strcmp(fld[h->j], "all")) continue; /* per query point for x = j only */
+    double x = row_x(fld, c, h, m, xs, nx);
+    if (!isfinite(x) || (c->logx && x <= 0)) continue;
+    char key[160];
+    series_name(fld, h, m, key, sizeof key);
+    int si = 0;
+    while (si < *nseries && strcmp(series[si], key)) si++;
+    if (si == *nseries) {
+      if (*nseries == MAX_SERIES) continue;
+      snprintf(series[(*nseries)++], 160, "%s", key);
+    }
+    if (*ng == cap) {
+      group_row *n2 = realloc(*out, (cap = cap ? 2 * cap : 64) * sizeof **out);
+      if (!n2) return KVB_ENOMEM;
+      *out = n2;
+    }
+    group_row *g = &(*out)[(*ng)++];
+    g->series = si;
+    g->x = x;
+    g->count = (size_t)strtoull(fld[h->n], NULL, 10);
+    for (int k = 0; k < 5; k++) {
+      double q = strtod(fld[h->q[k]], NULL);
+      /* not drawable on a log axis: left out of the band or line (gnuplot skips NaN) */
+      g->q[k] = isfinite(q) && (!c->logy || q > 0) ? q : NAN;
+    }
+  }
+  return KVB_OK;
+}
+
+static int same_group(const group_row *a, const group_row *b) {
+  if (a->x != b->x || a->count != b->count) return 0;
+  for (int k = 0; k < 5; k++)
+    if (!(a->q[k] == b->q[k] || (isnan(a->q[k]) && isnan(b->q[k])))) return 0;
+  return 1;
+}
+
+/* Series with identical data (a sweep the method does not read: z ≡ 0 at every τ) would hide
+ * each other: each such set becomes one series named after all of them. g is sorted by series
+ * and x; returns the new number of rows. */
+static size_t merge_identical(group_row *g, size_t ng, char series[][160], int *nseries) {
+  size_t start[MAX_SERIES] = {0}, len[MAX_SERIES] = {0};
+  int map[MAX_SERIES], dead[MAX_SERIES] = {0};
+  for (size_t i = 0; i < ng; i++) {
+    if (!len[g[i].series]) start[g[i].series] = i;
+    len[g[i].series]++;
+  }
+  for (int a = 0; a < *nseries; a++)
+    for (int b = a + 1; !dead[a] && b < *nseries; b++) {
+      int same = !dead[b] && len[a] == len[b] && len[a] > 0;
+      for (size_t k = 0; same && k < len[a]; k++) same = same_group(&g[start[a] + k], &g[start[b] + k]);
+      if (!same) continue;
+      dead[b] = 1;
+      size_t o = strlen(series[a]);
+      if (o + 4 < 160) snprintf(series[a] + o, 160 - o, " = %s", series[b]);
+    }
+  int n = 0;
+  for (int a = 0; a < *nseries; a++) {
+    map[a] = dead[a] ? -1 : n;
+    if (!dead[a] && n != a) memmove(series[n], series[a], 160);
+    n += !dead[a];
+  }
+  size_t w = 0;
+  for (size_t i = 0; i < ng; i++)
+    if (map[g[i].series] >= 0) {
+      g[w] = g[i];
+      g[w++].series = map[g[i].series];
+    }
+  *nseries = n;
+  return w;
+}
+
+/* Reads DIR/quantiles.csv into the plotted rows of plot c, sorted by series and x. */
+static int read_groups(const char *dir, const plot_conf *c, group_row **out, size_t *ng,
+                       char series[][160], int *nseries, int *x_measure, char *err, size_t cap) {
+  char path[1200];
+  snprintf(path, sizeof path, "%s/quantiles.csv", dir);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    snprintf(err, cap, "%s: cannot open (run `kvbound run SPEC --out %s` with this version first)",
+             path, dir);
+    return KVB_EIO;
+  }
+  static char line[1 << 16];
+  qheader h;
+  if (!fgets(line, sizeof line, f) || read_header(line, &h)) {
+    fclose(f);
+    snprintf(err, cap, "%s: not a quantiles file of `kvbound run`", path);
+    return KVB_EFORMAT;
+  }
+  plot_mode m;
+  plot_mode_of(c, &h, &m);
+  xmed *xs = NULL;
+  size_t nx = 0;
+  *out = NULL;
+  *ng = 0;
+  *nseries = 0;
+  long data_start = ftell(f);
+  int st = scan_quantiles(f, c, &h, &m, &xs, &nx);
+  if (!st && fseek(f, data_start, SEEK_SET) == 0)
+    st = collect_groups(f, c, &h, &m, xs, nx, out, ng, series, nseries);
+  fclose(f);
+  free(xs);
+  if (!st && *ng == 0) {
+    snprintf(err, cap, "plot '%s': no usable quantiles of '%s' against '%s' in %s (status 0, "
+             "finite values%s)", c->name, c->yc, c->xc, path,
+             c->logx || c->logy ? ", positive on log axes" : "");
+    st = KVB_EFORMAT;
+  }
+  if (st) {
+    free(*out);
+    *out = NULL;
+    if (st == KVB_ENOMEM) snprintf(err, cap, "plot '%s': out of memory", c->name);
+    return st;
+  }
+  qsort(*out, *ng, sizeof **out, cmp_group);
+  *ng = merge_identical(*out, *ng, series, nseries);
+  *x_measure = m.x_measure;
+  return KVB_OK;
+}
+
+/* Writes the per-series quantiles to d (gnuplot's indexed blocks, one per series). */
+static void write_dat(FILE *d, const group_row *g, size_t ng, char series[][160], int nseries) {
+  for (int s = 0; s < nseries; s++) {
+    fprintf(d, "%s# %s\n# x q10 q25 median q75 q90 count\n", s ? "\n\n" : "", series[s]);
+    for (size_t k = 0; k < ng; k++) {
+      if (g[k].series != s) continue;
+      fprintf(d, "%.10g", g[k].x);
+      for (int q = 0; q < 5; q++) {
+        if (isnan(g[k].q[q])) fputs(" NaN", d);
+        else fprintf(d, " %.10g", g[k].q[q]);
+      }
+      fprintf(d, " %zu\n", g[k].count);
+    }
+  }
+}
+
+/* ---- the plot template ---- */
+
+/* Every plot has the same canvas (PLOT_W x PLOT_H) and the legend below the axes, so the data
+ * keep the full width whatever the number of series; series differ in colour AND point type
+ * (and dash type past 8), medians are drawn over all the bands, and each stated bound is a
+ * black (dashed) or grey (dotted) curve. */
+#define PLOT_W 1200
+#define PLOT_H 800
+
+static const int point_types[] = {7, 5, 9, 11, 13, 15, 4, 6};
+
+#define BANDS_TITLE "bands: 25-75%, 10-90% (lines: medians)"
+
+/* The legend's layout: 2 columns when the longest entry fits twice in the width (about 9 px per
+ * character at 12 pt plus the line sample), else 1; the bottom margin (in character heights)
+ * holds the tic labels, the x label and the legend's rows, so nothing overlaps. */
+static void key_layout(const plot_conf *c, char series[][160], int nseries, int *cols,
+                       int *bmargin) {
+  size_t longest = 0;
+  int entries = nseries + (c->bound[0] != 0) + (c->bound2[0] != 0) + (c->bands != 0);
+  for (int s = 0; s < nseries; s++) longest = strlen(series[s]) > longest ? strlen(series[s]) : longest;
+  if (c->bound[0] && strlen(c->btitle) > longest) longest = strlen(c->btitle);
+  if (c->bound2[0] && strlen(c->b2title) > longest) longest = strlen(c->b2title);
+  if (c->bands && strlen(BANDS_TITLE) > longest) longest = strlen(BANDS_TITLE);
+  *cols = 2 * (9 * (double)longest + 110) <= PLOT_W - 200 ? 2 : 1;
+  int rows = (entries + *cols - 1) / *cols;
+  *bmargin = 6 + (5 * rows + 3) / 4; /* a key row is about 1.25 character heights */
+}
+
+static void emit_header(FILE *g, const plot_conf *c, int cairo, char series[][160], int nseries,
+                        double xmin, double xmax, int int_tics, const char *png_out) {
+  int cols, bmargin;
+  key_layout(c, series, nseries, &cols, &bmargin);
+  fprintf(g, "# generated by kvbound plot from quantiles.csv (%s vs %s)\n", c->yc, c->xc);
+  fprintf(g, "set terminal %s size %d,%d enhanced font 'Sans,12'\nset output ",
+          cairo ? "pngcairo" : "png", PLOT_W, PLOT_H);
   gp_quote(g, png_out);
   fprintf(g, "\nset title ");
   gp_quote(g, c->title);
@@ -409,109 +561,119 @@ static void emit_gp(FILE *g, const plot_conf *c, int cairo, char series[][160], 
   gp_quote(g, c->xlabel);
   fprintf(g, " noenhanced\nset ylabel ");
   gp_quote(g, c->ylabel);
-  fprintf(g, " noenhanced\nset grid\nset key %s box opaque noenhanced\n",
-          wide ? "outside right top" : "top left");
+  fprintf(g, " noenhanced\nset grid\nset lmargin 12\nset rmargin 6\nset bmargin %d\n"
+             "set key outside below center horizontal Left reverse box opaque noenhanced "
+             "maxcols %d\n", bmargin, cols);
   if (c->logx) fprintf(g, "set logscale x\nset format x '%%g'\n");
   if (int_tics) fprintf(g, "set xtics 1\nset xrange [%g:%g]\n", xmin - 0.25, xmax + 0.25);
   if (c->logy) fprintf(g, "set logscale y\nset format y '%%g'\n");
   fprintf(g, "set style fill transparent solid 0.18 noborder\n");
-  fprintf(g, "plot \\\n");
-  for (int s = 0; s < nseries; s++) {
+}
+
+/* The plot command of plot c: bands, then medians, then the bounds (each a clause). */
+static void emit_plot(FILE *g, const plot_conf *c, int cairo, char series[][160], int nseries) {
+  const char *sep = "plot \\\n  ";
+  for (int s = 0; s < nseries && c->bands; s++) {
     const char *col = colors[s % 8];
-    if (c->bands && cairo) {
-      fprintf(g, "  '%s.dat' index %d using 1:2:6 with filledcurves lc rgb '%s' notitle, \\\n", c->name, s, col);
-      fprintf(g, "  '%s.dat' index %d using 1:3:5 with filledcurves lc rgb '%s' notitle, \\\n", c->name, s, col);
-    } else if (c->bands) {
-      fprintf(g, "  '%s.dat' index %d using 1:4:2:6 with yerrorbars lc rgb '%s' notitle, \\\n", c->name, s, col);
+    if (cairo) {
+      fprintf(g, "%s'%s.dat' index %d using 1:2:6 with filledcurves lc rgb '%s' notitle", sep,
+              c->name, s, col);
+      sep = ", \\\n  ";
+      fprintf(g, "%s'%s.dat' index %d using 1:3:5 with filledcurves lc rgb '%s' notitle", sep,
+              c->name, s, col);
+    } else {
+      fprintf(g, "%s'%s.dat' index %d using 1:4:2:6 with yerrorbars lc rgb '%s' notitle", sep,
+              c->name, s, col);
     }
-    fprintf(g, "  '%s.dat' index %d using 1:4 with linespoints lw 2 pt 7 ps 0.8 lc rgb '%s' title ",
-            c->name, s, col);
-    char t[240];
-    snprintf(t, sizeof t, "%.159s%s", series[s], c->bands ? " (median; 25-75%, 10-90%)" : " (median)");
-    gp_quote(g, t);
-    fprintf(g, "%s\n", s + 1 < nseries || c->bound[0] || c->bound2[0] ? ", \\" : "");
+    sep = ", \\\n  ";
+  }
+  for (int s = 0; s < nseries; s++) {
+    fprintf(g, "%s'%s.dat' index %d using 1:4 with linespoints lw 2 dt %d pt %d ps 1.3 "
+               "lc rgb '%s' title ", sep, c->name, s, s / 8 + 1, point_types[s % 8], colors[s % 8]);
+    gp_quote(g, series[s]);
+    sep = ", \\\n  ";
   }
   /* the bound expressions passed kvb_plot_expr_check in read_conf */
   if (c->bound[0]) {
-    fprintf(g, "  %s with lines dt 2 lw 2.5 lc rgb 'black' title ", c->bound);
+    fprintf(g, "%s%s with lines dt 2 lw 2.5 lc rgb 'black' title ", sep, c->bound);
     gp_quote(g, c->btitle);
-    fprintf(g, "%s\n", c->bound2[0] ? ", \\" : "");
   }
   if (c->bound2[0]) {
-    fprintf(g, "  %s with lines dt 3 lw 2.5 lc rgb '#555555' title ", c->bound2);
+    fprintf(g, "%s%s with lines dt 3 lw 2.5 lc rgb '#555555' title ", sep, c->bound2);
     gp_quote(g, c->b2title);
-    fprintf(g, "\n");
   }
-  fprintf(g, "set terminal svg size %d,640 enhanced font 'Sans,12' background rgb 'white'\n"
-             "set output ", width);
+  if (c->bands)
+    fprintf(g, "%skeyentry with filledcurves lc rgb '#888888' title '%s'", sep, BANDS_TITLE);
+  fprintf(g, "\n");
+}
+
+/* The gnuplot script of plot c, drawing into png_out and svg_out. */
+static void emit_gp(FILE *g, const plot_conf *c, int cairo, char series[][160], int nseries,
+                    double xmin, double xmax, int int_tics, const char *png_out,
+                    const char *svg_out) {
+  emit_header(g, c, cairo, series, nseries, xmin, xmax, int_tics, png_out);
+  emit_plot(g, c, cairo, series, nseries);
+  fprintf(g, "set terminal svg size %d,%d enhanced font 'Sans,12' background rgb 'white'\n"
+             "set output ", PLOT_W, PLOT_H);
   gp_quote(g, svg_out);
   fprintf(g, "\nreplot\nunset output\n");
 }
 
-/* One plot: DIR/NAME.dat (quantiles), DIR/NAME.gp (the script, for restyling), and
- * DIR/NAME.png, DIR/NAME.svg — each written under a temporary name and renamed when whole. */
-static int one_plot(const char *dir, char **pf, int cairo, char *err, size_t cap) {
-  plot_conf c;
-  int st = read_conf(pf, &c, err, cap);
-  if (st) return st;
-  static char series[MAX_SERIES][160];
-  point *pts = NULL;
-  size_t np = 0;
-  int nseries = 0, x_measure = 0;
-  st = read_points(dir, &c, &pts, &np, series, &nseries, &x_measure, err, cap);
-  if (st) return st;
-  qsort(pts, np, sizeof *pts, cmp_point);
-  /* integer x over a short linear range (T = 1..4): one tic per integer, never 1.5 */
-  double xmin = pts[0].x, xmax = pts[0].x;
-  int x_integer = 1;
-  for (size_t i = 0; i < np; i++) {
-    xmin = fmin(xmin, pts[i].x);
-    xmax = fmax(xmax, pts[i].x);
-    x_integer &= pts[i].x == floor(pts[i].x);
-  }
-  int int_tics = !c.logx && !x_measure && x_integer && xmax - xmin <= 20;
-  long pid = (long)getpid();
-  char tmp[1300], fin[1300], png_t[200], svg_t[200], gp_t[200];
-  snprintf(tmp, sizeof tmp, "%s/.%s.dat.tmp.%ld", dir, c.name, pid);
-  snprintf(fin, sizeof fin, "%s/%s.dat", dir, c.name);
+/* ---- one plot ---- */
+
+/* Writes text through a temporary file renamed to DIR/NAME.ext when whole. */
+static int write_dat_file(const char *dir, const plot_conf *c, const group_row *g, size_t ng,
+                          char series[][160], int nseries, char *err, size_t cap) {
+  char tmp[1300], fin[1300];
+  snprintf(tmp, sizeof tmp, "%s/.%s.dat.tmp.%ld", dir, c->name, (long)getpid());
+  snprintf(fin, sizeof fin, "%s/%s.dat", dir, c->name);
   FILE *d = fopen(tmp, "w");
-  st = d ? write_dat(d, pts, np, series, x_measure) : KVB_EIO;
-  free(pts);
-  if (d && (fclose(d) != 0 || (!st && rename(tmp, fin) != 0))) st = KVB_EIO;
-  if (st) {
+  if (d) write_dat(d, g, ng, series, nseries);
+  if (!d || fclose(d) != 0 || rename(tmp, fin) != 0) {
     unlink(tmp);
     snprintf(err, cap, "%s: cannot write", fin);
-    return st;
+    return KVB_EIO;
   }
-  /* NAME.gp for the user (final names), and a temporary script drawing into temporary files */
-  snprintf(png_t, sizeof png_t, ".%s.png.tmp.%ld", c.name, pid);
-  snprintf(svg_t, sizeof svg_t, ".%s.svg.tmp.%ld", c.name, pid);
-  snprintf(gp_t, sizeof gp_t, ".%s.gp.tmp.%ld", c.name, pid);
+  return KVB_OK;
+}
+
+/* DIR/NAME.gp for the user (final names), and the temporary script gp_t drawing into the
+ * temporary png_t and svg_t. */
+static int write_scripts(const char *dir, const plot_conf *c, int cairo, char series[][160],
+                         int nseries, double xmin, double xmax, int int_tics, const char *gp_t,
+                         const char *png_t, const char *svg_t, char *err, size_t cap) {
+  char tmp[1300], fin[1300], png[200], svg[200];
+  snprintf(png, sizeof png, "%s.png", c->name);
+  snprintf(svg, sizeof svg, "%s.svg", c->name);
+  snprintf(fin, sizeof fin, "%s/%s.gp", dir, c->name);
+  snprintf(tmp, sizeof tmp, "%s/%s", dir, gp_t);
   for (int k = 0; k < 2; k++) {
-    char png[200], svg[200];
-    snprintf(png, sizeof png, "%s.png", c.name);
-    snprintf(svg, sizeof svg, "%s.svg", c.name);
-    snprintf(tmp, sizeof tmp, "%s/%s", dir, gp_t);
     FILE *g = fopen(tmp, "w");
     if (!g) {
       snprintf(err, cap, "%s: cannot create", tmp);
       return KVB_EIO;
     }
-    emit_gp(g, &c, cairo, series, nseries, xmin, xmax, int_tics, k ? png_t : png, k ? svg_t : svg);
-    snprintf(fin, sizeof fin, "%s/%s.gp", dir, c.name);
+    emit_gp(g, c, cairo, series, nseries, xmin, xmax, int_tics, k ? png_t : png, k ? svg_t : svg);
     if (fclose(g) != 0 || (k == 0 && rename(tmp, fin) != 0)) {
       unlink(tmp);
       snprintf(err, cap, "%s: cannot write", fin);
       return KVB_EIO;
     }
   }
-  st = run_gnuplot(dir, gp_t, err, cap);
+  return KVB_OK;
+}
+
+/* Runs the temporary script and renames its outputs to DIR/NAME.{png,svg}. */
+static int draw(const char *dir, const plot_conf *c, const char *gp_t, const char *png_t,
+                const char *svg_t, char *err, size_t cap) {
+  char tmp[1300], fin[1300];
+  int st = run_gnuplot(dir, gp_t, err, cap);
   snprintf(tmp, sizeof tmp, "%s/%s", dir, gp_t);
   unlink(tmp);
   const char *outs[2] = {png_t, svg_t}, *ext[2] = {"png", "svg"};
   for (int k = 0; k < 2; k++) {
     snprintf(tmp, sizeof tmp, "%s/%s", dir, outs[k]);
-    snprintf(fin, sizeof fin, "%s/%s.%s", dir, c.name, ext[k]);
+    snprintf(fin, sizeof fin, "%s/%s.%s", dir, c->name, ext[k]);
     if (!st && rename(tmp, fin) != 0) {
       snprintf(err, cap, "%s: gnuplot wrote no output", fin);
       st = KVB_EIO;
@@ -519,6 +681,40 @@ static int one_plot(const char *dir, char **pf, int cairo, char *err, size_t cap
     unlink(tmp);
   }
   return st;
+}
+
+/* One plot: DIR/NAME.dat (the quantiles drawn), DIR/NAME.gp (the script, for restyling), and
+ * DIR/NAME.png, DIR/NAME.svg — each written under a temporary name and renamed when whole. */
+static int one_plot(const char *dir, char **pf, int cairo, char *err, size_t cap) {
+  plot_conf c;
+  int st = read_conf(pf, &c, err, cap);
+  if (st) return st;
+  static char series[MAX_SERIES][160];
+  group_row *g = NULL;
+  size_t ng = 0;
+  int nseries = 0, x_measure = 0;
+  st = read_groups(dir, &c, &g, &ng, series, &nseries, &x_measure, err, cap);
+  if (st) return st;
+  /* integer x over a short linear range (T = 1..4): one tic per integer, never 1.5 */
+  double xmin = g[0].x, xmax = g[0].x;
+  int x_integer = 1;
+  for (size_t i = 0; i < ng; i++) {
+    xmin = fmin(xmin, g[i].x);
+    xmax = fmax(xmax, g[i].x);
+    x_integer &= g[i].x == floor(g[i].x);
+  }
+  int int_tics = !c.logx && !x_measure && x_integer && xmax - xmin <= 20;
+  st = write_dat_file(dir, &c, g, ng, series, nseries, err, cap);
+  free(g);
+  if (st) return st;
+  long pid = (long)getpid();
+  char png_t[200], svg_t[200], gp_t[200];
+  snprintf(png_t, sizeof png_t, ".%s.png.tmp.%ld", c.name, pid);
+  snprintf(svg_t, sizeof svg_t, ".%s.svg.tmp.%ld", c.name, pid);
+  snprintf(gp_t, sizeof gp_t, ".%s.gp.tmp.%ld", c.name, pid);
+  st = write_scripts(dir, &c, cairo, series, nseries, xmin, xmax, int_tics, gp_t, png_t, svg_t,
+                     err, cap);
+  return st ? st : draw(dir, &c, gp_t, png_t, svg_t, err, cap);
 }
 
 int kvb_plot_dir(const char *dir, int verbose, char *err, size_t cap) {

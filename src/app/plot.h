@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-/* Draws every plot listed in DIR/plots.tsv from DIR/results.csv into DIR/NAME.{png,svg}
+/* Draws every plot listed in DIR/plots.tsv from DIR/quantiles.csv into DIR/NAME.{png,svg}
  * (keeping DIR/NAME.dat and DIR/NAME.gp so a user can restyle them). */
 int kvb_plot_dir(const char *dir, int verbose, char *err, size_t cap);
 

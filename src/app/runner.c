@@ -3,12 +3,13 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "runner.h"
 
-#include "index_reduction.h"
+#include "measures.h"
 #include "probe.h"
 
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,63 +242,93 @@ static int probe_rows(const kvb_experiment *e, size_t point, size_t si, size_t k
   return KVB_OK;
 }
 
-/* The INDEX decoding pass (runner.h): feed U = {i : x_i = 1}, decode every bit. */
+/* The INDEX decoding pass (runner.h): Alice (kvb_index_alice) feeds U = {i : x_i = 1}, Bob
+ * (kvb_index_bob) decodes every bit, on the stream's instance (kvb_measure_index_view). */
 static int decode_rows(const kvb_experiment *e, size_t point, size_t si, size_t k,
-                       const kvb_stream *s, const unsigned char *x, gsl_rng *rng,
-                       unit_result *r) {
-  size_t d = s->d_key, n = s->n, u_size = 0;
+                       const kvb_stream *s, const kvb_index_instance *inst,
+                       const unsigned char *x, gsl_rng *rng, unit_result *r) {
   kvb_params p;
   kvb_experiment_item_params(e, &e->methods[k], point, &p);
-  kvb_method_config cfg = {d, s->d_value, 1.0 / sqrt((double)d), rng};
+  kvb_method_config cfg = {s->d_key, s->d_value, 1.0 / sqrt((double)s->d_key), rng};
   kvb_method *m = NULL;
   int st = kvb_method_alloc(e->methods[k].type, &cfg, &p, &m);
   if (st) return unit_fail(r, st, e, &e->methods[k], "");
-  row *w = new_row(r, si, k, n);
-  double *z = malloc(s->d_value * sizeof *z), tu = 0, tq = 0;
-  int mst = z ? KVB_OK : KVB_ENOMEM;
-  for (size_t i = 0; i < n && !mst; i++) {
-    if (!x[i]) continue;
-    double t0 = now_s();
-    mst = kvb_method_update(m, s->K + i * d, d, s->V + i * s->d_value, s->d_value);
-    tu += now_s() - t0;
-    u_size++;
-  }
-  double T = kvb_index_threshold_for(d, s->r, u_size);
-  size_t correct = 0;
-  for (size_t i = 0; i < n && !mst; i++) {
-    int bit = 0; /* |U| = 0: nothing was streamed, Bob decides 0 (index_reduction.h) */
-    if (u_size) {
-      double t0 = now_s();
-      mst = kvb_method_query(m, s->Q + i * d, d, z, s->d_value);
-      tq += now_s() - t0;
-      if (mst) break;
-      bit = kvb_dot(z, s->V + i * s->d_value, s->d_value) > T; /* ⟨z, v_i⟩ > T */
-    }
-    correct += bit == x[i];
-  }
+  row *w = new_row(r, si, k, s->n);
+  kvb_decode dec;
+  int mst = kvb_measure_decode(inst, x, m, &dec);
   if (mst) {
     char m2[512];
     last_message(m2, sizeof m2);
     row_fail(w, mst, e, &e->methods[k], m2);
-  }
-  w->v[C_TU] = tu;
-  w->v[C_TQ] = tq;
-  if (!mst) {
-    w->v[C_DEC] = (double)correct / (double)n;
-    w->v[C_USZ] = (double)u_size;
+  } else {
+    w->v[C_TU] = dec.update_s;
+    w->v[C_TQ] = dec.query_s;
+    w->v[C_DEC] = dec.accuracy;
+    w->v[C_USZ] = (double)dec.u_size;
     record_memory(w, m);
   }
   record_work(w, m);
-  free(z);
   kvb_method_free(m);
   return KVB_OK;
 }
 
-/* A method on stream si: error against the exact side ex at every query point. */
+/* Exact attention at the q query points of a stream, shared by every method (measures.h):
+ * x[a] is the exact side at query point a, st[a] its status (KVB_ERANGE when a score lies
+ * beyond double range: the rows at that point fail with msg). */
+typedef struct {
+  kvb_exact_side *x;
+  double *attn; /* q × d_value, the Attn vectors x[a].attn points into */
+  int st[KVB_RUN_MAX_QUERIES];
+  char msg[512];
+} exact_ref;
+
+static void exact_ref_free(exact_ref *ref) {
+  free(ref->x);
+  free(ref->attn);
+}
+
+static int exact_side(const kvb_experiment *e, const kvb_stream *s, const size_t *js, size_t q,
+                      double scale, exact_ref *ref) {
+  size_t dk = s->d_key, dv = s->d_value;
+  memset(ref, 0, sizeof *ref);
+  ref->x = calloc(q ? q : 1, sizeof *ref->x);
+  ref->attn = malloc((q ? q : 1) * dv * sizeof *ref->attn);
+  if (!ref->x || !ref->attn) {
+    exact_ref_free(ref);
+    return KVB_ERROR(KVB_ENOMEM, "out of memory");
+  }
+  unsigned what = (e->measures & KVB_MEASURE_BOUND) ? KVB_EXACT_NORMS : 0;
+  for (size_t a = 0; a < q; a++) {
+    size_t j = js[a];
+    ref->st[a] = kvb_exact_side_compute(j, dk, dv, s->K, s->V, s->Q + (j - 1) * dk, scale, what,
+                                        ref->attn + a * dv, &ref->x[a]);
+    if (ref->st[a] && !ref->msg[0]) {
+      char m[400];
+      last_message(m, sizeof m);
+      snprintf(ref->msg, sizeof ref->msg, "exact attention (the reference) failed: %s", m);
+    }
+  }
+  return KVB_OK;
+}
+
+/* The measures of one answer z against the exact side (measures.h) into the row. */
+static void record_errors(row *w, const kvb_exact_side *x, const double *z) {
+  kvb_errors er;
+  if (kvb_measure_errors(x, z, x->d_value, &er)) return; /* cannot happen: z and Attn finite */
+  w->v[C_ABS] = er.err_abs;
+  w->v[C_REL] = er.rel_error;
+  w->v[C_ROP] = er.ratio_op;
+  w->v[C_RF] = er.ratio_f;
+  w->v[C_ATTN] = x->attn_norm;
+  w->v[C_SM] = x->softmax_norm;
+  w->v[C_VOP] = x->v_op;
+  w->v[C_VF] = x->v_f;
+}
+
+/* A method on stream si: error against the exact side at every query point. */
 static int method_rows(const kvb_experiment *e, size_t point, size_t si, size_t k,
-                       const kvb_stream *s, const size_t *js, size_t q, const double *ex,
-                       const int *xst, const char *xmsg, double scale, gsl_rng *rng,
-                       unit_result *r) {
+                       const kvb_stream *s, const size_t *js, size_t q, const exact_ref *ref,
+                       double scale, gsl_rng *rng, unit_result *r) {
   size_t dk = s->d_key, dv = s->d_value;
   kvb_params p;
   kvb_experiment_item_params(e, &e->methods[k], point, &p);
@@ -305,10 +336,8 @@ static int method_rows(const kvb_experiment *e, size_t point, size_t si, size_t 
   kvb_method *m = NULL;
   int st = kvb_method_alloc(e->methods[k].type, &cfg, &p, &m);
   if (st) return unit_fail(r, st, e, &e->methods[k], "");
-  double *zm = malloc(dv * sizeof *zm), *diff = malloc(dv * sizeof *diff);
-  if (!zm || !diff) {
-    free(zm);
-    free(diff);
+  double *zm = malloc(dv * sizeof *zm);
+  if (!zm) {
     kvb_method_free(m);
     return unit_fail(r, KVB_ERROR(KVB_ENOMEM, "out of memory"), e, NULL, "query buffers");
   }
@@ -342,63 +371,78 @@ static int method_rows(const kvb_experiment *e, size_t point, size_t si, size_t 
     w->v[C_TQ] = now_s() - t0;
     w->v[C_TU] = tu;
     /* a failed query leaves the method as it was: later query points are still asked */
-    int rst = mst ? mst : qst;
-    if (rst) {
-      row_fail(w, rst, e, &e->methods[k], merr);
-    } else if (xst[a]) { /* the reference itself is not representable at this point */
-      row_fail(w, xst[a], e, &e->streams[si], xmsg);
-      rst = xst[a];
-    }
-    const double *z = ex + a * (dv + 5), *meta = z + dv;
-    if (!rst) {
-      for (size_t c = 0; c < dv; c++) diff[c] = zm[c] - z[c];
-      double err = kvb_norm2(diff, dv);
-      w->v[C_ABS] = err;
-      w->v[C_ATTN] = meta[0];
-      w->v[C_REL] = meta[0] > 0 ? err / meta[0] : (err == 0 ? 0 : INFINITY);
-      w->v[C_SM] = meta[1];
-      w->v[C_VOP] = meta[2];
-      w->v[C_VF] = meta[3];
-      double bop = meta[1] * meta[2], bf = meta[1] * meta[3];
-      w->v[C_ROP] = bop > 0 ? err / bop : (err == 0 ? 0 : INFINITY);
-      w->v[C_RF] = bf > 0 ? err / bf : (err == 0 ? 0 : INFINITY);
+    if (mst || qst) {
+      row_fail(w, mst ? mst : qst, e, &e->methods[k], merr);
+    } else if (ref->st[a]) { /* the reference itself is not representable at this point */
+      row_fail(w, ref->st[a], e, &e->streams[si], ref->msg);
+    } else {
+      record_errors(w, &ref->x[a], zm);
       record_memory(w, m);
     }
     record_work(w, m);
     a++;
   }
   free(zm);
-  free(diff);
   kvb_method_free(m);
   return KVB_OK;
 }
 
-/* Exact attention at the q query points of s, shared by every method: per point the dv
- * components of Attn, then ‖Attn‖, ‖softmax‖₂, ‖V_j‖_op, ‖V_j‖_F (NaN without the bound group). */
-static double *exact_side(const kvb_experiment *e, const kvb_stream *s, const size_t *js,
-                          size_t q, double scale, int *xst, char *xmsg, size_t xcap) {
-  size_t dk = s->d_key, dv = s->d_value;
-  double *ex = malloc(q * (dv + 5) * sizeof *ex);
-  for (size_t a = 0; ex && a < q; a++) {
-    size_t j = js[a];
-    double *z = ex + a * (dv + 5), *meta = z + dv;
-    const double *qj = s->Q + (j - 1) * dk;
-    /* KVB_ERANGE when a score lies beyond double range: the rows at this point fail with it */
-    xst[a] = kvb_attention_exact(j, dk, dv, s->K, s->V, qj, scale, z, NULL);
-    if (xst[a] && !xmsg[0]) {
-      char m[400];
-      last_message(m, sizeof m);
-      snprintf(xmsg, xcap, "exact attention (the reference) failed: %s", m);
-    }
-    meta[0] = xst[a] ? NAN : kvb_norm2(z, dv);
-    meta[1] = meta[2] = meta[3] = NAN;
-    if (e->measures & KVB_MEASURE_BOUND) {
-      meta[1] = kvb_softmax_norm2(j, dk, s->K, qj, scale);
-      kvb_operator_norm(j, dv, s->V, &meta[2]);
-      meta[3] = kvb_frobenius_norm(j, dv, s->V);
-    }
+/* Generates the unit's streams and their query points; sizes r->rows. */
+static int unit_streams(const kvb_experiment *e, size_t point, gsl_rng *rng, kvb_stream **S,
+                        size_t js[][KVB_RUN_MAX_QUERIES], size_t *nq, unit_result *r) {
+  size_t total = 0;
+  for (size_t i = 0; i < e->nstreams; i++) {
+    kvb_params p;
+    kvb_experiment_item_params(e, &e->streams[i], point, &p);
+    int st = kvb_stream_generate(e->streams[i].type, &p, rng, &S[i]);
+    if (st) return unit_fail(r, st, e, &e->streams[i], "");
+    nq[i] = query_points(e, S[i]->n, js[i]);
+    if (nq[i] == 0)
+      return unit_fail(r, KVB_ERROR(KVB_EINVAL,
+                                    "queries{}: no query point lies within the stream's %zu "
+                                    "tokens, or more than %d would (raise 'every')",
+                                    S[i]->n, KVB_RUN_MAX_QUERIES),
+                       e, &e->streams[i], "");
+    total += nq[i] * e->nmethods + e->nmethods;
   }
-  return ex;
+  r->rows = calloc(total ? total : 1, sizeof(row));
+  if (!r->rows) return unit_fail(r, KVB_ERROR(KVB_ENOMEM, "out of memory"), e, NULL, "rows");
+  return KVB_OK;
+}
+
+/* Every method and probe on stream si of the unit. */
+static int stream_rows(const kvb_experiment *e, size_t point, size_t si, const kvb_stream *s,
+                       const size_t *js, size_t nq, gsl_rng *rng, unit_result *r) {
+  int st = KVB_OK, decode = (e->measures & KVB_MEASURE_DECODE) != 0;
+  size_t nprobes = 0;
+  for (size_t k = 0; k < e->nmethods; k++) nprobes += e->methods[k].probe != 0;
+  double scale = e->scale > 0 ? e->scale : 1.0 / sqrt((double)s->d_key);
+  exact_ref ref = {0};
+  kvb_index_instance *inst = NULL;
+  unsigned char *x = NULL;
+  if (decode) {
+    /* Alice's bits, one draw per bit, shared by every method of this trial */
+    x = malloc(s->n);
+    if (!x) return unit_fail(r, KVB_ERROR(KVB_ENOMEM, "out of memory"), e, NULL, "INDEX bits");
+    for (size_t b = 0; b < s->n; b++) x[b] = gsl_rng_uniform(rng) < 0.5;
+    st = kvb_measure_index_view(s, &inst);
+    if (st) unit_fail(r, st, e, &e->streams[si], "");
+  } else if (e->nmethods > nprobes) {
+    st = exact_side(e, s, js, nq, scale, &ref);
+    if (st) unit_fail(r, st, e, NULL, "exact attention");
+  }
+  for (size_t k = 0; k < e->nmethods && !st; k++) {
+    if (e->methods[k].probe)
+      st = probe_rows(e, point, si, k, s, js, nq, rng, r);
+    else if (decode)
+      st = decode_rows(e, point, si, k, s, inst, x, rng, r);
+    else
+      st = method_rows(e, point, si, k, s, js, nq, &ref, scale, rng, r);
+  }
+  exact_ref_free(&ref);
+  kvb_index_free(inst);
+  free(x);
+  return st;
 }
 
 static int run_unit(const kvb_experiment *e, size_t u, unit_result *r) {
@@ -407,57 +451,9 @@ static int run_unit(const kvb_experiment *e, size_t u, unit_result *r) {
   if (!rng) return unit_fail(r, KVB_ERROR(KVB_ENOMEM, "out of memory"), e, NULL, "generator");
   kvb_stream *S[KVB_RUN_MAX_STREAMS] = {0};
   size_t js[KVB_RUN_MAX_STREAMS][KVB_RUN_MAX_QUERIES], nq[KVB_RUN_MAX_STREAMS];
-  int st = KVB_OK, decode = (e->measures & KVB_MEASURE_DECODE) != 0;
-  size_t total = 0, nprobes = 0;
-  for (size_t k = 0; k < e->nmethods; k++) nprobes += e->methods[k].probe != 0;
-  for (size_t i = 0; i < e->nstreams && !st; i++) {
-    kvb_params p;
-    kvb_experiment_item_params(e, &e->streams[i], point, &p);
-    st = kvb_stream_generate(e->streams[i].type, &p, rng, &S[i]);
-    if (st) {
-      unit_fail(r, st, e, &e->streams[i], "");
-      break;
-    }
-    nq[i] = query_points(e, S[i]->n, js[i]);
-    if (nq[i] == 0) {
-      st = KVB_ERROR(KVB_EINVAL,
-                     "queries{}: no query point lies within the stream's %zu tokens, or more "
-                     "than %d would (raise 'every')", S[i]->n, KVB_RUN_MAX_QUERIES);
-      unit_fail(r, st, e, &e->streams[i], "");
-    }
-    total += nq[i] * e->nmethods + e->nmethods;
-  }
-  if (!st) {
-    r->rows = calloc(total ? total : 1, sizeof(row));
-    if (!r->rows) st = unit_fail(r, KVB_ERROR(KVB_ENOMEM, "out of memory"), e, NULL, "rows");
-  }
-  for (size_t i = 0; i < e->nstreams && !st; i++) {
-    const kvb_stream *s = S[i];
-    double scale = e->scale > 0 ? e->scale : 1.0 / sqrt((double)s->d_key);
-    double *ex = NULL;
-    unsigned char *x = NULL;
-    int xst[KVB_RUN_MAX_QUERIES] = {0};
-    char xmsg[512] = "";
-    if (decode) {
-      /* Alice's bits, one draw per bit, shared by every method of this trial */
-      x = malloc(s->n);
-      if (!x) st = unit_fail(r, KVB_ERROR(KVB_ENOMEM, "out of memory"), e, NULL, "INDEX bits");
-      for (size_t b = 0; x && b < s->n; b++) x[b] = gsl_rng_uniform(rng) < 0.5;
-    } else if (e->nmethods > nprobes) {
-      ex = exact_side(e, s, js[i], nq[i], scale, xst, xmsg, sizeof xmsg);
-      if (!ex) st = unit_fail(r, KVB_ERROR(KVB_ENOMEM, "out of memory"), e, NULL, "exact attention");
-    }
-    for (size_t k = 0; k < e->nmethods && !st; k++) {
-      if (e->methods[k].probe)
-        st = probe_rows(e, point, i, k, s, js[i], nq[i], rng, r);
-      else if (decode)
-        st = decode_rows(e, point, i, k, s, x, rng, r);
-      else
-        st = method_rows(e, point, i, k, s, js[i], nq[i], ex, xst, xmsg, scale, rng, r);
-    }
-    free(ex);
-    free(x);
-  }
+  int st = unit_streams(e, point, rng, S, js, nq, r);
+  for (size_t i = 0; i < e->nstreams && !st; i++)
+    st = stream_rows(e, point, i, S[i], js[i], nq[i], rng, r);
   for (size_t i = 0; i < e->nstreams; i++) kvb_stream_free(S[i]);
   gsl_rng_free(rng);
   return st;
@@ -539,7 +535,7 @@ static void params_str(const kvb_params *p, char *buf, size_t cap) {
  * only once every output is complete (rename is atomic within a directory), meta.json last:
  * an interrupted run leaves either the previous complete set or temporary files, never a
  * truncated results.csv that looks whole. */
-#define KVB_RUN_OUTPUTS 5
+#define KVB_RUN_OUTPUTS 6
 typedef struct {
   char tmp[KVB_RUN_OUTPUTS][1200], final[KVB_RUN_OUTPUTS][1200];
   size_t n;
@@ -738,9 +734,34 @@ static int write_csv(const kvb_experiment *e, FILE *f, const unit_result *res, s
   return stage_close(f, "results.csv");
 }
 
-/* The column a summary line is about: a probe's first column, decode_acc under the decode
- * measure, the relative error otherwise. */
-static size_t primary_column(const kvb_experiment *e, size_t k) {
+/* ---- summary and quantiles ---- */
+
+/* Whether column c is measured on the rows of item k: a probe's own columns; for a method the
+ * measure groups it fills (decode rows carry no error or bound columns). */
+static int column_applies(const kvb_experiment *e, size_t k, int c) {
+  if (c < 0 || c >= KVB_RUN_NCOLS || !(col_groups[c] & e->measures)) return 0;
+  if (e->methods[k].probe) {
+    const kvb_probe_type *t = kvb_probe_lookup(e->methods[k].type);
+    for (size_t i = 0; t && i < kvb_probe_ncols(t); i++)
+      if (strcmp(t->columns[i], col_names[c]) == 0) return 1;
+    return 0;
+  }
+  if (col_groups[c] == KVB_MEASURE_PROBE) return 0;
+  if (e->measures & KVB_MEASURE_DECODE)
+    return !(col_groups[c] & (KVB_MEASURE_ERROR | KVB_MEASURE_BOUND));
+  return col_groups[c] != KVB_MEASURE_DECODE;
+}
+
+/* The headline column of item k's summary lines (runner.h): the spec's own measure — the y of
+ * its first plot that the item measures, else its failure{} column — and otherwise the item's
+ * natural one: a probe's first column, decode_acc under the decode measure, rel_error. */
+static size_t headline_column(const kvb_experiment *e, size_t k) {
+  for (size_t i = 0; i < e->nplots; i++) {
+    int c = kvb_run_column_find(e->plots[i].y);
+    if (column_applies(e, k, c)) return (size_t)c;
+  }
+  int fc = e->fail_col[0] ? kvb_run_column_find(e->fail_col) : -1;
+  if (column_applies(e, k, fc)) return (size_t)fc;
   if (e->methods[k].probe) {
     int c = kvb_run_column_find(kvb_probe_lookup(e->methods[k].type)->columns[0]);
     return c >= 0 ? (size_t)c : C_REL;
@@ -748,27 +769,113 @@ static size_t primary_column(const kvb_experiment *e, size_t k) {
   return (e->measures & KVB_MEASURE_DECODE) ? C_DEC : C_REL;
 }
 
-/* Summary: one line per (sweep point, stream, method). Quantiles pool trials and query points;
- * failure rates count trials (independent substreams), a trial failing when any of its query
- * points does, so the Clopper–Pearson interval's independence assumption holds. */
-static int write_summary(const kvb_experiment *e, FILE *ft, FILE *fm, const unit_result *res,
-                         size_t units) {
+/* Appends to a fixed buffer; never writes past cap, *o stays <= cap - 1. */
+static void app(char *b, size_t cap, size_t *o, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void app(char *b, size_t cap, size_t *o, const char *fmt, ...) {
+  if (*o + 1 >= cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int w = vsnprintf(b + *o, cap - *o, fmt, ap);
+  va_end(ap);
+  if (w > 0) *o = *o + (size_t)w < cap ? *o + (size_t)w : cap - 1;
+}
+
+/* One (sweep point, stream, method): its rows, failures, and the quantiles of every column
+ * pooled over trials and query points — computed once (measures.h), written to quantiles.csv
+ * for the plots and shown by the summary. */
+typedef struct {
+  size_t rows, errs;        /* rows of the group, failed rows */
+  unsigned fails, fvalid;   /* trials failing the failure rule; trials where its column is a number */
+  kvb_quantiles q[KVB_RUN_NCOLS];
+} group_stats;
+
+static int cmp_row_j(const void *a, const void *b) {
+  const row *p = *(const row *const *)a, *q = *(const row *const *)b;
+  return (p->j > q->j) - (p->j < q->j);
+}
+
+/* The rows of group (p, si, mi) into out (sorted by j), with the row and failure counts. A
+ * trial fails the failure{} rule when any of its query points does, so the Clopper–Pearson
+ * interval counts independent trials. */
+static size_t group_rows(const kvb_experiment *e, const unit_result *res, size_t p, size_t si,
+                         size_t mi, const row **out, group_stats *g) {
+  int fc = e->fail_col[0] ? kvb_run_column_find(e->fail_col) : -1;
+  size_t n = 0;
+  for (size_t t = 0; t < e->trials; t++) {
+    const unit_result *r = &res[p * e->trials + t];
+    int tvalid = 0, tfail = 0;
+    for (size_t i = 0; i < r->nrows; i++) {
+      const row *w = &r->rows[i];
+      if (w->stream != si || w->method != mi) continue;
+      g->rows++;
+      if (w->status) {
+        g->errs++;
+        continue;
+      }
+      out[n++] = w;
+      if (fc >= 0 && !isnan(w->v[fc])) {
+        tvalid = 1;
+        tfail |= w->v[fc] > e->fail_above;
+      }
+    }
+    g->fvalid += (unsigned)tvalid;
+    g->fails += (unsigned)tfail;
+  }
+  qsort(out, n, sizeof *out, cmp_row_j);
+  return n;
+}
+
+static void quantiles_line(const kvb_experiment *e, FILE *fq, size_t p, size_t si, size_t mi,
+                           size_t j, size_t c, const kvb_quantiles *q) {
+  fprintf(fq, "%zu", p);
+  for (size_t s = 0; s < e->nsweeps; s++) {
+    fputc(',', fq);
+    fmt_num(fq, kvb_experiment_sweep_value(e, s, p));
+  }
+  fprintf(fq, ",%s,%s,", e->streams[si].label, e->methods[mi].label);
+  if (j) fprintf(fq, "%zu", j);
+  else fputs("all", fq);
+  fprintf(fq, ",%s,%zu", col_names[c], q->n);
+  const double v[7] = {q->q10, q->q25, q->median, q->q75, q->q90, q->q99, q->max};
+  for (int l = 0; l < 7; l++) {
+    fputc(',', fq);
+    fmt_num(fq, v[l]);
+  }
+  fputc('\n', fq);
+}
+
+/* The quantiles of group (p, si, mi): pooled (j = "all", kept in g for the summary) and per
+ * query point, every measured column, into quantiles.csv. buf: scratch of n doubles. */
+static void group_quantiles(const kvb_experiment *e, FILE *fq, size_t p, size_t si, size_t mi,
+                            const row **rows, size_t n, double *buf, group_stats *g) {
+  for (size_t c = 0; c < KVB_RUN_NCOLS; c++) {
+    g->q[c] = (kvb_quantiles){0, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    if (!column_applies(e, mi, (int)c)) continue;
+    for (size_t i = 0; i < n; i++) buf[i] = rows[i]->v[c];
+    kvb_quantiles_of(buf, n, &g->q[c]);
+    if (g->q[c].n) quantiles_line(e, fq, p, si, mi, 0, c, &g->q[c]);
+    for (size_t a = 0, b; a < n; a = b) { /* the rows of one query point j */
+      for (b = a; b < n && rows[b]->j == rows[a]->j; b++) buf[b - a] = rows[b]->v[c];
+      kvb_quantiles q;
+      kvb_quantiles_of(buf, b - a, &q);
+      if (q.n) quantiles_line(e, fq, p, si, mi, rows[a]->j, c, &q);
+    }
+  }
+}
+
+static void summary_header(const kvb_experiment *e, FILE *ft, FILE *fm) {
   int fc = e->fail_col[0] ? kvb_run_column_find(e->fail_col) : -1;
   int bound = (e->measures & KVB_MEASURE_BOUND) != 0, mem = (e->measures & KVB_MEASURE_MEMORY) != 0;
-  /* header */
   char hdr[1024];
   size_t o = 0;
-  for (size_t s = 0; s < e->nsweeps; s++)
-    o += (size_t)snprintf(hdr + o, sizeof hdr - o, "%10s ", e->sweeps[s].param);
-  o += (size_t)snprintf(hdr + o, sizeof hdr - o, "%-14s %-16s %-10s %6s %5s %10s %10s %10s %10s",
-                        "stream", "method", "measure", "rows", "errs", "q10", "median", "q90",
-                        "max");
-  if (bound)
-    o += (size_t)snprintf(hdr + o, sizeof hdr - o, " %10s %10s %10s", "rop_med", "rop_q99", "rf_med");
-  if (mem) o += (size_t)snprintf(hdr + o, sizeof hdr - o, " %10s", "mem_med");
+  for (size_t s = 0; s < e->nsweeps; s++) app(hdr, sizeof hdr, &o, "%10s ", e->sweeps[s].param);
+  app(hdr, sizeof hdr, &o, "%-14s %-16s %-10s %6s %5s %10s %10s %10s %10s", "stream", "method",
+      "measure", "rows", "errs", "q10", "median", "q90", "max");
+  if (bound) app(hdr, sizeof hdr, &o, " %10s %10s %10s", "rop_med", "rop_q99", "rf_med");
+  if (mem) app(hdr, sizeof hdr, &o, " %10s", "mem_med");
   if (fc >= 0)
-    o += (size_t)snprintf(hdr + o, sizeof hdr - o, "  failed trials(%s>%g) [95%% CP]", e->fail_col,
-                          e->fail_above);
+    app(hdr, sizeof hdr, &o, "  failed trials(%s>%g) [95%% CP]", e->fail_col, e->fail_above);
   fprintf(ft, "%s\n", hdr);
   printf("%s\n", hdr);
   fprintf(fm, "|");
@@ -783,93 +890,78 @@ static int write_summary(const kvb_experiment *e, FILE *ft, FILE *fm, const unit
   size_t ncols = e->nsweeps + 9 + (bound ? 3 : 0) + (mem ? 1 : 0) + (fc >= 0 ? 2 : 0);
   for (size_t c = 0; c < ncols; c++) fprintf(fm, "---|");
   fprintf(fm, "\n");
+}
+
+/* One summary line (summary.txt, summary.md, stdout) from the group's quantiles. */
+static void summary_line(const kvb_experiment *e, FILE *ft, FILE *fm, size_t p, size_t si,
+                         size_t mi, const group_stats *g) {
+  int fc = e->fail_col[0] ? kvb_run_column_find(e->fail_col) : -1;
+  int bound = (e->measures & KVB_MEASURE_BOUND) != 0, mem = (e->measures & KVB_MEASURE_MEMORY) != 0;
+  size_t pc = headline_column(e, mi), o = 0;
+  const kvb_quantiles *h = &g->q[pc];
+  char line[1024];
+  fprintf(fm, "|");
+  for (size_t s = 0; s < e->nsweeps; s++) {
+    double v = kvb_experiment_sweep_value(e, s, p);
+    app(line, sizeof line, &o, "%10g ", v);
+    fprintf(fm, " %g |", v);
+  }
+  app(line, sizeof line, &o, "%-14s %-16s %-10s %6zu %5zu %10.3g %10.3g %10.3g %10.3g",
+      e->streams[si].label, e->methods[mi].label, col_names[pc], g->rows, g->errs, h->q10,
+      h->median, h->q90, h->max);
+  fprintf(fm, " %s | %s | %s | %zu | %zu | %.3g | %.3g | %.3g | %.3g |", e->streams[si].label,
+          e->methods[mi].label, col_names[pc], g->rows, g->errs, h->q10, h->median, h->q90, h->max);
+  if (bound) {
+    double a = g->q[C_ROP].median, b = g->q[C_ROP].q99, c = g->q[C_RF].median;
+    app(line, sizeof line, &o, " %10.3g %10.3g %10.3g", a, b, c);
+    fprintf(fm, " %.3g | %.3g | %.3g |", a, b, c);
+  }
+  if (mem) {
+    app(line, sizeof line, &o, " %10.4g", g->q[C_MB].median);
+    fprintf(fm, " %.4g |", g->q[C_MB].median);
+  }
+  if (fc >= 0 && g->fvalid) {
+    double lo = NAN, hi = NAN;
+    kvb_clopper_pearson(g->fails, g->fvalid, 0.95, &lo, &hi);
+    app(line, sizeof line, &o, "  %u/%u [%.3g, %.3g]", g->fails, g->fvalid, lo, hi);
+    fprintf(fm, " %u/%u | [%.3g, %.3g] |", g->fails, g->fvalid, lo, hi);
+  } else if (fc >= 0) { /* the column is NaN on every row of this item (e.g. random signs) */
+    app(line, sizeof line, &o, "  n/a");
+    fprintf(fm, " n/a | n/a |");
+  }
+  fprintf(ft, "%s\n", line);
+  fprintf(fm, "\n");
+  printf("%s\n", line);
+}
+
+/* Summary: one line per (sweep point, stream, method), headed by the item's headline column;
+ * quantiles pool trials and query points. quantiles.csv gets the same quantiles, pooled and per
+ * query point, for every measured column: the plots read them from there. */
+static int write_summary(const kvb_experiment *e, FILE *ft, FILE *fm, FILE *fq,
+                         const unit_result *res, size_t units) {
+  fprintf(fq, "point");
+  for (size_t s = 0; s < e->nsweeps; s++) fprintf(fq, ",%s", e->sweeps[s].param);
+  fprintf(fq, ",stream,method,j,column,n,q10,q25,median,q75,q90,q99,max\n");
+  summary_header(e, ft, fm);
   size_t points = kvb_experiment_points(e), cap = 0;
   for (size_t u = 0; u < units; u++) cap = res[u].nrows > cap ? res[u].nrows : cap;
-  cap *= e->trials;
-  double *rel = malloc((cap ? cap : 1) * sizeof *rel), *rop = malloc((cap ? cap : 1) * sizeof *rop),
-         *mb = malloc((cap ? cap : 1) * sizeof *mb), *rf = malloc((cap ? cap : 1) * sizeof *rf);
-  if (!rel || !rop || !mb || !rf) {
-    free(rel);
-    free(rop);
-    free(rf);
-    free(mb);
-    return KVB_ERROR(KVB_ENOMEM, "summary: out of memory");
-  }
-  for (size_t p = 0; p < points; p++)
+  cap = (cap ? cap : 1) * e->trials;
+  const row **rows = malloc(cap * sizeof *rows);
+  double *buf = malloc(cap * sizeof *buf);
+  group_stats *g = malloc(sizeof *g);
+  int st = rows && buf && g ? KVB_OK : KVB_ERROR(KVB_ENOMEM, "summary: out of memory");
+  for (size_t p = 0; p < points && !st; p++)
     for (size_t si = 0; si < e->nstreams; si++)
       for (size_t mi = 0; mi < e->nmethods; mi++) {
-        size_t n = 0, nerr = 0, nrows = 0, pc = primary_column(e, mi);
-        unsigned fails = 0, fn = 0;
-        for (size_t t = 0; t < e->trials; t++) {
-          const unit_result *r = &res[p * e->trials + t];
-          int tvalid = 0, tfail = 0; /* a trial fails when any of its query points does */
-          for (size_t i = 0; i < r->nrows; i++) {
-            const row *w = &r->rows[i];
-            if (w->stream != si || w->method != mi) continue;
-            nrows++;
-            if (w->status) {
-              nerr++;
-              continue;
-            }
-            rel[n] = w->v[pc];
-            rop[n] = w->v[C_ROP];
-            rf[n] = w->v[C_RF];
-            mb[n] = w->v[C_MB];
-            n++;
-            if (fc >= 0 && !isnan(w->v[fc])) {
-              tvalid = 1;
-              tfail |= w->v[fc] > e->fail_above;
-            }
-          }
-          fn += (unsigned)tvalid;
-          fails += (unsigned)tfail;
-        }
-        char line[1024];
-        o = 0;
-        fprintf(fm, "|");
-        for (size_t s = 0; s < e->nsweeps; s++) {
-          double v = kvb_experiment_sweep_value(e, s, p);
-          o += (size_t)snprintf(line + o, sizeof line - o, "%10g ", v);
-          fprintf(fm, " %g |", v);
-        }
-        double q10 = n ? kvb_quantile(rel, n, 0.1) : NAN, q50 = n ? kvb_quantile(rel, n, 0.5) : NAN,
-               q90 = n ? kvb_quantile(rel, n, 0.9) : NAN, qmx = n ? kvb_quantile(rel, n, 1.0) : NAN;
-        o += (size_t)snprintf(line + o, sizeof line - o, "%-14s %-16s %-10s %6zu %5zu %10.3g %10.3g %10.3g %10.3g",
-                              e->streams[si].label, e->methods[mi].label, col_names[pc], nrows,
-                              nerr, q10, q50, q90, qmx);
-        fprintf(fm, " %s | %s | %s | %zu | %zu | %.3g | %.3g | %.3g | %.3g |", e->streams[si].label,
-                e->methods[mi].label, col_names[pc], nrows, nerr, q10, q50, q90, qmx);
-        if (bound) {
-          double a = n ? kvb_quantile(rop, n, 0.5) : NAN, b = n ? kvb_quantile(rop, n, 0.99) : NAN,
-                 c = n ? kvb_quantile(rf, n, 0.5) : NAN;
-          o += (size_t)snprintf(line + o, sizeof line - o, " %10.3g %10.3g %10.3g", a, b, c);
-          fprintf(fm, " %.3g | %.3g | %.3g |", a, b, c);
-        }
-        if (mem) {
-          double a = n ? kvb_quantile(mb, n, 0.5) : NAN;
-          o += (size_t)snprintf(line + o, sizeof line - o, " %10.4g", a);
-          fprintf(fm, " %.4g |", a);
-        }
-        if (fc >= 0) {
-          double lo = NAN, hi = NAN;
-          if (fn) {
-            kvb_clopper_pearson(fails, fn, 0.95, &lo, &hi);
-            o += (size_t)snprintf(line + o, sizeof line - o, "  %u/%u [%.3g, %.3g]", fails, fn, lo, hi);
-            fprintf(fm, " %u/%u | [%.3g, %.3g] |", fails, fn, lo, hi);
-          } else { /* the column is NaN on every row of this item (e.g. random signs) */
-            o += (size_t)snprintf(line + o, sizeof line - o, "  n/a");
-            fprintf(fm, " n/a | n/a |");
-          }
-        }
-        fprintf(ft, "%s\n", line);
-        fprintf(fm, "\n");
-        printf("%s\n", line);
+        memset(g, 0, sizeof *g);
+        size_t n = group_rows(e, res, p, si, mi, rows, g);
+        group_quantiles(e, fq, p, si, mi, rows, n, buf, g);
+        summary_line(e, ft, fm, p, si, mi, g);
       }
-  free(rel);
-  free(rop);
-  free(rf);
-  free(mb);
-  return KVB_OK;
+  free(rows);
+  free(buf);
+  free(g);
+  return st;
 }
 
 /* Failed rows: their number and the first few distinct messages, after the table (summary
@@ -1024,23 +1116,10 @@ int kvb_experiment_units(const kvb_experiment *e, size_t *points, size_t *units)
   return 0;
 }
 
-int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int progress,
-                       kvb_run_report *rep) {
-  if (!e || !dir || !rep) return KVB_ERROR(KVB_ENULL, "run: NULL argument");
-  memset(rep, 0, sizeof *rep);
-  if (e->nstreams == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no stream");
-  if (e->nmethods == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no method or probe");
-  size_t units = 0;
-  if (kvb_experiment_units(e, NULL, &units) != 0 || units > KVB_RUN_MAX_UNITS)
-    return KVB_ERROR(KVB_EINVAL, "the sweep points x trials exceed %.0e trials", (double)KVB_RUN_MAX_UNITS);
-  if (jobs < 1) jobs = 1;
-  int st = mkdir_p(dir);
-  if (st) return st;
-  struct stat sb;
-  if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-    return KVB_ERROR(KVB_EINVAL, "%s is not a directory", dir);
-  unit_result *res = calloc(units ? units : 1, sizeof *res);
-  if (!res) return KVB_ERROR(KVB_ENOMEM, "run: out of memory for %zu trials", units);
+/* Runs the units on min(jobs, units, 256) threads (inline when none can start), drawing the
+ * progress bar on stderr when asked. Returns the wall-clock seconds. */
+static double run_pool(const kvb_experiment *e, unit_result *res, size_t units, int jobs,
+                       int progress) {
   pool P = {e, res, units, 0, 0, PTHREAD_MUTEX_INITIALIZER};
   size_t nth = (size_t)jobs < units ? (size_t)jobs : units;
   pthread_t th[256];
@@ -1063,7 +1142,52 @@ int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int p
     fputc('\n', stderr);
   }
   for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
-  double wall = now_s() - t0;
+  return now_s() - t0;
+}
+
+/* Every output, staged (temporary files) and renamed into place together, meta.json last; on
+ * any error nothing is renamed and the temporary files are removed. */
+static int write_outputs(const kvb_experiment *e, const char *dir, const unit_result *res,
+                         size_t units, int jobs, size_t rows, size_t failed, double wall) {
+  staged sg = {.n = 0};
+  FILE *f;
+  int st = (f = stage_open(&sg, dir, "results.csv")) ? write_csv(e, f, res, units) : KVB_EIO;
+  if (!st) {
+    FILE *ft = stage_open(&sg, dir, "summary.txt"), *fm = ft ? stage_open(&sg, dir, "summary.md") : NULL;
+    FILE *fq = fm ? stage_open(&sg, dir, "quantiles.csv") : NULL;
+    st = ft && fm && fq ? write_summary(e, ft, fm, fq, res, units) : KVB_EIO;
+    if (!st) write_failures(ft, fm, res, units, rows);
+    if (ft) st = stage_close(ft, "summary.txt") ? KVB_EIO : st;
+    if (fm) st = stage_close(fm, "summary.md") ? KVB_EIO : st;
+    if (fq) st = stage_close(fq, "quantiles.csv") ? KVB_EIO : st;
+  }
+  if (!st) st = (f = stage_open(&sg, dir, "plots.tsv")) ? write_plots(e, f) : KVB_EIO;
+  if (!st) /* last: its presence marks a complete run */
+    st = (f = stage_open(&sg, dir, "meta.json")) ? write_meta(e, f, jobs, units, rows, failed, wall)
+                                                 : KVB_EIO;
+  if (!st) st = stage_commit(&sg, dir);
+  else stage_discard(&sg);
+  return st;
+}
+
+int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int progress,
+                       kvb_run_report *rep) {
+  if (!e || !dir || !rep) return KVB_ERROR(KVB_ENULL, "run: NULL argument");
+  memset(rep, 0, sizeof *rep);
+  if (e->nstreams == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no stream");
+  if (e->nmethods == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no method or probe");
+  size_t units = 0;
+  if (kvb_experiment_units(e, NULL, &units) != 0 || units > KVB_RUN_MAX_UNITS)
+    return KVB_ERROR(KVB_EINVAL, "the sweep points x trials exceed %.0e trials", (double)KVB_RUN_MAX_UNITS);
+  if (jobs < 1) jobs = 1;
+  int st = mkdir_p(dir);
+  if (st) return st;
+  struct stat sb;
+  if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    return KVB_ERROR(KVB_EINVAL, "%s is not a directory", dir);
+  unit_result *res = calloc(units ? units : 1, sizeof *res);
+  if (!res) return KVB_ERROR(KVB_ENOMEM, "run: out of memory for %zu trials", units);
+  double wall = run_pool(e, res, units, jobs, progress);
   size_t rows = 0, failed = 0;
   for (size_t u = 0; u < units; u++) {
     rows += res[u].nrows;
@@ -1072,22 +1196,7 @@ int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int p
       st = KVB_ERROR(res[u].status, "trial %zu (sweep point %zu, trial %zu): %s", u,
                      u / e->trials, u % e->trials, res[u].msg);
   }
-  staged sg = {.n = 0};
-  FILE *f;
-  if (!st) st = (f = stage_open(&sg, dir, "results.csv")) ? write_csv(e, f, res, units) : KVB_EIO;
-  if (!st) {
-    FILE *ft = stage_open(&sg, dir, "summary.txt"), *fm = ft ? stage_open(&sg, dir, "summary.md") : NULL;
-    st = ft && fm ? write_summary(e, ft, fm, res, units) : KVB_EIO;
-    if (!st) write_failures(ft, fm, res, units, rows);
-    if (ft) st = stage_close(ft, "summary.txt") ? KVB_EIO : st;
-    if (fm) st = stage_close(fm, "summary.md") ? KVB_EIO : st;
-  }
-  if (!st) st = (f = stage_open(&sg, dir, "plots.tsv")) ? write_plots(e, f) : KVB_EIO;
-  if (!st) /* last: its presence marks a complete run */
-    st = (f = stage_open(&sg, dir, "meta.json")) ? write_meta(e, f, jobs, units, rows, failed, wall)
-                                                 : KVB_EIO;
-  if (!st) st = stage_commit(&sg, dir);
-  else stage_discard(&sg);
+  if (!st) st = write_outputs(e, dir, res, units, jobs, rows, failed, wall);
   if (!st) {
     rep->rows = rows;
     rep->failed_rows = failed;

@@ -10,11 +10,19 @@
  * `jobs` threads, but rows are written in unit order, so results.csv is byte-identical for any
  * --jobs (except the opt-in time columns).
  *
- * Measures per (unit, stream, method, query point j), against exact attention on the prefix:
+ * Measures per (unit, stream, method, query point j), against exact attention on the prefix
+ * (src/measures/measures.h, the one definition the props and plots use too):
  *   rel_error  = ‖z − Attn‖₂ / ‖Attn‖₂                  err_abs = ‖z − Attn‖₂
  *   ratio_op   = ‖z − Attn‖₂ / (‖softmax‖₂ ‖V_j‖_op)    (000 eq. (3) is ratio_op <= ε)
- *   ratio_f    = ‖z − Attn‖₂ / (‖softmax‖₂ ‖V_j‖_F)     (003 Thm. 1.3-style bound)
+ *   ratio_f    = ‖z − Attn‖₂ / (‖softmax‖₂ ‖V_j‖_F)     (003 eq. (2) is ratio_f <= ε)
  *   mem_bytes, mem_vectors (kvb_method_memory), the work counters, and (opt-in) time.
+ *
+ * Quantiles (q10 q25 median q75 q90 q99 max of every measured column, NaN left out) are
+ * computed once per (sweep point, stream, method), pooled over trials and query points and per
+ * query point j, and written to quantiles.csv; the summary shows the pooled ones and
+ * `kvbound plot` draws them from that file. A summary line's headline column ("measure") is the
+ * spec's own: the y of its first plot{} that the item measures, else its failure{} column,
+ * else a probe's first column, decode_acc under the decode measure, or rel_error.
  *
  * Probes (probe.h: walk discrepancy, k-center radius) are declared like methods and measured
  * at the same query points; their rows carry the probe group's columns (NaN elsewhere).
@@ -23,7 +31,8 @@
  * "index_reduction" stream by one row per (trial, method): Alice's bits x ~ Unif{0,1}ⁿ are
  * drawn once per stream and trial (after the streams, before any method's coins), the method
  * is fed U = {(k_i, v_i) : x_i = 1} in bit order, and Bob decodes every bit i from the answer
- * to q_i: x_i = 1 iff ⟨z, v_i⟩ > T(d, r, |U|) (kvb_index_threshold_for). decode_acc is the
+ * to q_i: x_i = 1 iff ⟨z, v_i⟩ > T(d, r, |U|) — kvb_index_alice / kvb_index_bob on the
+ * stream's instance (kvb_measure_index_view, kvb_measure_decode). decode_acc is the
  * fraction of the n bits decoded correctly, u_size = |U|. Scores must be <k,q>/√d. */
 #ifndef KVB_CLI_RUNNER_H
 #define KVB_CLI_RUNNER_H
@@ -145,8 +154,8 @@ typedef struct {
   char first_error[1024];  /* the first failed row's message ("spec:line: method 'x' ...") */
 } kvb_run_report;
 
-/* Runs e on `jobs` threads and writes DIR/results.csv, summary.{txt,md}, plots.tsv and
- * meta.json (each to a temporary file, renamed into place when all are complete, meta.json
+/* Runs e on `jobs` threads and writes DIR/results.csv, summary.{txt,md}, quantiles.csv,
+ * plots.tsv and meta.json (each to a temporary file, renamed into place when all are complete, meta.json
  * last; the previous run's plot files are removed). Prints the summary to stdout. progress:
  * draw a progress bar on stderr. A failing method update or query does not stop the run: the
  * row gets its status and message (the CSV's error column, the summary) and is counted in
