@@ -140,6 +140,31 @@ static void stream_and_probe_mutants(void) {
   free(a);
 }
 
+/* The INDEX stream's decoder mutant reaches Bob through the decode measure: exact attention
+ * decodes every bit of one group faithfully (003 App. C at n = d), and every bit wrongly with
+ * the threshold flipped. */
+static void decode_mutant(void) {
+  char out[16384], spec[256];
+  int rc;
+  for (int flip = 0; flip < 2; flip++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "stream \"index_reduction\" { n = 16, d_key = 16, d_value = 16, r = 2%s }\n"
+             "scale \"inv_sqrt_d\"\nmethod \"exact\" {}\ntrials(2)\nmeasures { \"decode\" }\n",
+             flip ? ", mutant = \"threshold_flip\"" : "");
+    char *a = run_spec(flip ? "dflip" : "dfaith", text, &rc, out, sizeof out, spec, sizeof spec);
+    double acc[4];
+    int col = a ? column(a, "decode_acc") : -1;
+    size_t na = a ? values_of(a, "exact", col, acc, 4) : 0;
+    CHECK(rc == 0 && na == 2 && acc[0] == (flip ? 0.0 : 1.0) && acc[1] == acc[0],
+          flip ? "spec: the index_reduction stream's threshold_flip reaches Bob's decoder"
+               : "spec: exact attention decodes one INDEX group exactly",
+          "rc %d, rows %zu, decode_acc %g %g: %s", rc, na, na ? acc[0] : -1, na > 1 ? acc[1] : -1,
+          out);
+    free(a);
+  }
+}
+
 /* A spec whose declaration on line `line` has a bad mutant: exit 2, file:line, the message. */
 static void bad_mutant(const char *label, const char *text, int line, const char *want) {
   char out[16384], spec[256], where[300], name[200];
@@ -190,6 +215,7 @@ int main(int argc, char **argv) {
   }
   method_mutant();
   stream_and_probe_mutants();
+  decode_mutant();
   errors();
   char cmd[128], out[256];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);

@@ -105,7 +105,8 @@ int kvb_measure_index_view(const kvb_stream *s, kvb_index_instance **out) {
     return KVB_ERROR(KVB_EINVAL, "INDEX view: q_i differs from k_i (not an index_reduction stream)");
   kvb_index_instance *I = calloc(1, sizeof *I);
   if (!I) return KVB_ERROR(KVB_ENOMEM, "INDEX view: out of memory");
-  I->n = n, I->d = d, I->groups = n, I->r = s->r, I->mutant = KVB_INDEX_FAITHFUL;
+  I->n = n, I->d = d, I->groups = n, I->r = s->r;
+  I->mutant = kvb_index_stream_mutant(s); /* a decoder mutant the stream carries reaches Bob */
   I->key = malloc(n * d * sizeof *I->key);
   I->group = malloc(n * sizeof *I->group);
   I->coord = malloc(n * sizeof *I->coord);
