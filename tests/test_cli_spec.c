@@ -4,6 +4,7 @@
  * spec. Runs the kvbound binary next to this test's directory (B/tests/.. = B). */
 #include "kvbound.h"
 #include "unit.h"
+#include "cli_harness.h"
 #include "index_reduction.h"
 
 #include <stdio.h>
@@ -13,42 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-static char kvbound[512], tmp[64];
 
 /* Runs a shell command, capturing stdout+stderr into out; returns the exit status. */
-static int sh(const char *cmd, char *out, size_t cap) {
-  char full[4096];
-  snprintf(full, sizeof full, "%s 2>&1", cmd);
-  FILE *p = popen(full, "r");
-  if (!p) return -1;
-  size_t n = fread(out, 1, cap - 1, p);
-  out[n] = '\0';
-  int ws = pclose(p);
-  return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
-}
 
-static void write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  if (f) {
-    fputs(text, f);
-    fclose(f);
-  }
-}
 
-static char *read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  if (b) {
-    size_t got = fread(b, 1, (size_t)n, f);
-    b[got] = '\0';
-  }
-  fclose(f);
-  return b;
-}
 
 static size_t count_lines(const char *s) {
   size_t n = 0;
@@ -812,23 +781,7 @@ static void sandbox(void) {
 int main(int argc, char **argv) {
   (void)argc;
   /* argv[0] is B/tests/test_cli_spec; the command is B/kvbound */
-  snprintf(kvbound, sizeof kvbound, "%s", argv[0]);
-  char *sl = strrchr(kvbound, '/');
-  if (sl) *sl = '\0';
-  sl = strrchr(kvbound, '/');
-  if (sl)
-    strcpy(sl + 1, "kvbound");
-  else
-    snprintf(kvbound, sizeof kvbound, "../kvbound");
-  snprintf(tmp, sizeof tmp, "/tmp/kvb-cli-XXXXXX");
-  if (!mkdtemp(tmp)) {
-    CHECK(0, "cli: temp dir", "mkdtemp failed");
-    UNIT_EXIT();
-  }
-  if (access(kvbound, X_OK) != 0) {
-    CHECK(0, "cli: kvbound binary present", "%s not executable", kvbound);
-    UNIT_EXIT();
-  }
+  if (cli_harness_init(argv[0], "/tmp/kvb-cli-XXXXXX", "cli")) return 1;
   valid_spec();
   spec_errors();
   help_and_list();

@@ -5,6 +5,7 @@
  * or a number, is a spec error naming the spec's file:line, the type and its mutants. Runs the
  * kvbound binary next to this test's directory (B/tests/.. = B). */
 #include "unit.h"
+#include "cli_harness.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,41 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char kvbound[512], tmp[64];
 
-static int sh(const char *cmd, char *out, size_t cap) {
-  char full[4096];
-  snprintf(full, sizeof full, "%s 2>&1", cmd);
-  FILE *p = popen(full, "r");
-  if (!p) return -1;
-  size_t n = fread(out, 1, cap - 1, p);
-  out[n] = '\0';
-  int ws = pclose(p);
-  return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
-}
 
-static void write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  if (f) {
-    fputs(text, f);
-    fclose(f);
-  }
-}
 
-static char *read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  if (b) {
-    size_t got = fread(b, 1, (size_t)n, f);
-    b[got] = '\0';
-  }
-  fclose(f);
-  return b;
-}
 
 /* Runs spec `name` with `text`; returns its results.csv (or NULL), the exit status in *rc, the
  * output in out and the spec's path in spec. */
@@ -196,23 +165,7 @@ static void errors(void) {
 
 int main(int argc, char **argv) {
   (void)argc;
-  snprintf(kvbound, sizeof kvbound, "%s", argv[0]); /* B/tests/test_spec_mutants → B/kvbound */
-  char *sl = strrchr(kvbound, '/');
-  if (sl) *sl = '\0';
-  sl = strrchr(kvbound, '/');
-  if (sl)
-    strcpy(sl + 1, "kvbound");
-  else
-    snprintf(kvbound, sizeof kvbound, "../kvbound");
-  snprintf(tmp, sizeof tmp, "/tmp/kvb-mut-XXXXXX");
-  if (!mkdtemp(tmp)) {
-    CHECK(0, "spec: temp dir", "mkdtemp failed");
-    UNIT_EXIT();
-  }
-  if (access(kvbound, X_OK) != 0) {
-    CHECK(0, "spec: kvbound binary present", "%s not executable", kvbound);
-    UNIT_EXIT();
-  }
+  if (cli_harness_init(argv[0], "/tmp/kvb-mut-XXXXXX", "spec")) return 1;
   method_mutant();
   stream_and_probe_mutants();
   decode_mutant();
