@@ -335,6 +335,24 @@ static int syn_exact(const syn *s, double *ze, kvb_exact_side *xs) {
   return 0;
 }
 
+/* Stream `family` from substream `sub` with its exact side: 1, or 0 after a failed check. */
+static int syn_prepare(prop_ctx *ctx, uint64_t sub, int family, size_t n, size_t d, size_t dv,
+                       size_t nq, syn *s, double *ze, kvb_exact_side *xs) {
+  gsl_rng *gr = prop_rng(ctx, sub);
+  int ok = syn_make(gr, family, n, d, dv, nq, s);
+  gsl_rng_free(gr);
+  if (!ok) {
+    prop_check(ctx, 0, "out of memory");
+    return 0;
+  }
+  if (syn_exact(s, ze, xs)) {
+    prop_check(ctx, 0, "exact attention: %s", kvb_strerror_last());
+    syn_free(s);
+    return 0;
+  }
+  return 1;
+}
+
 /* Relative error ‖z − Attn‖/‖Attn‖ (measures.h) of method m, fed stream s, averaged over the
  * stream's queries; xs holds their exact sides (syn_exact). When m is balancekv_block, *clip
  * gets its clipped share. */
@@ -422,20 +440,9 @@ static void fig1_family(prop_ctx *ctx, int fam) {
   double clip[FIG1_TAUS] = {0};
   for (size_t sd = 0; sd < S; sd++) {
     syn s;
-    gsl_rng *gr = prop_rng(ctx, 1000 + 100 * (uint64_t)fam + sd);
-    int ok = syn_make(gr, fam, n, d, dv, nq, &s);
-    gsl_rng_free(gr);
-    if (!ok) {
-      prop_check(ctx, 0, "out of memory");
-      return;
-    }
     double ze[16 * 16];
     kvb_exact_side xs[16];
-    if (syn_exact(&s, ze, xs)) {
-      prop_check(ctx, 0, "exact attention: %s", kvb_strerror_last());
-      syn_free(&s);
-      return;
-    }
+    if (!syn_prepare(ctx, 1000 + 100 * (uint64_t)fam + sd, fam, n, d, dv, nq, &s, ze, xs)) return;
     for (unsigned T = 1; T <= FIG1_TS; T++) {
       /* the same generator substream for block, random signs and uniform of one (stream, T) */
       uint64_t sub = 2000 + 1000 * (uint64_t)fam + 10 * sd + T;
@@ -520,20 +527,9 @@ static void fig3(prop_ctx *ctx) {
   double secs[2][3] = {{0}};
   for (size_t sd = 0; sd < S; sd++) {
     syn s;
-    gsl_rng *gr = prop_rng(ctx, 5000 + sd);
-    int ok = syn_make(gr, 0, n, d, dv, nq, &s);
-    gsl_rng_free(gr);
-    if (!ok) {
-      prop_check(ctx, 0, "out of memory");
-      return;
-    }
     double ze[16 * 16];
     kvb_exact_side xs[16];
-    if (syn_exact(&s, ze, xs)) {
-      prop_check(ctx, 0, "exact attention: %s", kvb_strerror_last());
-      syn_free(&s);
-      return;
-    }
+    if (!syn_prepare(ctx, 5000 + sd, 0, n, d, dv, nq, &s, ze, xs)) return;
     for (int bi = 0; bi < 2; bi++)
       for (unsigned T = 1; T <= 3; T++)
         for (int c = 0; c <= FIG1_TAUS; c++) {
