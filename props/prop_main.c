@@ -218,13 +218,21 @@ static void md_escape(FILE *f, const char *s) {
   }
 }
 
-int main(int argc, char **argv) {
+/* The command line. */
+typedef struct {
   const char *only[64];
-  int nonly = 0, full = 0, list = 0, no_mut = 0, shard_k = 0, shard_n = 1;
-  const char *report = NULL, *only_mutant = NULL;
-  uint64_t seed = DEFAULT_SEED;
+  int nonly, full, list, no_mut, shard_k, shard_n;
+  const char *report, *only_mutant;
+  uint64_t seed;
+} options;
+
+/* Parses argv into o; returns -1 to go on, else the exit status (help, errors, --claims-list). */
+static int parse_args(int argc, char **argv, options *o) {
+  memset(o, 0, sizeof *o);
+  o->shard_n = 1;
+  o->seed = DEFAULT_SEED;
   const char *env = getenv("KVBOUND_SEED");
-  if (env && *env && parse_seed(env, &seed)) {
+  if (env && *env && parse_seed(env, &o->seed)) {
     fprintf(stderr, "kvb-props: KVBOUND_SEED='%s' is neither a number nor 'fresh'\n", env);
     return 2;
   }
@@ -234,21 +242,21 @@ int main(int argc, char **argv) {
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       usage(stdout);
       return 0;
-    } else if (strcmp(a, "--list") == 0) list = 1;
-    else if (strcmp(a, "--full") == 0) full = 1;
-    else if (strcmp(a, "--no-mutants") == 0) no_mut = 1;
-    else if (strcmp(a, "--only") == 0 && more && nonly < 64) only[nonly++] = argv[++i];
-    else if (strcmp(a, "--mutant") == 0 && more) only_mutant = argv[++i];
-    else if (strcmp(a, "--report") == 0 && more) report = argv[++i];
+    } else if (strcmp(a, "--list") == 0) o->list = 1;
+    else if (strcmp(a, "--full") == 0) o->full = 1;
+    else if (strcmp(a, "--no-mutants") == 0) o->no_mut = 1;
+    else if (strcmp(a, "--only") == 0 && more && o->nonly < 64) o->only[o->nonly++] = argv[++i];
+    else if (strcmp(a, "--mutant") == 0 && more) o->only_mutant = argv[++i];
+    else if (strcmp(a, "--report") == 0 && more) o->report = argv[++i];
     else if (strcmp(a, "--claims-list") == 0 && more) return check_claims_list(argv[++i]);
     else if (strcmp(a, "--seed") == 0 && more) {
-      if (parse_seed(argv[++i], &seed)) {
+      if (parse_seed(argv[++i], &o->seed)) {
         fprintf(stderr, "kvb-props: --seed '%s' is neither a number nor 'fresh'\n", argv[i]);
         return 2;
       }
     } else if (strcmp(a, "--shard") == 0 && more) {
-      if (sscanf(argv[++i], "%d/%d", &shard_k, &shard_n) != 2 || shard_n < 1 || shard_k < 0 ||
-          shard_k >= shard_n) {
+      if (sscanf(argv[++i], "%d/%d", &o->shard_k, &o->shard_n) != 2 || o->shard_n < 1 ||
+          o->shard_k < 0 || o->shard_k >= o->shard_n) {
         fprintf(stderr, "kvb-props: --shard wants K/N with 0 <= K < N, got '%s'\n", argv[i]);
         return 2;
       }
@@ -258,101 +266,120 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  return -1;
+}
 
+static void list_claim(const prop_claim *c) {
+  printf("%-40s %-28s %-12s", c->id, c->source, c->kind);
+  for (int k = 0; k < 8 && c->mutants[k]; k++) printf(" %s", c->mutants[k]);
+  printf("\n    covers:");
+  for (int k = 0; k < 8 && c->covers[k]; k++) printf(" %s", c->covers[k]);
+  printf("%s\n    %s\n", c->covers[0] ? "" : " (supporting check)", c->statement);
+}
+
+/* The faithful run: its verdict into *v and its context into ctx (quietly under --mutant, when
+ * only the verdict is needed to judge the mutant). Returns the number of FAIL lines printed. */
+static int run_faithful(const prop_claim *c, const options *o, FILE *devnull, prop_ctx *ctx,
+                        prop_verdict *v) {
+  if (o->only_mutant) {
+    *v = run_claim(c, o->seed, o->full, NULL, devnull, ctx);
+    return 0;
+  }
+  printf("## %s (%s, %s)\n", c->id, c->source, c->kind);
+  fflush(stdout);
+  clock_t t0 = clock();
+  *v = run_claim(c, o->seed, o->full, NULL, stdout, ctx);
+  double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+  if (lacks_control(c, ctx)) {
+    ctx->failures++;
+    printf("    %s claim ran no control through its assertion and gave no reason\n", c->kind);
+  }
+  if (!ctx->failures) {
+    printf("PASS %s: %s [%.1fs]\n", c->id, prop_verdict_name(*v), secs);
+    return 0;
+  }
+  *v = PROP_FAILS;
+  printf("FAIL %s: %s [%.1fs]\n    reproduce: KVBOUND_SEED=%" PRIu64
+         " build/kvb-props --only %s%s\n",
+         c->id, prop_verdict_name(*v), secs, o->seed, c->id, o->full ? " --full" : "");
+  return 1;
+}
+
+/* Every listed mutant (or the one of --mutant) against the faithful verdict v and cells of ctx:
+ * caught when it fails an assertion, changes the verdict, or moves a pre-registered cell (a
+ * MIXED claim stays MIXED under a mutant that moves cells). Returns the FAIL lines printed. */
+static int run_mutants(const prop_claim *c, const options *o, FILE *devnull, const prop_ctx *ctx,
+                       prop_verdict v, int *caught, int *nmut) {
+  int failed = 0;
+  for (int k = 0; k < 8 && c->mutants[k] && !o->no_mut; k++) {
+    if (o->only_mutant && strcmp(o->only_mutant, c->mutants[k]) != 0) continue;
+    (*nmut)++;
+    prop_ctx mctx;
+    prop_verdict mv = run_claim(c, o->seed, o->full, c->mutants[k],
+                                o->only_mutant ? stdout : devnull, &mctx);
+    int cells_moved = mctx.ncells != ctx->ncells;
+    for (int q = 0; !cells_moved && q < ctx->ncells; q++)
+      cells_moved = mctx.cells[q] != ctx->cells[q];
+    if (!mctx.mutant_applied) {
+      /* the claim never injected it: whatever changed, it was not the mutant */
+      failed++;
+      printf("FAIL %s never applied mutant %s (no helper of prop.h injected it, so it is "
+             "not credited)\n", c->id, c->mutants[k]);
+    } else if (mv == PROP_FAILS || mv != v || cells_moved) {
+      (*caught)++;
+      printf("PASS %s caught mutant %s (verdict %s)\n", c->id, c->mutants[k],
+             prop_verdict_name(mv));
+    } else {
+      failed++;
+      printf("FAIL %s let mutant %s survive (verdict %s)\n    reproduce: KVBOUND_SEED=%" PRIu64
+             " build/kvb-props --only %s --mutant %s%s\n",
+             c->id, c->mutants[k], prop_verdict_name(mv), o->seed, c->id, c->mutants[k],
+             o->full ? " --full" : "");
+    }
+    fflush(stdout);
+  }
+  return failed;
+}
+
+int main(int argc, char **argv) {
+  options o;
+  int rc = parse_args(argc, argv, &o);
+  if (rc >= 0) return rc;
   if (check_covers() || check_mutant_names()) return 2;
   char why[256];
-  if (only_mutant && !prop_mutant_resolves(only_mutant, why, sizeof why)) {
+  if (o.only_mutant && !prop_mutant_resolves(o.only_mutant, why, sizeof why)) {
     fprintf(stderr, "kvb-props: --mutant %s\n", why);
     return 2;
   }
   FILE *rep = NULL;
-  if (report) {
-    rep = fopen(report, "w");
-    if (!rep) {
-      fprintf(stderr, "kvb-props: cannot write report '%s'\n", report);
-      return 2;
-    }
+  if (o.report && !(rep = fopen(o.report, "w"))) {
+    fprintf(stderr, "kvb-props: cannot write report '%s'\n", o.report);
+    return 2;
   }
   static check_result res[512];
   size_t nres = 0;
   FILE *devnull = fopen("/dev/null", "w");
-  if (!list) printf("# kvb-props seed %" PRIu64 "%s\n", seed, full ? " (full)" : "");
+  if (!o.list) printf("# kvb-props seed %" PRIu64 "%s\n", o.seed, o.full ? " (full)" : "");
   int failed = 0, index = -1;
   for (size_t t = 0; prop_claim_tables[t]; t++) {
     for (const prop_claim *c = prop_claim_tables[t]; c->id; c++) {
-      if (!selected(c->id, only, nonly)) continue;
+      if (!selected(c->id, o.only, o.nonly)) continue;
       index++;
-      if (index % shard_n != shard_k) continue;
-      if (list) {
-        printf("%-40s %-28s %-12s", c->id, c->source, c->kind);
-        for (int k = 0; k < 8 && c->mutants[k]; k++) printf(" %s", c->mutants[k]);
-        printf("\n    covers:");
-        for (int k = 0; k < 8 && c->covers[k]; k++) printf(" %s", c->covers[k]);
-        printf("%s\n    %s\n", c->covers[0] ? "" : " (supporting check)", c->statement);
+      if (index % o.shard_n != o.shard_k) continue;
+      if (o.list) {
+        list_claim(c);
         continue;
       }
       prop_ctx ctx;
       memset(&ctx, 0, sizeof ctx);
-      int caught = 0, nmut = 0;
       prop_verdict v = PROP_SKIPPED;
-      if (only_mutant) {
-        /* The faithful verdict, quietly: a mutant is caught when it changes it. */
-        v = run_claim(c, seed, full, NULL, devnull, &ctx);
-      } else {
-        printf("## %s (%s, %s)\n", c->id, c->source, c->kind);
-        fflush(stdout);
-        clock_t t0 = clock();
-        v = run_claim(c, seed, full, NULL, stdout, &ctx);
-        double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
-        if (lacks_control(c, &ctx)) {
-          ctx.failures++;
-          printf("    %s claim ran no control through its assertion and gave no reason\n",
-                 c->kind);
-        }
-        if (ctx.failures) {
-          v = PROP_FAILS;
-          failed++;
-          printf("FAIL %s: %s [%.1fs]\n    reproduce: KVBOUND_SEED=%" PRIu64
-                 " build/kvb-props --only %s%s\n",
-                 c->id, prop_verdict_name(v), secs, seed, c->id, full ? " --full" : "");
-        } else {
-          printf("PASS %s: %s [%.1fs]\n", c->id, prop_verdict_name(v), secs);
-        }
-      }
-      char notes[sizeof ctx.notes];
-      snprintf(notes, sizeof notes, "%s", only_mutant ? "" : ctx.notes);
-      for (int k = 0; k < 8 && c->mutants[k] && !no_mut; k++) {
-        if (only_mutant && strcmp(only_mutant, c->mutants[k]) != 0) continue;
-        nmut++;
-        prop_ctx mctx;
-        prop_verdict mv = run_claim(c, seed, full, c->mutants[k], only_mutant ? stdout : devnull,
-                                    &mctx);
-        /* Caught: the mutant fails an assertion, changes the verdict, or changes the outcome
-         * of a pre-registered cell (a MIXED claim stays MIXED under a mutant that moves cells). */
-        int cells_moved = mctx.ncells != ctx.ncells;
-        for (int q = 0; !cells_moved && q < ctx.ncells; q++) cells_moved = mctx.cells[q] != ctx.cells[q];
-        if (!mctx.mutant_applied) {
-          /* the claim never injected it: whatever changed, it was not the mutant */
-          failed++;
-          printf("FAIL %s never applied mutant %s (no helper of prop.h injected it, so it is "
-                 "not credited)\n", c->id, c->mutants[k]);
-        } else if (mv == PROP_FAILS || mv != v || cells_moved) {
-          caught++;
-          printf("PASS %s caught mutant %s (verdict %s)\n", c->id, c->mutants[k],
-                 prop_verdict_name(mv));
-        } else {
-          failed++;
-          printf("FAIL %s let mutant %s survive (verdict %s)\n    reproduce: KVBOUND_SEED=%" PRIu64
-                 " build/kvb-props --only %s --mutant %s%s\n",
-                 c->id, c->mutants[k], prop_verdict_name(mv), seed, c->id, c->mutants[k],
-                 full ? " --full" : "");
-        }
-        fflush(stdout);
-      }
+      int caught = 0, nmut = 0;
+      failed += run_faithful(c, &o, devnull, &ctx, &v);
+      failed += run_mutants(c, &o, devnull, &ctx, v, &caught, &nmut);
       if (nres < sizeof res / sizeof *res) {
         check_result *r = &res[nres++];
         r->c = c, r->v = v, r->caught = caught, r->nmut = nmut;
-        snprintf(r->notes, sizeof r->notes, "%s", notes);
+        snprintf(r->notes, sizeof r->notes, "%s", o.only_mutant ? "" : ctx.notes);
       }
     }
   }
