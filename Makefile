@@ -72,6 +72,11 @@ $(B)/tests/%: $(B)/obj/tests/%.o $(B)/libkvbound.a
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $< $(B)/libkvbound.a $(LIBS)
 
+# Allocation-failure injection: the library's own allocations go through the test's wrappers.
+$(B)/tests/test_alloc_fail: $(B)/obj/tests/test_alloc_fail.o $(B)/libkvbound.a
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $< $(B)/libkvbound.a -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc $(LIBS)
+
 $(B)/bench/%: $(B)/obj/tests/%.o $(B)/libkvbound.a
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $< $(B)/libkvbound.a $(LIBS)
