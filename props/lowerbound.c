@@ -524,6 +524,12 @@ static int sketch_trial(prop_ctx *ctx, gsl_rng *rng, size_t n, size_t d, double 
     memcpy(q, I->key + I->group[i] * d, d * sizeof *q); /* q_i = k_i */
     if (!st && u2 && m->n) st = kvb_method_query(m, q, d, z, d);
     else memset(z, 0, d * sizeof *z);
+    /* A sketch with nothing left to answer from (003 Alg. 4 can halve every stored key away at
+     * a small budget) gives Bob no information: he decides from z = 0, as from an empty U. */
+    if (st == KVB_ESTATE && u2 && m && m->n) {
+      memset(z, 0, d * sizeof *z);
+      st = KVB_OK;
+    }
     if (leak) memcpy(z, za, d * sizeof *z);
     int bit = 0;
     if (!st) st = kvb_index_decide(I, i, u2, z, &bit, NULL);
