@@ -18,7 +18,7 @@ LIBS    = -lgsl -lopenblas $(shell pkg-config --libs lua5.4) -lm -lpthread $(LDL
 # below it, so an include of a higher layer does not compile (scripts/check-layers also reads
 # every include and fails `make check` on one).
 L0 := src/core
-L1 := src/subgen src/balancekv src/baselines
+L1 := src/subgen src/balancekv src/baselines src/model
 L2 := adversarial lowerbound src/measures
 L3 := src/app src props
 INC0 := $(addprefix -I,$(L0))
