@@ -199,11 +199,10 @@ int kvb_tok_load(const kvb_gguf *g, kvb_tokenizer **out) {
     int k = put_utf8(cp, t->byte_str[b]);
     t->byte_str[b][k] = '\0';
     t->cp_byte[cp] = (int16_t)b;
+    /* -1 when the vocabulary has no token for the byte (SmolLM2 lacks 21 of them, e.g. 0x04,
+     * 0xC0, 0xF5..0xFF): such bytes are dropped, as Hugging Face's BPE without an unknown token
+     * does, before the merges (so their neighbours can merge). */
     t->byte_tok[b] = vocab_get(t, t->byte_str[b], (size_t)k);
-    if (t->byte_tok[b] < 0) {
-      kvb_tok_free(t);
-      return KVB_ERROR(KVB_EFORMAT, "the vocabulary has no token for the byte 0x%02X", b);
-    }
   }
   char buf[1024];
   for (uint64_t r = 0; r < mk->arr_n && !st; r++) {
@@ -259,8 +258,9 @@ static int push(ids_buf *b, int32_t id) {
 
 /* BPE over one pre-token's bytes. sym holds the current symbols' ids (at most len of them). */
 static int bpe(const kvb_tokenizer *t, const unsigned char *s, size_t len, int32_t *sym, ids_buf *out) {
-  size_t n = len;
-  for (size_t i = 0; i < len; i++) sym[i] = t->byte_tok[s[i]];
+  size_t n = 0;
+  for (size_t i = 0; i < len; i++)
+    if (t->byte_tok[s[i]] >= 0) sym[n++] = t->byte_tok[s[i]];
   for (;;) {
     int32_t best = INT32_MAX, merged = -1, r, m;
     size_t at = 0;

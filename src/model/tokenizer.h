@@ -10,7 +10,8 @@
  *      (leftmost alternative first; the lookahead sees the end of the piece as the end);
  *   4. each match's bytes are mapped to GPT-2's printable byte alphabet and merged by BPE: the
  *      adjacent pair with the lowest merge rank (leftmost on ties) is merged until none is in
- *      the merge list.
+ *      the merge list; a byte the vocabulary has no token for is dropped (as HF's BPE without
+ *      an unknown token does).
  * Validated token for token against Hugging Face `tokenizers` (tests/golden/tokens.txt). */
 #ifndef KVB_TOKENIZER_H
 #define KVB_TOKENIZER_H
@@ -24,7 +25,7 @@ typedef struct kvb_tokenizer kvb_tokenizer;
 
 /* Builds the tokenizer from a parsed GGUF file (copies what it needs; g may be freed after).
  * KVB_EFORMAT when the vocabulary or merges are missing or inconsistent (a merge naming a token
- * that is not in the vocabulary, a byte with no token). */
+ * that is not in the vocabulary). */
 int kvb_tok_load(const kvb_gguf *g, kvb_tokenizer **out);
 void kvb_tok_free(kvb_tokenizer *t);
 size_t kvb_tok_vocab_size(const kvb_tokenizer *t);
