@@ -121,3 +121,15 @@ $(B)/fuzz/fuzz_npy: tests/fuzz_npy.c src/core/npy.c src/core/kvb_error.c src/cor
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	  -Isrc/core tests/fuzz_npy.c src/core/npy.c src/core/kvb_error.c -lm -o $@
+
+# libFuzzer harness for the GGUF reader (src/model/gguf.c), like `fuzz` for .npy; corpus in
+# tests/fuzz_corpus/gguf (fold new inputs back with -merge=1 as above).
+.PHONY: fuzz-gguf
+fuzz-gguf: $(B)/fuzz/fuzz_gguf
+	@mkdir -p $(B)/fuzz/corpus_gguf
+	$(B)/fuzz/fuzz_gguf -max_total_time=$(FUZZ_TIME) -max_len=4096 $(B)/fuzz/corpus_gguf tests/fuzz_corpus/gguf
+
+$(B)/fuzz/fuzz_gguf: tests/fuzz_gguf.c src/model/gguf.c src/core/kvb_error.c src/model/gguf.h src/core/kvb_error.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  -Isrc/core -Isrc/model tests/fuzz_gguf.c src/model/gguf.c src/core/kvb_error.c -lm -o $@
