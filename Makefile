@@ -49,7 +49,8 @@ HDRS := $(wildcard $(foreach d,$(L0) $(L1) $(L2) $(L3) tests,$(d)/*.h))
 .PHONY: all run check check-full bench install uninstall clean
 # Keep object files of tests and benches (they are intermediates of pattern rules).
 .SECONDARY:
-all: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/kvbound $(B)/kvb-props $(TEST_BIN) $(BENCH_BIN)
+all: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/kvbound $(B)/kvb-props $(TEST_BIN) $(BENCH_BIN) \
+     $(B)/kvb-dump-kv
 
 $(B)/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -67,6 +68,10 @@ $(B)/kvbound: $(CLI_OBJ) $(B)/libkvbound.a
 
 $(B)/kvb-props: $(PROP_OBJ) $(B)/libkvbound.a
 	$(CC) -o $@ $(PROP_OBJ) $(B)/libkvbound.a $(LIBS)
+
+# The model's K/V dumper (src/model/tools/dump_kv.c; README, The real model).
+$(B)/kvb-dump-kv: $(B)/obj/src/model/tools/dump_kv.o $(B)/libkvbound.a
+	$(CC) -o $@ $< $(B)/libkvbound.a $(LIBS)
 
 $(B)/tests/%: $(B)/obj/tests/%.o $(B)/libkvbound.a
 	@mkdir -p $(dir $@)

@@ -2,16 +2,22 @@
  * files scripts/model-golden wrote (no Python at check time):
  *   tokens.txt  every text's ids equal Hugging Face `tokenizers`' (exactly), and decoding gives
  *               the text back;
- *   logits.txt  llama.cpp's logits for the first 128 tokens of the GPL-3 text: top-1 agreement
- *               at every position, max and mean |Δlogit| over the 32 stored tokens per position
- *               within the tolerances below, perplexity within 1%.
+ *   logits.txt  llama.cpp's logits for the first 512 tokens of the GPL-3 text (every 4th
+ *               position: the top-16 and 16 fixed random tokens, and the log-sum-exp).
  * Needs the model (scripts/fetch-model): without it each check prints "SKIP name: why" (not
- * PASS). The tolerances: llama.cpp does not compute in float32 as this code does — it rounds
- * the activations to 8-bit blocks (Q8_1 for the Q4_1 matrices, Q8_0 for the embedding) before
- * every quantized dot product and keeps K and V in fp16, a relative error of about 2^-8 per
- * product, compounded over 30 layers; logits here span about ±25. A max |Δ| of 1.0 and a
- * mean |Δ| of 0.25 leave room for that and still catch any real defect (a wrong RoPE layout,
- * head grouping or norm moves logits by several units and the top-1 at most positions). */
+ * PASS).
+ *
+ * Tolerances. llama.cpp does not compute in float32 as this code does: it rounds every matmul's
+ * activations to 8-bit blocks (Q8_1 for the Q4_1 weights, Q8_0 for the embedding) and keeps K
+ * and V in fp16. Logits are compared as log-probabilities (logit − log-sum-exp), since a shift
+ * common to a position's logits changes nothing. The yardstick, written into the golden file by
+ * the script before this code was compared: how far llama.cpp moves from ITSELF when only its
+ * KV-cache precision changes (fp16 vs fp32) — max and mean |Δ log-prob| and top-1 agreement.
+ * The C code must be no further from llama.cpp than that (mean and max |Δ log-prob| ≤ llama's
+ * own, top-1 agreement ≥ llama's own), and the perplexity within 1% (the issue's bound). A real
+ * defect (RoPE layout, head grouping, a norm) moves log-probs by whole units at most positions.
+ * (A float64 NumPy forward pass on the same dequantized weights reproduces this code's
+ * perplexity to 6 digits, so the remaining gap is llama.cpp's rounding.) */
 #include "gguf.h"
 #include "kvb_error.h"
 #include "model.h"
@@ -22,8 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DLOGIT 1.0
-#define MEAN_DLOGIT 0.25
 #define PPL_REL 0.01
 
 static void skip(const char *name, const char *why) {
@@ -122,16 +126,16 @@ static void test_logits(const kvb_model *m) {
     skip("model.logits_match_llama_cpp", "tests/golden/logits.txt not generated yet (scripts/model-golden)");
     return;
   }
-  int32_t tokens[1024];
+  int32_t *tokens = malloc(4096 * sizeof *tokens);
   size_t n = 0;
-  double ppl_ref = 0;
+  double ppl_ref = 0, self_max = 0, self_mean = 0, self_top = 0, self_n = 1;
   size_t V = (size_t)m->cfg.n_vocab, D = (size_t)m->cfg.d_model;
-  float *hid = NULL, *lg = NULL;
+  float *hid = NULL, *lg = malloc(V * sizeof(float));
   double maxd = 0, sumd = 0;
   size_t cnt = 0, positions = 0, top1 = 0;
   for (char *line = strtok(g, "\n"); line; line = strtok(NULL, "\n")) {
     if (strncmp(line, "tokens ", 7) == 0) {
-      for (char *p = line + 7; n < 1024;) {
+      for (char *p = line + 7; n < 4096;) {
         char *e;
         long v = strtol(p, &e, 10);
         if (e == p) break;
@@ -139,29 +143,38 @@ static void test_logits(const kvb_model *m) {
         p = e;
       }
       hid = malloc(n * D * sizeof(float));
-      lg = malloc(n * V * sizeof(float));
-      if (kvb_model_prefill(m, tokens, n, hid, NULL, NULL) || kvb_model_logits(m, hid, n, lg)) {
+      if (kvb_model_prefill(m, tokens, n, hid, NULL, NULL)) {
         CHECK(0, "model.prefill_runs", "%s", kvb_strerror_last());
+        free(hid);
+        hid = NULL;
         break;
       }
     } else if (strncmp(line, "ppl ", 4) == 0) {
       ppl_ref = atof(line + 4);
-    } else if (strncmp(line, "pos ", 4) == 0 && lg) {
+    } else if (strncmp(line, "self ", 5) == 0) {
+      sscanf(line + 5, "%lf %lf %lf %lf", &self_max, &self_mean, &self_top, &self_n);
+    } else if (strncmp(line, "pos ", 4) == 0 && hid) {
       char *p = line + 4, *e;
       long pos = strtol(p, &e, 10);
       if (pos < 0 || (size_t)pos >= n) continue;
-      const float *z = lg + (size_t)pos * V;
+      double lse_ref = strtod(e, &p);
+      kvb_model_logits(m, hid + (size_t)pos * D, 1, lg);
       size_t best = 0;
-      for (size_t i = 1; i < V; i++) best = z[i] > z[best] ? i : best;
-      p = e;
+      double mx = lg[0], z = 0;
+      for (size_t i = 1; i < V; i++) {
+        best = lg[i] > lg[best] ? i : best;
+        mx = lg[i] > mx ? lg[i] : mx;
+      }
+      for (size_t i = 0; i < V; i++) z += exp((double)lg[i] - mx);
+      double lse = mx + log(z);
       int first = 1;
       for (;;) {
         long id = strtol(p, &e, 10);
-        if (e == p || *e != ':') break;
+        if (e == p || *e != ':' || id < 0 || (size_t)id >= V) break;
         double ref = strtod(e + 1, &p);
         if (first) top1 += (size_t)id == best;
         first = 0;
-        double d = fabs((double)z[id] - ref);
+        double d = fabs(((double)lg[id] - lse) - (ref - lse_ref));
         maxd = d > maxd ? d : maxd;
         sumd += d;
         cnt++;
@@ -169,23 +182,27 @@ static void test_logits(const kvb_model *m) {
       positions++;
     }
   }
-  if (lg && positions) {
+  if (hid && positions && cnt) {
     double ppl = 0;
     int st = kvb_model_perplexity(m, tokens, n, &ppl);
-    double rel = fabs(ppl / ppl_ref - 1);
-    printf("  logits vs llama.cpp over %zu positions: top-1 agreement %zu/%zu, max |dlogit| %.4f, "
-           "mean |dlogit| %.4f (%zu logits); perplexity %.4f vs llama.cpp %.4f (rel. diff %.3g)\n",
-           positions, top1, positions, maxd, sumd / (double)cnt, cnt, ppl, ppl_ref, rel);
-    CHECK(top1 == positions, "model.top1_matches_llama_cpp", "%zu of %zu positions differ",
-          positions - top1, positions);
-    CHECK(maxd <= MAX_DLOGIT && sumd / (double)cnt <= MEAN_DLOGIT, "model.logits_match_llama_cpp",
-          "max %.4f (tolerance %.2f), mean %.4f (tolerance %.2f)", maxd, MAX_DLOGIT,
-          sumd / (double)cnt, MEAN_DLOGIT);
+    double rel = fabs(ppl / ppl_ref - 1), self_rate = self_top / self_n;
+    printf("  vs llama.cpp, %zu tokens, %zu positions x 32 logits: top-1 agreement %zu/%zu, "
+           "|dlogprob| max %.4f mean %.4f; perplexity %.4f vs %.4f (rel. diff %.4f)\n"
+           "  llama.cpp vs itself (fp16 vs fp32 KV): top-1 %.0f/%.0f, |dlogprob| max %.4f mean %.4f\n",
+           n, positions, top1, positions, maxd, sumd / (double)cnt, ppl, ppl_ref, rel, self_top,
+           self_n, self_max, self_mean);
+    CHECK(self_n > 1 && (double)top1 >= self_rate * (double)positions, "model.top1_agrees_with_llama_cpp",
+          "%zu of %zu positions agree, llama.cpp agrees with itself at a rate of %.3f", top1,
+          positions, self_rate);
+    CHECK(maxd <= self_max && sumd / (double)cnt <= self_mean, "model.logprobs_match_llama_cpp",
+          "max %.4f (llama vs itself %.4f), mean %.4f (llama vs itself %.4f)", maxd, self_max,
+          sumd / (double)cnt, self_mean);
     CHECK(st == KVB_OK && rel <= PPL_REL, "model.perplexity_within_1pct_of_llama_cpp",
           "ppl %.4f vs %.4f", ppl, ppl_ref);
-  } else if (!lg) {
-    CHECK(0, "model.logits_golden_wellformed", "no tokens line in tests/golden/logits.txt");
+  } else {
+    CHECK(0, "model.logits_golden_wellformed", "no tokens or positions in tests/golden/logits.txt");
   }
+  free(tokens);
   free(hid);
   free(lg);
   free(g);

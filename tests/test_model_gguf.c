@@ -5,6 +5,7 @@
  * F16 and F32 blocks against values computed by hand. Needs no model file. */
 #include "gguf.h"
 #include "kvb_error.h"
+#include "model.h"
 #include "pcg32.h"
 #include "unit.h"
 
@@ -265,7 +266,34 @@ static void test_dequant(void) {
         "dequant.refuses_partial_blocks_and_unsupported_types", "not refused");
 }
 
+/* The model loader's errors need no model: a missing file names scripts/fetch-model, a GGUF
+ * that is not a complete llama model is refused with a message. */
+static void test_model_errors(void) {
+  setenv("KVB_MODEL", "/nonexistent/model.gguf", 1);
+  int st = kvb_model_available();
+  CHECK(st == KVB_ENOTFOUND && strstr(kvb_strerror_last(), "scripts/fetch-model"),
+        "model.missing_file_says_how_to_fetch", "status %d: %s", st, kvb_strerror_last());
+  size_t len;
+  offs o;
+  unsigned char *b = valid(&len, &o);
+  char path[] = "/tmp/kvb_test_model_XXXXXX";
+  int fd = mkstemp(path);
+  FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+  if (f) {
+    fwrite(b, 1, len, f);
+    fclose(f);
+  }
+  kvb_model m;
+  st = kvb_model_load(path, &m);
+  CHECK(f && st == KVB_EFORMAT && kvb_strerror_last()[0] && m.weights == NULL,
+        "model.incomplete_gguf_refused", "status %d: %s", st, kvb_strerror_last());
+  remove(path);
+  free(b);
+  unsetenv("KVB_MODEL");
+}
+
 int main(void) {
+  test_model_errors();
   test_valid();
   test_dequant();
   UNIT_EXIT();

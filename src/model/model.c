@@ -55,7 +55,11 @@ static int take(const kvb_gguf *g, const char *name, uint64_t ne0, uint64_t ne1,
                      name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
                      (unsigned long long)ne0, (unsigned long long)ne1);
   int st = kvb_gguf_dequant(t->type, t->data, t->n_elements, *at);
-  if (st) return KVB_ERROR(KVB_EFORMAT, "tensor \"%s\": %s", name, kvb_strerror_last());
+  if (st) {
+    char why[256]; /* the message buffer is reused by KVB_ERROR: copy it first */
+    snprintf(why, sizeof why, "%s", kvb_strerror_last());
+    return KVB_ERROR(KVB_EFORMAT, "tensor \"%s\": %s", name, why);
+  }
   for (uint64_t i = 0; i < t->n_elements; i++)
     if (!isfinite((*at)[i])) return KVB_ERROR(KVB_EFORMAT, "tensor \"%s\" holds a non-finite value", name);
   *dst = *at;
@@ -66,7 +70,7 @@ static int take(const kvb_gguf *g, const char *name, uint64_t ne0, uint64_t ne1,
 static int get_int(const kvb_gguf *g, const char *key, int lo, int hi, int *out) {
   uint64_t v;
   int st = kvb_gguf_get_uint(g, key, &v);
-  if (st) return KVB_ERROR(KVB_EFORMAT, "%s", kvb_strerror_last());
+  if (st) return KVB_EFORMAT; /* the message kvb_gguf_get_uint recorded names the key */
   if (v < (uint64_t)lo || v > (uint64_t)hi)
     return KVB_ERROR(KVB_EFORMAT, "GGUF metadata %s = %llu is outside [%d, %d]", key,
                      (unsigned long long)v, lo, hi);
