@@ -208,6 +208,44 @@ static void test_logits(const kvb_model *m) {
   free(g);
 }
 
+/* RoPE's defining property on the real model: with one token repeated, layer 0 sees the same
+ * input at every position, so its pre-RoPE q and k are the same everywhere and the post-RoPE
+ * score q_i·k_j must depend only on i − j (in float32 rounding). Also checks the callback's
+ * shapes and the grouped layout. */
+typedef struct { size_t n; int calls; double max_rel; } rope_ctx;
+static void on_qkv(void *vc, int layer, size_t n, const float *q, const float *k, const float *v) {
+  rope_ctx *c = vc;
+  (void)v;
+  c->calls++;
+  c->n = n;
+  if (layer != 0) return;
+  for (size_t h = 0; h < 9; h++) {
+    const float *Q = q + h * n * 64, *K = k + (h / 3) * n * 64;
+    for (size_t i = 1; i < n; i++)
+      for (size_t j = 1; j <= i; j++) {
+        double a = 0, b = 0, s = 0;
+        for (size_t t = 0; t < 64; t++) {
+          a += (double)Q[i * 64 + t] * K[j * 64 + t];
+          b += (double)Q[(i - 1) * 64 + t] * K[(j - 1) * 64 + t];
+          s += fabs((double)Q[i * 64 + t] * K[j * 64 + t]);
+        }
+        double rel = fabs(a - b) / (s + 1e-30);
+        c->max_rel = rel > c->max_rel ? rel : c->max_rel;
+      }
+  }
+}
+
+static void test_rope_relative(const kvb_model *m) {
+  int32_t ids[24];
+  for (int i = 0; i < 24; i++) ids[i] = 504; /* " the" */
+  float *hid = malloc(24 * (size_t)m->cfg.d_model * sizeof(float));
+  rope_ctx c = {0, 0, 0};
+  int st = kvb_model_prefill(m, ids, 24, hid, on_qkv, &c);
+  CHECK(st == KVB_OK && c.calls == 30 && c.n == 24 && c.max_rel < 1e-4, "model.rope_scores_depend_on_offset_only",
+        "status %d, %d layers, max relative change %.3g", st, c.calls, c.max_rel);
+  free(hid);
+}
+
 int main(void) {
   if (kvb_model_available() != KVB_OK) {
     const char *why = kvb_strerror_last();
@@ -226,6 +264,7 @@ int main(void) {
         m.n_weights * sizeof(float) / 1000000);
   printf("  dequantized weights: %.1f MB\n", (double)m.n_weights * sizeof(float) / 1e6);
   test_tokens(&m);
+  test_rope_relative(&m);
   test_logits(&m);
   kvb_model_free(&m);
   UNIT_EXIT();
