@@ -18,7 +18,7 @@ LIBS    = -lgsl -lopenblas $(shell pkg-config --libs lua5.4) -lm -lpthread $(LDL
 # below it, so an include of a higher layer does not compile (scripts/check-layers also reads
 # every include and fails `make check` on one).
 L0 := src/core
-L1 := src/subgen src/balancekv src/baselines
+L1 := src/subgen src/balancekv src/baselines src/model
 L2 := adversarial lowerbound src/measures
 L3 := src/app src props
 INC0 := $(addprefix -I,$(L0))
@@ -49,7 +49,8 @@ HDRS := $(wildcard $(foreach d,$(L0) $(L1) $(L2) $(L3) tests,$(d)/*.h))
 .PHONY: all run check check-full bench install uninstall clean
 # Keep object files of tests and benches (they are intermediates of pattern rules).
 .SECONDARY:
-all: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/kvbound $(B)/kvb-props $(TEST_BIN) $(BENCH_BIN) $(GPU_ALL)
+all: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/kvbound $(B)/kvb-props $(TEST_BIN) $(BENCH_BIN) \
+     $(B)/kvb-dump-kv $(GPU_ALL)
 
 $(B)/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -67,6 +68,10 @@ $(B)/kvbound: $(CLI_OBJ) $(B)/libkvbound.a
 
 $(B)/kvb-props: $(PROP_OBJ) $(B)/libkvbound.a
 	$(CC) -o $@ $(PROP_OBJ) $(B)/libkvbound.a $(LIBS)
+
+# The model's K/V dumper (src/model/tools/dump_kv.c; README, The real model).
+$(B)/kvb-dump-kv: $(B)/obj/src/model/tools/dump_kv.o $(B)/libkvbound.a
+	$(CC) -o $@ $< $(B)/libkvbound.a $(LIBS)
 
 $(B)/tests/%: $(B)/obj/tests/%.o $(B)/libkvbound.a
 	@mkdir -p $(dir $@)
@@ -170,3 +175,15 @@ $(B)/fuzz/fuzz_npy: tests/fuzz_npy.c src/core/npy.c src/core/kvb_error.c src/cor
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	  -Isrc/core tests/fuzz_npy.c src/core/npy.c src/core/kvb_error.c -lm -o $@
+
+# libFuzzer harness for the GGUF reader (src/model/gguf.c), like `fuzz` for .npy; corpus in
+# tests/fuzz_corpus/gguf (fold new inputs back with -merge=1 as above).
+.PHONY: fuzz-gguf
+fuzz-gguf: $(B)/fuzz/fuzz_gguf
+	@mkdir -p $(B)/fuzz/corpus_gguf
+	$(B)/fuzz/fuzz_gguf -max_total_time=$(FUZZ_TIME) -max_len=4096 $(B)/fuzz/corpus_gguf tests/fuzz_corpus/gguf
+
+$(B)/fuzz/fuzz_gguf: tests/fuzz_gguf.c src/model/gguf.c src/core/kvb_error.c src/model/gguf.h src/core/kvb_error.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  -Isrc/core -Isrc/model tests/fuzz_gguf.c src/model/gguf.c src/core/kvb_error.c -lm -o $@

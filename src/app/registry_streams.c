@@ -7,6 +7,7 @@ extern const kvb_stream_type kvb_stream_clusterable;
 extern const kvb_stream_type kvb_stream_index_reduction;
 extern const kvb_stream_type kvb_stream_ties_at_delta;
 extern const kvb_stream_type kvb_stream_npy;
+extern const kvb_stream_type kvb_stream_model;
 extern const kvb_stream_type kvb_stream_adv_sphere;
 extern const kvb_stream_type kvb_stream_adv_ties;
 extern const kvb_stream_type kvb_stream_adv_duplicates;
@@ -21,6 +22,7 @@ const kvb_stream_type *const kvb_stream_registry[] = {
     &kvb_stream_index_reduction,
     &kvb_stream_ties_at_delta,
     &kvb_stream_npy,
+    &kvb_stream_model,
     &kvb_stream_adv_sphere,
     &kvb_stream_adv_ties,
     &kvb_stream_adv_duplicates,

@@ -1,0 +1,205 @@
+/* stream_model.c — the "model" stream: the post-RoPE queries, keys and values of one layer and
+ * query head of SmolLM2-135M (src/model) run over a text file — real attention caches for every
+ * method and check (000 §3.1 and 003 §4 study real caches).
+ *
+ *   stream "model" { text = "FILE", layer = 0..29, head = 0..8, n = ... }
+ *
+ * Query head `head` attends with key/value head head / 3 (grouped-query attention), so the
+ * stream is (q of `head`, k and v of head / 3). The forward pass runs once per (model, text,
+ * token count): every layer's q, k, v are cached as .npy ([heads, n, 64], float32) under
+ * ${XDG_CACHE_HOME:-$HOME/.cache}/kvbound/kv/<key>/ (or $KVB_MODEL_DIR/kv/), the key being
+ * the model file's size and a 64-bit FNV-1a hash of the text's bytes with the token count; later
+ * streams of any layer or head read the cache. n defaults to every token of the text, at most
+ * the model's context (8192); the first n tokens' caches do not depend on later tokens (the
+ * model is causal). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kvb_error.h"
+#include "model.h"
+#include "npy.h"
+#include "stream.h"
+
+static const kvb_param_spec model_params[] = {
+    {"text", KVB_PARAM_STRING, 0, 0, 0, "", "path of the text the model reads (required)"},
+    {"layer", KVB_PARAM_INT, 0, 0, 29, NULL, "transformer layer, 0..29"},
+    {"head", KVB_PARAM_INT, 0, 0, 8, NULL, "query head, 0..8 (keys and values of head/3)"},
+    {"n", KVB_PARAM_INT, 1, 1, 8192, NULL, "tokens (default: the whole text, at most 8192)"},
+    {"d_key", KVB_PARAM_INT, 64, 64, 64, NULL, "64 (the model's head dimension)"},
+    {"d_value", KVB_PARAM_INT, 64, 64, 64, NULL, "64 (the model's head dimension)"},
+    {NULL, 0, 0, 0, 0, NULL, NULL}};
+
+typedef struct {
+  const char *dir;
+  int status;
+  int n_head, n_head_kv, head_dim;
+} cache_ctx;
+
+static void write_layer(void *vc, int layer, size_t n, const float *q, const float *k, const float *v) {
+  cache_ctx *c = vc;
+  const char *what[3] = {"q", "k", "v"};
+  const float *src[3] = {q, k, v};
+  for (int i = 0; i < 3 && !c->status; i++) {
+    size_t heads = (size_t)(i == 0 ? c->n_head : c->n_head_kv), cnt = heads * n * (size_t)c->head_dim;
+    size_t shape[3] = {heads, n, (size_t)c->head_dim};
+    double *y = malloc(cnt * sizeof *y);
+    if (!y) {
+      c->status = KVB_ERROR(KVB_ENOMEM, "model stream: out of memory writing the cache");
+      return;
+    }
+    for (size_t j = 0; j < cnt; j++) y[j] = src[i][j];
+    char path[4500];
+    snprintf(path, sizeof path, "%s/layer%02d_%s.npy", c->dir, layer, what[i]);
+    c->status = kvb_npy_write(path, y, 3, shape, "<f4", 1);
+    free(y);
+  }
+}
+
+static int read_text(const char *path, char **buf, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return KVB_ERROR(KVB_EIO, "model stream: cannot open the text %s (%s)", path, strerror(errno));
+  size_t cap = 1 << 16, n = 0, r;
+  char *b = malloc(cap);
+  while (b && (r = fread(b + n, 1, cap - n, f)) > 0) {
+    n += r;
+    if (n == cap) {
+      char *nb = realloc(b, cap *= 2);
+      if (!nb) free(b);
+      b = nb;
+    }
+  }
+  fclose(f);
+  if (!b) return KVB_ERROR(KVB_ENOMEM, "model stream: out of memory reading %s", path);
+  *buf = b;
+  *len = n;
+  return KVB_OK;
+}
+
+/* Runs the model over the text's first n_proc tokens into dir (through a temporary directory
+ * renamed at the end, so a crashed run leaves no half cache). */
+static int build_cache(const kvb_model *m, const int32_t *ids, size_t n, const char *dir) {
+  char tmp[4400];
+  snprintf(tmp, sizeof tmp, "%s.tmp%ld", dir, (long)getpid());
+  if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+    return KVB_ERROR(KVB_EIO, "model stream: cannot create %s (%s)", tmp, strerror(errno));
+  cache_ctx c = {tmp, KVB_OK, m->cfg.n_head, m->cfg.n_head_kv, m->cfg.head_dim};
+  float *hid = malloc(n * (size_t)m->cfg.d_model * sizeof(float));
+  int st = hid ? kvb_model_prefill(m, ids, n, hid, write_layer, &c)
+               : KVB_ERROR(KVB_ENOMEM, "model stream: out of memory");
+  free(hid);
+  if (!st) st = c.status;
+  if (!st && rename(tmp, dir) != 0 && errno != EEXIST && errno != ENOTEMPTY)
+    st = KVB_ERROR(KVB_EIO, "model stream: cannot rename %s to %s (%s)", tmp, dir, strerror(errno));
+  if (st || access(tmp, F_OK) == 0) { /* failed, or another process made dir first */
+    char p[4500];
+    for (int l = 0; l < m->cfg.n_layer; l++)
+      for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/layer%02d_%c.npy", tmp, l, "qkv"[i]);
+        remove(p);
+      }
+    rmdir(tmp);
+  }
+  return st;
+}
+
+static int gen_model(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng, kvb_stream *s) {
+  (void)rng;
+  const char *text = kvb_params_get_str(p, sp, "text");
+  if (!text[0]) return KVB_ERROR(KVB_EINVAL, "model stream: parameter 'text' (a file) is required");
+  int layer = (int)kvb_params_get(p, sp, "layer"), head = (int)kvb_params_get(p, sp, "head");
+  int st = kvb_model_available();
+  if (st) return st;
+  char *buf = NULL;
+  size_t len = 0;
+  if ((st = read_text(text, &buf, &len))) return st;
+  /* The cache key: model size, text hash, token count (n asked, or "all"). */
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)buf[i]) * 1099511628211ull;
+  long want = kvb_params_has(p, "n") ? (long)kvb_params_get(p, sp, "n") : 0;
+  char mpath[4096], dir[4300], root[4200];
+  kvb_model_default_path(mpath, sizeof mpath);
+  char *slash = strrchr(mpath, '/');
+  if (slash) *slash = '\0';
+  snprintf(root, sizeof root, "%s/kv", slash ? mpath : ".");
+  snprintf(dir, sizeof dir, "%s/%llu-%016llx-%ld", root, (unsigned long long)KVB_MODEL_SIZE,
+           (unsigned long long)h, want);
+  char qf[4400], kf[4400], vf[4400];
+  snprintf(qf, sizeof qf, "%s/layer%02d_q.npy", dir, layer);
+  snprintf(kf, sizeof kf, "%s/layer%02d_k.npy", dir, layer);
+  snprintf(vf, sizeof vf, "%s/layer%02d_v.npy", dir, layer);
+  if (access(qf, R_OK) != 0) {
+    kvb_model m;
+    if ((st = kvb_model_load(NULL, &m))) {
+      free(buf);
+      return st;
+    }
+    int32_t *ids = NULL;
+    size_t n = 0;
+    st = kvb_tok_encode(m.tok, buf, len, &ids, &n);
+    if (!st && n == 0) st = KVB_ERROR(KVB_EINVAL, "model stream: %s has no tokens", text);
+    if (!st && want > 0 && (size_t)want > n)
+      st = KVB_ERROR(KVB_EINVAL, "model stream: n = %ld asked but %s has %zu tokens", want, text, n);
+    if (!st) {
+      if (want > 0) n = (size_t)want;
+      if (n > (size_t)m.cfg.n_ctx) n = (size_t)m.cfg.n_ctx;
+      if (mkdir(root, 0777) != 0 && errno != EEXIST)
+        st = KVB_ERROR(KVB_EIO, "model stream: cannot create %s (%s)", root, strerror(errno));
+    }
+    if (!st) st = build_cache(&m, ids, n, dir);
+    free(ids);
+    kvb_model_free(&m);
+  }
+  free(buf);
+  if (st) return st;
+  kvb_npy_array a[3];
+  memset(a, 0, sizeof a);
+  const char *files[3] = {qf, kf, vf};
+  size_t hh[3] = {(size_t)head, (size_t)head / 3, (size_t)head / 3};
+  for (int i = 0; i < 3 && !st; i++) {
+    st = kvb_npy_read(files[i], &a[i]);
+    if (!st && (a[i].ndim != 3 || a[i].shape[0] <= hh[i] || a[i].shape[2] != 64 ||
+                a[i].shape[1] != a[0].shape[1]))
+      st = KVB_ERROR(KVB_EFORMAT, "model stream: the cache file %s has an unexpected shape; "
+                     "delete %s", files[i], dir);
+  }
+  if (!st) {
+    size_t n = a[0].shape[1], d = 64;
+    double *Q = malloc(n * d * sizeof *Q), *K = malloc(n * d * sizeof *K), *V = malloc(n * d * sizeof *V);
+    if (!Q || !K || !V) {
+      free(Q);
+      free(K);
+      free(V);
+      st = KVB_ERROR(KVB_ENOMEM, "model stream: out of memory for %zu tokens", n);
+    } else {
+      memcpy(Q, a[0].data + hh[0] * n * d, n * d * sizeof *Q);
+      memcpy(K, a[1].data + hh[1] * n * d, n * d * sizeof *K);
+      memcpy(V, a[2].data + hh[2] * n * d, n * d * sizeof *V);
+      free(s->Q);
+      free(s->K);
+      free(s->V);
+      s->Q = Q;
+      s->K = K;
+      s->V = V;
+      s->n = n;
+      s->d_key = s->d_value = d;
+      double r = 0;
+      for (size_t i = 0; i < n; i++) {
+        double q2 = 0;
+        for (size_t j = 0; j < d; j++) q2 += Q[i * d + j] * Q[i * d + j];
+        r = fmax(r, sqrt(q2));
+      }
+      s->r = r; /* m, delta stay NAN: nothing is guaranteed about real keys */
+    }
+  }
+  for (int i = 0; i < 3; i++) kvb_npy_free(&a[i]);
+  return st;
+}
+
+const kvb_stream_type kvb_stream_model = {
+    "model", "q, k, v of one layer and query head of SmolLM2-135M run over a text file", NULL,
+    model_params, gen_model};
