@@ -202,4 +202,4 @@ static int gen_model(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng
 
 const kvb_stream_type kvb_stream_model = {
     "model", "q, k, v of one layer and query head of SmolLM2-135M run over a text file", NULL,
-    model_params, gen_model};
+    model_params, NULL, gen_model};
