@@ -50,7 +50,7 @@ HDRS := $(wildcard $(foreach d,$(L0) $(L1) $(L2) $(L3) tests,$(d)/*.h))
 # Keep object files of tests and benches (they are intermediates of pattern rules).
 .SECONDARY:
 all: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/kvbound $(B)/kvb-props $(TEST_BIN) $(BENCH_BIN) \
-     $(B)/kvb-dump-kv $(GPU_ALL)
+     $(B)/kvb-dump-kv
 
 $(B)/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -99,6 +99,9 @@ HAVE_OPENCL := $(shell printf '\043include <CL/cl.h>\n' | $(CC) -E -x c - >/dev/
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA_ARCHS ?= 80 90
 GPU_ALL := $(if $(HAVE_OPENCL),$(B)/kvb-gpucheck)
+# (a rule's prerequisites expand when it is read, so the device tool joins `all` here, after
+# GPU_ALL is known)
+all: $(GPU_ALL)
 
 $(B)/gpu/kvb_kernels_src.c: $(GPU_CL)
 	@mkdir -p $(dir $@)
