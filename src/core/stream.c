@@ -1,5 +1,6 @@
 /* stream.c — stream allocation, registry and the basic synthetic generators (see stream.h). */
 #include "stream.h"
+#include "attention.h"
 #include "kvb_error.h"
 
 #include <math.h>
@@ -197,3 +198,23 @@ static int gen_clusterable(const kvb_params *p, const kvb_param_spec *sp, gsl_rn
 const kvb_stream_type kvb_stream_clusterable = {
     "clusterable", "(m, delta)-clusterable keys around m random centers (000 Def. 1)", NULL,
     clusterable_params, NULL, gen_clusterable};
+
+int kvb_stream_set_data(kvb_stream *s, size_t n, size_t d_key, size_t d_value, const double *q,
+                        const double *k, const double *v, const char *who) {
+  double *Q = malloc(n * d_key * sizeof *Q), *K = malloc(n * d_key * sizeof *K),
+         *V = malloc(n * d_value * sizeof *V);
+  if (!Q || !K || !V) {
+    free(Q), free(K), free(V);
+    return KVB_ERROR(KVB_ENOMEM, "%s: out of memory for %zu tokens", who, n);
+  }
+  memcpy(Q, q, n * d_key * sizeof *Q);
+  memcpy(K, k, n * d_key * sizeof *K);
+  memcpy(V, v, n * d_value * sizeof *V);
+  free(s->Q), free(s->K), free(s->V);
+  s->Q = Q, s->K = K, s->V = V;
+  s->n = n, s->d_key = d_key, s->d_value = d_value;
+  double r = 0;
+  for (size_t i = 0; i < n; i++) r = fmax(r, sqrt(kvb_dot(Q + i * d_key, Q + i * d_key, d_key)));
+  s->r = r;
+  return KVB_OK;
+}

@@ -58,6 +58,13 @@ const char *kvb_stream_mutant_name(const kvb_stream *s);
 /* Whether the stream was generated as mutant `name` (for the generator's own `if`s). */
 int kvb_stream_is_mutant(const kvb_stream *s, const char *name);
 
+/* For generators that read their data (npy files, a model's caches): replaces s's arrays by
+ * copies of q, k (n × d_key) and v (n × d_value), sets n and the dimensions, and records
+ * r = max‖q_i‖ (m and δ stay unknown: nothing is guaranteed about real keys). KVB_ENOMEM (a
+ * message naming `who`) leaves s unchanged. */
+int kvb_stream_set_data(kvb_stream *s, size_t n, size_t d_key, size_t d_value, const double *q,
+                        const double *k, const double *v, const char *who);
+
 /* Building blocks for generators (all draw from rng). */
 void kvb_rand_gaussian_vec(gsl_rng *rng, double *x, size_t d, double sigma);
 /* Uniform on the sphere of radius rad. */

@@ -96,38 +96,7 @@ static int gen_npy(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng, 
     else
       n = want;
   }
-  double *Q = NULL, *K = NULL, *V = NULL;
-  if (!st) {
-    Q = malloc(n * dk * sizeof *Q);
-    K = malloc(n * dk * sizeof *K);
-    V = malloc(n * dv * sizeof *V);
-    if (!Q || !K || !V) st = KVB_ERROR(KVB_ENOMEM, "npy stream: out of memory for %zu tokens", n);
-  }
-  if (!st) {
-    memcpy(Q, q, n * dk * sizeof *Q);
-    memcpy(K, k, n * dk * sizeof *K);
-    memcpy(V, v, n * dv * sizeof *V);
-    free(s->Q);
-    free(s->K);
-    free(s->V);
-    s->Q = Q;
-    s->K = K;
-    s->V = V;
-    s->n = n;
-    s->d_key = dk;
-    s->d_value = dv;
-    double r = 0;
-    for (size_t i = 0; i < n; i++) {
-      double nq2 = 0;
-      for (size_t j = 0; j < dk; j++) nq2 += Q[i * dk + j] * Q[i * dk + j];
-      r = fmax(r, sqrt(nq2));
-    }
-    s->r = r; /* m, delta stay NAN: nothing is guaranteed about real keys */
-  } else {
-    free(Q);
-    free(K);
-    free(V);
-  }
+  if (!st) st = kvb_stream_set_data(s, n, dk, dv, q, k, v, "npy stream");
   kvb_npy_free(&aq);
   kvb_npy_free(&ak);
   kvb_npy_free(&av);

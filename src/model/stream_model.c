@@ -169,32 +169,8 @@ static int gen_model(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng
   }
   if (!st) {
     size_t n = a[0].shape[1], d = 64;
-    double *Q = malloc(n * d * sizeof *Q), *K = malloc(n * d * sizeof *K), *V = malloc(n * d * sizeof *V);
-    if (!Q || !K || !V) {
-      free(Q);
-      free(K);
-      free(V);
-      st = KVB_ERROR(KVB_ENOMEM, "model stream: out of memory for %zu tokens", n);
-    } else {
-      memcpy(Q, a[0].data + hh[0] * n * d, n * d * sizeof *Q);
-      memcpy(K, a[1].data + hh[1] * n * d, n * d * sizeof *K);
-      memcpy(V, a[2].data + hh[2] * n * d, n * d * sizeof *V);
-      free(s->Q);
-      free(s->K);
-      free(s->V);
-      s->Q = Q;
-      s->K = K;
-      s->V = V;
-      s->n = n;
-      s->d_key = s->d_value = d;
-      double r = 0;
-      for (size_t i = 0; i < n; i++) {
-        double q2 = 0;
-        for (size_t j = 0; j < d; j++) q2 += Q[i * d + j] * Q[i * d + j];
-        r = fmax(r, sqrt(q2));
-      }
-      s->r = r; /* m, delta stay NAN: nothing is guaranteed about real keys */
-    }
+    st = kvb_stream_set_data(s, n, d, d, a[0].data + hh[0] * n * d, a[1].data + hh[1] * n * d,
+                             a[2].data + hh[2] * n * d, "model stream");
   }
   for (int i = 0; i < 3; i++) kvb_npy_free(&a[i]);
   return st;
