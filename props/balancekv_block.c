@@ -394,14 +394,6 @@ static kvb_method *fig1_method(prop_ctx *ctx, const char *name, int under_test, 
   return m;
 }
 
-static void mean_sd(const double *x, size_t n, double *mu, double *sd) {
-  double a = 0, q = 0;
-  for (size_t i = 0; i < n; i++) a += x[i];
-  a /= (double)n;
-  for (size_t i = 0; i < n; i++) q += (x[i] - a) * (x[i] - a);
-  *mu = a, *sd = sqrt(q / (double)(n - 1));
-}
-
 /* The pre-registered grid of 003 Fig. 1's analog: τ ∈ {0.1, 1} (1 is the kernel of 003's code and
  * of the LongBench runs, 003 App. B.2; 0.1 a softer kernel) × compression 2^-T, T ∈ {1, 2, 3, 4}
  * (003 §4.1) × the two synthetic stream families above, one claim per family (bkvb.fig1 on the
@@ -475,7 +467,7 @@ static void fig1_family(prop_ctx *ctx, int fam) {
       for (size_t i = 0; i < S; i++)
         nan_seen += !isfinite(xb[i]) + !isfinite(xu[i]) + !isfinite(xr[i]);
       double mb, sb, mu, su, mr, sr, t, det, pl, pm, tr, detr, plr, pmr, tz, detz, plz, pmz;
-      mean_sd(xb, S, &mb, &sb), mean_sd(xu, S, &mu, &su), mean_sd(xr, S, &mr, &sr);
+      prop_mean_sd(xb, S, &mb, &sb), prop_mean_sd(xu, S, &mu, &su), prop_mean_sd(xr, S, &mr, &sr);
       int vb = fig1_rule(xb, xu, S, &t, &det, &pl, &pm);
       int vr = fig1_rule(xr, xu, S, &tr, &detr, &plr, &pmr);
       int vz = fig1_rule(ones, xu, S, &tz, &detz, &plz, &pmz);
@@ -553,8 +545,8 @@ static void fig3(prop_ctx *ctx) {
       double m64, s64, m256, s256, r64, q64, r256, q256, t, det, pl, pm, tr, detr, plr, pmr;
       const double *w64 = e[ti][0][T - 1], *w256 = e[ti][1][T - 1];
       const double *x64 = e[FIG1_TAUS][0][T - 1], *x256 = e[FIG1_TAUS][1][T - 1];
-      mean_sd(w64, S, &m64, &s64), mean_sd(w256, S, &m256, &s256);
-      mean_sd(x64, S, &r64, &q64), mean_sd(x256, S, &r256, &q256);
+      prop_mean_sd(w64, S, &m64, &s64), prop_mean_sd(w256, S, &m256, &s256);
+      prop_mean_sd(x64, S, &r64, &q64), prop_mean_sd(x256, S, &r256, &q256);
       int v = fig1_rule(w256, w64, S, &t, &det, &pl, &pm);
       int vr = fig1_rule(x256, x64, S, &tr, &detr, &plr, &pmr);
       if (v > 0) walk_cells++, rs_too += vr > 0;

@@ -59,12 +59,6 @@ static kvb_method *make(prop_ctx *ctx, const char *name, gsl_rng *rng, size_t dv
   return m;
 }
 
-static double mean(const double *x, size_t n) {
-  double s = 0;
-  for (size_t i = 0; i < n; i++) s += x[i];
-  return s / (double)n;
-}
-
 static size_t levels_for(size_t n, size_t t) {
   size_t T = 0;
   while ((t << T) < n) T++;
@@ -83,7 +77,7 @@ static prop_verdict welch_cell(prop_ctx *ctx, const char *cell, const char *what
   prop_verdict v = p < PROP_ALPHA ? PROP_HOLDS : PROP_NOT_OBSERVED;
   prop_cell(ctx, v, cell, "%s: mean %.4g vs random halving %.4g (ratio %.3f); one-sided Welch "
             "t = %.2f, p = %.2g, N = %zu/%zu, alpha = 1e-6, detects an advantage >= %.3g with power 0.9",
-            what, mean(a, na), mean(b, nb), mean(a, na) / mean(b, nb), t, p, na, nb, det);
+            what, prop_mean(a, na), prop_mean(b, nb), prop_mean(a, na) / prop_mean(b, nb), t, p, na, nb, det);
   return v;
 }
 
@@ -184,7 +178,7 @@ static void rate_arm(prop_ctx *ctx, double c, arm_kind arm, unsigned runs, uint6
       size_t nb = 0;
       mr_run(ctx, data, mrng, 1024, ts[a], c, arm, 8, buf, &nb);
       x[a * runs + k] = log((double)ts[a]);
-      y[a * runs + k] = log(mean(buf, nb));
+      y[a * runs + k] = log(prop_mean(buf, nb));
       gsl_rng_free(data), gsl_rng_free(mrng);
     }
   free(buf);
@@ -328,7 +322,7 @@ static double bkv_run_mean(prop_ctx *ctx, unsigned k, uint64_t stream, double c,
   gsl_rng *data = prop_rng(ctx, 100 * k + 1), *mrng = prop_rng(ctx, 100 * k + stream);
   size_t nq = bkv_run(ctx, data, mrng, 1024, 64, c, arm, 64, rel, NULL);
   gsl_rng_free(data), gsl_rng_free(mrng);
-  return nq ? mean(rel, nq) : NAN;
+  return nq ? prop_mean(rel, nq) : NAN;
 }
 
 /* BalanceKV (t = 64, n = 1024) below the same algorithm with random halving: [paper c], [c = 16]. */
@@ -348,7 +342,7 @@ static void thm31_advantage(prop_ctx *ctx) {
   }
   double tt, det, p = kvb_welch_less(r2, runs, rr, runs, PROP_ALPHA, 0.9, &tt, &det);
   prop_control(ctx, "random_signs", p < PROP_ALPHA, "a second random-halving BalanceKV %.4g vs %.4g: "
-               "Welch t = %.2f, p = %.2g", mean(r2, runs), mean(rr, runs), tt, p);
+               "Welch t = %.2f, p = %.2g", prop_mean(r2, runs), prop_mean(rr, runs), tt, p);
   free(rr), free(r2), free(rw);
 }
 

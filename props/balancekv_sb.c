@@ -166,12 +166,6 @@ static void sb_arm(prop_ctx *ctx, uint64_t sub, double c, unsigned flags, unsign
   gsl_rng_free(rng);
 }
 
-static double mean(const double *x, size_t n) {
-  double s = 0;
-  for (size_t i = 0; i < n; i++) s += x[i];
-  return s / (double)n;
-}
-
 static void sb_advantage(prop_ctx *ctx) {
   unsigned flags = prop_walk_flags(ctx), trials = prop_trials(ctx, 150, 400);
   double *dsb = malloc(trials * sizeof *dsb), *drn = malloc(trials * sizeof *drn);
@@ -182,13 +176,13 @@ static void sb_advantage(prop_ctx *ctx) {
     prop_cell(ctx, p < PROP_ALPHA ? PROP_HOLDS : PROP_NOT_OBSERVED, cell[ci],
               "n = 256, s = 1: mean Δ SoftmaxBalance %.3f vs random halving %.3f (ratio %.3f); one-sided "
               "Welch t = %.2f, p = %.2g, N = %u each, alpha = 1e-6, detects an advantage >= %.3g with power 0.9",
-              mean(dsb, trials), mean(drn, trials), mean(dsb, trials) / mean(drn, trials), t, p, trials, det);
+              prop_mean(dsb, trials), prop_mean(drn, trials), prop_mean(dsb, trials) / prop_mean(drn, trials), t, p, trials, det);
   }
   /* The control: random halving in place of SoftmaxBalance through the same test. */
   sb_arm(ctx, 3, 16.0, flags | KVB_WALK_MUT_RANDOM_SIGNS, trials, dsb, drn);
   double t, det, p = kvb_welch_less(dsb, trials, drn, trials, PROP_ALPHA, 0.9, &t, &det);
   prop_control(ctx, "random_signs", p < PROP_ALPHA, "random halving %.3f vs a second random halving "
-               "%.3f: t = %.2f, p = %.2g", mean(dsb, trials), mean(drn, trials), t, p);
+               "%.3f: t = %.2f, p = %.2g", prop_mean(dsb, trials), prop_mean(drn, trials), t, p);
   free(dsb), free(drn);
 }
 

@@ -72,12 +72,6 @@ static void run_walk(gsl_rng *rng, size_t n, size_t dim, double c, unsigned tria
   free(rs);
 }
 
-static double mean(const double *x, size_t n) {
-  double s = 0;
-  for (size_t i = 0; i < n; i++) s += x[i];
-  return s / (double)n;
-}
-
 /* One cell of Theorem A.1's bound: n = 2^lo..2^hi (every `step`), unit vectors in ℝ^dim,
  * paper's c. The walk's FAIL and D > c runs are tested against δ; random signs through the same
  * two tests decide whether the cell is VACUOUS (they pass) or HOLDS. */
@@ -99,7 +93,7 @@ static void a1_cell(prop_ctx *ctx, const char *cell, int lo, int hi, int step, s
     F += wr.fails, N += trials, over += wr.over, big += wr.bigside, rF += wr.rfails, rover += wr.rover;
     for (unsigned i = 0; i < trials; i++) wmax = fmax(wmax, wr.Dw[i] / c), rmax = fmax(rmax, wr.Dr[i] / c);
     fprintf(ctx->log, "    [%s] n = 2^%d, c = %.1f: mean D walk %.3f, random %.3f, FAIL runs %u/%u\n",
-            cell, lg, c, mean(wr.Dw, trials), mean(wr.Dr, trials), wr.fails, trials);
+            cell, lg, c, prop_mean(wr.Dw, trials), prop_mean(wr.Dr, trials), wr.fails, trials);
   }
   char what[96];
   snprintf(what, sizeof what, "[%s] walk FAIL (paper c)", cell);
@@ -259,7 +253,7 @@ static void constant_study(prop_ctx *ctx) {
       kvb_clopper_pearson(wr.fails, trials, 0.95, &lo_, &hi_);
       if (wr.fails) safe = 0;
       if (ci == 0) small_F += wr.fails;
-      double mw = mean(wr.Dw, trials), mr = mean(wr.Dr, trials), t;
+      double mw = prop_mean(wr.Dw, trials), mr = prop_mean(wr.Dr, trials), t;
       double p = kvb_welch_t(wr.Dw, trials, wr.Dr, trials, &t);
       if (!cs[ci]) {
         paper_F += wr.fails, paper_N += trials;
@@ -296,13 +290,13 @@ static void constant_study(prop_ctx *ctx) {
     prop_cell(ctx, p < PROP_ALPHA ? PROP_HOLDS : PROP_NOT_OBSERVED, cell[ci],
               "n = 2^%d, c = %.0f: mean D walk %.3f vs random signs %.3f; one-sided Welch t = %.2f, "
               "p = %.2g, N = %u each, alpha = 1e-6, detects an advantage >= %.3g with power 0.9",
-              hi, c, mean(wr.Dw, tc), mean(wr.Dr, tc), t, p, tc, det);
+              hi, c, prop_mean(wr.Dw, tc), prop_mean(wr.Dr, tc), t, p, tc, det);
     if (ci == 0) memcpy(keep, wr.Dr, tc * sizeof(double));
   }
   {
     double t, det, p = kvb_welch_less(wr.Dr, tc, keep, tc, PROP_ALPHA, 0.9, &t, &det);
     prop_control(ctx, "random_signs", p < PROP_ALPHA, "n = 2^%d: random signs %.3f vs a second "
-                 "random-sign arm %.3f: t = %.2f, p = %.2g", hi, mean(wr.Dr, tc), mean(keep, tc), t, p);
+                 "random-sign arm %.3f: t = %.2f, p = %.2g", hi, prop_mean(wr.Dr, tc), prop_mean(keep, tc), t, p);
   }
   free(keep);
   free(wr.Dw);

@@ -304,21 +304,13 @@ static kvb_method *cmp_method(prop_ctx *ctx, const char *name, int under_test,
   return m;
 }
 
-static void mean_sd(const double *x, size_t n, double *mu, double *sd) {
-  double a = 0, q = 0;
-  for (size_t i = 0; i < n; i++) a += x[i];
-  a /= (double)n;
-  for (size_t i = 0; i < n; i++) q += (x[i] - a) * (x[i] - a);
-  *mu = a, *sd = sqrt(q / (double)(n - 1));
-}
-
 /* The one rule of every cell (header comment). x: the paper's method, u: the contender. */
 static void cmp_cell(prop_ctx *ctx, const char *cell, const double *x, const double *u, size_t S,
                      int *wins, int *zero_too, int *nan_seen) {
   static double ones[CMP_SEEDS_FULL];
   for (size_t i = 0; i < S; i++) ones[i] = 1.0, *nan_seen += !isfinite(x[i]) + !isfinite(u[i]);
   double mx, sx, mu, su, t, det;
-  mean_sd(x, S, &mx, &sx), mean_sd(u, S, &mu, &su);
+  prop_mean_sd(x, S, &mx, &sx), prop_mean_sd(u, S, &mu, &su);
   double pl = kvb_welch_less(x, S, u, S, PROP_ALPHA, 0.9, &t, &det);
   double pm = kvb_welch_less(u, S, x, S, PROP_ALPHA, 0.9, NULL, NULL);
   double plz = kvb_welch_less(ones, S, u, S, PROP_ALPHA, 0.9, NULL, NULL);

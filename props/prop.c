@@ -1,6 +1,7 @@
 /* prop.c — claim harness helpers (see prop.h). */
 #include "prop.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -306,4 +307,16 @@ prop_slope prop_fit_slope(size_t n, const double *x, const double *y) {
 double prop_slope_less(prop_slope a, prop_slope b, double *t_stat, double *detectable) {
   return kvb_slope_less(a.slope, a.se, a.df, b.slope, b.se, b.df, PROP_ALPHA, 0.9, t_stat,
                         detectable);
+}
+
+double prop_mean(const double *x, size_t n) {
+  double s = 0;
+  for (size_t i = 0; i < n; i++) s += x[i];
+  return s / (double)n;
+}
+
+void prop_mean_sd(const double *x, size_t n, double *mu, double *sd) {
+  double a = prop_mean(x, n), q = 0;
+  for (size_t i = 0; i < n; i++) q += (x[i] - a) * (x[i] - a);
+  *mu = a, *sd = sqrt(q / (double)(n - 1));
 }

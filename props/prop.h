@@ -155,6 +155,10 @@ kvb_stream *prop_stream(prop_ctx *ctx, uint64_t i, const char *name, const char 
  * check naming the error) when creation fails. */
 kvb_method *prop_subgen(prop_ctx *ctx, gsl_rng *rng, size_t d_key, size_t d_value, double scale,
                         double delta, double t, double s);
+/* Sample mean, and mean with sample standard deviation (n - 1), of n >= 2 numbers. */
+double prop_mean(const double *x, size_t n);
+void prop_mean_sd(const double *x, size_t n, double *mu, double *sd);
+
 /* A least-squares slope with its standard error, df (n − 2) and 95% CI, for slope claims. */
 typedef struct {
   double slope, se, df, lo, hi;
