@@ -5,7 +5,8 @@
  * than the 10 trials: empty shards); the merge refuses a missing shard (naming it), a
  * duplicated one, shards of another seed, a failed shard (its FAILED marker), a spec edited
  * since, and a spec measuring time (unless --allow-time); a failed shard re-run alone merges
- * to the same bytes; bad --shard values are refused before anything runs. */
+ * to the same bytes; failed rows keep their messages exactly; bad --shard values are refused
+ * before anything runs. */
 #include "cli_harness.h"
 #include "npy.h"
 
@@ -273,6 +274,31 @@ static void failed_shard(void) {
         "shards.rerun_unfinished_shard_same_bytes", "rc %d %d: %s %.300s", rf, rc, why, out);
 }
 
+/* Rows that fail (balancekv fed keys longer than its r) keep their status and message: the
+ * merge restores them exactly (the error column, the summary's failure lines) and exits 1 like
+ * the run. */
+static void failed_rows(void) {
+  char spec[300], single[300], merged[300], why[1400] = "";
+  snprintf(spec, sizeof spec, "%s/bkv.lua", tmp);
+  write_file(spec, "name \"shards_bkv\"\n"
+                   "stream \"gaussian\" { n = 64, d_key = 4, d_value = 4, key_sigma = 10 }\n"
+                   "method \"balancekv\" { r = 1, t = 8, T = 2, eps = 0.5, n = 64 }\n"
+                   "method \"exact\" {}\nqueries { every = 32 }\ntrials(3)\n");
+  snprintf(single, sizeof single, "%s/bkv_single", tmp);
+  snprintf(merged, sizeof merged, "%s/bkv_merged", tmp);
+  int rc = run("%s run %s --out %s", kvbound, spec, single);
+  int r0 = run("%s run %s --shard 0/2 --out %s/bkv0", kvbound, spec, tmp);
+  int r1 = run("%s run %s --shard 1/2 --out %s/bkv1", kvbound, spec, tmp);
+  int rm = run("%s merge %s/bkv1 %s/bkv0 --out %s", kvbound, tmp, tmp, merged);
+  char p[600];
+  snprintf(p, sizeof p, "%s/results.csv", merged);
+  char *m = read_file(p);
+  CHECK(rc == 1 && r0 == 1 && r1 == 1 && rm == 1 && strstr(out, "rows failed") && m &&
+            strstr(m, "update of token 1 failed") && same_outputs(single, merged, why, sizeof why),
+        "shards.failed_rows_merged_exactly", "rc %d %d %d %d: %s %.300s", rc, r0, r1, rm, why, out);
+  free(m);
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   if (cli_harness_init(argv[0], "/tmp/kvb-shards-XXXXXX", "shards")) return 1;
@@ -291,6 +317,7 @@ int main(int argc, char **argv) {
   byte_identical(spec, single);
   refusals(spec);
   failed_shard();
+  failed_rows();
   char cmd[400];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
   if (system(cmd) != 0) printf("note: could not remove %s\n", tmp);

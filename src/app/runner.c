@@ -1468,14 +1468,13 @@ static int read_shard_rows(const shard_info *si, const kvb_experiment *e, unit_r
   FILE *f = fopen(path, "r");
   if (!f) return KVB_ERROR(KVB_EIO, "%s: cannot open (%s)", path, strerror(errno));
   char *line = NULL;
-  size_t cap = 0, lineno = 0, nrows = 0, caps_alloc = 0;
+  size_t cap = 0, lineno = 0, nrows = 0;
   size_t *rcap = NULL; /* allocated rows per unit of this shard, by k = (u - shard) / nshards */
   ssize_t len;
   int st = KVB_OK;
   size_t count = kvb_shard_units(units, (size_t)si->shard, (size_t)si->nshards);
   rcap = calloc(count ? count : 1, sizeof *rcap);
   if (!rcap) st = KVB_ERROR(KVB_ENOMEM, "merge: out of memory");
-  caps_alloc = count;
   while (!st && (len = getline(&line, &cap, f)) > 0) {
     lineno++;
     if (line[len - 1] == '\n') line[--len] = '\0';
@@ -1547,7 +1546,6 @@ static int read_shard_rows(const shard_info *si, const kvb_experiment *e, unit_r
   }
   free(line);
   free(rcap);
-  (void)caps_alloc;
   if (!st && ferror(f)) st = KVB_ERROR(KVB_EIO, "%s: read error", path);
   fclose(f);
   if (!st && nrows != si->rows)
