@@ -46,7 +46,7 @@ PUBLIC_HDRS := $(filter-out src/core/gsl_quiet.h src/balancekv/balancekv_block_c
                adversarial/orders.h lowerbound/index_reduction.h
 HDRS := $(wildcard $(foreach d,$(L0) $(L1) $(L2) $(L3) tests,$(d)/*.h))
 
-.PHONY: all run check check-full bench install uninstall clean
+.PHONY: all run check check-full check-slurm bench install uninstall clean
 # Keep object files of tests and benches (they are intermediates of pattern rules).
 .SECONDARY:
 all: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/kvbound $(B)/kvb-props $(TEST_BIN) $(BENCH_BIN) \
@@ -140,6 +140,11 @@ run: all
 
 check: all
 	OPENBLAS_NUM_THREADS=1 sh scripts/run-checks $(B) check
+
+# The Slurm job array for real, on a single-node Slurm started here (scripts/check-slurm; needs
+# root and `apt-get install slurm-wlm munge`). Not part of `check`.
+check-slurm: all
+	sh scripts/check-slurm $(B)
 
 check-full: all
 	OPENBLAS_NUM_THREADS=1 sh scripts/run-checks $(B) full

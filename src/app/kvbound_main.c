@@ -1,5 +1,6 @@
 /* kvbound_main.c — the kvbound command: `list` (methods, streams, measures), `run` (a Lua
- * experiment spec, runner.c + lua_spec.c), `plot` (gnuplot, plot.c). Exit status: 0 success,
+ * experiment spec, runner.c + lua_spec.c; --shard I/N for one shard), `merge` (shards into the
+ * outputs of one run, runner.c), `plot` (gnuplot, plot.c). Exit status: 0 success,
  * 1 a run or plot failed (including a run whose rows failed: its outputs are written), 2 usage
  * or spec error (nothing ran). */
 #include "kvbound.h"
@@ -19,7 +20,8 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: kvbound COMMAND [options]\n"
           "  list        the available methods, streams, probes and measures, with parameters and defaults\n"
-          "  run SPEC.lua [--jobs N] [--out DIR] [--seed S] [--force]   run a Lua experiment spec\n"
+          "  run SPEC.lua [--jobs N] [--out DIR] [--seed S] [--force] [--shard I/N]   run a Lua experiment spec\n"
+          "  merge SHARD_DIR... --out DIR   merge the shards of a run (byte-identical to one run)\n"
           "  plot DIR    PNG and SVG plots of a run's results through gnuplot\n"
           "  version     print the version\n"
           "  --help      this text (COMMAND --help for a command's own)\n");
@@ -118,7 +120,7 @@ static int cmd_list(int argc, char **argv) {
 
 static void run_usage(FILE *f) {
   fprintf(f,
-          "usage: kvbound run SPEC.lua [--jobs N] [--out DIR] [--seed S] [--force]\n"
+          "usage: kvbound run SPEC.lua [--jobs N] [--out DIR] [--seed S] [--force] [--shard I/N]\n"
           "  Runs the experiment in SPEC.lua and writes DIR/results.csv (one row per trial x stream\n"
           "  x method x query point), DIR/meta.json (spec, seed, version, machine), DIR/summary.txt\n"
           "  and DIR/summary.md (median and quantiles; Clopper-Pearson intervals for failure rates)\n"
@@ -128,6 +130,11 @@ static void run_usage(FILE *f) {
           "             any trial runs, when it holds another spec's results\n"
           "  --force    replace another spec's results in DIR (its old plots are removed)\n"
           "  --seed S   overrides the spec's seed; trial i draws from PCG32 substream (S, i)\n"
+          "  --shard I/N  run only shard I of N (0 <= I < N): trial u = point*trials + trial\n"
+          "             runs in shard u mod N. DIR (default out/NAME.shard-I-of-N) gets the\n"
+          "             shard's rows (rows.tsv, results.csv) and shard.json, or FAILED when the\n"
+          "             shard fails; `kvbound merge` joins the N directories into the outputs\n"
+          "             of a single run, byte for byte\n"
           "  Exit status 1 when rows failed (a method's update or query returned an error: the\n"
           "  error column of results.csv and the summary say why; the outputs are written).\n\n%s",
           kvb_spec_help);
@@ -143,9 +150,21 @@ static int parse_uint(const char *s, unsigned long long *out) {
 typedef struct {
   const char *spec, *out;
   long jobs;
-  int have_seed, force;
-  unsigned long long seed;
+  int have_seed, force, sharded;
+  unsigned long long seed, shard, nshards;
 } run_opts;
+
+/* "I/N" with 0 <= I < N <= 1e6 into o; -1 when malformed. */
+static int parse_shard(const char *s, run_opts *o) {
+  const char *sl = s ? strchr(s, '/') : NULL;
+  char a[32];
+  if (!sl || (size_t)(sl - s) >= sizeof a) return -1;
+  memcpy(a, s, (size_t)(sl - s));
+  a[sl - s] = '\0';
+  if (parse_uint(a, &o->shard) || parse_uint(sl + 1, &o->nshards)) return -1;
+  if (o->nshards < 1 || o->nshards > 1000000 || o->shard >= o->nshards) return -1;
+  return 0;
+}
 
 /* The options of `kvbound run` into o. Returns -1 to go on, else the exit status (0 after
  * --help, 2 on a usage error, with its message on stderr). */
@@ -179,6 +198,14 @@ static int parse_run_args(int argc, char **argv, run_opts *o) {
       i++;
     } else if (!strcmp(argv[i], "--force")) {
       o->force = 1;
+    } else if (!strcmp(argv[i], "--shard")) {
+      if (i + 1 >= argc || parse_shard(argv[i + 1], o)) {
+        fprintf(stderr, "kvbound run: --shard needs I/N with integers 0 <= I < N <= 1000000 (the "
+                "shards of N are 0/N ... (N-1)/N), not '%s'\n", i + 1 < argc ? argv[i + 1] : "");
+        return 2;
+      }
+      o->sharded = 1;
+      i++;
     } else if (argv[i][0] == '-') {
       fprintf(stderr, "kvbound run: unknown option '%s' (see kvbound run --help)\n", argv[i]);
       return 2;
@@ -214,16 +241,37 @@ static int cmd_run(int argc, char **argv) {
   char dir[600];
   if (out)
     snprintf(dir, sizeof dir, "%s", out);
+  else if (o.sharded)
+    snprintf(dir, sizeof dir, "out/%s.shard-%llu-of-%llu", e.name, o.shard, o.nshards);
   else
     snprintf(dir, sizeof dir, "out/%s", e.name);
   /* the output directory is checked before any trial runs */
-  st = kvb_experiment_prepare_out(&e, dir, o.force);
+  st = o.sharded ? kvb_experiment_prepare_shard_out(&e, dir, (size_t)o.shard, (size_t)o.nshards, o.force)
+                 : kvb_experiment_prepare_out(&e, dir, o.force);
   if (st) {
     fprintf(stderr, "kvbound run: %s\n", kvb_strerror_last());
     kvb_experiment_free(&e);
     return 2;
   }
   kvb_run_report rep;
+  if (o.sharded) {
+    st = kvb_experiment_run_shard(&e, dir, (size_t)o.shard, (size_t)o.nshards, (int)jobs,
+                                  isatty(2), &rep);
+    kvb_experiment_free(&e);
+    if (st) {
+      fprintf(stderr, "kvbound run: shard %llu/%llu failed (marked in %s/FAILED): %s\n", o.shard,
+              o.nshards, dir, kvb_strerror_last());
+      return 1;
+    }
+    printf("wrote shard %llu/%llu: %s/rows.tsv, results.csv, shard.json (%zu rows)\n", o.shard,
+           o.nshards, dir, rep.rows);
+    if (rep.failed_rows) {
+      fprintf(stderr, "kvbound run: %zu of %zu rows failed (the error column of %s/results.csv "
+              "says why); first: %s\n", rep.failed_rows, rep.rows, dir, rep.first_error);
+      return 1;
+    }
+    return 0;
+  }
   st = kvb_experiment_run(&e, dir, (int)jobs, isatty(2), &rep);
   size_t nplots = e.nplots;
   kvb_experiment_free(&e);
@@ -237,6 +285,77 @@ static int cmd_run(int argc, char **argv) {
   if (rep.failed_rows) {
     fprintf(stderr, "kvbound run: %zu of %zu rows failed (the error column of %s/results.csv "
             "says why); first: %s\n", rep.failed_rows, rep.rows, dir, rep.first_error);
+    return 1;
+  }
+  return 0;
+}
+
+static void merge_usage(FILE *f) {
+  fprintf(f,
+          "usage: kvbound merge SHARD_DIR... --out DIR [--force] [--allow-time]\n"
+          "  Joins the shard directories of one run (`kvbound run SPEC --shard I/N --out\n"
+          "  SHARD_DIR`, I = 0 ... N-1) into DIR: results.csv, quantiles.csv, summary.txt,\n"
+          "  summary.md, plots.tsv and meta.json, byte for byte those of `kvbound run SPEC` with\n"
+          "  the same seed, except meta.json's execution fields (jobs: the largest of the\n"
+          "  shards'; wall_seconds: their sum; finished_utc and machine: the merge's). Refused\n"
+          "  when the shards differ in kvbound version, spec or seed, when one is given twice or\n"
+          "  missing (each missing I/N is named), when a directory holds a failed (FAILED) or\n"
+          "  unfinished shard, or when the spec file changed since the shards ran.\n"
+          "  --out DIR      the merged run's directory (required); `kvbound plot DIR` plots it\n"
+          "  --force        replace another spec's results in DIR\n"
+          "  --allow-time   merge a spec that measures time (wall-clock columns, not\n"
+          "                 reproducible: the result then equals no single run byte for byte)\n"
+          "  Exit status 1 when the merge failed or rows of the run failed, 2 on a usage error.\n");
+}
+
+static int cmd_merge(int argc, char **argv) {
+  const char *out = NULL;
+  int force = 0, allow_time = 0;
+  const char **dirs = calloc((size_t)argc, sizeof *dirs);
+  size_t n = 0;
+  if (!dirs) return 1;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      merge_usage(stdout);
+      free(dirs);
+      return 0;
+    } else if (!strcmp(argv[i], "--out") || !strcmp(argv[i], "-o")) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "kvbound merge: --out needs a directory\n");
+        free(dirs);
+        return 2;
+      }
+      out = argv[++i];
+    } else if (!strcmp(argv[i], "--force")) {
+      force = 1;
+    } else if (!strcmp(argv[i], "--allow-time")) {
+      allow_time = 1;
+    } else if (argv[i][0] == '-') {
+      fprintf(stderr, "kvbound merge: unknown option '%s' (see kvbound merge --help)\n", argv[i]);
+      free(dirs);
+      return 2;
+    } else {
+      dirs[n++] = argv[i];
+    }
+  }
+  if (!out || n == 0) {
+    fprintf(stderr, "kvbound merge: %s (see kvbound merge --help)\n",
+            !out ? "--out DIR is required" : "no shard directory given");
+    free(dirs);
+    return 2;
+  }
+  kvb_run_report rep;
+  int st = kvb_experiment_merge(dirs, n, out, force, allow_time, &rep);
+  free(dirs);
+  if (st) {
+    fprintf(stderr, "kvbound merge: %s\n", kvb_strerror_last());
+    return 1;
+  }
+  printf("merged %zu shards into %s/results.csv, meta.json, summary.txt, summary.md, "
+         "quantiles.csv, plots.tsv\n", n, out);
+  if (rep.failed_rows) {
+    fprintf(stderr, "kvbound merge: %zu of %zu rows failed (the error column of %s/results.csv "
+            "says why); first: %s\n", rep.failed_rows, rep.rows, out, rep.first_error);
     return 1;
   }
   return 0;
@@ -297,6 +416,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "list") == 0) return cmd_list(argc - 1, argv + 1);
   if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
   if (strcmp(cmd, "plot") == 0) return cmd_plot(argc - 1, argv + 1);
+  if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - 1, argv + 1);
   fprintf(stderr, "kvbound: unknown command '%s'\n", cmd);
   usage(stderr);
   return 2;

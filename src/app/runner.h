@@ -165,4 +165,39 @@ typedef struct {
 int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int progress,
                        kvb_run_report *rep);
 
+/* ---- shards (README "Beyond one machine") ----
+ * A run splits into N shards without changing a number: the units u = point·trials + trial are
+ * enumerated in the runner's order and unit u belongs to shard u mod N (round robin, so the
+ * sweep points' different costs spread over the shards; shard I of N holds
+ * kvb_shard_units(units, I, N) units, none when I >= units). Each unit still draws from PCG32
+ * substream (seed, u), so a shard's rows are the single run's rows of its units. */
+size_t kvb_shard_units(size_t units, size_t shard, size_t nshards);
+
+/* As kvb_experiment_prepare_out, and refuses a directory holding another run's shard or
+ * another shard (its shard.json) unless force. */
+int kvb_experiment_prepare_shard_out(const kvb_experiment *e, const char *dir, size_t shard,
+                                     size_t nshards, int force);
+
+/* Runs the units of shard `shard` of `nshards` (0 <= shard < nshards) and writes DIR/rows.tsv
+ * (every row exactly: measures as hexadecimal floats, messages escaped), DIR/results.csv (the
+ * shard's rows, as the single run writes them) and DIR/shard.json last (version, spec name,
+ * path, real path and hash, seed, shard, nshards, units_total, units, rows, failed_rows, jobs,
+ * wall_seconds), staged like a run's outputs. Removes a previous DIR/shard.json and DIR/FAILED
+ * first; when the shard fails (a whole trial, or an output) it writes DIR/FAILED ("shard I/N
+ * failed: why"), which the merge reports. Row failures are as in kvb_experiment_run. */
+int kvb_experiment_run_shard(const kvb_experiment *e, const char *dir, size_t shard,
+                             size_t nshards, int jobs, int progress, kvb_run_report *rep);
+
+/* Merges shard directories into OUT: checks they are the shards of one run (same kvbound
+ * version, spec name, path and hash, seed and N), that none is given twice and none is missing
+ * (the error names every missing I/N, and a directory's FAILED marker), loads the spec the
+ * shards ran (its hash must still match) and writes OUT's results.csv, quantiles.csv,
+ * summary.{txt,md}, plots.tsv and meta.json exactly as kvb_experiment_run would, byte for byte,
+ * except meta.json's execution fields: "jobs" (the largest of the shards'), "wall_seconds"
+ * (the sum of the shards'), "finished_utc" (the merge's) and "machine" (the merging machine).
+ * A spec measuring time (KVB_MEASURE_TIME) is refused unless allow_time: its wall-clock
+ * columns make no two runs byte-identical. */
+int kvb_experiment_merge(const char *const *dirs, size_t ndirs, const char *out, int force,
+                         int allow_time, kvb_run_report *rep);
+
 #endif
