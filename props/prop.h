@@ -1,5 +1,5 @@
 /* prop.h — the property-check harness: one registry of claims, each a function that returns
- * a verdict, run once faithfully and once per mutant it must catch (DESIGN.md, Claims).
+ * a verdict, run once faithfully and once per mutant it must catch (README, Verdicts).
  *
  * Conventions every claim follows:
  *   - randomness only from prop_rng(ctx, i): PCG32 substream i of (seed, claim id), so a
@@ -21,7 +21,7 @@
 
 #define PROP_ALPHA 1e-6
 
-/* The verdict vocabulary (DESIGN.md, Claims and how they are checked). A verdict must be able to
+/* The verdict vocabulary (README, Verdicts). A verdict must be able to
  * come out otherwise: HOLDS is given only when every assertion passed AND a control (z ≡ 0,
  * uniform sampling at equal memory, random signs — or, for an exact invariant, the mutants)
  * shows that the same assertion can fail. */

@@ -71,7 +71,7 @@ static prop_verdict run_claim(const prop_claim *c, uint64_t seed, int full, cons
 }
 
 /* A bound, scaling or comparison claim must run a control through its assertion, or say why
- * none applies; otherwise its HOLDS could not have come out otherwise (DESIGN.md, Controls). */
+ * none applies; otherwise its HOLDS could not have come out otherwise (README, Verdicts: controls). */
 static int lacks_control(const prop_claim *c, const prop_ctx *ctx) {
   int needs = strcmp(c->kind, "bound") == 0 || strcmp(c->kind, "scaling") == 0 ||
               strcmp(c->kind, "comparison") == 0;
