@@ -12,6 +12,7 @@
 #include "params.h"
 #include "attention.h"
 #include "stats.h"
+#include "parallel.h"
 #include "npy.h"
 #include "kv_store.h"
 #include "method.h"

@@ -41,3 +41,9 @@ int kvb_error_set(int status, const char *file, int line, const char *fmt, ...) 
   snprintf(last_where, sizeof last_where, "%s:%d", base ? base + 1 : file, line);
   return status;
 }
+
+int kvb_error_restore(int status, const char *message, const char *where) {
+  snprintf(last_message, sizeof last_message, "%s", message ? message : "");
+  snprintf(last_where, sizeof last_where, "%s", where ? where : "");
+  return status;
+}

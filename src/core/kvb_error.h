@@ -44,6 +44,10 @@ int kvb_error_set(int status, const char *file, int line, const char *fmt, ...)
 #endif
     ;
 
+/* Sets this thread's message and position verbatim (to carry a worker thread's error to the
+ * thread that called into the library). Returns `status`. */
+int kvb_error_restore(int status, const char *message, const char *where);
+
 #define KVB_ERROR(status, ...) kvb_error_set((status), __FILE__, __LINE__, __VA_ARGS__)
 
 #endif
