@@ -19,6 +19,7 @@ void kvb_bkvb_opts_default(kvb_bkvb_opts *o) {
   o->tau = 1.0;
   o->beta = 0.0;
   o->mutant = 0;
+  o->threads = 1; /* one worker until the (head, block) parallel path lands */
 }
 
 size_t kvb_bkvb_kept(size_t n, unsigned T) { return T >= 64 ? 0 : n >> T; }

@@ -78,6 +78,8 @@ typedef struct {
   double tau;    /* key temperature τ (1; 0.1 in the single-layer study) */
   double beta;   /* kernel shift β (0) */
   int mutant;    /* KVB_BKVB_MUT_* flags; 0 = faithful */
+  int threads;   /* workers over (head, block) pairs; <= 0: kvb_threads_default(). The result is
+                    identical for any value (each pair reads only its own uniforms). */
 } kvb_bkvb_opts;
 
 typedef struct {
@@ -86,6 +88,9 @@ typedef struct {
   uint64_t clipped1; /* steps with p >= 1 (sign forced to +1) */
   uint64_t nan_p;    /* steps whose p was NaN (kernel overflow) */
   uint64_t exps;     /* kernel exponentials */
+  /* Seconds per phase, summed over workers (so they add up to the CPU time, not the wall
+   * time); a phase fused with another is counted where its work is done. */
+  double t_center, t_gram, t_exp, t_walk, t_gather;
 } kvb_bkvb_stats;
 
 /* Fills o with b = 256 (the largest block of 003 Fig. 3), T = 1, and the authors' code's γ = 4,
