@@ -36,3 +36,10 @@ const prop_claim *const prop_claim_tables[] = {
     props_baselines,
     NULL,
 };
+
+/* Claims whose long trial loops go through prop_gather: `kvb-props --shard` runs their faithful
+ * run in every shard, each doing its own trial blocks, and `--merge` decides from all of them. */
+const char *const prop_trial_block_claims[] = {
+    "subgen.theorem1.bound",
+    NULL,
+};

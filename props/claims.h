@@ -4,4 +4,6 @@
 #define KVB_CLAIMS_H
 #include "prop.h"
 extern const prop_claim *const prop_claim_tables[];
+/* Claims whose long trial loops go through prop_gather (split by trial block over shards). */
+extern const char *const prop_trial_block_claims[];
 #endif

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 static uint64_t hash_id(const char *s) {
@@ -319,4 +320,76 @@ void prop_mean_sd(const double *x, size_t n, double *mu, double *sd) {
   double a = prop_mean(x, n), q = 0;
   for (size_t i = 0; i < n; i++) q += (x[i] - a) * (x[i] - a);
   *mu = a, *sd = sqrt(q / (double)(n - 1));
+}
+
+/* ---- trial blocks ---- */
+
+int prop_trial_mine(const prop_ctx *ctx, uint64_t i) {
+  if (ctx->tb_merge) return 0;
+  if (ctx->tb_n <= 1) return 1;
+  return (int)((i / PROP_TRIAL_BLOCK) % (uint64_t)ctx->tb_n) == ctx->tb_k;
+}
+
+void prop_trial_rng(const prop_ctx *ctx, gsl_rng *r, uint64_t stream, uint64_t i) {
+  /* Above every prop_rng index a claim uses (small integers): bit 62 set, stream, trial. */
+  kvb_rng_set_substream(r, ctx->seed ^ hash_id(ctx->id),
+                        (UINT64_C(1) << 62) | ((stream & 0xffff) << 40) | (i & ((UINT64_C(1) << 40) - 1)));
+}
+
+/* One shard's rows of `name` into x; seen[i] counts each trial. Lines: "name i v0 v1 ...",
+ * values in %.17g (exact round trip). Returns 0, or -1 on a malformed line. */
+static int read_trials(FILE *f, const char *name, double *x, size_t N, size_t w,
+                       unsigned char *seen) {
+  char tag[256];
+  unsigned long long i;
+  while (fscanf(f, "%255s %llu", tag, &i) == 2) {
+    int mine = strcmp(tag, name) == 0;
+    if (mine && i >= N) return -1;
+    for (size_t c = 0; c < w; c++) {
+      double v;
+      if (fscanf(f, "%lf", &v) != 1) return -1;
+      if (mine) x[i * w + c] = v;
+    }
+    if (mine && seen[i] < 255) seen[i]++;
+  }
+  return feof(f) ? 0 : -1;
+}
+
+int prop_gather(prop_ctx *ctx, const char *name, double *x, size_t N, size_t w) {
+  if (ctx->tb_merge) {
+    unsigned char *seen = calloc(N ? N : 1, 1);
+    if (!seen) return prop_check(ctx, 0, "gather %s: out of memory", name), 0;
+    for (const char *const *p = ctx->tb_in; p && *p; p++) {
+      FILE *f = fopen(*p, "r");
+      if (!f) continue; /* a shard with no trial of this claim has no file */
+      char tag[256]; /* the claim's id qualifies the name: one trial file holds every claim's */
+      snprintf(tag, sizeof tag, "%s:%s", ctx->id, name);
+      int bad = read_trials(f, tag, x, N, w, seen);
+      fclose(f);
+      if (bad) {
+        free(seen);
+        return prop_check(ctx, 0, "gather %s: malformed trial file %s", name, *p), 0;
+      }
+    }
+    size_t missing = 0, dup = 0, first = N;
+    for (size_t i = 0; i < N; i++) {
+      if (!seen[i] && first == N) first = i;
+      missing += !seen[i], dup += seen[i] > 1;
+    }
+    free(seen);
+    if (missing || dup)
+      return prop_check(ctx, 0, "gather %s: %zu trials missing (first %zu, block %zu), %zu "
+                                "duplicated across the shards", name, missing, first,
+                        first / PROP_TRIAL_BLOCK, dup), 0;
+    return 1;
+  }
+  if (ctx->tb_n <= 1 || !ctx->tb_out) return 1;
+  for (size_t i = 0; i < N; i++) {
+    if (!prop_trial_mine(ctx, i)) continue;
+    fprintf(ctx->tb_out, "%s:%s %zu", ctx->id, name, i);
+    for (size_t c = 0; c < w; c++) fprintf(ctx->tb_out, " %.17g", x[i * w + c]);
+    fputc('\n', ctx->tb_out);
+  }
+  ctx->tb_partial = 1;
+  return 0;
 }

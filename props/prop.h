@@ -56,6 +56,11 @@ typedef struct {
   prop_verdict cells[PROP_MAX_CELLS];
   FILE *log;            /* details (stdout for faithful runs, /dev/null-like for mutants) */
   char notes[8192];     /* measured numbers for the report */
+  /* Trial blocks (prop_gather): a long claim's trials split over shards. tb_n <= 1: every
+   * trial runs here. tb_merge: no trial runs; prop_gather reads them from tb_dir's shards. */
+  int tb_k, tb_n, tb_merge, tb_partial;
+  FILE *tb_out;         /* shard run: where prop_gather writes this shard's trials */
+  const char *const *tb_in; /* merge run: the shards' trial files (NULL-terminated) */
 } prop_ctx;
 
 typedef struct {
@@ -144,6 +149,24 @@ void prop_cell(prop_ctx *ctx, prop_verdict v, const char *cell, const char *fmt,
     __attribute__((format(printf, 4, 5)));
 /* The claim's verdict from what it recorded (failures, cells, controls, flags). */
 prop_verdict prop_verdict_of(const prop_ctx *ctx);
+/* ---- Trial blocks: one claim's trials over many shards (kvb-props --shard, --merge) ----
+ * A long trial loop is written as: for every trial i, `if (!prop_trial_mine(ctx, i))
+ * continue;`, draw only from prop_trial_rng(ctx, r, stream, i), store trial i's numbers in row
+ * i of an array, then `if (!prop_gather(ctx, name, x, N, w))` skip the decision that needs x (later trial loops
+ * of the claim still run, each gathering under its own name) before deciding. Trial i's
+ * numbers depend on (seed, claim, stream, i) alone, so the gathered array — and so the verdict,
+ * notes and report — are the same bytes whether one process ran every trial or N shards did. */
+#define PROP_TRIAL_BLOCK 256
+/* Whether trial i runs in this process (its block is this shard's; never in a merge run). */
+int prop_trial_mine(const prop_ctx *ctx, uint64_t i);
+/* Re-seeds r onto trial i's own substream of `stream` (stream < 2^16, i < 2^40). */
+void prop_trial_rng(const prop_ctx *ctx, gsl_rng *r, uint64_t stream, uint64_t i);
+/* x: N rows of w doubles, row i trial i's numbers. Plain run: returns 1 (decide). Shard run:
+ * writes this shard's rows, marks the run partial (its verdict is discarded) and returns 0.
+ * Merge run: fills every row from the shards (a failed check names a missing or duplicated
+ * trial) and returns 1. */
+int prop_gather(prop_ctx *ctx, const char *name, double *x, size_t N, size_t w);
+
 /* Trials scaled by tier. */
 unsigned prop_trials(const prop_ctx *ctx, unsigned check, unsigned full);
 

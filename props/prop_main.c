@@ -2,18 +2,22 @@
  * practical parameters) and once per listed mutant (must FAIL), printing one PASS/FAIL line
  * per run for scripts/run-checks, and optionally a markdown verdict table.
  *
- *   kvb-props [--list] [--only PREFIX] [--full] [--shard K/N] [--seed S] [--mutant M]
- *             [--no-mutants] [--report FILE]
+ *   kvb-props [--list] [--only PREFIX] [--full] [--shard K/N [--out DIR]] [--seed S]
+ *             [--mutant M] [--no-mutants] [--report FILE]
+ *   kvb-props --merge DIR... [--report FILE]
  *
  * Seeds: fixed (DEFAULT_SEED) unless KVBOUND_SEED is set — a number to reproduce a run, or
  * "fresh" to draw one from /dev/urandom. Every failure prints the command that reproduces it. */
 #include "claims.h"
 #include "paper_claims.h"
+#include "prop_shard.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #define DEFAULT_SEED 20261123u
@@ -24,7 +28,13 @@ static void usage(FILE *f) {
           "  --list            list the claims (id, source, kind, mutants) and exit\n"
           "  --only PREFIX     run only claims whose id starts with PREFIX (repeatable)\n"
           "  --full            the long statistical battery (make check-full)\n"
-          "  --shard K/N       run every N-th claim starting at K (0-based)\n"
+          "  --shard K/N       run every N-th claim starting at K (0-based), judged here; with\n"
+          "                    --out DIR, run shard K of the sweep's runs instead (every claim's\n"
+          "                    faithful and mutant runs dealt out one by one; a long claim's\n"
+          "                    trials by block) and leave them in DIR for --merge\n"
+          "  --out DIR         with --shard: the shard directory (created)\n"
+          "  --merge DIR...    judge and report the runs of shard directories 0..N-1 of one\n"
+          "                    sweep, exactly as one process running them all would\n"
           "  --seed S          base seed (default %u, or $KVBOUND_SEED; 'fresh' draws one)\n"
           "  --mutant M        run only mutant M of the selected claims: method:TYPE:NAME,\n"
           "                    stream:TYPE:NAME, probe:TYPE:NAME, check:NAME or control:z_zero\n"
@@ -57,14 +67,23 @@ static int parse_seed(const char *txt, uint64_t *out) {
 }
 
 
+/* Trial-block mode of one run (prop.h, Trial blocks): this shard's blocks, or a merge. */
+typedef struct {
+  int k, n, merge;
+  FILE *out;
+  const char *const *in;
+} trial_mode;
+
 static prop_verdict run_claim(const prop_claim *c, uint64_t seed, int full, const char *mutant,
-                              FILE *log, prop_ctx *ctx) {
+                              FILE *log, const trial_mode *tm, prop_ctx *ctx) {
   memset(ctx, 0, sizeof *ctx);
   ctx->seed = seed;
   ctx->id = c->id;
   ctx->mutant = mutant;
   ctx->full = full;
   ctx->log = log;
+  if (tm) ctx->tb_k = tm->k, ctx->tb_n = tm->n, ctx->tb_merge = tm->merge, ctx->tb_out = tm->out,
+          ctx->tb_in = tm->in;
   kvb_error_clear();
   c->run(ctx);
   return prop_verdict_of(ctx);
@@ -203,7 +222,7 @@ static void write_report(FILE *rep, const check_result *res, size_t nres) {
   }
 }
 
-static int selected(const char *id, const char **only, int nonly) {
+static int selected(const char *id, const char *const *only, int nonly) {
   if (nonly == 0) return 1;
   for (int i = 0; i < nonly; i++)
     if (strncmp(id, only[i], strlen(only[i])) == 0) return 1;
@@ -222,7 +241,9 @@ static void md_escape(FILE *f, const char *s) {
 typedef struct {
   const char *only[64];
   int nonly, full, list, no_mut, shard_k, shard_n;
-  const char *report, *only_mutant;
+  const char *report, *only_mutant, *out;
+  const char *merge[1024];
+  int nmerge;
   uint64_t seed;
 } options;
 
@@ -248,8 +269,12 @@ static int parse_args(int argc, char **argv, options *o) {
     else if (strcmp(a, "--only") == 0 && more && o->nonly < 64) o->only[o->nonly++] = argv[++i];
     else if (strcmp(a, "--mutant") == 0 && more) o->only_mutant = argv[++i];
     else if (strcmp(a, "--report") == 0 && more) o->report = argv[++i];
+    else if (strcmp(a, "--out") == 0 && more) o->out = argv[++i];
     else if (strcmp(a, "--claims-list") == 0 && more) return check_claims_list(argv[++i]);
-    else if (strcmp(a, "--seed") == 0 && more) {
+    else if (strcmp(a, "--merge") == 0 && more) {
+      while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0 && o->nmerge < 1024)
+        o->merge[o->nmerge++] = argv[++i];
+    } else if (strcmp(a, "--seed") == 0 && more) {
       if (parse_seed(argv[++i], &o->seed)) {
         fprintf(stderr, "kvb-props: --seed '%s' is neither a number nor 'fresh'\n", argv[i]);
         return 2;
@@ -266,6 +291,12 @@ static int parse_args(int argc, char **argv, options *o) {
       return 2;
     }
   }
+  if (o->out && o->shard_n < 1) o->shard_n = 1;
+  if (o->nmerge && (o->out || o->list || o->nonly || o->only_mutant || o->full || o->no_mut)) {
+    fprintf(stderr, "kvb-props: --merge takes the sweep's options from the shard directories; "
+                    "give only --report\n");
+    return 2;
+  }
   return -1;
 }
 
@@ -277,72 +308,321 @@ static void list_claim(const prop_claim *c) {
   printf("%s\n    %s\n", c->covers[0] ? "" : " (supporting check)", c->statement);
 }
 
-/* The faithful run: its verdict into *v and its context into ctx (quietly under --mutant, when
- * only the verdict is needed to judge the mutant). Returns the number of FAIL lines printed. */
-static int run_faithful(const prop_claim *c, const options *o, FILE *devnull, prop_ctx *ctx,
-                        prop_verdict *v) {
-  if (o->only_mutant) {
-    *v = run_claim(c, o->seed, o->full, NULL, devnull, ctx);
-    return 0;
-  }
-  printf("## %s (%s, %s)\n", c->id, c->source, c->kind);
-  fflush(stdout);
+
+/* ---- runs: one claim, faithful or under a mutant, into a record ---- */
+
+static void run_into(const prop_claim *c, const options *o, const char *mutant, FILE *log,
+                     const trial_mode *tm, prop_run_rec *r) {
+  static prop_ctx ctx; /* 9 KiB of notes and cells: not on the stack of every caller */
   clock_t t0 = clock();
-  *v = run_claim(c, o->seed, o->full, NULL, stdout, ctx);
-  double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
-  if (lacks_control(c, ctx)) {
-    ctx->failures++;
+  r->v = run_claim(c, o->seed, o->full, mutant, log, tm, &ctx);
+  r->secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+  snprintf(r->id, sizeof r->id, "%s", c->id);
+  snprintf(r->mutant, sizeof r->mutant, "%s", mutant ? mutant : "");
+  r->failures = ctx.failures;
+  r->lacks_control = !mutant && lacks_control(c, &ctx);
+  r->applied = ctx.mutant_applied;
+  r->ncells = ctx.ncells;
+  memcpy(r->cells, ctx.cells, sizeof r->cells);
+  snprintf(r->notes, sizeof r->notes, "%s", ctx.notes);
+}
+
+/* ---- judging: the same lines whether the runs were made here or merged from shards ---- */
+
+/* The faithful run's line; returns the FAIL lines printed (0 or 1). */
+static int judge_faithful(const prop_claim *c, const options *o, prop_run_rec *r) {
+  if (r->lacks_control) {
+    r->failures++;
     printf("    %s claim ran no control through its assertion and gave no reason\n", c->kind);
   }
-  if (!ctx->failures) {
-    printf("PASS %s: %s [%.1fs]\n", c->id, prop_verdict_name(*v), secs);
+  if (!r->failures) {
+    printf("PASS %s: %s [%.1fs]\n", c->id, prop_verdict_name(r->v), r->secs);
+    fflush(stdout);
     return 0;
   }
-  *v = PROP_FAILS;
+  r->v = PROP_FAILS;
   printf("FAIL %s: %s [%.1fs]\n    reproduce: KVBOUND_SEED=%" PRIu64
          " build/kvb-props --only %s%s\n",
-         c->id, prop_verdict_name(*v), secs, o->seed, c->id, o->full ? " --full" : "");
+         c->id, prop_verdict_name(r->v), r->secs, o->seed, c->id, o->full ? " --full" : "");
+  fflush(stdout);
   return 1;
 }
 
-/* Every listed mutant (or the one of --mutant) against the faithful verdict v and cells of ctx:
- * caught when it fails an assertion, changes the verdict, or moves a pre-registered cell (a
- * MIXED claim stays MIXED under a mutant that moves cells). Returns the FAIL lines printed. */
-static int run_mutants(const prop_claim *c, const options *o, FILE *devnull, const prop_ctx *ctx,
-                       prop_verdict v, int *caught, int *nmut) {
+/* A mutant run m against the faithful run f: caught when it fails an assertion, changes the
+ * verdict, or moves a pre-registered cell (a MIXED claim stays MIXED under a mutant that moves
+ * cells). Returns the FAIL lines printed. */
+static int judge_mutant(const prop_claim *c, const options *o, const prop_run_rec *f,
+                        const prop_run_rec *m, int *caught) {
+  prop_verdict mv = m->failures ? PROP_FAILS : m->v;
+  int cells_moved = m->ncells != f->ncells;
+  for (int q = 0; !cells_moved && q < f->ncells; q++) cells_moved = m->cells[q] != f->cells[q];
   int failed = 0;
-  for (int k = 0; k < 8 && c->mutants[k] && !o->no_mut; k++) {
-    if (o->only_mutant && strcmp(o->only_mutant, c->mutants[k]) != 0) continue;
-    (*nmut)++;
-    prop_ctx mctx;
-    prop_verdict mv = run_claim(c, o->seed, o->full, c->mutants[k],
-                                o->only_mutant ? stdout : devnull, &mctx);
-    int cells_moved = mctx.ncells != ctx->ncells;
-    for (int q = 0; !cells_moved && q < ctx->ncells; q++)
-      cells_moved = mctx.cells[q] != ctx->cells[q];
-    if (!mctx.mutant_applied) {
-      /* the claim never injected it: whatever changed, it was not the mutant */
-      failed++;
-      printf("FAIL %s never applied mutant %s (no helper of prop.h injected it, so it is "
-             "not credited)\n", c->id, c->mutants[k]);
-    } else if (mv == PROP_FAILS || mv != v || cells_moved) {
-      (*caught)++;
-      printf("PASS %s caught mutant %s (verdict %s)\n", c->id, c->mutants[k],
-             prop_verdict_name(mv));
-    } else {
-      failed++;
-      printf("FAIL %s let mutant %s survive (verdict %s)\n    reproduce: KVBOUND_SEED=%" PRIu64
-             " build/kvb-props --only %s --mutant %s%s\n",
-             c->id, c->mutants[k], prop_verdict_name(mv), o->seed, c->id, c->mutants[k],
-             o->full ? " --full" : "");
-    }
-    fflush(stdout);
+  if (!m->applied) {
+    /* the claim never injected it: whatever changed, it was not the mutant */
+    failed++;
+    printf("FAIL %s never applied mutant %s (no helper of prop.h injected it, so it is "
+           "not credited)\n", c->id, m->mutant);
+  } else if (mv == PROP_FAILS || mv != f->v || cells_moved) {
+    (*caught)++;
+    printf("PASS %s caught mutant %s (verdict %s)\n", c->id, m->mutant, prop_verdict_name(mv));
+  } else {
+    failed++;
+    printf("FAIL %s let mutant %s survive (verdict %s)\n    reproduce: KVBOUND_SEED=%" PRIu64
+           " build/kvb-props --only %s --mutant %s%s\n",
+           c->id, m->mutant, prop_verdict_name(mv), o->seed, c->id, m->mutant,
+           o->full ? " --full" : "");
   }
+  fflush(stdout);
   return failed;
 }
 
+static int mutant_selected(const options *o, const char *name) {
+  return !o->no_mut && (!o->only_mutant || strcmp(o->only_mutant, name) == 0);
+}
+
+static int is_trial_block_claim(const char *id) {
+  for (int i = 0; prop_trial_block_claims[i]; i++)
+    if (strcmp(prop_trial_block_claims[i], id) == 0) return 1;
+  return 0;
+}
+
+/* ---- where a judged run comes from: made here, or found among the shards' records ---- */
+
+typedef struct {
+  const options *o;
+  FILE *devnull;
+  prop_run_rec *recs; /* merge: every shard's records */
+  size_t nrecs;
+  const char *const *trial_files; /* merge: the shards' trials.txt */
+} source;
+
+/* The record of (c, mutant): run now (single process; or a merge re-deciding a trial-block
+ * claim from the shards' trials), or looked up. Returns 0, or -1 when a shard lacks it. */
+static int get_run(const source *src, const prop_claim *c, const char *mutant, prop_run_rec *r) {
+  const options *o = src->o;
+  if (!src->recs || (!mutant && is_trial_block_claim(c->id))) {
+    trial_mode tm = {0, 1, src->recs != NULL, NULL, src->trial_files};
+    FILE *log = mutant ? (o->only_mutant ? stdout : src->devnull) : stdout;
+    if (!mutant && o->only_mutant) log = src->devnull;
+    run_into(c, o, mutant, log, src->recs ? &tm : NULL, r);
+    return 0;
+  }
+  for (size_t i = 0; i < src->nrecs; i++)
+    if (strcmp(src->recs[i].id, c->id) == 0 &&
+        strcmp(src->recs[i].mutant, mutant ? mutant : "") == 0) {
+      *r = src->recs[i];
+      return 0;
+    }
+  return -1;
+}
+
+/* Judges every selected claim (index % shard_n == shard_k) and writes the report. Returns the
+ * process's exit status. */
+static int judge_all(const source *src, FILE *rep) {
+  const options *o = src->o;
+  static check_result res[512];
+  static prop_run_rec f, m;
+  size_t nres = 0;
+  int failed = 0, index = -1;
+  for (size_t t = 0; prop_claim_tables[t]; t++) {
+    for (const prop_claim *c = prop_claim_tables[t]; c->id; c++) {
+      if (!selected(c->id, o->only, o->nonly)) continue;
+      index++;
+      if (index % o->shard_n != o->shard_k) continue;
+      if (o->list) {
+        list_claim(c);
+        continue;
+      }
+      int caught = 0, nmut = 0;
+      if (!o->only_mutant) {
+        printf("## %s (%s, %s)\n", c->id, c->source, c->kind);
+        fflush(stdout);
+      }
+      if (get_run(src, c, NULL, &f)) {
+        printf("FAIL %s: its faithful run is in none of the shards\n", c->id);
+        failed++;
+        continue;
+      }
+      if (!o->only_mutant) failed += judge_faithful(c, o, &f);
+      for (int k = 0; k < 8 && c->mutants[k]; k++) {
+        if (!mutant_selected(o, c->mutants[k])) continue;
+        nmut++;
+        if (get_run(src, c, c->mutants[k], &m)) {
+          printf("FAIL %s: its run under mutant %s is in none of the shards\n", c->id,
+                 c->mutants[k]);
+          failed++;
+          continue;
+        }
+        failed += judge_mutant(c, o, &f, &m, &caught);
+      }
+      if (nres < sizeof res / sizeof *res) {
+        check_result *r = &res[nres++];
+        r->c = c, r->v = f.failures ? PROP_FAILS : f.v, r->caught = caught, r->nmut = nmut;
+        snprintf(r->notes, sizeof r->notes, "%s", o->only_mutant ? "" : f.notes);
+      }
+    }
+  }
+  if (rep) write_report(rep, res, nres);
+  return failed ? 1 : 0;
+}
+
+/* ---- shard K of N into a directory ---- */
+
+static void join_only(const options *o, char *buf, size_t cap) {
+  buf[0] = 0;
+  for (int i = 0; i < o->nonly; i++)
+    snprintf(buf + strlen(buf), cap - strlen(buf), "%s%s", i ? "," : "", o->only[i]);
+}
+
+/* The sweep's runs are dealt out in one fixed order — per selected claim its faithful run (a
+ * trial-block claim's faithful run instead goes to every shard, each doing its own trial
+ * blocks), then its mutants — run u to shard u mod N. */
+static int run_shard(const options *o) {
+  if (mkdir(o->out, 0777) && errno != EEXIST) {
+    fprintf(stderr, "kvb-props: cannot create shard directory '%s': %s\n", o->out,
+            strerror(errno));
+    return 2;
+  }
+  char path[4096];
+  prop_shard_meta meta = {.k = o->shard_k, .n = o->shard_n, .full = o->full,
+                          .no_mut = o->no_mut, .seed = o->seed};
+  snprintf(meta.only_mutant, sizeof meta.only_mutant, "%s", o->only_mutant ? o->only_mutant : "");
+  join_only(o, meta.only, sizeof meta.only);
+  snprintf(meta.version, sizeof meta.version, "%s", KVBOUND_VERSION);
+  /* The marker of a finished shard is its meta.txt, written last: a shard that died leaves
+   * none, and the merge names it. */
+  snprintf(path, sizeof path, "%s/meta.txt", o->out);
+  remove(path);
+  FILE *runs, *trials, *log;
+  snprintf(path, sizeof path, "%s/runs.txt", o->out);
+  runs = fopen(path, "w");
+  snprintf(path, sizeof path, "%s/trials.txt", o->out);
+  trials = fopen(path, "w");
+  snprintf(path, sizeof path, "%s/log.txt", o->out);
+  log = fopen(path, "w");
+  if (!runs || !trials || !log) {
+    fprintf(stderr, "kvb-props: cannot write in shard directory '%s'\n", o->out);
+    if (runs) fclose(runs);
+    if (trials) fclose(trials);
+    if (log) fclose(log);
+    return 2;
+  }
+  printf("# kvb-props shard %d/%d seed %" PRIu64 "%s\n", o->shard_k, o->shard_n, o->seed,
+         o->full ? " (full)" : "");
+  static prop_run_rec r;
+  long u = -1;
+  int bad = 0;
+  for (size_t t = 0; prop_claim_tables[t]; t++) {
+    for (const prop_claim *c = prop_claim_tables[t]; c->id; c++) {
+      if (!selected(c->id, o->only, o->nonly)) continue;
+      if (is_trial_block_claim(c->id)) {
+        trial_mode tm = {o->shard_k, o->shard_n, 0, trials, NULL};
+        run_into(c, o, NULL, log, &tm, &r);
+        printf("ran %s: its trial blocks %d mod %d [%.1fs]\n", c->id, o->shard_k, o->shard_n,
+               r.secs);
+      } else if (++u % o->shard_n == o->shard_k) {
+        run_into(c, o, NULL, log, NULL, &r);
+        bad |= prop_rec_write(runs, &r);
+        printf("ran %s: %s [%.1fs]\n", c->id, prop_verdict_name(r.v), r.secs);
+      }
+      for (int k = 0; k < 8 && c->mutants[k]; k++) {
+        if (!mutant_selected(o, c->mutants[k]) || ++u % o->shard_n != o->shard_k) continue;
+        run_into(c, o, c->mutants[k], log, NULL, &r);
+        bad |= prop_rec_write(runs, &r);
+        printf("ran %s under %s: %s [%.1fs]\n", c->id, c->mutants[k], prop_verdict_name(r.v),
+               r.secs);
+      }
+      fflush(stdout);
+    }
+  }
+  bad |= fclose(runs) != 0, bad |= fclose(trials) != 0, bad |= fclose(log) != 0;
+  snprintf(path, sizeof path, "%s/meta.txt", o->out);
+  if (bad || prop_meta_write(path, &meta)) {
+    fprintf(stderr, "kvb-props: writing shard directory '%s' failed\n", o->out);
+    return 2;
+  }
+  return 0;
+}
+
+/* ---- merge ---- */
+
+/* Checks that the directories are shards 0..N-1 of one sweep (each once), sets o's sweep
+ * options from them, and loads their records. Returns 0 or 2 with a message. */
+static int load_shards(options *o, source *src, char **trial_files, char *only_buf) {
+  static prop_shard_meta meta[1024];
+  char path[4096], why[512];
+  int n = -1;
+  for (int i = 0; i < o->nmerge; i++) {
+    snprintf(path, sizeof path, "%s/meta.txt", o->merge[i]);
+    if (prop_meta_read(path, &meta[i], why, sizeof why)) {
+      fprintf(stderr, "kvb-props: --merge: %s (a shard that did not finish leaves no meta.txt: "
+                      "run it again)\n", why);
+      return 2;
+    }
+    if (i == 0) n = meta[0].n;
+    const prop_shard_meta *a = &meta[0], *b = &meta[i];
+    if (b->n != a->n || b->seed != a->seed || b->full != a->full || b->no_mut != a->no_mut ||
+        strcmp(b->only_mutant, a->only_mutant) || strcmp(b->only, a->only) ||
+        strcmp(b->version, a->version)) {
+      fprintf(stderr, "kvb-props: --merge: %s and %s are not shards of one sweep (shard count, "
+                      "seed, tier, selection or kvbound version differ)\n", o->merge[0],
+              o->merge[i]);
+      return 2;
+    }
+  }
+  for (int k = 0; k < n; k++) {
+    int seen = 0;
+    for (int i = 0; i < o->nmerge; i++) seen += meta[i].k == k;
+    if (seen != 1) {
+      fprintf(stderr, "kvb-props: --merge: shard %d/%d is %s\n", k, n,
+              seen ? "given more than once" : "missing");
+      return 2;
+    }
+  }
+  o->shard_k = 0, o->shard_n = 1;
+  o->seed = meta[0].seed, o->full = meta[0].full, o->no_mut = meta[0].no_mut;
+  o->only_mutant = meta[0].only_mutant[0] ? meta[0].only_mutant : NULL;
+  strcpy(only_buf, meta[0].only);
+  for (char *tok = strtok(only_buf, ","); tok && o->nonly < 64; tok = strtok(NULL, ","))
+    o->only[o->nonly++] = tok;
+  size_t cap = 64;
+  src->recs = malloc(cap * sizeof *src->recs);
+  if (!src->recs) return 2;
+  for (int i = 0; i < o->nmerge; i++) {
+    snprintf(path, sizeof path, "%s/runs.txt", o->merge[i]);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+      fprintf(stderr, "kvb-props: --merge: cannot read %s\n", path);
+      return 2;
+    }
+    int st;
+    for (;;) {
+      if (src->nrecs == cap) {
+        prop_run_rec *g = realloc(src->recs, 2 * cap * sizeof *g);
+        if (!g) return fclose(f), 2;
+        src->recs = g, cap *= 2;
+      }
+      if ((st = prop_rec_read(f, &src->recs[src->nrecs])) != 1) break;
+      src->nrecs++;
+    }
+    fclose(f);
+    if (st < 0) {
+      fprintf(stderr, "kvb-props: --merge: %s has a malformed record after %zu\n", path,
+              src->nrecs);
+      return 2;
+    }
+    size_t len = strlen(o->merge[i]) + 16;
+    trial_files[i] = malloc(len);
+    if (!trial_files[i]) return 2;
+    snprintf(trial_files[i], len, "%s/trials.txt", o->merge[i]);
+  }
+  trial_files[o->nmerge] = NULL;
+  src->trial_files = (const char *const *)trial_files;
+  return 0;
+}
+
 int main(int argc, char **argv) {
-  options o;
+  static options o;
   int rc = parse_args(argc, argv, &o);
   if (rc >= 0) return rc;
   if (check_covers() || check_mutant_names()) return 2;
@@ -351,42 +631,22 @@ int main(int argc, char **argv) {
     fprintf(stderr, "kvb-props: --mutant %s\n", why);
     return 2;
   }
+  if (o.out && !o.list) return run_shard(&o);
+  source src = {.o = &o};
+  static char *trial_files[1025];
+  static char only_buf[1024];
+  if (o.nmerge && (rc = load_shards(&o, &src, trial_files, only_buf)) != 0) return rc;
   FILE *rep = NULL;
   if (o.report && !(rep = fopen(o.report, "w"))) {
     fprintf(stderr, "kvb-props: cannot write report '%s'\n", o.report);
     return 2;
   }
-  static check_result res[512];
-  size_t nres = 0;
-  FILE *devnull = fopen("/dev/null", "w");
+  src.devnull = fopen("/dev/null", "w");
   if (!o.list) printf("# kvb-props seed %" PRIu64 "%s\n", o.seed, o.full ? " (full)" : "");
-  int failed = 0, index = -1;
-  for (size_t t = 0; prop_claim_tables[t]; t++) {
-    for (const prop_claim *c = prop_claim_tables[t]; c->id; c++) {
-      if (!selected(c->id, o.only, o.nonly)) continue;
-      index++;
-      if (index % o.shard_n != o.shard_k) continue;
-      if (o.list) {
-        list_claim(c);
-        continue;
-      }
-      prop_ctx ctx;
-      memset(&ctx, 0, sizeof ctx);
-      prop_verdict v = PROP_SKIPPED;
-      int caught = 0, nmut = 0;
-      failed += run_faithful(c, &o, devnull, &ctx, &v);
-      failed += run_mutants(c, &o, devnull, &ctx, v, &caught, &nmut);
-      if (nres < sizeof res / sizeof *res) {
-        check_result *r = &res[nres++];
-        r->c = c, r->v = v, r->caught = caught, r->nmut = nmut;
-        snprintf(r->notes, sizeof r->notes, "%s", o.only_mutant ? "" : ctx.notes);
-      }
-    }
-  }
-  if (devnull) fclose(devnull);
-  if (rep) {
-    write_report(rep, res, nres);
-    fclose(rep);
-  }
-  return failed ? 1 : 0;
+  rc = judge_all(&src, rep);
+  if (src.devnull) fclose(src.devnull);
+  if (rep) fclose(rep);
+  free(src.recs);
+  for (int i = 0; trial_files[i]; i++) free(trial_files[i]);
+  return rc;
 }

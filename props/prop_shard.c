@@ -1,0 +1,116 @@
+/* prop_shard.c — see prop_shard.h. Doubles are written with %.17g (an exact round trip), so a
+ * merged report has the bytes a single process writes. */
+#include "prop_shard.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void put_escaped(FILE *f, const char *s) {
+  for (; *s; s++) {
+    if (*s == '\\') fputs("\\\\", f);
+    else if (*s == '\n') fputs("\\n", f);
+    else if (*s == '\t') fputs("\\t", f);
+    else fputc(*s, f);
+  }
+}
+
+int prop_rec_write(FILE *f, const prop_run_rec *r) {
+  fprintf(f, "run\t%s\t%s\t%d\t%d\t%d\t%d\t%.17g\t%d\t", r->id, r->mutant[0] ? r->mutant : "-",
+          (int)r->v, r->failures, r->lacks_control, r->applied, r->secs, r->ncells);
+  for (int q = 0; q < r->ncells; q++) fprintf(f, "%s%d", q ? "," : "", (int)r->cells[q]);
+  fputc('\t', f);
+  put_escaped(f, r->notes);
+  fputc('\n', f);
+  return ferror(f) ? -1 : 0;
+}
+
+/* The next tab-separated field of *p (in place), or NULL when there is none. */
+static char *field(char **p) {
+  if (!*p) return NULL;
+  char *s = *p, *t = strchr(s, '\t');
+  if (t) *t = 0, *p = t + 1;
+  else *p = NULL;
+  return s;
+}
+
+int prop_rec_read(FILE *f, prop_run_rec *r) {
+  static char line[3 * sizeof r->notes + 8192];
+  if (!fgets(line, sizeof line, f)) return 0;
+  size_t len = strlen(line);
+  if (len == 0 || line[len - 1] != '\n') return -1;
+  line[len - 1] = 0;
+  memset(r, 0, sizeof *r);
+  char *p = line, *fs[11];
+  for (int i = 0; i < 11; i++)
+    if (!(fs[i] = field(&p))) return -1;
+  if (p || strcmp(fs[0], "run") != 0) return -1;
+  if (strlen(fs[1]) >= sizeof r->id || strlen(fs[2]) >= sizeof r->mutant) return -1;
+  strcpy(r->id, fs[1]);
+  strcpy(r->mutant, strcmp(fs[2], "-") == 0 ? "" : fs[2]);
+  char *end;
+  long v = strtol(fs[3], &end, 10);
+  if (*end || v < 0 || v > PROP_SKIPPED) return -1;
+  r->v = (prop_verdict)v;
+  r->failures = (int)strtol(fs[4], &end, 10);
+  if (*end) return -1;
+  r->lacks_control = (int)strtol(fs[5], &end, 10);
+  if (*end) return -1;
+  r->applied = (int)strtol(fs[6], &end, 10);
+  if (*end) return -1;
+  r->secs = strtod(fs[7], &end);
+  if (*end) return -1;
+  r->ncells = (int)strtol(fs[8], &end, 10);
+  if (*end || r->ncells < 0 || r->ncells > PROP_MAX_CELLS) return -1;
+  char *c = fs[9];
+  for (int q = 0; q < r->ncells; q++) {
+    long cv = strtol(c, &end, 10);
+    if (end == c || cv < 0 || cv > PROP_SKIPPED || (*end != ',' && *end != 0)) return -1;
+    r->cells[q] = (prop_verdict)cv;
+    c = *end ? end + 1 : end;
+  }
+  size_t o = 0;
+  for (const char *s = fs[10]; *s; s++) {
+    char ch = *s;
+    if (ch == '\\') {
+      s++;
+      ch = *s == 'n' ? '\n' : *s == 't' ? '\t' : *s == '\\' ? '\\' : 0;
+      if (!ch) return -1;
+    }
+    if (o + 1 >= sizeof r->notes) return -1;
+    r->notes[o++] = ch;
+  }
+  r->notes[o] = 0;
+  return 1;
+}
+
+int prop_meta_write(const char *path, const prop_shard_meta *m) {
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  fprintf(f, "kvb-props shard\nshard %d/%d\nseed %llu\nfull %d\nno_mutants %d\nmutant %s\n"
+             "only %s\nversion %s\n",
+          m->k, m->n, m->seed, m->full, m->no_mut, m->only_mutant[0] ? m->only_mutant : "-",
+          m->only[0] ? m->only : "-", m->version);
+  int bad = ferror(f);
+  return (fclose(f) || bad) ? -1 : 0;
+}
+
+int prop_meta_read(const char *path, prop_shard_meta *m, char *why, size_t cap) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    snprintf(why, cap, "%s: cannot read (not a kvb-props shard directory?)", path);
+    return -1;
+  }
+  memset(m, 0, sizeof *m);
+  int ok = fscanf(f, "kvb-props shard shard %d/%d seed %llu full %d no_mutants %d mutant %159s "
+                     "only %1023s version %31s",
+                  &m->k, &m->n, &m->seed, &m->full, &m->no_mut, m->only_mutant, m->only,
+                  m->version) == 8;
+  fclose(f);
+  if (!ok || m->n < 1 || m->k < 0 || m->k >= m->n) {
+    snprintf(why, cap, "%s: malformed shard metadata", path);
+    return -1;
+  }
+  if (strcmp(m->only_mutant, "-") == 0) m->only_mutant[0] = 0;
+  if (strcmp(m->only, "-") == 0) m->only[0] = 0;
+  return 0;
+}

@@ -1,0 +1,42 @@
+/* prop_shard.h — what one run of a claim (faithful or under a mutant) produced, and its text
+ * form, so `kvb-props --shard K/N --out DIR` can leave runs in a directory and `kvb-props
+ * --merge DIR...` can judge and report them exactly as a single process would have. */
+#ifndef KVB_PROP_SHARD_H
+#define KVB_PROP_SHARD_H
+
+#include <stdio.h>
+
+#include "prop.h"
+
+typedef struct {
+  char id[128];       /* claim id */
+  char mutant[160];   /* "" for the faithful run */
+  prop_verdict v;
+  int failures;       /* assertions failed */
+  int lacks_control;  /* a bound/scaling/comparison claim that ran no control and gave no reason */
+  int applied;        /* times the mutant was injected */
+  int ncells;
+  prop_verdict cells[PROP_MAX_CELLS];
+  double secs;
+  char notes[sizeof ((prop_ctx *)0)->notes];
+} prop_run_rec;
+
+/* One record as one line (tab-separated, notes escaped). Returns 0 or -1 on a write error. */
+int prop_rec_write(FILE *f, const prop_run_rec *r);
+/* Reads the next record; returns 1, 0 at end of file, -1 on a malformed line. */
+int prop_rec_read(FILE *f, prop_run_rec *r);
+
+/* A shard directory's identity: every shard of one sweep must agree on all but k. */
+typedef struct {
+  int k, n, full, no_mut;
+  unsigned long long seed;
+  char only_mutant[160];
+  char only[1024];    /* the --only prefixes, comma-joined ("" for all) */
+  char version[32];
+} prop_shard_meta;
+
+int prop_meta_write(const char *path, const prop_shard_meta *m);
+/* Returns 0, or -1 with a reason in why. */
+int prop_meta_read(const char *path, prop_shard_meta *m, char *why, size_t cap);
+
+#endif
