@@ -717,6 +717,29 @@ static void csv_text(FILE *f, const char *s) {
   fputc('"', f);
 }
 
+static void free_results(unit_result *res, size_t units) {
+  for (size_t u = 0; u < units && res; u++) {
+    for (size_t i = 0; i < res[u].nrows; i++) free(res[u].rows[i].msg);
+    free(res[u].rows);
+  }
+  free(res);
+}
+
+/* The run report's counts and its first failed row's message (in unit order over the units
+ * u = first, first + step, ... a shard or the whole run holds). */
+static void fill_report(kvb_run_report *rep, const unit_result *res, size_t first, size_t step,
+                        size_t units, size_t rows, size_t failed) {
+  rep->rows = rows;
+  rep->failed_rows = failed;
+  for (size_t u = first; u < units && failed && !rep->first_error[0]; u += step)
+    for (size_t i = 0; i < res[u].nrows; i++)
+      if (res[u].rows[i].status) {
+        snprintf(rep->first_error, sizeof rep->first_error, "%s",
+                 res[u].rows[i].msg ? res[u].rows[i].msg : kvb_status_name(res[u].rows[i].status));
+        break;
+      }
+}
+
 static int write_csv(const kvb_experiment *e, FILE *f, const unit_result *res, size_t units) {
   fprintf(f, "unit,point,trial");
   for (size_t s = 0; s < e->nsweeps; s++) fprintf(f, ",%s", e->sweeps[s].param);
@@ -1212,34 +1235,12 @@ int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int p
                      u / e->trials, u % e->trials, res[u].msg);
   }
   if (!st) st = write_outputs(e, dir, res, units, jobs, rows, failed, wall, NULL);
-  if (!st) {
-    rep->rows = rows;
-    rep->failed_rows = failed;
-    for (size_t u = 0; u < units && failed && !rep->first_error[0]; u++)
-      for (size_t i = 0; i < res[u].nrows; i++)
-        if (res[u].rows[i].status) {
-          snprintf(rep->first_error, sizeof rep->first_error, "%s",
-                   res[u].rows[i].msg ? res[u].rows[i].msg : kvb_status_name(res[u].rows[i].status));
-          break;
-        }
-  }
-  for (size_t u = 0; u < units; u++) {
-    for (size_t i = 0; i < res[u].nrows; i++) free(res[u].rows[i].msg);
-    free(res[u].rows);
-  }
-  free(res);
+  if (!st) fill_report(rep, res, 0, 1, units, rows, failed);
+  free_results(res, units);
   return st;
 }
 
 /* ---- shards and their merge (runner.h) ---- */
-
-static void free_results(unit_result *res, size_t units) {
-  for (size_t u = 0; u < units && res; u++) {
-    for (size_t i = 0; i < res[u].nrows; i++) free(res[u].rows[i].msg);
-    free(res[u].rows);
-  }
-  free(res);
-}
 
 size_t kvb_shard_units(size_t units, size_t shard, size_t nshards) {
   return nshards == 0 || shard >= units ? 0 : (units - 1 - shard) / nshards + 1;
@@ -1391,15 +1392,7 @@ int kvb_experiment_run_shard(const kvb_experiment *e, const char *dir, size_t sh
   if (st) {
     shard_mark_failed(dir, shard, nshards, kvb_strerror_last());
   } else {
-    rep->rows = rows;
-    rep->failed_rows = failed;
-    for (size_t u = shard; u < units && failed && !rep->first_error[0]; u += nshards)
-      for (size_t i = 0; i < res[u].nrows; i++)
-        if (res[u].rows[i].status) {
-          snprintf(rep->first_error, sizeof rep->first_error, "%s",
-                   res[u].rows[i].msg ? res[u].rows[i].msg : kvb_status_name(res[u].rows[i].status));
-          break;
-        }
+    fill_report(rep, res, shard, nshards, units, rows, failed);
   }
   free_results(res, units);
   return st;
@@ -1660,17 +1653,7 @@ int kvb_experiment_merge(const char *const *dirs, size_t ndirs, const char *out,
     }
     st = write_outputs(&e, out, res, units, (int)jobs, rows, failed, wall,
                        si[0].spec_real[0] ? si[0].spec_real : NULL);
-    if (!st) {
-      rep->rows = rows;
-      rep->failed_rows = failed;
-      for (size_t u = 0; u < units && failed && !rep->first_error[0]; u++)
-        for (size_t i = 0; i < res[u].nrows; i++)
-          if (res[u].rows[i].status) {
-            snprintf(rep->first_error, sizeof rep->first_error, "%s",
-                     res[u].rows[i].msg ? res[u].rows[i].msg : kvb_status_name(res[u].rows[i].status));
-            break;
-          }
-    }
+    if (!st) fill_report(rep, res, 0, 1, units, rows, failed);
   }
   if (res) free_results(res, units);
   if (have_e) kvb_experiment_free(&e);
