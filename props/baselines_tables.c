@@ -403,7 +403,7 @@ static void pool_free(pool *P) {
 
 /* One stream's contribution to the 000/001 table; `which`: 0 SubGen, 1 recent_kcenter. */
 static int sg_stream(prop_ctx *ctx, int which, const ev_stream *e, uint64_t sub, pool *P,
-                     size_t *Bs, int *mem_bad) {
+                     size_t *Bs, double *Ds, int *mem_bad) {
   size_t nq = e->nq, vec;
   for (int l = 0; l < SG_LEVELS; l++) {
     size_t off = P->N[l], s_slots = (size_t)(sg_phi[l] * (double)e->n / 2);
@@ -418,7 +418,7 @@ static int sg_stream(prop_ctx *ctx, int which, const ev_stream *e, uint64_t sub,
       return 0;
     }
     size_t B = vs / 2; /* tokens every other method holds: 2B ≤ SubGen's vectors */
-    Bs[l] = B;
+    Bs[l] = B, Ds[l] = delta;
     char a0[48], a1[32], a2[32], bb[32], hw[32], cc[32];
     snprintf(a0, sizeof a0, "delta=%.17g", delta), snprintf(a1, sizeof a1, "t=%d", SG_T);
     snprintf(a2, sizeof a2, "s=%zu", s_slots), snprintf(bb, sizeof bb, "budget=%zu", B);
@@ -461,7 +461,9 @@ static int sg_stream(prop_ctx *ctx, int which, const ev_stream *e, uint64_t sub,
 }
 
 static void sg_cells(prop_ctx *ctx, tally *tl, const char *prefix, pool *P, const size_t *Bmin,
-                     const size_t *Bmax) {
+                     const size_t *Bmax, const double *Dmin, const double *Dmax) {
+  prop_note(ctx, "%sSubGen's δ at φ = 1/2, 1/4, 1/8: %.3g..%.3g, %.3g..%.3g, %.3g..%.3g", prefix,
+            Dmin[0], Dmax[0], Dmin[1], Dmax[1], Dmin[2], Dmax[2]);
   for (int c = 0; c < SG_CONT; c++)
     for (int l = 0; l < SG_LEVELS; l++) {
       char name[96];
@@ -507,19 +509,21 @@ static void subgen_table(prop_ctx *ctx, int which, int real) {
   tally tl = {0};
   int mem_bad = 0, ok = 1;
   size_t Bmin[SG_LEVELS], Bmax[SG_LEVELS] = {0}, B[SG_LEVELS];
-  for (int l = 0; l < SG_LEVELS; l++) Bmin[l] = (size_t)-1;
+  double Dmin[SG_LEVELS], Dmax[SG_LEVELS], D[SG_LEVELS];
+  for (int l = 0; l < SG_LEVELS; l++) Bmin[l] = (size_t)-1, Dmin[l] = INFINITY, Dmax[l] = 0;
   if (real) {
     for (size_t i = 0; ok && i < ns; i++) {
       int layer, head;
       real_stream_at(ctx, i, &layer, &head);
       ev_stream e;
       ok = ev_model(ctx, TEXT_LONGEVAL, layer, head, n, nq, &e) &&
-           sg_stream(ctx, which, &e, 1 + i, &P, B, &mem_bad);
+           sg_stream(ctx, which, &e, 1 + i, &P, B, D, &mem_bad);
       ev_free(&e);
       for (int l = 0; ok && l < SG_LEVELS; l++)
-        Bmin[l] = B[l] < Bmin[l] ? B[l] : Bmin[l], Bmax[l] = B[l] > Bmax[l] ? B[l] : Bmax[l];
+        Bmin[l] = B[l] < Bmin[l] ? B[l] : Bmin[l], Bmax[l] = B[l] > Bmax[l] ? B[l] : Bmax[l],
+        Dmin[l] = fmin(Dmin[l], D[l]), Dmax[l] = fmax(Dmax[l], D[l]);
     }
-    if (ok) sg_cells(ctx, &tl, "", &P, Bmin, Bmax);
+    if (ok) sg_cells(ctx, &tl, "", &P, Bmin, Bmax, Dmin, Dmax);
     prop_note(ctx, "SmolLM2-135M caches of %s: %zu (layer, head) streams, prompt %zu tokens, %zu "
               "evaluation queries each, scale 1/8; budgets = SubGen's measured vectors / 2",
               TEXT_LONGEVAL, ns, n, nq);
@@ -527,18 +531,20 @@ static void subgen_table(prop_ctx *ctx, int which, int real) {
     /* per synthetic stream type its own cells (pools restarted per type) */
     size_t per = ns / 3;
     for (int k = 0; ok && k < 3; k++) {
-      for (int l = 0; l < SG_LEVELS; l++) P.N[l] = 0, Bmin[l] = (size_t)-1, Bmax[l] = 0;
+      for (int l = 0; l < SG_LEVELS; l++)
+        P.N[l] = 0, Bmin[l] = (size_t)-1, Bmax[l] = 0, Dmin[l] = INFINITY, Dmax[l] = 0;
       for (size_t i = 0; ok && i < per; i++) {
         ev_stream e;
         ok = ev_synthetic(ctx, k, 200 + 100 * (uint64_t)k + i, n, nq, 1.0, &e) &&
-             sg_stream(ctx, which, &e, 1000 + 100 * (uint64_t)k + i, &P, B, &mem_bad);
+             sg_stream(ctx, which, &e, 1000 + 100 * (uint64_t)k + i, &P, B, D, &mem_bad);
         ev_free(&e);
         for (int l = 0; ok && l < SG_LEVELS; l++)
-          Bmin[l] = B[l] < Bmin[l] ? B[l] : Bmin[l], Bmax[l] = B[l] > Bmax[l] ? B[l] : Bmax[l];
+          Bmin[l] = B[l] < Bmin[l] ? B[l] : Bmin[l], Bmax[l] = B[l] > Bmax[l] ? B[l] : Bmax[l],
+        Dmin[l] = fmin(Dmin[l], D[l]), Dmax[l] = fmax(Dmax[l], D[l]);
       }
       char prefix[32];
       snprintf(prefix, sizeof prefix, "%s: ", syn_names[k]);
-      if (ok) sg_cells(ctx, &tl, prefix, &P, Bmin, Bmax);
+      if (ok) sg_cells(ctx, &tl, prefix, &P, Bmin, Bmax, Dmin, Dmax);
     }
     prop_note(ctx, "synthetic streams (clusters, heavy, drift; d=16), %zu per type, prompt %zu, "
               "%zu evaluation queries, scale 1", per, n, nq);
