@@ -17,6 +17,7 @@ extern const prop_claim props_adversarial[];
 extern const prop_claim props_subgen_practicality[];
 extern const prop_claim props_stats_calibration[];
 extern const prop_claim props_baselines[];
+extern const prop_claim props_baselines_tables[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
@@ -34,6 +35,7 @@ const prop_claim *const prop_claim_tables[] = {
     props_subgen_practicality,
     props_stats_calibration,
     props_baselines,
+    props_baselines_tables,
     NULL,
 };
 

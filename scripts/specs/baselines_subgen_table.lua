@@ -1,25 +1,35 @@
--- 000 §5 / 001 §5's LongEval comparison, attention-level synthetic analog (not the LLM
--- benchmark): ClusterGen's practical form (recent_kcenter: window B/2 + B/2 k-center tokens) vs
--- H2O, StreamingLLM (sink_recent) and uniform sampling at equal memory B = 48, 64, 160 tokens
--- (uniform: f = w = 16 + floor(512/2^T), T = 5, 4, 2; n = 544). Scores unscaled as in 000.
--- H2O accumulates attention only from the queries it is asked (every 8 tokens here:
--- src/baselines/h2o.c, "Reading"). Error vs stored vectors, one curve per method.
+-- 000 Table 1 = 001 Table 2 (LongEval), attention-level on real caches: SubGen (000 Alg. 1),
+-- ClusterGen's practical form (recent_kcenter: window B/2 + B/2 k-center tokens, 000 §3.2), H2O,
+-- StreamingLLM (sink_recent) and uniform sampling on SmolLM2-135M's caches of a LongEval-style
+-- text (props/baselines_text_longeval.txt, 224 tokens; layer 14, query head 3 = key/value
+-- head 1), scale 1/8 (the model's own attention). Relative error vs stored vectors, one curve
+-- per method, median with 25-75% and 10-90% quantile bands over the query points and trials.
+-- SubGen's memory is what δ gives (t = 3, s = 16; the δ range is the one kvb-props'
+-- baselines.real.subgen picks for these caches); the token methods sweep their budget. H2O
+-- accumulates attention only from the queries it is asked (the query points here:
+-- src/baselines/h2o.c, "Reading"). The pre-registered equal-memory cells and their verdicts
+-- are kvb-props' baselines.real.subgen and baselines.real.clustergen.
 name "baselines_subgen_table"
-stream "clusterable" { n = 544, d_key = 16, d_value = 16, m = 8, delta = 1, key_norm = 4, r = 1.5 }
-scale(1)
+local text = "props/baselines_text_longeval.txt"
+stream "model" { text = text, n = 224, layer = 14, head = 3, label = "L14" }
+scale(1 / 8)
+method "subgen" { t = 3, s = 16, label = "SubGen" }
 method "recent_kcenter" { label = "ClusterGen" }
 method "h2o" { label = "H2O" }
 method "sink_recent" { sink = 4, label = "StreamingLLM" }
-method "uniform_sample" { f = 16, w = 16, label = "uniform" }
-method "z_zero" { label = "z_zero" }
--- (h2o's recent window defaults to budget/2: 24, 32, 80)
-sweep { budget = { 48, 64, 160 }, window = { 24, 32, 80 }, centers = { 24, 32, 80 },
-        T = { 5, 4, 2 } }
-trials(8)
+-- uniform sampling's budget is set by T (f + w + (n - f - w)/2^T), not swept with the others
+-- (a spec sweeps at most 4 parameters): one point per T
+for T = 1, 3 do
+  method "uniform_sample" { f = 8, w = 8, T = T, label = "uniform-T" .. T }
+end
+sweep { budget = { 96, 48, 24, 12 }, window = { 48, 24, 12, 6 }, centers = { 48, 24, 12, 6 },
+        delta = { 12, 15, 18, 24 } }
+trials(4)
 local at = {}
-for j = 64, 544, 8 do at[#at + 1] = j end -- from 64 on: uniform's T = 5 needs a middle of 32
+for j = 160, 224, 8 do at[#at + 1] = j end
 queries { at = at }
 measures { "error", "memory" }
 plot { name = "baselines_subgen_table", x = "mem_vectors", y = "rel_error", logy = true,
-       title = "000/001 LongEval-table analog: relative error vs memory (n = 544, d = 16)",
+       bands = true,
+       title = "000/001 LongEval table, attention level: SmolLM2-135M caches, relative error vs memory",
        xlabel = "stored vectors", ylabel = "|z - Attn| / |Attn|" }
