@@ -904,6 +904,182 @@ static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
   return fails != 0;
 }
 
+/* One perf report: the model (bytes, flops), the measured kernel time, the C reference's time on
+ * the same CPU (information, not a goal) and the H100 roofline. */
+static const double H100_BW = 3.35e12, H100_FLOPS = 67e12;
+static void perf_line(const kvb_gpu *g, const char *name, double bytes, double flops, double best, double ref_s,
+                      const char *ref_what, const char *note) {
+  double roof = fmax(bytes / H100_BW, flops / H100_FLOPS);
+  printf("%s\n  bytes/call %.3g MB, flops/call %.3g MFLOP, intensity %.2f flop/B\n"
+         "  measured: kernel %.3f ms (best of 3) = %.2f GB/s, %.2f GFLOP/s on %s\n"
+         "  C double reference (%s, same CPU, 1 thread): %.3f ms (ratio kernel/ref %.2f)\n"
+         "  H100 roofline: %.2f us (%s-bound); fraction achieved: not measured (no CUDA run)%s%s\n",
+         name, bytes / 1e6, flops / 1e6, flops / bytes, best * 1e3, bytes / best / 1e9, flops / best / 1e9,
+         kvb_gpu_device_name(g), ref_what, ref_s * 1e3, best / ref_s, roof * 1e6,
+         bytes / H100_BW >= flops / H100_FLOPS ? "memory" : "compute", note ? "\n  " : "", note ? note : "");
+}
+
+/* Block BalanceKV's weighted query at T = 1 of n = 4096 (first/recent 32 + 32, 2016 kept). */
+static int perf_wquery(kvb_gpu *g) {
+  const size_t H = 8, n = 4096, dk = 128, dv = 128, kk = 2048, nq = 1;
+  float *Q = malloc(nq * H * dk * 4), *K = malloc(H * n * dk * 4), *V = malloc(H * n * dv * 4);
+  float *ln = malloc(H * kk * 4), *ld = malloc(H * kk * 4), *Z = malloc(nq * H * dv * 4);
+  int *idx = malloc(H * kk * sizeof *idx), rc = 1;
+  wterm *T = malloc(kk * sizeof *T);
+  double *z = malloc(dv * 8), *B = malloc(dv * 8), *work = malloc(2 * kk * 8);
+  if (!Q || !K || !V || !ln || !ld || !Z || !idx || !T || !z || !B || !work) goto out;
+  kvb_pcg32 r;
+  kvb_pcg32_seed(&r, 17, 1);
+  fill(&r, Q, nq * H * dk, 1), fill(&r, K, H * n * dk, 1), fill(&r, V, H * n * dv, 1);
+  for (size_t h = 0; h < H; h++)
+    for (size_t j = 0; j < kk; j++) {
+      idx[h * kk + j] = (int)(j < 64 ? (j < 32 ? j : n - 64 + j) : 32 + 2 * (j - 64));
+      ln[h * kk + j] = j < 64 ? 0.0f : (float)(kvb_pcg32_bounded(&r, 2) * log(2.0));
+      ld[h * kk + j] = j < 64 ? 0.0f : (float)log(2.0);
+    }
+  double best = 1e30, kt;
+  for (int rep = 0; rep < 3; rep++) {
+    if (kvb_gpu_wquery(g, H, n, dk, dv, kk, idx, ln, ld, nq, 1 / sqrt((double)dk), Q, K, V, Z, &kt)) {
+      printf("FAIL perf bkvb_query: %s\n", kvb_strerror_last());
+      goto out;
+    }
+    best = fmin(best, kt);
+  }
+  double t0 = now_s();
+  for (size_t h = 0; h < H; h++) {
+    for (size_t j = 0; j < kk; j++) {
+      size_t row = h * n + (size_t)idx[h * kk + j];
+      wterm w = {K + row * dk, V + row * dv, ln[h * kk + j], ld[h * kk + j], 0};
+      T[j] = w;
+    }
+    ref_wterms(kk, T, dk, dv, Q + h * dk, 1 / sqrt((double)dk), z, B, work);
+  }
+  double ref_s = now_s() - t0, nch = (double)((kk + KVB_GPU_CHUNK_MAX - 1) / KVB_GPU_CHUNK_MAX);
+  /* per (head, query) group: index and log-weights and keys read in both passes, values once,
+   * the output row read and written once per chunk */
+  double bytes = (double)nq * H * (2.0 * kk * (12 + dk * 4) + kk * dv * 4.0 + dk * 4.0 + 2.0 * nch * dv * 4);
+  double flops = (double)nq * H * kk * (4.0 * dk + 2.0 * dv + 8);
+  char name[160];
+  snprintf(name, sizeof name, "bkvb_query(H=%zu,n=%zu,kept=%zu,dk=%zu,dv=%zu,nq=%zu)", H, n, kk, dk, dv, nq);
+  perf_line(g, name, bytes, flops, best, ref_s, "the double estimator with its error bound", NULL);
+  rc = 0;
+out:
+  free(Q), free(K), free(V), free(ln), free(ld), free(Z), free(idx), free(T), free(z), free(B), free(work);
+  return rc;
+}
+
+/* SubGen: one batched update of 1024 tokens per head (16 clusters), then 8 queries. */
+static int perf_subgen(kvb_gpu *g) {
+  const size_t H = 8, n = 1024, dk = 64, dv = 64, t = 8, s = 32, m = 16, ut = t + s, nq = 8;
+  float *K = malloc(H * n * dk * 4), *V = malloc(H * n * dv * 4), *u = malloc(H * n * ut * 4), *C = malloc(m * dk * 4);
+  float *Q = malloc(nq * H * dk * 4), *Z = malloc(nq * H * dv * 4);
+  double *kd = malloc(dk * 8), *vd = malloc(dv * 8), *ud = malloc(ut * 8);
+  gsl_rng *rng = gsl_rng_alloc(kvb_rng_pcg32);
+  kvb_gpu_subgen st;
+  memset(&st, 0, sizeof st);
+  int rc = 1;
+  if (!K || !V || !u || !C || !Q || !Z || !kd || !vd || !ud || !rng) goto out;
+  kvb_pcg32 r;
+  kvb_pcg32_seed(&r, 23, 2);
+  for (size_t h = 0; h < H; h++) {
+    fill(&r, C, m * dk, 1.0);
+    for (size_t i = 0; i < n; i++) {
+      size_t ci = kvb_pcg32_bounded(&r, (uint32_t)m);
+      fill(&r, K + (h * n + i) * dk, dk, 0.3 / sqrt((double)dk));
+      for (size_t a = 0; a < dk; a++) K[(h * n + i) * dk + a] += C[ci * dk + a];
+    }
+  }
+  fill(&r, V, H * n * dv, 1), fill(&r, Q, nq * H * dk, 1);
+  for (size_t i = 0; i < H * n * ut; i++) u[i] = (float)kvb_pcg32_uniform(&r), u[i] = u[i] < 1 ? u[i] : 0.5f;
+  /* the CPU reference's update time */
+  kvb_params p;
+  kvb_params_init(&p);
+  kvb_params_set(&p, "delta", 1.0), kvb_params_set(&p, "t", (double)t), kvb_params_set(&p, "s", (double)s);
+  kvb_method_config cfg = {dk, dv, 1 / sqrt((double)dk), rng};
+  double t0 = now_s();
+  for (size_t h = 0; h < H; h++) {
+    kvb_method *cm;
+    if (kvb_method_alloc_type(&kvb_method_subgen, &cfg, &p, &cm)) goto out;
+    for (size_t i = 0; i < n; i++) {
+      for (size_t a = 0; a < dk; a++) kd[a] = K[(h * n + i) * dk + a];
+      for (size_t a = 0; a < dv; a++) vd[a] = V[(h * n + i) * dv + a];
+      for (size_t a = 0; a < ut; a++) ud[a] = u[(h * n + i) * ut + a];
+      kvb_subgen_update_uniforms(cm, kd, vd, ud, ut, NULL);
+    }
+    kvb_method_free(cm);
+  }
+  double ref_u = now_s() - t0, bu = 1e30, bq = 1e30, kt;
+  for (int rep = 0; rep < 3; rep++) {
+    kvb_gpu_subgen_free(&st);
+    if (kvb_gpu_subgen_init(&st, H, dk, dv, t, s, 1.0) || kvb_gpu_subgen_update(g, &st, n, K, V, u, &kt)) {
+      printf("FAIL perf subgen_update: %s\n", kvb_strerror_last());
+      goto out;
+    }
+    bu = fmin(bu, kt);
+  }
+  double mc = 0;
+  for (size_t h = 0; h < H; h++) mc += st.mc[h];
+  mc /= (double)H;
+  /* per token: every representative read (m′ <= the final count, used as the model), the inputs;
+   * replaced samples and slots written (expected counts not modelled: a lower bound) */
+  double bytes = (double)H * n * (mc * dk + dk + dv + ut) * 4, flops = (double)H * n * (3 * mc * dk + 2 * dv + 4);
+  char name[200];
+  snprintf(name, sizeof name, "subgen_update(H=%zu,n=%zu,dk=%zu,dv=%zu,t=%zu,s=%zu,clusters=%.0f)", H, n, dk, dv, t, s, mc);
+  perf_line(g, name, bytes, flops, bu, ref_u, "subgen.c fed the same coins",
+            "note: the stream is sequential, one work-group per head walks its tokens with 5 barriers each: with "
+            "H = 8 groups on 132 SMs the kernel is latency-bound and the roofline is a lower bound it cannot approach");
+  for (int rep = 0; rep < 3; rep++) {
+    if (kvb_gpu_subgen_query(g, &st, nq, 1 / sqrt((double)dk), Q, Z, &kt)) {
+      printf("FAIL perf subgen_query: %s\n", kvb_strerror_last());
+      goto out;
+    }
+    bq = fmin(bq, kt);
+  }
+  {
+    size_t cap = st.cap, nt = s + cap * t, k;
+    wterm *T = malloc(nt * sizeof *T);
+    double *z = malloc(dv * 8), *B = malloc(dv * 8), *work = malloc(2 * nt * 8);
+    if (!T || !z || !B || !work) {
+      free(T), free(z), free(B), free(work);
+      goto out;
+    }
+    t0 = now_s();
+    for (size_t qi = 0; qi < nq; qi++)
+      for (size_t h = 0; h < H; h++) {
+        k = 0;
+        for (size_t j = 0; j < s; j++) {
+          if (st.M_pos[h * s + j] < 0) continue;
+          const float *v = st.Mv + (h * s + j) * dv;
+          double vv = 0;
+          for (size_t a = 0; a < dv; a++) vv += (double)v[a] * v[a];
+          wterm w = {st.Mk + (h * s + j) * dk, v, log(st.mu[h] / (s * vv)), -INFINITY, 0};
+          T[k++] = w;
+        }
+        for (size_t ci = 0; ci < (size_t)st.mc[h]; ci++)
+          for (size_t j = 0; j < t; j++) {
+            wterm w = {st.S + ((h * cap + ci) * t + j) * dk, NULL, -INFINITY, log((double)st.cnt[h * cap + ci] / t), 0};
+            T[k++] = w;
+          }
+        ref_wterms(k, T, dk, dv, Q + (qi * H + h) * dk, 1 / sqrt((double)dk), z, B, work);
+      }
+    double ref_q = now_s() - t0;
+    free(T), free(z), free(B), free(work);
+    /* per (head, query) group: slots' keys and values read in both passes (‖v‖² each time), the
+     * samples' keys in both passes, counts, the output row per chunk */
+    double terms = s + mc * t;
+    bytes = (double)nq * H * (2 * s * (dk + dv + 1) * 4.0 + 2 * mc * t * dk * 4.0 + 2 * mc * t * 4.0 + s * dv * 4.0 + 2 * dv * 4.0);
+    flops = (double)nq * H * (terms * 4 * dk + s * 6.0 * dv + 8 * terms);
+    snprintf(name, sizeof name, "subgen_query(H=%zu,nq=%zu,dk=%zu,dv=%zu,t=%zu,s=%zu,clusters=%.0f)", H, nq, dk, dv, t, s, mc);
+    perf_line(g, name, bytes, flops, bq, ref_q, "the double estimator with its error bound", NULL);
+  }
+  rc = 0;
+out:
+  kvb_gpu_subgen_free(&st);
+  if (rng) gsl_rng_free(rng);
+  free(K), free(V), free(u), free(C), free(Q), free(Z), free(kd), free(vd), free(ud);
+  return rc;
+}
+
 /* perf: bytes and flops per call, measured rates, the H100 roofline as a model. */
 static int do_perf(kvb_gpu_backend be, int dev, const char *filter) {
   kvb_gpu *g;
@@ -911,7 +1087,6 @@ static int do_perf(kvb_gpu_backend be, int dev, const char *filter) {
     printf("FAIL gpu open: %s\n", kvb_strerror_last());
     return 1;
   }
-  const double H100_BW = 3.35e12, H100_FLOPS = 67e12;
   printf("device: %s\nH100 model: %.2f TB/s HBM, %.0f TFLOP/s FP32 (non-tensor); roofline time = max(bytes/BW, flops/peak)\n",
          kvb_gpu_device_name(g), H100_BW / 1e12, H100_FLOPS / 1e12);
   static const attn_case P[] = {{8, 4096, 128, 128, 1, 256, 0, 0, 0}, {8, 4096, 128, 128, 1, 256, 1, 0, 0},
@@ -951,8 +1126,11 @@ static int do_perf(kvb_gpu_backend be, int dev, const char *filter) {
       free(Z);
       attn_data_free(&a);
     }
+  int rc = 0;
+  if (matches(filter, "bkvb_query")) rc |= perf_wquery(g);
+  if (matches(filter, "subgen")) rc |= perf_subgen(g);
   kvb_gpu_close(g);
-  return 0;
+  return rc;
 }
 
 static int do_devices(void) {
