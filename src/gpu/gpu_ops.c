@@ -252,7 +252,7 @@ int kvb_gpu_bkvb_compress(kvb_gpu *g, size_t H, size_t n, size_t d, size_t dv, c
     }
     if (!rc) {
       kvb_gpu_arg a[] = {A_int(n), A_int(m), A_buf(bS), A_buf(bC[side]), A_buf(bW[side]), A_buf(bC[!side]), A_buf(bW[!side])};
-      rc = kvb_gpu_launch(g, "kvb_bkvb_halve", H, 1, sizeof a / sizeof *a, a);
+      rc = kvb_gpu_launch(g, "kvb_bkvb_halving", H, 1, sizeof a / sizeof *a, a);
     }
     tk += now_s() - t0;
     if (!rc && P) rc = kvb_gpu_read(g, bP, P + poff, H * m * 4);

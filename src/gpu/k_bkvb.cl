@@ -1,6 +1,6 @@
 /* k_bkvb.cl — one round of block-parallel BalanceKV compression (balancekv_block.h; 003 App. B,
  * the authors' src/balanced_walk.py), written once against k_prelude.cl. The host runs T rounds:
- * kvb_bkvb_walk then kvb_bkvb_halve.
+ * kvb_bkvb_walk then kvb_bkvb_halving (not kvb_bkvb_halve: a CUDA kernel is also a host symbol, and that name is the CPU function).
  *
  * kvb_bkvb_walk: one work-group per (head, block). Head h's current sequence has m tokens
  * (cur[h·n + p] = original token index, cw[h·n + p] = its weight, a power of two, exact in float);
@@ -12,7 +12,7 @@
  * (local memory) of its positions i > j, so acc[j] is added in the order i = 0..j−1 as on the CPU.
  * S (H×m) receives the signs, P (H×m) every p_j (for the tie analysis of kvb-gpucheck).
  *
- * kvb_bkvb_halve: one work-group per head, work-item 0 applies balanced_walk.py's halving rule
+ * kvb_bkvb_halving: one work-group per head, work-item 0 applies balanced_walk.py's halving rule
  * (kvb_bkvb_halve in balancekv_block.c) and writes the survivors' indices and weights.
  *
  * Mutant define: KVB_MUT_WALK_SIGN_FLIP (p_j = ½ + γ·Σ K s: the walk pushes towards the sum). */
@@ -68,7 +68,7 @@ KVB_KERNEL kvb_bkvb_walk(int n, int d, int dv, int m, int b, int nblk, float ks,
 }
 
 /* Halving of head h's m signs; survivors into ncur/ncw (H×n, first ⌊m/2⌋ used). */
-KVB_KERNEL kvb_bkvb_halve(int n, int m, KVB_GLOBAL const int *S, KVB_GLOBAL const int *cur,
+KVB_KERNEL kvb_bkvb_halving(int n, int m, KVB_GLOBAL const int *S, KVB_GLOBAL const int *cur,
                           KVB_GLOBAL const float *cw, KVB_GLOBAL int *ncur,
                           KVB_GLOBAL float *ncw) {
   int h = KVB_GROUP_ID();
