@@ -871,6 +871,27 @@ static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
     for (size_t i = 0; i < sizeof US_SMALL / sizeof *US_SMALL; i++) fails += run_usample(g, &US_SMALL[i], 0) != 1;
   if (matches(filter, "subgen"))
     for (size_t i = 0; i < sizeof SG_SMALL / sizeof *SG_SMALL; i++) fails += run_subgen(g, &SG_SMALL[i], 0, why, sizeof why) != 1;
+  if (matches(filter, "subgen")) { /* bad input: rejected before launch, the state unchanged */
+    kvb_gpu_subgen st;
+    float k[4] = {0, 1, NAN, 0}, v[4] = {1, 1, 1, 1}, u[4] = {0.5f, 0.5f, 0.5f, 0.5f};
+    int rc = kvb_gpu_subgen_init(&st, 1, 4, 4, 2, 2, 1.0);
+    if (!rc) rc = kvb_gpu_subgen_update(g, &st, 1, k, v, u, NULL);
+    printf("%s subgen_update rejects a NaN key before launch (status %d, want KVB_EDOM; state n = %zu, want 0)\n",
+           rc == KVB_EDOM && st.n == 0 ? "PASS" : "FAIL", rc, st.n);
+    fails += rc != KVB_EDOM || st.n != 0;
+    k[2] = 0, u[1] = 1.0f;
+    rc = kvb_gpu_subgen_update(g, &st, 1, k, v, u, NULL);
+    printf("%s subgen_update rejects a uniform outside [0, 1) (status %d, want KVB_EDOM)\n", rc == KVB_EDOM ? "PASS" : "FAIL", rc);
+    fails += rc != KVB_EDOM;
+    kvb_gpu_subgen_free(&st);
+  }
+  if (matches(filter, "bkvb_query")) {
+    float q[4] = {1, 0, 0, 0}, K[8] = {0}, V[8] = {0}, ln[2] = {0, INFINITY}, ld[2] = {0, 0}, Z[4];
+    int idx[2] = {0, 1};
+    int rc = kvb_gpu_wquery(g, 1, 2, 4, 4, 2, idx, ln, ld, 1, 1.0, q, K, V, Z, NULL);
+    printf("%s bkvb_query rejects an infinite log-weight before launch (status %d, want KVB_EDOM)\n", rc == KVB_EDOM ? "PASS" : "FAIL", rc);
+    fails += rc != KVB_EDOM;
+  }
   kvb_gpu_close(g);
   /* mutants: each must fail at least one case of the same grid */
   for (size_t mi = 0; mi < sizeof MUTANTS / sizeof *MUTANTS; mi++) {
