@@ -13,6 +13,7 @@
 
 extern const kvb_method_type kvb_method_exact;
 extern const kvb_method_type kvb_method_balancekv_block;
+extern const kvb_method_type kvb_method_uniform_sample;
 
 /* ---- the shared device of each backend ---- */
 static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -50,13 +51,16 @@ typedef struct {
   size_t kept;
   int *pos;
   double *w;
+  /* uniform_sample: the gathered cache (exact rows first, then the sample) */
+  float *Kc, *Vc;
+  size_t kc;
 } dev_state;
 
 static void dev_free(void *p) {
   dev_state *st = p;
   if (!st) return;
   kvb_kv_free(&st->kv);
-  free(st->Kf), free(st->Vf), free(st->pos), free(st->w);
+  free(st->Kf), free(st->Vf), free(st->pos), free(st->w), free(st->Kc), free(st->Vc);
   free(st);
 }
 
@@ -231,8 +235,88 @@ static void bk_memory(const kvb_method *m, kvb_memory *out) {
   out->bytes = cache * (m->d_key + m->d_value) * sizeof(double) + (st->fresh ? st->kept : mid) * sizeof(double);
 }
 
+/* ---- uniform_sample (uniform_sample.c's sampler, its draws from m->rng in the same order; the
+ * gather and the weighted query on the device) ---- */
+static int us_init(kvb_method *m, const kvb_params *p) {
+  const kvb_param_spec *ps = kvb_method_uniform_sample.params;
+  dev_state *st = calloc(1, sizeof *st);
+  if (!st) return KVB_ERROR(KVB_ENOMEM, "uniform_sample (device): out of memory");
+  kvb_kv_init(&st->kv, m->d_key, m->d_value);
+  st->f = (size_t)kvb_params_get(p, ps, "f");
+  st->wr = (size_t)kvb_params_get(p, ps, "w");
+  st->o.T = (unsigned)kvb_params_get(p, ps, "T");
+  m->state = st;
+  return KVB_OK;
+}
+
+static int us_sample(kvb_method *m) {
+  dev_state *st = m->state;
+  if (st->fresh) return KVB_OK;
+  size_t n = st->kv.n, mid = bk_middle(st), kept = kvb_bkvb_kept(mid, st->o.T), dk = m->d_key, dv = m->d_value;
+  if (mid > 0 && kept == 0)
+    return KVB_ERROR(KVB_EINVAL, "uniform_sample: T = %u larger than log2 of the middle length %zu", st->o.T, mid);
+  size_t kk = n - mid + kept, j = 0;
+  int *perm = malloc((mid ? mid : 1) * sizeof *perm), *pos = malloc(kk * sizeof *pos);
+  float *Kc = malloc(kk * dk * sizeof *Kc), *Vc = malloc(kk * dv * sizeof *Vc);
+  if (!perm || !pos || !Kc || !Vc) {
+    free(perm), free(pos), free(Kc), free(Vc);
+    return KVB_ERROR(KVB_ENOMEM, "uniform_sample (device): out of memory");
+  }
+  /* partial Fisher–Yates exactly as uniform_sample.c: the first `kept` entries are the sample */
+  for (size_t i = 0; i < mid; i++) perm[i] = (int)(st->f + i);
+  for (size_t i = 0; i < kept; i++) {
+    size_t r = i + (size_t)gsl_rng_uniform_int(m->rng, (unsigned long)(mid - i));
+    int t = perm[i];
+    perm[i] = perm[r], perm[r] = t;
+    m->work.coins++;
+  }
+  for (size_t i = 0; i < n; i++) /* exact rows first: the first f and the last w */
+    if (i < st->f || i >= st->f + mid) pos[j++] = (int)i;
+  for (size_t i = 0; i < kept; i++) pos[j++] = perm[i];
+  pthread_mutex_lock(&dev_lock);
+  int rc = kvb_gpu_usample_compress(st->g, 1, n, dk, dv, st->Kf, st->Vf, kk, pos, Kc, Vc, NULL);
+  pthread_mutex_unlock(&dev_lock);
+  free(perm), free(pos);
+  if (rc) {
+    free(Kc), free(Vc);
+    return rc;
+  }
+  free(st->Kc), free(st->Vc);
+  st->Kc = Kc, st->Vc = Vc, st->kc = kk, st->kept = kept, st->fresh = 1;
+  return KVB_OK;
+}
+
+static int us_query(kvb_method *m, const double *q, double *z) {
+  int rc = us_sample(m);
+  if (rc) return rc;
+  dev_state *st = m->state;
+  size_t mid = bk_middle(st), dk = m->d_key, dv = m->d_value;
+  float *qf = malloc(dk * sizeof *qf), *zf = malloc(dv * sizeof *zf);
+  if (!qf || !zf) {
+    free(qf), free(zf);
+    return KVB_ERROR(KVB_ENOMEM, "uniform_sample (device): out of memory");
+  }
+  float_query(m, q, qf);
+  double wmid = st->kept ? (double)mid / (double)st->kept : 1.0; /* m/k (Horvitz–Thompson) */
+  pthread_mutex_lock(&dev_lock);
+  rc = kvb_gpu_usample_query(st->g, 1, st->kc, st->kc - st->kept, wmid, dk, dv, 1, m->scale, qf, st->Kc, st->Vc,
+                             KVB_GPU_CHUNK_MAX, zf, NULL);
+  pthread_mutex_unlock(&dev_lock);
+  for (size_t a = 0; !rc && a < dv; a++) z[a] = zf[a];
+  if (!rc) m->work.dots += st->kc, m->work.exps += st->kc; /* as uniform_sample.c counts */
+  free(qf), free(zf);
+  return rc;
+}
+
+static void us_memory(const kvb_method *m, kvb_memory *out) {
+  const dev_state *st = m->state;
+  size_t mid = bk_middle(st), cache = st->kv.n - mid + (st->fresh ? st->kept : mid);
+  out->vectors = 2 * cache;
+  out->bytes = cache * (m->d_key + m->d_value) * sizeof(double);
+}
+
 /* ---- the types (filled at first use: the parameter tables are the CPU types') ---- */
-static kvb_method_type dev_types[2];
+static kvb_method_type dev_types[3];
 static pthread_once_t types_once = PTHREAD_ONCE_INIT;
 static void types_init(void) {
   kvb_method_type ex = {"exact", "exact attention on a device (k_attention.cl)", kvb_method_exact.source,
@@ -240,12 +324,15 @@ static void types_init(void) {
   kvb_method_type bk = {"balancekv_block", "block BalanceKV on a device (k_bkvb.cl)",
                         kvb_method_balancekv_block.source, kvb_method_balancekv_block.params, NULL, 1, bk_init,
                         dev_update, bk_query, bk_memory, dev_free};
-  dev_types[0] = ex, dev_types[1] = bk;
+  kvb_method_type us = {"uniform_sample", "uniform sampling on a device (k_attention.cl)",
+                        kvb_method_uniform_sample.source, kvb_method_uniform_sample.params, NULL, 1, us_init,
+                        dev_update, us_query, us_memory, dev_free};
+  dev_types[0] = ex, dev_types[1] = bk, dev_types[2] = us;
 }
 
 static const kvb_method_type *dev_type(const char *name) {
   pthread_once(&types_once, types_init);
-  for (size_t i = 0; i < 2; i++)
+  for (size_t i = 0; i < 3; i++)
     if (!strcmp(dev_types[i].name, name)) return &dev_types[i];
   return NULL;
 }
@@ -257,7 +344,7 @@ int kvb_gpu_method_check(const char *type, const char *backend) {
   int rc = backend_of(backend, &be);
   if (rc) return rc;
   if (!dev_type(type))
-    return KVB_ERROR(KVB_ENOTFOUND, "method \"%s\" has no %s implementation (device methods: exact, balancekv_block; "
+    return KVB_ERROR(KVB_ENOTFOUND, "method \"%s\" has no %s implementation (device methods: exact, balancekv_block, uniform_sample; "
                      "the others run with backend = \"cpu\")", type, backend);
   return KVB_OK;
 }

@@ -6,6 +6,7 @@
  * the CPU's except at a float tie (a walk probability within float rounding of its uniform).
  *   exact            decode attention (k_attention.cl, split-K)
  *   balancekv_block  compression (k_bkvb.cl walk + halving) and weighted query (kvb_wquery)
+ *   uniform_sample   the CPU's sampler (same draws), the gather and the weighted decode on the device
  * The device is device 0 of the backend, opened once per process (its kernels built once) and
  * shared by every method instance; calls are serialized. */
 #ifndef KVB_GPU_METHODS_H
