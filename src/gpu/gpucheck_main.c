@@ -586,7 +586,7 @@ static int run_subgen(kvb_gpu *g, const sg_case *c, int quiet, char *why, size_t
   kvb_params p;
   kvb_params_init(&p);
   kvb_params_set(&p, "delta", c->delta), kvb_params_set(&p, "t", (double)t), kvb_params_set(&p, "s", (double)s);
-  kvb_method_config cfg = {dk, dv, 1.0, rng};
+  kvb_method_config cfg = {dk, dv, 1.0 / sqrt((double)dk), rng}; /* the scale of the queries below */
   size_t near = 0, decisions = 0;
   double thr_d = gam((double)dk + 2) + 2 * U, thr_p = 2 * gam((double)dv + 1) + gam((double)n + 1) + 4 * U;
   for (size_t h = 0; h < H; h++) {
@@ -743,6 +743,31 @@ static int run_subgen(kvb_gpu *g, const sg_case *c, int quiet, char *why, size_t
         acc_row(Z + (qi * H + h) * dv, z, B, dv, &num, &den, &bnd, &nonfinite);
       }
     free(T), free(z), free(B), free(work);
+    /* End to end: the device's answers against subgen.c's own query (double) on its own state.
+     * With the discrete state equal, the two estimators differ only by the kernel's float32 error
+     * (the bound B above, on the device's state) and by µ, which scales every slot weight:
+     * ‖ẑ − z_cpu‖ <= ‖ẑ − z_ref‖ + ρ‖z_cpu‖, ρ = max_h |µ̂ − µ|/µ; summed over the rows by
+     * Minkowski: sqrt(Σ(ẑ − z_cpu)²) <= sqrt(Σ B²) + ρ·sqrt(Σ z_cpu²). */
+    if (uok && !diff) {
+      double e2 = 0, zc2 = 0, *qd = malloc(dk * 8), *zc = malloc(dv * 8);
+      int eok = qd && zc;
+      for (size_t qi = 0; eok && qi < nq; qi++)
+        for (size_t h = 0; eok && h < H; h++) {
+          for (size_t a = 0; a < dk; a++) qd[a] = Q[(qi * H + h) * dk + a];
+          if (kvb_method_query(cpu[h], qd, dk, zc, dv)) eok = 0;
+          for (size_t a = 0; eok && a < dv; a++) {
+            double d = Z[(qi * H + h) * dv + a] - zc[a];
+            e2 += d * d, zc2 += zc[a] * zc[a];
+          }
+        }
+      free(qd), free(zc);
+      double lhs = sqrt(e2), rhs = sqrt(bnd) + murel * sqrt(zc2);
+      eok = eok && lhs <= rhs;
+      if (!quiet)
+        printf("%s subgen_e2e%s: %s (device update+query vs subgen.c's query: |dz| %.3g %s %.3g = query bound + mu rel err x |z|)\n",
+               eok ? "PASS" : "FAIL", shape, eok ? "OK" : "FAIL", lhs, eok ? "<=" : ">", rhs);
+      if (!eok) uok = 0, snprintf(uwhy, sizeof uwhy, "subgen_e2e%s: FAIL (|dz| %.3g > %.3g)", shape, lhs, rhs);
+    }
     /* all-zero answers (no slot filled) compare absolutely */
     double nmse = den > 0 ? num / den : num, tol = den > 0 ? bnd / den : bnd;
     int qok = nonfinite == 0 && nmse <= tol;
