@@ -451,6 +451,14 @@ static const wq_case WQ_SMALL[] = {
     {2, 400, 128, 128, 200, 2, 3, 1, 1}, /* large scores: |s| in the hundreds, e^s beyond float */
 };
 
+/* --full (make check-gpu): larger shapes, d = 256, many heads */
+static const wq_case WQ_FULL[] = {
+    {8, 4096, 128, 128, 2048, 4, 1, 0, 0},
+    {4, 1000, 256, 256, 777, 2, 4, 1, 0},
+    {64, 300, 64, 64, 257, 1, 2, 0, 0},
+    {4, 2000, 256, 64, 1000, 2, 2, 0, 1},
+};
+
 static void wq_name(const wq_case *c, char *buf, size_t cap) {
   snprintf(buf, cap, "bkvb_query(H=%zu,n=%zu,kept=%zu,dk=%zu,dv=%zu,nq=%zu,T=%u,%s%s)", c->H, c->n, c->kk, c->dk,
            c->dv, c->nq, c->T, c->consistent ? "consistent" : "paper", c->big ? ",large-scores" : "");
@@ -537,6 +545,12 @@ static const sg_case SG_SMALL[] = {
     {16, 96, 32, 8, 4, 70, 3, 96, 1.0, 1.0, 0.3, 1},    /* many heads, d_key != d_value, zero values first, s > wg */
     {2, 200, 8, 24, 3, 5, 0, 64, 0.5, 1.0, 0.0, 0},     /* no cluster structure: most keys open a cluster */
     {3, 150, 16, 16, 70, 8, 2, 50, 1.0, 1.0, 0.3, 0},   /* t > work-group */
+};
+
+static const sg_case SG_FULL[] = {
+    {32, 1000, 128, 128, 16, 64, 8, 256, 1.0, 1.0, 0.3, 0},
+    {8, 513, 256, 64, 8, 300, 4, 200, 1.0, 1.0, 0.3, 0},
+    {4, 600, 32, 32, 4, 16, 0, 600, 0.8, 1.0, 0.0, 1},
 };
 
 static void sg_name(const sg_case *c, char *buf, size_t cap) {
@@ -846,9 +860,15 @@ static int do_list(int full) {
     wq_name(&WQ_SMALL[i], name, sizeof name);
     printf("%-18s %s\n", "bkvb_query", name + 10);
   }
-  for (size_t i = 0; i < sizeof SG_SMALL / sizeof *SG_SMALL; i++) {
+  for (size_t i = 0; full && i < sizeof WQ_FULL / sizeof *WQ_FULL; i++) {
     char name[200];
-    sg_name(&SG_SMALL[i], name, sizeof name);
+    wq_name(&WQ_FULL[i], name, sizeof name);
+    printf("%-18s %s (--full)\n", "bkvb_query", name + 10);
+  }
+  for (size_t i = 0; i < sizeof SG_SMALL / sizeof *SG_SMALL + (full ? sizeof SG_FULL / sizeof *SG_FULL : 0); i++) {
+    char name[200];
+    size_t ns = sizeof SG_SMALL / sizeof *SG_SMALL;
+    sg_name(i < ns ? &SG_SMALL[i] : &SG_FULL[i - ns], name, sizeof name);
     printf("%-18s %s\n%-18s (same shape, 2 queries on the device's state)\n", "subgen_update", name, "subgen_query");
   }
   printf("mutants:");
@@ -896,6 +916,10 @@ static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
     for (size_t i = 0; i < sizeof US_SMALL / sizeof *US_SMALL; i++) fails += run_usample(g, &US_SMALL[i], 0) != 1;
   if (matches(filter, "subgen"))
     for (size_t i = 0; i < sizeof SG_SMALL / sizeof *SG_SMALL; i++) fails += run_subgen(g, &SG_SMALL[i], 0, why, sizeof why) != 1;
+  if (full && matches(filter, "bkvb_query"))
+    for (size_t i = 0; i < sizeof WQ_FULL / sizeof *WQ_FULL; i++) fails += run_wquery(g, &WQ_FULL[i], 0, why, sizeof why) != 1;
+  if (full && matches(filter, "subgen"))
+    for (size_t i = 0; i < sizeof SG_FULL / sizeof *SG_FULL; i++) fails += run_subgen(g, &SG_FULL[i], 0, why, sizeof why) != 1;
   if (matches(filter, "subgen")) { /* bad input: rejected before launch, the state unchanged */
     kvb_gpu_subgen st;
     float k[4] = {0, 1, NAN, 0}, v[4] = {1, 1, 1, 1}, u[4] = {0.5f, 0.5f, 0.5f, 0.5f};
