@@ -1,6 +1,7 @@
 /* k_bkvb.cl — one round of block-parallel BalanceKV compression (balancekv_block.h; 003 App. B,
  * the authors' src/balanced_walk.py), written once against k_prelude.cl. The host runs T rounds:
- * kvb_bkvb_walk then kvb_bkvb_halving (not kvb_bkvb_halve: a CUDA kernel is also a host symbol, and that name is the CPU function).
+ * kvb_bkvb_walk then kvb_bkvb_halving (not named kvb_bkvb_halve: a CUDA kernel is also a host
+ * symbol, and that name is the CPU function's).
  *
  * kvb_bkvb_walk: one work-group per (head, block). Head h's current sequence has m tokens
  * (cur[h·n + p] = original token index, cw[h·n + p] = its weight, a power of two, exact in float);
