@@ -1,5 +1,7 @@
-/* k_bkvb.cl — one round of block-parallel BalanceKV compression (balancekv_block.h; 003 App. B,
- * the authors' src/balanced_walk.py), written once against k_prelude.cl. The host runs T rounds:
+/* k_bkvb.cl — block-parallel BalanceKV (balancekv_block.h; 003 App. B, the authors'
+ * src/balanced_walk.py), written once against k_prelude.cl: one round of compression, and the
+ * weighted query kvb_wquery at the end of the file (its helper kvb_dot_lg is shared with
+ * k_subgen.cl, which make concatenates after this file). The host runs T rounds:
  * kvb_bkvb_walk then kvb_bkvb_halving (not named kvb_bkvb_halve: a CUDA kernel is also a host
  * symbol, and that name is the CPU function's).
  *
@@ -102,6 +104,7 @@ KVB_KERNEL kvb_bkvb_halving(int n, int m, KVB_GLOBAL const int *S, KVB_GLOBAL co
  * e^{s_j + ln_j − M} in local memory, from which each work-item accumulates its output
  * coordinates. Every exponent is <= 0 after the shift, so nothing overflows.
  * Mutant define KVB_MUT_WQ_NO_MAX: M = 0 (no rescaling by the max; overflows on large scores). */
+/* ⟨q, x⟩ for q in local memory, x in global memory, summed in order a = 0..d−1. */
 KVB_DEVICE float kvb_dot_lg(KVB_LOCAL const float *q, KVB_GLOBAL const float *x, int d) {
   float acc = 0.0f;
   for (int a = 0; a < d; a++) acc += q[a] * x[a];
