@@ -64,7 +64,7 @@ $(B)/libkvbound.so: $(LIB_OBJ)
 	$(CC) -shared -o $@ $^ $(LIBS)
 
 $(B)/kvbound: $(CLI_OBJ) $(B)/libkvbound.a
-	$(CC) -o $@ $(CLI_OBJ) $(B)/libkvbound.a $(LIBS)
+	$(CC) -o $@ $(CLI_OBJ) $(KVBOUND_GPU_LIBS) $(B)/libkvbound.a $(LIBS)
 
 $(B)/kvb-props: $(PROP_OBJ) $(B)/libkvbound.a
 	$(CC) -o $@ $(PROP_OBJ) $(B)/libkvbound.a $(LIBS)
@@ -122,6 +122,13 @@ $(B)/libkvbound_gpu.a: $(GPU_OBJ)
 	rm -f $@ && ar rcs $@ $^
 $(B)/kvb-gpucheck: $(B)/obj/src/gpu/gpucheck_main.o $(B)/libkvbound_gpu.a $(B)/libkvbound.a
 	$(CC) -o $@ $^ -lOpenCL $(LIBS)
+
+# kvbound itself: a spec's backend = "opencl" (runner.c) and `kvbound devices` reach the device
+# library when OpenCL is there; without it they say so and everything else works.
+KVBOUND_GPU_LIBS = $(if $(HAVE_OPENCL),$(B)/libkvbound_gpu.a -lOpenCL)
+$(B)/kvbound: $(if $(HAVE_OPENCL),$(B)/libkvbound_gpu.a)
+$(B)/obj/src/app/runner.o: CFLAGS_ALL += -Isrc/gpu $(if $(HAVE_OPENCL),-DKVB_WITH_OPENCL)
+$(B)/obj/src/app/runner.o: $(wildcard src/gpu/*.h)
 
 # CUDA: every kernel compiled for each of CUDA_ARCHS with warnings as errors, register and shared
 # memory usage printed (scripts/cuda-compile-check; part of `make check` when nvcc exists).

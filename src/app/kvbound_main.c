@@ -23,6 +23,7 @@ static void usage(FILE *f) {
           "  run SPEC.lua [--jobs N] [--out DIR] [--seed S] [--force] [--shard I/N]   run a Lua experiment spec\n"
           "  merge SHARD_DIR... --out DIR   merge the shards of a run (byte-identical to one run)\n"
           "  plot DIR    PNG and SVG plots of a run's results through gnuplot\n"
+          "  devices     the OpenCL and CUDA devices a spec's backend = \"opencl\" | \"cuda\" can use\n"
           "  version     print the version\n"
           "  --help      this text (COMMAND --help for a command's own)\n");
 }
@@ -417,6 +418,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
   if (strcmp(cmd, "plot") == 0) return cmd_plot(argc - 1, argv + 1);
   if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - 1, argv + 1);
+  if (strcmp(cmd, "devices") == 0) return kvb_run_devices();
   fprintf(stderr, "kvbound: unknown command '%s'\n", cmd);
   usage(stderr);
   return 2;

@@ -36,7 +36,8 @@ const char kvb_spec_help[] =
     "A spec is a Lua 5.4 file calling these functions (see scripts/specs/ for examples):\n"
     "  name \"my_experiment\"                          results label\n"
     "  stream \"TYPE\" { param = value, ..., label = \"L\" }   a stream (kvbound list); 1-8\n"
-    "  method \"TYPE\" { param = value, ..., label = \"L\" }   a method (kvbound list)\n"
+    "  method \"TYPE\" { param = value, ..., label = \"L\" }   a method (kvbound list); backend = \"opencl\"\n"
+    "                                     runs exact or balancekv_block on a device (kvbound devices)\n"
     "  probe \"TYPE\" { param = value, ..., label = \"L\" }    a probe: walk discrepancy or\n"
     "                                     k-center radius of the stream (kvbound list);\n"
     "                                     methods + probes: 1-16\n"
@@ -218,6 +219,14 @@ static int item_body(lua_State *L) {
         luaL_error(L, "%s \"%s\": label must be a string of letters, digits, _ - . + (at most %d)",
                    kind, type, KVB_LABEL_MAX - 1);
       snprintf(it->label, sizeof it->label, "%s", lua_tostring(L, -1));
+    } else if (strcmp(k, "backend") == 0 && kind_id == KIND_METHOD) { /* README, GPU kernels */
+      if (vt != LUA_TSTRING || strlen(lua_tostring(L, -1)) >= sizeof it->backend)
+        luaL_error(L, "method \"%s\": backend must be \"cpu\", \"opencl\" or \"cuda\"", type);
+      snprintf(it->backend, sizeof it->backend, "%s", lua_tostring(L, -1));
+      if (kvb_run_backend_check(type, it->backend)) {
+        char msg[512];
+        luaL_error(L, "method \"%s\": %s", type, lib_message(msg, sizeof msg));
+      }
     } else if (vt == LUA_TNUMBER) {
       if (kvb_params_set(&it->params, k, lua_tonumber(L, -1)))
         luaL_error(L, "%s \"%s\": %s", kind, type, kvb_strerror_last());

@@ -6,6 +6,10 @@
 #include "measures.h"
 #include "lua_spec.h"
 #include "probe.h"
+#ifdef KVB_WITH_OPENCL
+#include "gpu.h"
+#include "gpu_methods.h"
+#endif
 
 #include <errno.h>
 #include <math.h>
@@ -243,6 +247,49 @@ static int probe_rows(const kvb_experiment *e, size_t point, size_t si, size_t k
   return KVB_OK;
 }
 
+/* A method on its spec's backend (README, GPU kernels): "cpu" (the default) or a device. */
+#define NO_OPENCL_BUILD                                                                          \
+  "this kvbound was built without OpenCL (install the Debian packages ocl-icd-opencl-dev "        \
+  "opencl-c-headers pocl-opencl-icd, see scripts/install-deps, and rebuild)"
+int kvb_run_backend_check(const char *type, const char *backend) {
+  if (!backend[0] || !strcmp(backend, "cpu")) return KVB_OK;
+#ifdef KVB_WITH_OPENCL
+  return kvb_gpu_method_check(type, backend);
+#else
+  (void)type;
+  if (strcmp(backend, "opencl") && strcmp(backend, "cuda"))
+    return KVB_ERROR(KVB_EINVAL, "backend \"%s\" is not one of \"cpu\", \"opencl\", \"cuda\"", backend);
+  return KVB_ERROR(KVB_ENOTFOUND, "backend \"%s\": %s", backend, NO_OPENCL_BUILD);
+#endif
+}
+
+static int method_alloc(const kvb_run_item *it, const kvb_method_config *cfg, const kvb_params *p,
+                        kvb_method **m) {
+  if (!it->backend[0] || !strcmp(it->backend, "cpu")) return kvb_method_alloc(it->type, cfg, p, m);
+  *m = NULL;
+#ifdef KVB_WITH_OPENCL
+  return kvb_gpu_method_alloc(it->type, it->backend, cfg, p, m);
+#else
+  return kvb_run_backend_check(it->type, it->backend);
+#endif
+}
+
+int kvb_run_devices(void) {
+#ifdef KVB_WITH_OPENCL
+  char buf[8192];
+  int n = kvb_gpu_list(KVB_GPU_OPENCL, buf, sizeof buf), total = n > 0 ? n : 0;
+  if (n < 0) fprintf(stderr, "opencl: %s\n", kvb_strerror_last());
+  else printf("%s", buf);
+  n = kvb_gpu_list(KVB_GPU_CUDA, buf, sizeof buf);
+  if (n < 0) printf("cuda: %s\n", kvb_strerror_last());
+  else printf("%s", buf), total += n;
+  return total > 0 ? 0 : 1;
+#else
+  fprintf(stderr, "kvbound devices: %s\n", NO_OPENCL_BUILD);
+  return 1;
+#endif
+}
+
 /* The INDEX decoding pass (runner.h): Alice (kvb_index_alice) feeds U = {i : x_i = 1}, Bob
  * (kvb_index_bob) decodes every bit, on the stream's instance (kvb_measure_index_view). */
 static int decode_rows(const kvb_experiment *e, size_t point, size_t si, size_t k,
@@ -252,7 +299,7 @@ static int decode_rows(const kvb_experiment *e, size_t point, size_t si, size_t 
   kvb_experiment_item_params(e, &e->methods[k], point, &p);
   kvb_method_config cfg = {s->d_key, s->d_value, 1.0 / sqrt((double)s->d_key), rng};
   kvb_method *m = NULL;
-  int st = kvb_method_alloc(e->methods[k].type, &cfg, &p, &m);
+  int st = method_alloc(&e->methods[k], &cfg, &p, &m);
   if (st) return unit_fail(r, st, e, &e->methods[k], "");
   row *w = new_row(r, si, k, s->n);
   kvb_decode dec;
@@ -335,7 +382,7 @@ static int method_rows(const kvb_experiment *e, size_t point, size_t si, size_t 
   kvb_experiment_item_params(e, &e->methods[k], point, &p);
   kvb_method_config cfg = {dk, dv, scale, rng};
   kvb_method *m = NULL;
-  int st = kvb_method_alloc(e->methods[k].type, &cfg, &p, &m);
+  int st = method_alloc(&e->methods[k], &cfg, &p, &m);
   if (st) return unit_fail(r, st, e, &e->methods[k], "");
   double *zm = malloc(dv * sizeof *zm);
   if (!zm) {

@@ -66,6 +66,7 @@ typedef struct {
   kvb_params params;
   int line;                    /* spec line, for messages */
   int probe;                   /* 1: a probe (probe.h) declared with probe "TYPE" {...} */
+  char backend[16];            /* a method's backend = "cpu" (also when empty), "opencl", "cuda" */
 } kvb_run_item;
 
 typedef struct {
@@ -199,5 +200,12 @@ int kvb_experiment_run_shard(const kvb_experiment *e, const char *dir, size_t sh
  * columns make no two runs byte-identical. */
 int kvb_experiment_merge(const char *const *dirs, size_t ndirs, const char *out, int force,
                          int allow_time, kvb_run_report *rep);
+
+/* Whether method `type` can run on `backend` in this build (README, GPU kernels): KVB_OK, or an
+ * error with a message (unknown backend, a build without OpenCL, no device implementation). */
+int kvb_run_backend_check(const char *type, const char *backend);
+/* `kvbound devices`: the OpenCL and CUDA platforms and devices; 0, or 1 with a message on stderr
+ * naming the package to install when there is no device. */
+int kvb_run_devices(void);
 
 #endif

@@ -33,7 +33,10 @@ static const struct {
                {"kvb_attn_combine", (const void *)kvb_attn_combine},
                {"kvb_usample_gather", (const void *)kvb_usample_gather},
                {"kvb_bkvb_walk", (const void *)kvb_bkvb_walk},
-               {"kvb_bkvb_halve", (const void *)kvb_bkvb_halve}};
+               {"kvb_bkvb_halving", (const void *)kvb_bkvb_halving},
+               {"kvb_wquery", (const void *)kvb_wquery},
+               {"kvb_subgen_update", (const void *)kvb_subgen_update},
+               {"kvb_subgen_query", (const void *)kvb_subgen_query}};
 
 static int cu_count(void) {
   int n = 0;

@@ -22,14 +22,14 @@ int kvb_gpu_count(kvb_gpu_backend be) {
 }
 int kvb_gpu_list(kvb_gpu_backend be, char *out, size_t cap) {
   const kvb_gpu_vtable *vt = vt_of(be);
-  if (!vt) return -KVB_ERROR(KVB_ENOTFOUND, "this build has no CUDA backend (nvcc was not found at build time)");
+  if (!vt) return -KVB_ERROR(KVB_ENOTFOUND, "this build has no CUDA backend (it is linked into build/kvb-gpucheck-cuda by make check-gpu where nvcc exists)");
   return vt->list(out, cap);
 }
 int kvb_gpu_open(kvb_gpu_backend be, int index, const char *defines, kvb_gpu **out) {
   if (!out) return KVB_ERROR(KVB_ENULL, "gpu open: NULL argument");
   *out = NULL;
   const kvb_gpu_vtable *vt = vt_of(be);
-  if (!vt) return KVB_ERROR(KVB_ENOTFOUND, "this build has no CUDA backend (nvcc was not found at build time)");
+  if (!vt) return KVB_ERROR(KVB_ENOTFOUND, "this build has no CUDA backend (it is linked into build/kvb-gpucheck-cuda by make check-gpu where nvcc exists)");
   return vt->open(index, defines, out);
 }
 void kvb_gpu_close(kvb_gpu *g) {
@@ -252,7 +252,7 @@ int kvb_gpu_bkvb_compress(kvb_gpu *g, size_t H, size_t n, size_t d, size_t dv, c
     }
     if (!rc) {
       kvb_gpu_arg a[] = {A_int(n), A_int(m), A_buf(bS), A_buf(bC[side]), A_buf(bW[side]), A_buf(bC[!side]), A_buf(bW[!side])};
-      rc = kvb_gpu_launch(g, "kvb_bkvb_halve", H, 1, sizeof a / sizeof *a, a);
+      rc = kvb_gpu_launch(g, "kvb_bkvb_halving", H, 1, sizeof a / sizeof *a, a);
     }
     tk += now_s() - t0;
     if (!rc && P) rc = kvb_gpu_read(g, bP, P + poff, H * m * 4);
@@ -269,5 +269,200 @@ int kvb_gpu_bkvb_compress(kvb_gpu *g, size_t H, size_t n, size_t d, size_t dv, c
   kvb_gpu_buf *all[] = {bK, bV, bC[0], bC[1], bW[0], bW[1], bU, bS, bP};
   for (size_t i = 0; i < 9; i++) kvb_gpu_free(g, all[i]);
   free(cur), free(cw), free(uf);
+  return rc;
+}
+
+int kvb_gpu_wquery(kvb_gpu *g, size_t H, size_t n, size_t dk, size_t dv, size_t kk, const int *idx,
+                   const float *lnum, const float *lden, size_t nq, double scale, const float *Q,
+                   const float *K, const float *V, float *Z, double *kernel_s) {
+  if (!g || !idx || !lnum || !lden || !Q || !K || !V || !Z)
+    return KVB_ERROR(KVB_ENULL, "gpu weighted query: NULL argument");
+  if (!H || !n || !dk || !dv || !kk || !nq || dk > KVB_GPU_DMAX || dv > KVB_GPU_DMAX)
+    return KVB_ERROR(KVB_EINVAL, "gpu weighted query: H, n, d_key, d_value, entries, queries must be >= 1, d <= %d",
+                     KVB_GPU_DMAX);
+  if (!INT_OK(H * n * (dk > dv ? dk : dv)) || !INT_OK(H * kk) || !INT_OK(nq * H * (dk > dv ? dk : dv)) ||
+      !isfinite(scale))
+    return KVB_ERROR(KVB_EINVAL, "gpu weighted query: sizes exceed 32-bit indexing or scale not finite");
+  for (size_t i = 0; i < H * kk; i++)
+    if (idx[i] < 0 || (size_t)idx[i] >= n)
+      return KVB_ERROR(KVB_EINVAL, "gpu weighted query: index %d outside [0, %zu)", idx[i], n);
+  if (!finite_f32(Q, nq * H * dk) || !finite_f32(K, H * n * dk) || !finite_f32(V, H * n * dv) ||
+      !finite_f32(lnum, H * kk) || !finite_f32(lden, H * kk))
+    return KVB_ERROR(KVB_EDOM, "gpu weighted query: non-finite query, key, value or log-weight");
+  kvb_gpu_buf *b[8] = {NULL};
+  int rc = upload(g, idx, H * kk * 4, &b[0]);
+  if (!rc) rc = upload(g, lnum, H * kk * 4, &b[1]);
+  if (!rc) rc = upload(g, lden, H * kk * 4, &b[2]);
+  if (!rc) rc = upload(g, Q, nq * H * dk * 4, &b[3]);
+  if (!rc) rc = upload(g, K, H * n * dk * 4, &b[4]);
+  if (!rc) rc = upload(g, V, H * n * dv * 4, &b[5]);
+  if (!rc) rc = kvb_gpu_alloc(g, nq * H * dv * 4, &b[6]);
+  double t0 = now_s();
+  if (!rc) {
+    kvb_gpu_arg a[] = {A_int(n), A_int(dk), A_int(dv), A_int(H), A_int(kk), A_flt(scale), A_buf(b[0]),
+                       A_buf(b[1]), A_buf(b[2]), A_buf(b[3]), A_buf(b[4]), A_buf(b[5]), A_buf(b[6])};
+    rc = kvb_gpu_launch(g, "kvb_wquery", H * nq, KVB_GPU_WG, sizeof a / sizeof *a, a);
+  }
+  if (kernel_s) *kernel_s = now_s() - t0;
+  if (!rc) rc = kvb_gpu_read(g, b[6], Z, nq * H * dv * 4);
+  for (size_t i = 0; i < 7; i++) kvb_gpu_free(g, b[i]);
+  return rc;
+}
+
+/* ---- SubGen ---- */
+static void sg_release(kvb_gpu_subgen *st) {
+  free(st->mc), free(st->rep), free(st->rep_pos), free(st->cnt), free(st->S), free(st->S_pos);
+  free(st->mu), free(st->Mk), free(st->Mv), free(st->M_pos);
+}
+
+/* Allocates nx's arrays (zeroed; slots null) for st's sizes and cap clusters per head. */
+static int sg_alloc(const kvb_gpu_subgen *st, size_t cap, kvb_gpu_subgen *nx) {
+  size_t H = st->H, dk = st->dk, dv = st->dv, t = st->t, s = st->s, c = cap ? cap : 1;
+  *nx = *st;
+  nx->cap = cap;
+  nx->mc = calloc(H, sizeof(int)), nx->mu = calloc(H, sizeof(float));
+  nx->rep = calloc(H * c * dk, sizeof(float)), nx->rep_pos = calloc(H * c, sizeof(int));
+  nx->cnt = calloc(H * c, sizeof(int)), nx->S = calloc(H * c * t * dk, sizeof(float));
+  nx->S_pos = calloc(H * c * t, sizeof(int));
+  /* null slots are zero vectors: the query multiplies them by 0, which must not meet a NaN */
+  nx->Mk = calloc(H * s * dk, sizeof(float)), nx->Mv = calloc(H * s * dv, sizeof(float));
+  nx->M_pos = malloc(H * s * sizeof(int));
+  if (!nx->mc || !nx->mu || !nx->rep || !nx->rep_pos || !nx->cnt || !nx->S || !nx->S_pos || !nx->Mk ||
+      !nx->Mv || !nx->M_pos) {
+    sg_release(nx);
+    memset(nx, 0, sizeof *nx);
+    return KVB_ERROR(KVB_ENOMEM, "gpu subgen: out of memory for %zu clusters per head", cap);
+  }
+  for (size_t i = 0; i < H * s; i++) nx->M_pos[i] = -1;
+  return KVB_OK;
+}
+
+/* nx = a copy of st with room for cap >= st->cap clusters per head. */
+static int sg_copy(const kvb_gpu_subgen *st, size_t cap, kvb_gpu_subgen *nx) {
+  size_t H = st->H, dk = st->dk, dv = st->dv, t = st->t, s = st->s, oc = st->cap;
+  int rc = sg_alloc(st, cap, nx);
+  if (rc) return rc;
+  memcpy(nx->mc, st->mc, H * sizeof(int)), memcpy(nx->mu, st->mu, H * sizeof(float));
+  memcpy(nx->Mk, st->Mk, H * s * dk * sizeof(float)), memcpy(nx->Mv, st->Mv, H * s * dv * sizeof(float));
+  memcpy(nx->M_pos, st->M_pos, H * s * sizeof(int));
+  for (size_t h = 0; h < H && oc; h++) {
+    memcpy(nx->rep + h * cap * dk, st->rep + h * oc * dk, oc * dk * sizeof(float));
+    memcpy(nx->rep_pos + h * cap, st->rep_pos + h * oc, oc * sizeof(int));
+    memcpy(nx->cnt + h * cap, st->cnt + h * oc, oc * sizeof(int));
+    memcpy(nx->S + h * cap * t * dk, st->S + h * oc * t * dk, oc * t * dk * sizeof(float));
+    memcpy(nx->S_pos + h * cap * t, st->S_pos + h * oc * t, oc * t * sizeof(int));
+  }
+  return KVB_OK;
+}
+
+int kvb_gpu_subgen_init(kvb_gpu_subgen *st, size_t H, size_t dk, size_t dv, size_t t, size_t s,
+                        double delta) {
+  if (!st) return KVB_ERROR(KVB_ENULL, "gpu subgen init: NULL state");
+  memset(st, 0, sizeof *st);
+  if (!H || !dk || !dv || !t || !s || dk > KVB_GPU_DMAX || dv > KVB_GPU_DMAX || !(delta > 0) || !isfinite(delta) ||
+      !INT_OK(H * t * s * (dk > dv ? dk : dv)))
+    return KVB_ERROR(KVB_EINVAL, "gpu subgen: need H, d_key, d_value, t, s >= 1, d <= %d, finite δ > 0", KVB_GPU_DMAX);
+  kvb_gpu_subgen z;
+  memset(&z, 0, sizeof z);
+  z.H = H, z.dk = dk, z.dv = dv, z.t = t, z.s = s, z.delta = delta;
+  return sg_alloc(&z, 0, st);
+}
+
+void kvb_gpu_subgen_free(kvb_gpu_subgen *st) {
+  if (!st) return;
+  sg_release(st);
+  memset(st, 0, sizeof *st);
+}
+
+int kvb_gpu_subgen_update(kvb_gpu *g, kvb_gpu_subgen *st, size_t nt, const float *K, const float *V,
+                          const float *u, double *kernel_s) {
+  if (!g || !st || !st->mc || !K || !V || !u) return KVB_ERROR(KVB_ENULL, "gpu subgen update: NULL argument");
+  size_t H = st->H, dk = st->dk, dv = st->dv, t = st->t, s = st->s, mmax = 0;
+  if (!nt) return KVB_OK;
+  for (size_t h = 0; h < H; h++) mmax = (size_t)st->mc[h] > mmax ? (size_t)st->mc[h] : mmax;
+  size_t cap = st->cap >= mmax + nt ? st->cap : 2 * (mmax + nt); /* room for nt new clusters */
+  if (!INT_OK(st->n + nt) || !INT_OK(H * nt * (t + s + dk + dv)) || !INT_OK(H * cap * t * dk))
+    return KVB_ERROR(KVB_EINVAL, "gpu subgen update: sizes exceed the kernel's 32-bit indexing");
+  if (!finite_f32(K, H * nt * dk) || !finite_f32(V, H * nt * dv))
+    return KVB_ERROR(KVB_EDOM, "gpu subgen update: non-finite key or value");
+  for (size_t i = 0; i < H * nt * (t + s); i++)
+    if (!(u[i] >= 0 && u[i] < 1)) return KVB_ERROR(KVB_EDOM, "gpu subgen update: u[%zu] = %g not in [0, 1)", i, u[i]);
+  kvb_gpu_subgen nx;
+  int rc = sg_copy(st, cap, &nx);
+  if (rc) return rc;
+  size_t c = cap;
+  kvb_gpu_buf *b[14] = {NULL};
+  rc = upload(g, K, H * nt * dk * 4, &b[0]);
+  if (!rc) rc = upload(g, V, H * nt * dv * 4, &b[1]);
+  if (!rc) rc = upload(g, u, H * nt * (t + s) * 4, &b[2]);
+  if (!rc) rc = upload(g, nx.mc, H * 4, &b[3]);
+  if (!rc) rc = upload(g, nx.rep, H * c * dk * 4, &b[4]);
+  if (!rc) rc = upload(g, nx.rep_pos, H * c * 4, &b[5]);
+  if (!rc) rc = upload(g, nx.cnt, H * c * 4, &b[6]);
+  if (!rc) rc = upload(g, nx.S, H * c * t * dk * 4, &b[7]);
+  if (!rc) rc = upload(g, nx.S_pos, H * c * t * 4, &b[8]);
+  if (!rc) rc = upload(g, nx.mu, H * 4, &b[9]);
+  if (!rc) rc = upload(g, nx.Mk, H * s * dk * 4, &b[10]);
+  if (!rc) rc = upload(g, nx.Mv, H * s * dv * 4, &b[11]);
+  if (!rc) rc = upload(g, nx.M_pos, H * s * 4, &b[12]);
+  double t0 = now_s();
+  if (!rc) {
+    double d2 = st->delta * st->delta;
+    kvb_gpu_arg a[] = {A_int(nt), A_int(dk), A_int(dv), A_int(t), A_int(s), A_int(c), A_int(st->n),
+                       A_flt(d2 < 3.4e38 ? d2 : 3.4e38), A_buf(b[0]), A_buf(b[1]), A_buf(b[2]), A_buf(b[3]),
+                       A_buf(b[4]), A_buf(b[5]), A_buf(b[6]), A_buf(b[7]), A_buf(b[8]), A_buf(b[9]),
+                       A_buf(b[10]), A_buf(b[11]), A_buf(b[12])};
+    rc = kvb_gpu_launch(g, "kvb_subgen_update", H, KVB_GPU_WG, sizeof a / sizeof *a, a);
+  }
+  if (kernel_s) *kernel_s = now_s() - t0;
+  if (!rc) rc = kvb_gpu_read(g, b[3], nx.mc, H * 4);
+  if (!rc) rc = kvb_gpu_read(g, b[4], nx.rep, H * c * dk * 4);
+  if (!rc) rc = kvb_gpu_read(g, b[5], nx.rep_pos, H * c * 4);
+  if (!rc) rc = kvb_gpu_read(g, b[6], nx.cnt, H * c * 4);
+  if (!rc) rc = kvb_gpu_read(g, b[7], nx.S, H * c * t * dk * 4);
+  if (!rc) rc = kvb_gpu_read(g, b[8], nx.S_pos, H * c * t * 4);
+  if (!rc) rc = kvb_gpu_read(g, b[9], nx.mu, H * 4);
+  if (!rc) rc = kvb_gpu_read(g, b[10], nx.Mk, H * s * dk * 4);
+  if (!rc) rc = kvb_gpu_read(g, b[11], nx.Mv, H * s * dv * 4);
+  if (!rc) rc = kvb_gpu_read(g, b[12], nx.M_pos, H * s * 4);
+  for (size_t i = 0; i < 13; i++) kvb_gpu_free(g, b[i]);
+  if (rc) {
+    sg_release(&nx);
+    return rc;
+  }
+  nx.n = st->n + nt;
+  sg_release(st);
+  *st = nx;
+  return KVB_OK;
+}
+
+int kvb_gpu_subgen_query(kvb_gpu *g, const kvb_gpu_subgen *st, size_t nq, double scale,
+                         const float *Q, float *Z, double *kernel_s) {
+  if (!g || !st || !st->mc || !Q || !Z) return KVB_ERROR(KVB_ENULL, "gpu subgen query: NULL argument");
+  size_t H = st->H, dk = st->dk, dv = st->dv, t = st->t, s = st->s, c = st->cap;
+  if (st->n == 0) return KVB_ERROR(KVB_ESTATE, "gpu subgen query: no token has been streamed yet");
+  if (!nq || !INT_OK(nq * H * (dk > dv ? dk : dv)) || !isfinite(scale))
+    return KVB_ERROR(KVB_EINVAL, "gpu subgen query: need 1 <= queries (32-bit indexing) and a finite scale");
+  if (!finite_f32(Q, nq * H * dk)) return KVB_ERROR(KVB_EDOM, "gpu subgen query: non-finite query");
+  kvb_gpu_buf *b[10] = {NULL};
+  int rc = upload(g, Q, nq * H * dk * 4, &b[0]);
+  if (!rc) rc = upload(g, st->mc, H * 4, &b[1]);
+  if (!rc) rc = upload(g, st->cnt, H * c * 4, &b[2]);
+  if (!rc) rc = upload(g, st->S, H * c * t * dk * 4, &b[3]);
+  if (!rc) rc = upload(g, st->mu, H * 4, &b[4]);
+  if (!rc) rc = upload(g, st->Mk, H * s * dk * 4, &b[5]);
+  if (!rc) rc = upload(g, st->Mv, H * s * dv * 4, &b[6]);
+  if (!rc) rc = upload(g, st->M_pos, H * s * 4, &b[7]);
+  if (!rc) rc = kvb_gpu_alloc(g, nq * H * dv * 4, &b[8]);
+  double t0 = now_s();
+  if (!rc) {
+    kvb_gpu_arg a[] = {A_int(dk), A_int(dv), A_int(t), A_int(s), A_int(c), A_int(H), A_flt(scale), A_buf(b[0]),
+                       A_buf(b[1]), A_buf(b[2]), A_buf(b[3]), A_buf(b[4]), A_buf(b[5]), A_buf(b[6]), A_buf(b[7]),
+                       A_buf(b[8])};
+    rc = kvb_gpu_launch(g, "kvb_subgen_query", H * nq, KVB_GPU_WG, sizeof a / sizeof *a, a);
+  }
+  if (kernel_s) *kernel_s = now_s() - t0;
+  if (!rc) rc = kvb_gpu_read(g, b[8], Z, nq * H * dv * 4);
+  for (size_t i = 0; i < 9; i++) kvb_gpu_free(g, b[i]);
   return rc;
 }

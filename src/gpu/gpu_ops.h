@@ -44,4 +44,44 @@ int kvb_gpu_bkvb_compress(kvb_gpu *g, size_t H, size_t n, size_t d, size_t dv, c
                           double tau, double beta, const double *const *u, size_t *idx,
                           double *w, float *P, double *kernel_s);
 
+/* Block BalanceKV's weighted query (k_bkvb.cl kvb_wquery), log-sum-exp form: for nq queries × H
+ * heads (Q: nq×H×dk, Z: nq×H×dv) over kk entries per head, entry j of head h reading token row
+ * idx[h·kk + j] (< n) of K: H×n×dk, V: H×n×dv, with log-weights lnum (numerator) and lden
+ * (denominator), H×kk each:  z = Σ_j e^{s_j + lnum_j} v_j / Σ_j e^{s_j + lden_j}. */
+int kvb_gpu_wquery(kvb_gpu *g, size_t H, size_t n, size_t dk, size_t dv, size_t kk, const int *idx,
+                   const float *lnum, const float *lden, size_t nq, double scale, const float *Q,
+                   const float *K, const float *V, float *Z, double *kernel_s);
+
+/* SubGen (000 Alg. 1) for H independent heads on a device (k_subgen.cl). The state lives on the
+ * host in float32/int (the layout of k_subgen.cl) and travels to the device for each call. */
+typedef struct {
+  size_t H, dk, dv, t, s;
+  double delta;   /* clustering threshold δ (line 13) */
+  size_t cap;     /* clusters per head the arrays have room for (grown by update) */
+  size_t n;       /* tokens absorbed per head */
+  int *mc;        /* H: clusters m′ */
+  float *rep;     /* H×cap×dk: representatives */
+  int *rep_pos;   /* H×cap */
+  int *cnt;       /* H×cap: n_i */
+  float *S;       /* H×cap×t×dk: samples */
+  int *S_pos;     /* H×cap×t */
+  float *mu;      /* H: µ */
+  float *Mk, *Mv; /* H×s×dk, H×s×dv: slots of M */
+  int *M_pos;     /* H×s: −1 for a null slot */
+} kvb_gpu_subgen;
+
+/* An empty state. Errors: KVB_EINVAL (a size 0, dk or dv > KVB_GPU_DMAX, δ not > 0 or not finite),
+ * KVB_ENOMEM. */
+int kvb_gpu_subgen_init(kvb_gpu_subgen *st, size_t H, size_t dk, size_t dv, size_t t, size_t s,
+                        double delta);
+void kvb_gpu_subgen_free(kvb_gpu_subgen *st);
+/* Absorbs nt tokens per head: K: H×nt×dk, V: H×nt×dv (row h·nt + i), u: H×nt×(t+s) uniforms in
+ * [0, 1), consumed as k_subgen.cl says (the CPU's draw order). The state is unchanged on error
+ * (KVB_EDOM for a non-finite input or a uniform outside [0, 1)). */
+int kvb_gpu_subgen_update(kvb_gpu *g, kvb_gpu_subgen *st, size_t nt, const float *K, const float *V,
+                          const float *u, double *kernel_s);
+/* The estimator (lines 29-31) for Q: nq×H×dk; Z: nq×H×dv. KVB_ESTATE before any token. */
+int kvb_gpu_subgen_query(kvb_gpu *g, const kvb_gpu_subgen *st, size_t nq, double scale,
+                         const float *Q, float *Z, double *kernel_s);
+
 #endif

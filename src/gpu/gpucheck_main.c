@@ -30,13 +30,19 @@
 #include "attention.h"
 #include "balancekv_block.h"
 #include "kvb_error.h"
+#include "method.h"
+#include "params.h"
 #include "pcg32.h"
+#include "subgen.h"
+#include "subgen_uniforms.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+extern const kvb_method_type kvb_method_subgen; /* subgen.c (registered by name in the app) */
 
 static const double U = 5.9604644775390625e-8; /* 2^-24 */
 static double gam(double k) { return k * U / (1 - k * U); }
@@ -373,6 +379,430 @@ out:
   return ok;
 }
 
+/* ---- weighted estimators: block BalanceKV's query and SubGen's (k_bkvb.cl kvb_wquery,
+ * k_subgen.cl kvb_subgen_query) ----
+ * Both compute z = Σ_i e^{s_i + a_i} v_i / Σ_i e^{s_i + b_i} over terms i (a term with a_i = −∞ is
+ * in the denominator only, b_i = −∞ in the numerator only), s_i = scale·⟨q, k_i⟩, in float32 with
+ * the shift M = max_i (s_i + max(a_i, b_i)). Error analysis (u = 2^-24, same conventions as the
+ * decode attention above; the reference runs in double on the device's own inputs):
+ *   score     |δs_i| <= e_i := γ_{dk+1}·|scale|·Σ_a |q_a k_ia|;  E = max_i e_i (the computed M);
+ *   weights   the log-weights a_i, b_i are float inputs (exact) for kvb_wquery; SubGen's kernel
+ *             computes them, with absolute error ω_i (given per term below);
+ *   exponent  two float additions u·(|s_i| + |w_i|) + u·(|s_i| + |w_i| + |M|), exp 8u:
+ *             δ_i = e_i + E + ω_i + 2u(|s_i| + |w_i| + |M|), ε_w = e^{max δ_i} − 1 + 8u;
+ *   sums      numerator coordinates and the denominator over <= N terms (sequential, or per-item
+ *             partials then a tree): γ_{N+1};
+ *   ratio     ε = ε_w + γ_{N+1}: |ẑ_a − z_a| <= 2ε(1+ε)/(1−ε)·A_a + u·A_a,
+ *             A_a = Σ_i e^{s_i + a_i}|v_ia| / Σ_i e^{s_i + b_i}   (|z_a| <= A_a).
+ * NMSE tolerance Σ_a B_a² / Σ_a z_a², as above. */
+typedef struct {
+  const float *k, *v; /* v NULL: a denominator-only term */
+  double a, b, om;    /* log-weights (−INFINITY: absent) and ω */
+} wterm;
+
+static void ref_wterms(size_t nt, const wterm *T, size_t dk, size_t dv, const float *q, double scale,
+                       double *z, double *B, double *work) {
+  double *s = work, *e = work + nt, M = -INFINITY, E = 0, worst = 0, D = 0;
+  for (size_t i = 0; i < nt; i++) {
+    double dot = 0, ab = 0;
+    for (size_t a = 0; a < dk; a++) dot += (double)q[a] * T[i].k[a], ab += fabs((double)q[a] * T[i].k[a]);
+    s[i] = scale * dot;
+    e[i] = gam((double)dk + 1) * fabs(scale) * ab;
+    M = fmax(M, s[i] + fmax(T[i].a, T[i].b));
+    E = fmax(E, e[i]);
+  }
+  for (size_t i = 0; i < nt; i++) {
+    double w = fmax(T[i].a, T[i].b);
+    worst = fmax(worst, e[i] + E + T[i].om + 2 * U * (fabs(s[i]) + fabs(w) + fabs(M)));
+  }
+  double eps = expm1(worst) + 8 * U + gam((double)nt + 1);
+  for (size_t a = 0; a < dv; a++) z[a] = 0, B[a] = 0;
+  for (size_t i = 0; i < nt; i++) {
+    if (T[i].b > -INFINITY) D += exp(s[i] + T[i].b - M);
+    if (T[i].a == -INFINITY || !T[i].v) continue;
+    double p = exp(s[i] + T[i].a - M);
+    for (size_t a = 0; a < dv; a++) z[a] += p * T[i].v[a], B[a] += p * fabs((double)T[i].v[a]);
+  }
+  for (size_t a = 0; a < dv; a++) {
+    z[a] /= D;
+    double A = B[a] / D;
+    B[a] = 2 * eps * (1 + eps) / (1 - eps) * A + U * A;
+  }
+}
+
+/* Accumulates one output row into the NMSE sums. */
+static void acc_row(const float *zg, const double *z, const double *B, size_t dv, double *num, double *den,
+                    double *bnd, int *nonfinite) {
+  for (size_t a = 0; a < dv; a++) {
+    if (!isfinite(zg[a])) (*nonfinite)++;
+    *num += (zg[a] - z[a]) * (zg[a] - z[a]), *den += z[a] * z[a], *bnd += B[a] * B[a];
+  }
+}
+
+typedef struct {
+  size_t H, n, dk, dv, kk, nq;
+  unsigned T;
+  int consistent, big; /* "consistent" denominator (else 2^T); large scores (scale 1, entries up to 4) */
+} wq_case;
+static const wq_case WQ_SMALL[] = {
+    {2, 600, 64, 64, 300, 2, 2, 0, 0},  /* 300 entries: two chunks of 256, the second partial */
+    {1, 5, 128, 32, 1, 1, 1, 1, 0},     /* one entry, d_key != d_value */
+    {16, 64, 32, 48, 40, 1, 1, 0, 0},   /* many heads */
+    {2, 400, 128, 128, 200, 2, 3, 1, 1}, /* large scores: |s| in the hundreds, e^s beyond float */
+};
+
+/* --full (make check-gpu): larger shapes, d = 256, many heads */
+static const wq_case WQ_FULL[] = {
+    {8, 4096, 128, 128, 2048, 4, 1, 0, 0},
+    {4, 1000, 256, 256, 777, 2, 4, 1, 0},
+    {64, 300, 64, 64, 257, 1, 2, 0, 0},
+    {4, 2000, 256, 64, 1000, 2, 2, 0, 1},
+};
+
+static void wq_name(const wq_case *c, char *buf, size_t cap) {
+  snprintf(buf, cap, "bkvb_query(H=%zu,n=%zu,kept=%zu,dk=%zu,dv=%zu,nq=%zu,T=%u,%s%s)", c->H, c->n, c->kk, c->dk,
+           c->dv, c->nq, c->T, c->consistent ? "consistent" : "paper", c->big ? ",large-scores" : "");
+}
+
+/* Entries: the first kk/4 positions with weight 1 (the exact first/recent tokens), the rest a
+ * random subset with weights 2^r, r in [0, T] (the kept middle tokens after T rounds). */
+static int run_wquery(kvb_gpu *g, const wq_case *c, int quiet, char *why, size_t whycap) {
+  char name[200];
+  wq_name(c, name, sizeof name);
+  size_t H = c->H, n = c->n, kk = c->kk, dk = c->dk, dv = c->dv, nq = c->nq;
+  float *Q = malloc(nq * H * dk * 4), *K = malloc(H * n * dk * 4), *V = malloc(H * n * dv * 4);
+  float *ln = malloc(H * kk * 4), *ld = malloc(H * kk * 4), *Z = malloc(nq * H * dv * 4);
+  int *idx = malloc(H * kk * sizeof *idx);
+  char *taken = malloc(n);
+  wterm *T = malloc(kk * sizeof *T);
+  double *z = malloc(dv * 8), *B = malloc(dv * 8), *work = malloc(2 * kk * 8);
+  int ok = -1;
+  if (!Q || !K || !V || !ln || !ld || !Z || !idx || !taken || !T || !z || !B || !work) {
+    snprintf(why, whycap, "%s: out of host memory", name);
+    goto out;
+  }
+  kvb_pcg32 r;
+  kvb_pcg32_seed(&r, 400 + n + kk, 9);
+  double amp = c->big ? 4.0 : 1.0, scale = c->big ? 1.0 : 1.0 / sqrt((double)dk);
+  fill(&r, Q, nq * H * dk, amp), fill(&r, K, H * n * dk, amp), fill(&r, V, H * n * dv, 1.0);
+  for (size_t h = 0; h < H; h++) {
+    memset(taken, 0, n);
+    for (size_t j = 0; j < kk; j++) {
+      size_t x;
+      do x = kvb_pcg32_bounded(&r, (uint32_t)n); while (taken[x]);
+      taken[x] = 1;
+      idx[h * kk + j] = (int)x;
+      unsigned e = j < kk / 4 ? 0 : kvb_pcg32_bounded(&r, c->T + 1);
+      ln[h * kk + j] = (float)(e * log(2.0));
+      ld[h * kk + j] = j < kk / 4 || c->consistent ? ln[h * kk + j] : (float)(c->T * log(2.0));
+    }
+  }
+  if (kvb_gpu_wquery(g, H, n, dk, dv, kk, idx, ln, ld, nq, scale, Q, K, V, Z, NULL)) {
+    snprintf(why, whycap, "%s: device error: %s", name, kvb_strerror_last());
+    goto out;
+  }
+  double num = 0, den = 0, bnd = 0;
+  int nonfinite = 0;
+  for (size_t qi = 0; qi < nq; qi++)
+    for (size_t h = 0; h < H; h++) {
+      for (size_t j = 0; j < kk; j++) {
+        size_t row = h * n + (size_t)idx[h * kk + j];
+        wterm w = {K + row * dk, V + row * dv, ln[h * kk + j], ld[h * kk + j], 0};
+        T[j] = w;
+      }
+      ref_wterms(kk, T, dk, dv, Q + (qi * H + h) * dk, scale, z, B, work);
+      acc_row(Z + (qi * H + h) * dv, z, B, dv, &num, &den, &bnd, &nonfinite);
+    }
+  double nmse = num / den, tol = bnd / den;
+  ok = nonfinite == 0 && nmse <= tol;
+  if (nonfinite) snprintf(why, whycap, "%s: FAIL (%d non-finite outputs)", name, nonfinite);
+  else snprintf(why, whycap, "%s: %s (nmse %.3g %s %.3g)", name, ok ? "OK" : "FAIL", nmse, ok ? "<=" : ">", tol);
+out:
+  if (!quiet) printf("%s %s\n", ok == 1 ? "PASS" : "FAIL", why);
+  free(Q), free(K), free(V), free(ln), free(ld), free(Z), free(idx), free(taken), free(T), free(z), free(B), free(work);
+  return ok;
+}
+
+/* ---- SubGen: the device's batched update against subgen.c fed the same coins, then the query
+ * on the device's state against the double estimator on that state ----
+ * Keys: per head `m` centers in [−R, R]^dk, each key a center plus a perturbation of norm <= r
+ * (δ between 2r and the centers' distances: the clustering decisions are far from their
+ * thresholds), or, with m = 0, keys uniform in [−1, 1]^dk (every distance a decision of its own).
+ * zero_v: the first 3 values are zero (subgen.h's 0/0 reading: slots stay null).
+ * Discrete outputs (m′, representatives, counts, every sample's and slot's stream position, and the
+ * stored vectors) must equal the CPU's exactly. µ is continuous: float sums of ‖v‖² over n tokens,
+ * |µ̂ − µ| <= (γ_{dv+1} + γ_{n+1})·µ (positive terms). A decision is a "near tie" when the float
+ * computation could flip it: a distance with |d² − δ²| or a runner-up gap below (γ_{dk+2} + 2u)·(d₁² + d₂²),
+ * a coin with |u − p| <= (2γ_{dv+1} + γ_{n+1} + 4u)·p; a difference is excused only by a near tie. */
+typedef struct {
+  size_t H, n, dk, dv, t, s, m, batch;
+  double delta, R, r;
+  int zero_v;
+} sg_case;
+static const sg_case SG_SMALL[] = {
+    {4, 300, 16, 16, 8, 16, 6, 128, 1.0, 1.0, 0.3, 0},   /* 3 launches (128, 128, 44 tokens) */
+    {1, 1, 64, 64, 4, 4, 1, 1, 1.0, 1.0, 0.3, 0},       /* one token */
+    {16, 96, 32, 8, 4, 70, 3, 96, 1.0, 1.0, 0.3, 1},    /* many heads, d_key != d_value, zero values first, s > wg */
+    {2, 200, 8, 24, 3, 5, 0, 64, 0.5, 1.0, 0.0, 0},     /* no cluster structure: most keys open a cluster */
+    {3, 150, 16, 16, 70, 8, 2, 50, 1.0, 1.0, 0.3, 0},   /* t > work-group */
+};
+
+static const sg_case SG_FULL[] = {
+    {32, 1000, 128, 128, 16, 64, 8, 256, 1.0, 1.0, 0.3, 0},
+    {8, 513, 256, 64, 8, 300, 4, 200, 1.0, 1.0, 0.3, 0},
+    {4, 600, 32, 32, 4, 16, 0, 600, 0.8, 1.0, 0.0, 1},
+};
+
+static void sg_name(const sg_case *c, char *buf, size_t cap) {
+  snprintf(buf, cap, "(H=%zu,n=%zu,dk=%zu,dv=%zu,t=%zu,s=%zu,delta=%g,%s%s,batch=%zu)", c->H, c->n, c->dk, c->dv,
+           c->t, c->s, c->delta, c->m ? "clustered" : "unclustered", c->zero_v ? ",zero-values-first" : "", c->batch);
+}
+
+static int run_subgen(kvb_gpu *g, const sg_case *c, int quiet, char *why, size_t whycap) {
+  char shape[200];
+  sg_name(c, shape, sizeof shape);
+  size_t H = c->H, n = c->n, dk = c->dk, dv = c->dv, t = c->t, s = c->s, ut = t + s, nq = 2;
+  float *K = malloc(H * n * dk * 4), *V = malloc(H * n * dv * 4), *u = malloc(H * n * ut * 4);
+  float *C = malloc((c->m ? c->m : 1) * dk * 4), *Kb = malloc(H * c->batch * dk * 4), *Vb = malloc(H * c->batch * dv * 4);
+  float *ub = malloc(H * c->batch * ut * 4), *Q = malloc(nq * H * dk * 4), *Z = malloc(nq * H * dv * 4);
+  double *kd = malloc(dk * 8), *vd = malloc(dv * 8), *ud = malloc(ut * 8);
+  kvb_method **cpu = calloc(H, sizeof *cpu);
+  gsl_rng *rng = gsl_rng_alloc(kvb_rng_pcg32);
+  kvb_gpu_subgen st;
+  int have_st = 0, ok = -1, uok = 0;
+  char uwhy[400] = "";
+  memset(&st, 0, sizeof st);
+  if (!K || !V || !u || !C || !Kb || !Vb || !ub || !Q || !Z || !kd || !vd || !ud || !cpu || !rng) {
+    snprintf(why, whycap, "subgen%s: out of host memory", shape);
+    goto out;
+  }
+  kvb_pcg32 r;
+  kvb_pcg32_seed(&r, 600 + n + dk, 13);
+  for (size_t h = 0; h < H; h++) {
+    fill(&r, C, (c->m ? c->m : 1) * dk, c->R);
+    for (size_t i = 0; i < n; i++) {
+      float *k = K + (h * n + i) * dk;
+      if (c->m) {
+        size_t ci = kvb_pcg32_bounded(&r, (uint32_t)c->m);
+        fill(&r, k, dk, c->r / sqrt((double)dk)); /* |perturbation| <= r */
+        for (size_t a = 0; a < dk; a++) k[a] += C[ci * dk + a];
+      } else {
+        fill(&r, k, dk, 1.0);
+      }
+    }
+  }
+  fill(&r, V, H * n * dv, 1.0);
+  if (c->zero_v)
+    for (size_t h = 0; h < H; h++) memset(V + h * n * dv, 0, (n < 3 ? n : 3) * dv * 4);
+  for (size_t i = 0; i < H * n * ut; i++) u[i] = (float)kvb_pcg32_uniform(&r), u[i] = u[i] < 1 ? u[i] : 0.5f;
+  fill(&r, Q, nq * H * dk, 1.0);
+  /* the CPU reference: one subgen method per head, fed the same coins */
+  kvb_params p;
+  kvb_params_init(&p);
+  kvb_params_set(&p, "delta", c->delta), kvb_params_set(&p, "t", (double)t), kvb_params_set(&p, "s", (double)s);
+  kvb_method_config cfg = {dk, dv, 1.0 / sqrt((double)dk), rng}; /* the scale of the queries below */
+  size_t near = 0, decisions = 0;
+  double thr_d = gam((double)dk + 2) + 2 * U, thr_p = 2 * gam((double)dv + 1) + gam((double)n + 1) + 4 * U;
+  for (size_t h = 0; h < H; h++) {
+    if (kvb_method_alloc_type(&kvb_method_subgen, &cfg, &p, &cpu[h])) {
+      snprintf(why, whycap, "subgen%s: CPU reference: %s", shape, kvb_strerror_last());
+      goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+      for (size_t a = 0; a < dk; a++) kd[a] = K[(h * n + i) * dk + a];
+      for (size_t a = 0; a < dv; a++) vd[a] = V[(h * n + i) * dv + a];
+      for (size_t a = 0; a < ut; a++) ud[a] = u[(h * n + i) * ut + a];
+      /* near-tie analysis of this token's decisions, in double, before the update */
+      size_t mc = kvb_subgen_num_clusters(cpu[h]), best = 0;
+      double d1 = INFINITY, d2 = INFINITY, d0 = c->delta * c->delta;
+      for (size_t ci = 0; ci < mc; ci++) {
+        const double *x;
+        kvb_subgen_cluster(cpu[h], ci, &x, NULL, NULL, NULL, NULL);
+        double dd = 0;
+        for (size_t a = 0; a < dk; a++) dd += (x[a] - kd[a]) * (x[a] - kd[a]);
+        if (dd < d1) d2 = d1, d1 = dd, best = ci;
+        else if (dd < d2) d2 = dd;
+      }
+      if (mc) {
+        decisions += 2;
+        near += fabs(d1 - d0) <= thr_d * (d1 + d0);
+        near += mc > 1 && d2 - d1 <= thr_d * (d1 + d2);
+      }
+      int joins = mc > 0 && sqrt(d1) <= c->delta;
+      double v2 = 0, mu = kvb_subgen_mu(cpu[h]);
+      for (size_t a = 0; a < dv; a++) v2 += vd[a] * vd[a];
+      if (joins) {
+        uint64_t cnt;
+        kvb_subgen_cluster(cpu[h], best, NULL, &cnt, NULL, NULL, NULL);
+        double pj = 1.0 / (double)(cnt + 1);
+        for (size_t j = 0; j < t; j++) decisions++, near += fabs(ud[j] - pj) <= thr_p * pj;
+      }
+      double pm = mu + v2 > 0 ? v2 / (mu + v2) : 0;
+      for (size_t j = 0; j < s; j++) decisions++, near += fabs(ud[(joins ? t : 0) + j] - pm) <= thr_p * pm;
+      if (kvb_subgen_update_uniforms(cpu[h], kd, vd, ud, ut, NULL)) {
+        snprintf(why, whycap, "subgen%s: CPU reference: %s", shape, kvb_strerror_last());
+        goto out;
+      }
+    }
+  }
+  /* the device, in batches of c->batch tokens */
+  if (kvb_gpu_subgen_init(&st, H, dk, dv, t, s, c->delta)) {
+    snprintf(why, whycap, "subgen%s: %s", shape, kvb_strerror_last());
+    goto out;
+  }
+  have_st = 1;
+  for (size_t i0 = 0; i0 < n; i0 += c->batch) {
+    size_t nb = n - i0 < c->batch ? n - i0 : c->batch;
+    for (size_t h = 0; h < H; h++) {
+      memcpy(Kb + h * nb * dk, K + (h * n + i0) * dk, nb * dk * 4);
+      memcpy(Vb + h * nb * dv, V + (h * n + i0) * dv, nb * dv * 4);
+      memcpy(ub + h * nb * ut, u + (h * n + i0) * ut, nb * ut * 4);
+    }
+    if (kvb_gpu_subgen_update(g, &st, nb, Kb, Vb, ub, NULL)) {
+      snprintf(why, whycap, "subgen_update%s: device error: %s", shape, kvb_strerror_last());
+      goto out;
+    }
+  }
+  /* compare the states */
+  size_t diff = 0, items = 0, mtot = 0;
+  double murel = 0, mubound = 0;
+  for (size_t h = 0; h < H; h++) {
+    size_t mc = kvb_subgen_num_clusters(cpu[h]);
+    mtot += mc;
+    items++, diff += (size_t)st.mc[h] != mc;
+    for (size_t ci = 0; ci < mc && ci < (size_t)st.mc[h]; ci++) {
+      const double *x, *S;
+      const uint64_t *Sp;
+      uint64_t cnt, rp;
+      kvb_subgen_cluster(cpu[h], ci, &x, &cnt, &S, &Sp, &rp);
+      size_t o = h * st.cap + ci;
+      items += 2, diff += (uint64_t)st.cnt[o] != cnt, diff += (uint64_t)st.rep_pos[o] != rp;
+      for (size_t a = 0; a < dk; a++) diff += st.rep[o * dk + a] != x[a];
+      for (size_t j = 0; j < t; j++) {
+        items++, diff += (uint64_t)st.S_pos[o * t + j] != Sp[j];
+        for (size_t a = 0; a < dk; a++) diff += st.S[(o * t + j) * dk + a] != S[j * dk + a];
+      }
+    }
+    for (size_t j = 0; j < s; j++) {
+      const double *mk, *mv;
+      uint64_t mp;
+      kvb_subgen_slot(cpu[h], j, &mk, &mv, &mp);
+      int dnull = st.M_pos[h * s + j] < 0;
+      items++;
+      if (dnull != (mp == UINT64_MAX) || (!dnull && (uint64_t)st.M_pos[h * s + j] != mp)) {
+        diff++;
+        continue;
+      }
+      for (size_t a = 0; !dnull && a < dk; a++) diff += st.Mk[(h * s + j) * dk + a] != mk[a];
+      for (size_t a = 0; !dnull && a < dv; a++) diff += st.Mv[(h * s + j) * dv + a] != mv[a];
+    }
+    double mu = kvb_subgen_mu(cpu[h]);
+    if (mu > 0) murel = fmax(murel, fabs(st.mu[h] - mu) / mu);
+    mubound = gam((double)dv + 1) + gam((double)n + 1);
+  }
+  int muok = murel <= mubound;
+  if (!diff && muok) {
+    uok = 1;
+    snprintf(uwhy, sizeof uwhy, "subgen_update%s: OK (%zu clusters; 0 of %zu counts/positions differ from the CPU, exact "
+             "equality required; mu rel err %.2g <= %.2g; %zu near ties in %zu decisions)", shape, mtot, items, murel,
+             mubound, near, decisions);
+  } else if (diff && near) {
+    uok = 1;
+    snprintf(uwhy, sizeof uwhy, "subgen_update%s: OK with a float tie (%zu of %zu differ; %zu near ties in %zu decisions)",
+             shape, diff, items, near, decisions);
+  } else {
+    snprintf(uwhy, sizeof uwhy, "subgen_update%s: FAIL (%zu differences in %zu counts/positions and their vectors, no near tie "
+             "in %zu decisions; mu rel err %.2g %s %.2g)", shape, diff, items, decisions, murel, muok ? "<=" : ">", mubound);
+  }
+  if (!quiet) printf("%s %s\n", uok ? "PASS" : "FAIL", uwhy);
+  /* the query on the device's state */
+  if (kvb_gpu_subgen_query(g, &st, nq, 1.0 / sqrt((double)dk), Q, Z, NULL)) {
+    snprintf(why, whycap, "subgen_query%s: device error: %s", shape, kvb_strerror_last());
+    goto out;
+  }
+  {
+    size_t cap = st.cap, nterm = s + cap * t;
+    wterm *T = malloc(nterm * sizeof *T);
+    double *z = malloc(dv * 8), *B = malloc(dv * 8), *work = malloc(2 * nterm * 8);
+    double num = 0, den = 0, bnd = 0;
+    int nonfinite = 0;
+    if (!T || !z || !B || !work) {
+      free(T), free(z), free(B), free(work);
+      snprintf(why, whycap, "subgen_query%s: out of host memory", shape);
+      goto out;
+    }
+    for (size_t qi = 0; qi < nq; qi++)
+      for (size_t h = 0; h < H; h++) {
+        size_t k = 0;
+        double mu = st.mu[h], lmu = log(mu);
+        for (size_t j = 0; j < s; j++) {
+          if (st.M_pos[h * s + j] < 0) continue;
+          const float *v = st.Mv + (h * s + j) * dv;
+          double vv = 0;
+          for (size_t a = 0; a < dv; a++) vv += (double)v[a] * v[a];
+          double lw = lmu - log((double)s * vv);
+          /* ω: ‖v‖² (γ_{dv+1}), s·vv (u), two logs within 3 ulp (OpenCL 1.2 §7.4), the subtraction */
+          wterm w = {st.Mk + (h * s + j) * dk, v, lw, -INFINITY,
+                     gam((double)dv + 1) + U + 3 * U * (fabs(lmu) + fabs(log((double)s * vv))) + U * fabs(lw)};
+          T[k++] = w;
+        }
+        for (size_t ci = 0; ci < (size_t)st.mc[h]; ci++) {
+          double lw = log((double)st.cnt[h * cap + ci] / (double)t);
+          for (size_t j = 0; j < t; j++) {
+            wterm w = {st.S + ((h * cap + ci) * t + j) * dk, NULL, -INFINITY, lw, 2 * U + 3 * U * fabs(lw)};
+            T[k++] = w;
+          }
+        }
+        ref_wterms(k, T, dk, dv, Q + (qi * H + h) * dk, 1.0 / sqrt((double)dk), z, B, work);
+        acc_row(Z + (qi * H + h) * dv, z, B, dv, &num, &den, &bnd, &nonfinite);
+      }
+    free(T), free(z), free(B), free(work);
+    /* End to end: the device's answers against subgen.c's own query (double) on its own state.
+     * With the discrete state equal, the two estimators differ only by the kernel's float32 error
+     * (the bound B above, on the device's state) and by µ, which scales every slot weight:
+     * ‖ẑ − z_cpu‖ <= ‖ẑ − z_ref‖ + ρ‖z_cpu‖, ρ = max_h |µ̂ − µ|/µ; summed over the rows by
+     * Minkowski: sqrt(Σ(ẑ − z_cpu)²) <= sqrt(Σ B²) + ρ·sqrt(Σ z_cpu²). */
+    if (uok && !diff) {
+      double e2 = 0, zc2 = 0, *qd = malloc(dk * 8), *zc = malloc(dv * 8);
+      int eok = qd && zc;
+      for (size_t qi = 0; eok && qi < nq; qi++)
+        for (size_t h = 0; eok && h < H; h++) {
+          for (size_t a = 0; a < dk; a++) qd[a] = Q[(qi * H + h) * dk + a];
+          if (kvb_method_query(cpu[h], qd, dk, zc, dv)) eok = 0;
+          for (size_t a = 0; eok && a < dv; a++) {
+            double d = Z[(qi * H + h) * dv + a] - zc[a];
+            e2 += d * d, zc2 += zc[a] * zc[a];
+          }
+        }
+      free(qd), free(zc);
+      double lhs = sqrt(e2), rhs = sqrt(bnd) + murel * sqrt(zc2);
+      eok = eok && lhs <= rhs;
+      if (!quiet)
+        printf("%s subgen_e2e%s: %s (device update+query vs subgen.c's query: |dz| %.3g %s %.3g = query bound + mu rel err x |z|)\n",
+               eok ? "PASS" : "FAIL", shape, eok ? "OK" : "FAIL", lhs, eok ? "<=" : ">", rhs);
+      if (!eok) uok = 0, snprintf(uwhy, sizeof uwhy, "subgen_e2e%s: FAIL (|dz| %.3g > %.3g)", shape, lhs, rhs);
+    }
+    /* all-zero answers (no slot filled) compare absolutely */
+    double nmse = den > 0 ? num / den : num, tol = den > 0 ? bnd / den : bnd;
+    int qok = nonfinite == 0 && nmse <= tol;
+    if (nonfinite) snprintf(why, whycap, "subgen_query%s: FAIL (%d non-finite outputs)", shape, nonfinite);
+    else snprintf(why, whycap, "subgen_query%s: %s (nmse %.3g %s %.3g)", shape, qok ? "OK" : "FAIL", nmse,
+                  qok ? "<=" : ">", tol);
+    if (!quiet) printf("%s %s\n", qok ? "PASS" : "FAIL", why);
+    ok = uok && qok;
+    if (!uok) snprintf(why, whycap, "%s", uwhy);
+  }
+  quiet = 1; /* both lines printed */
+out:
+  if (!quiet) printf("FAIL %s\n", why);
+  if (have_st) kvb_gpu_subgen_free(&st);
+  for (size_t h = 0; cpu && h < H; h++) kvb_method_free(cpu[h]);
+  free(cpu);
+  if (rng) gsl_rng_free(rng);
+  free(K), free(V), free(u), free(C), free(Kb), free(Vb), free(ub), free(Q), free(Z), free(kd), free(vd), free(ud);
+  return ok;
+}
+
 /* ---- the grids ---- */
 static attn_case *attn_grid(int full, size_t *count) {
   if (!full) {
@@ -400,6 +830,13 @@ static attn_case *attn_grid(int full, size_t *count) {
 
 static int matches(const char *filter, const char *kernel) { return !filter || strstr(kernel, filter); }
 
+/* Each mutant kernel (a -D define) and the kernel whose grid must reject it. */
+static const char *MUTANTS[] = {"KVB_MUT_NO_RESCALE",     "KVB_MUT_NO_BARRIER", "KVB_MUT_DROP_PARTIAL",
+                                "KVB_MUT_WALK_SIGN_FLIP", "KVB_MUT_WQ_NO_MAX",  "KVB_MUT_SG_OLD_COUNT",
+                                "KVB_MUT_SG_NO_COUNT"};
+static const char *MUTANT_KERNEL[] = {"attn_decode", "attn_decode", "attn_decode", "bkvb_compress",
+                                      "bkvb_query",  "subgen",      "subgen"};
+
 static int do_list(int full) {
   size_t na;
   attn_case *ag = attn_grid(full, &na);
@@ -418,13 +855,29 @@ static int do_list(int full) {
   for (size_t i = 0; i < sizeof BK_SMALL / sizeof *BK_SMALL; i++)
     printf("%-18s (H=%zu,n=%zu,d=%zu,dv=%zu,b=%zu,T=%u)\n", "bkvb_compress", BK_SMALL[i].H, BK_SMALL[i].n, BK_SMALL[i].d,
            BK_SMALL[i].dv, BK_SMALL[i].b, BK_SMALL[i].T);
-  printf("mutants: KVB_MUT_NO_RESCALE KVB_MUT_NO_BARRIER KVB_MUT_DROP_PARTIAL (attn_decode), KVB_MUT_WALK_SIGN_FLIP (bkvb)\n");
+  for (size_t i = 0; i < sizeof WQ_SMALL / sizeof *WQ_SMALL; i++) {
+    char name[200];
+    wq_name(&WQ_SMALL[i], name, sizeof name);
+    printf("%-18s %s\n", "bkvb_query", name + 10);
+  }
+  for (size_t i = 0; full && i < sizeof WQ_FULL / sizeof *WQ_FULL; i++) {
+    char name[200];
+    wq_name(&WQ_FULL[i], name, sizeof name);
+    printf("%-18s %s (--full)\n", "bkvb_query", name + 10);
+  }
+  for (size_t i = 0; i < sizeof SG_SMALL / sizeof *SG_SMALL + (full ? sizeof SG_FULL / sizeof *SG_FULL : 0); i++) {
+    char name[200];
+    size_t ns = sizeof SG_SMALL / sizeof *SG_SMALL;
+    sg_name(i < ns ? &SG_SMALL[i] : &SG_FULL[i - ns], name, sizeof name);
+    printf("%-18s %s\n%-18s (same shape, 2 queries on the device's state)\n", "subgen_update", name, "subgen_query");
+  }
+  printf("mutants:");
+  for (size_t i = 0; i < sizeof MUTANTS / sizeof *MUTANTS; i++) printf(" %s (%s)", MUTANTS[i], MUTANT_KERNEL[i]);
+  printf("\n");
   free(ag);
   return 0;
 }
 
-static const char *MUTANTS[] = {"KVB_MUT_NO_RESCALE", "KVB_MUT_NO_BARRIER", "KVB_MUT_DROP_PARTIAL", "KVB_MUT_WALK_SIGN_FLIP"};
-static const char *MUTANT_KERNEL[] = {"attn_decode", "attn_decode", "attn_decode", "bkvb"};
 
 static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
   kvb_gpu *g;
@@ -455,16 +908,48 @@ static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
     }
     attn_data_free(&a);
   }
-  if (matches(filter, "bkvb"))
+  if (matches(filter, "bkvb_compress"))
     for (size_t i = 0; i < sizeof BK_SMALL / sizeof *BK_SMALL; i++) fails += run_bkvb(g, &BK_SMALL[i], 0, why, sizeof why) != 1;
+  if (matches(filter, "bkvb_query"))
+    for (size_t i = 0; i < sizeof WQ_SMALL / sizeof *WQ_SMALL; i++) fails += run_wquery(g, &WQ_SMALL[i], 0, why, sizeof why) != 1;
   if (matches(filter, "usample"))
     for (size_t i = 0; i < sizeof US_SMALL / sizeof *US_SMALL; i++) fails += run_usample(g, &US_SMALL[i], 0) != 1;
+  if (matches(filter, "subgen"))
+    for (size_t i = 0; i < sizeof SG_SMALL / sizeof *SG_SMALL; i++) fails += run_subgen(g, &SG_SMALL[i], 0, why, sizeof why) != 1;
+  if (full && matches(filter, "bkvb_query"))
+    for (size_t i = 0; i < sizeof WQ_FULL / sizeof *WQ_FULL; i++) fails += run_wquery(g, &WQ_FULL[i], 0, why, sizeof why) != 1;
+  if (full && matches(filter, "subgen"))
+    for (size_t i = 0; i < sizeof SG_FULL / sizeof *SG_FULL; i++) fails += run_subgen(g, &SG_FULL[i], 0, why, sizeof why) != 1;
+  if (matches(filter, "subgen")) { /* bad input: rejected before launch, the state unchanged */
+    kvb_gpu_subgen st;
+    float k[4] = {0, 1, NAN, 0}, v[4] = {1, 1, 1, 1}, u[4] = {0.5f, 0.5f, 0.5f, 0.5f};
+    int rc = kvb_gpu_subgen_init(&st, 1, 4, 4, 2, 2, 1.0);
+    if (!rc) rc = kvb_gpu_subgen_update(g, &st, 1, k, v, u, NULL);
+    printf("%s subgen_update rejects a NaN key before launch (status %d, want KVB_EDOM; state n = %zu, want 0)\n",
+           rc == KVB_EDOM && st.n == 0 ? "PASS" : "FAIL", rc, st.n);
+    fails += rc != KVB_EDOM || st.n != 0;
+    k[2] = 0, u[1] = 1.0f;
+    rc = kvb_gpu_subgen_update(g, &st, 1, k, v, u, NULL);
+    printf("%s subgen_update rejects a uniform outside [0, 1) (status %d, want KVB_EDOM)\n", rc == KVB_EDOM ? "PASS" : "FAIL", rc);
+    fails += rc != KVB_EDOM;
+    kvb_gpu_subgen_free(&st);
+  }
+  if (matches(filter, "bkvb_query")) {
+    float q[4] = {1, 0, 0, 0}, K[8] = {0}, V[8] = {0}, ln[2] = {0, INFINITY}, ld[2] = {0, 0}, Z[4];
+    int idx[2] = {0, 1};
+    int rc = kvb_gpu_wquery(g, 1, 2, 4, 4, 2, idx, ln, ld, 1, 1.0, q, K, V, Z, NULL);
+    printf("%s bkvb_query rejects an infinite log-weight before launch (status %d, want KVB_EDOM)\n", rc == KVB_EDOM ? "PASS" : "FAIL", rc);
+    fails += rc != KVB_EDOM;
+  }
   kvb_gpu_close(g);
   /* mutants: each must fail at least one case of the same grid */
   for (size_t mi = 0; mi < sizeof MUTANTS / sizeof *MUTANTS; mi++) {
       if (!matches(filter, MUTANT_KERNEL[mi])) continue;
-      int bk = !strcmp(MUTANT_KERNEL[mi], "bkvb");
-      size_t ncase = bk ? sizeof BK_SMALL / sizeof *BK_SMALL : na;
+      const char *mk = MUTANT_KERNEL[mi];
+      int bk = !strcmp(mk, "bkvb_compress"), wq = !strcmp(mk, "bkvb_query"), sg = !strcmp(mk, "subgen");
+      size_t ncase = bk ? sizeof BK_SMALL / sizeof *BK_SMALL
+                     : wq ? sizeof WQ_SMALL / sizeof *WQ_SMALL
+                     : sg ? sizeof SG_SMALL / sizeof *SG_SMALL : na;
       char def[128];
       snprintf(def, sizeof def, "-D%s", MUTANTS[mi]);
       if (kvb_gpu_open(be, dev, def, &g)) {
@@ -475,7 +960,10 @@ static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
       size_t bad = 0;
       char first[400] = "";
       for (size_t i = 0; ag && i < ncase; i++)
-        if ((bk ? run_bkvb(g, &BK_SMALL[i], 1, why, sizeof why) : run_attn(g, &ag[i], 1, why, sizeof why)) != 1) {
+        if ((bk ? run_bkvb(g, &BK_SMALL[i], 1, why, sizeof why)
+             : wq ? run_wquery(g, &WQ_SMALL[i], 1, why, sizeof why)
+             : sg ? run_subgen(g, &SG_SMALL[i], 1, why, sizeof why)
+                  : run_attn(g, &ag[i], 1, why, sizeof why)) != 1) {
           if (!bad++) snprintf(first, sizeof first, "%s", why);
         }
       if (bad) printf("PASS mutant %s rejected: %zu of %zu cases fail (first: %s)\n", MUTANTS[mi], bad, ncase, first);
@@ -486,6 +974,182 @@ static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
   return fails != 0;
 }
 
+/* One perf report: the model (bytes, flops), the measured kernel time, the C reference's time on
+ * the same CPU (information, not a goal) and the H100 roofline. */
+static const double H100_BW = 3.35e12, H100_FLOPS = 67e12;
+static void perf_line(const kvb_gpu *g, const char *name, double bytes, double flops, double best, double ref_s,
+                      const char *ref_what, const char *note) {
+  double roof = fmax(bytes / H100_BW, flops / H100_FLOPS);
+  printf("%s\n  bytes/call %.3g MB, flops/call %.3g MFLOP, intensity %.2f flop/B\n"
+         "  measured: kernel %.3f ms (best of 3) = %.2f GB/s, %.2f GFLOP/s on %s\n"
+         "  C double reference (%s, same CPU, 1 thread): %.3f ms (ratio kernel/ref %.2f)\n"
+         "  H100 roofline: %.2f us (%s-bound); fraction achieved: not measured (no CUDA run)%s%s\n",
+         name, bytes / 1e6, flops / 1e6, flops / bytes, best * 1e3, bytes / best / 1e9, flops / best / 1e9,
+         kvb_gpu_device_name(g), ref_what, ref_s * 1e3, best / ref_s, roof * 1e6,
+         bytes / H100_BW >= flops / H100_FLOPS ? "memory" : "compute", note ? "\n  " : "", note ? note : "");
+}
+
+/* Block BalanceKV's weighted query at T = 1 of n = 4096 (first/recent 32 + 32, 2016 kept). */
+static int perf_wquery(kvb_gpu *g) {
+  const size_t H = 8, n = 4096, dk = 128, dv = 128, kk = 2048, nq = 1;
+  float *Q = malloc(nq * H * dk * 4), *K = malloc(H * n * dk * 4), *V = malloc(H * n * dv * 4);
+  float *ln = malloc(H * kk * 4), *ld = malloc(H * kk * 4), *Z = malloc(nq * H * dv * 4);
+  int *idx = malloc(H * kk * sizeof *idx), rc = 1;
+  wterm *T = malloc(kk * sizeof *T);
+  double *z = malloc(dv * 8), *B = malloc(dv * 8), *work = malloc(2 * kk * 8);
+  if (!Q || !K || !V || !ln || !ld || !Z || !idx || !T || !z || !B || !work) goto out;
+  kvb_pcg32 r;
+  kvb_pcg32_seed(&r, 17, 1);
+  fill(&r, Q, nq * H * dk, 1), fill(&r, K, H * n * dk, 1), fill(&r, V, H * n * dv, 1);
+  for (size_t h = 0; h < H; h++)
+    for (size_t j = 0; j < kk; j++) {
+      idx[h * kk + j] = (int)(j < 64 ? (j < 32 ? j : n - 64 + j) : 32 + 2 * (j - 64));
+      ln[h * kk + j] = j < 64 ? 0.0f : (float)(kvb_pcg32_bounded(&r, 2) * log(2.0));
+      ld[h * kk + j] = j < 64 ? 0.0f : (float)log(2.0);
+    }
+  double best = 1e30, kt;
+  for (int rep = 0; rep < 3; rep++) {
+    if (kvb_gpu_wquery(g, H, n, dk, dv, kk, idx, ln, ld, nq, 1 / sqrt((double)dk), Q, K, V, Z, &kt)) {
+      printf("FAIL perf bkvb_query: %s\n", kvb_strerror_last());
+      goto out;
+    }
+    best = fmin(best, kt);
+  }
+  double t0 = now_s();
+  for (size_t h = 0; h < H; h++) {
+    for (size_t j = 0; j < kk; j++) {
+      size_t row = h * n + (size_t)idx[h * kk + j];
+      wterm w = {K + row * dk, V + row * dv, ln[h * kk + j], ld[h * kk + j], 0};
+      T[j] = w;
+    }
+    ref_wterms(kk, T, dk, dv, Q + h * dk, 1 / sqrt((double)dk), z, B, work);
+  }
+  double ref_s = now_s() - t0, nch = (double)((kk + KVB_GPU_CHUNK_MAX - 1) / KVB_GPU_CHUNK_MAX);
+  /* per (head, query) group: index and log-weights and keys read in both passes, values once,
+   * the output row read and written once per chunk */
+  double bytes = (double)nq * H * (2.0 * kk * (12 + dk * 4) + kk * dv * 4.0 + dk * 4.0 + 2.0 * nch * dv * 4);
+  double flops = (double)nq * H * kk * (4.0 * dk + 2.0 * dv + 8);
+  char name[160];
+  snprintf(name, sizeof name, "bkvb_query(H=%zu,n=%zu,kept=%zu,dk=%zu,dv=%zu,nq=%zu)", H, n, kk, dk, dv, nq);
+  perf_line(g, name, bytes, flops, best, ref_s, "the double estimator with its error bound", NULL);
+  rc = 0;
+out:
+  free(Q), free(K), free(V), free(ln), free(ld), free(Z), free(idx), free(T), free(z), free(B), free(work);
+  return rc;
+}
+
+/* SubGen: one batched update of 1024 tokens per head (16 clusters), then 8 queries. */
+static int perf_subgen(kvb_gpu *g) {
+  const size_t H = 8, n = 1024, dk = 64, dv = 64, t = 8, s = 32, m = 16, ut = t + s, nq = 8;
+  float *K = malloc(H * n * dk * 4), *V = malloc(H * n * dv * 4), *u = malloc(H * n * ut * 4), *C = malloc(m * dk * 4);
+  float *Q = malloc(nq * H * dk * 4), *Z = malloc(nq * H * dv * 4);
+  double *kd = malloc(dk * 8), *vd = malloc(dv * 8), *ud = malloc(ut * 8);
+  gsl_rng *rng = gsl_rng_alloc(kvb_rng_pcg32);
+  kvb_gpu_subgen st;
+  memset(&st, 0, sizeof st);
+  int rc = 1;
+  if (!K || !V || !u || !C || !Q || !Z || !kd || !vd || !ud || !rng) goto out;
+  kvb_pcg32 r;
+  kvb_pcg32_seed(&r, 23, 2);
+  for (size_t h = 0; h < H; h++) {
+    fill(&r, C, m * dk, 1.0);
+    for (size_t i = 0; i < n; i++) {
+      size_t ci = kvb_pcg32_bounded(&r, (uint32_t)m);
+      fill(&r, K + (h * n + i) * dk, dk, 0.3 / sqrt((double)dk));
+      for (size_t a = 0; a < dk; a++) K[(h * n + i) * dk + a] += C[ci * dk + a];
+    }
+  }
+  fill(&r, V, H * n * dv, 1), fill(&r, Q, nq * H * dk, 1);
+  for (size_t i = 0; i < H * n * ut; i++) u[i] = (float)kvb_pcg32_uniform(&r), u[i] = u[i] < 1 ? u[i] : 0.5f;
+  /* the CPU reference's update time */
+  kvb_params p;
+  kvb_params_init(&p);
+  kvb_params_set(&p, "delta", 1.0), kvb_params_set(&p, "t", (double)t), kvb_params_set(&p, "s", (double)s);
+  kvb_method_config cfg = {dk, dv, 1 / sqrt((double)dk), rng};
+  double t0 = now_s();
+  for (size_t h = 0; h < H; h++) {
+    kvb_method *cm;
+    if (kvb_method_alloc_type(&kvb_method_subgen, &cfg, &p, &cm)) goto out;
+    for (size_t i = 0; i < n; i++) {
+      for (size_t a = 0; a < dk; a++) kd[a] = K[(h * n + i) * dk + a];
+      for (size_t a = 0; a < dv; a++) vd[a] = V[(h * n + i) * dv + a];
+      for (size_t a = 0; a < ut; a++) ud[a] = u[(h * n + i) * ut + a];
+      kvb_subgen_update_uniforms(cm, kd, vd, ud, ut, NULL);
+    }
+    kvb_method_free(cm);
+  }
+  double ref_u = now_s() - t0, bu = 1e30, bq = 1e30, kt;
+  for (int rep = 0; rep < 3; rep++) {
+    kvb_gpu_subgen_free(&st);
+    if (kvb_gpu_subgen_init(&st, H, dk, dv, t, s, 1.0) || kvb_gpu_subgen_update(g, &st, n, K, V, u, &kt)) {
+      printf("FAIL perf subgen_update: %s\n", kvb_strerror_last());
+      goto out;
+    }
+    bu = fmin(bu, kt);
+  }
+  double mc = 0;
+  for (size_t h = 0; h < H; h++) mc += st.mc[h];
+  mc /= (double)H;
+  /* per token: every representative read (m′ <= the final count, used as the model), the inputs;
+   * replaced samples and slots written (expected counts not modelled: a lower bound) */
+  double bytes = (double)H * n * (mc * dk + dk + dv + ut) * 4, flops = (double)H * n * (3 * mc * dk + 2 * dv + 4);
+  char name[200];
+  snprintf(name, sizeof name, "subgen_update(H=%zu,n=%zu,dk=%zu,dv=%zu,t=%zu,s=%zu,clusters=%.0f)", H, n, dk, dv, t, s, mc);
+  perf_line(g, name, bytes, flops, bu, ref_u, "subgen.c fed the same coins",
+            "note: the stream is sequential, one work-group per head walks its tokens with 5 barriers each: with "
+            "H = 8 groups on 132 SMs the kernel is latency-bound and the roofline is a lower bound it cannot approach");
+  for (int rep = 0; rep < 3; rep++) {
+    if (kvb_gpu_subgen_query(g, &st, nq, 1 / sqrt((double)dk), Q, Z, &kt)) {
+      printf("FAIL perf subgen_query: %s\n", kvb_strerror_last());
+      goto out;
+    }
+    bq = fmin(bq, kt);
+  }
+  {
+    size_t cap = st.cap, nt = s + cap * t, k;
+    wterm *T = malloc(nt * sizeof *T);
+    double *z = malloc(dv * 8), *B = malloc(dv * 8), *work = malloc(2 * nt * 8);
+    if (!T || !z || !B || !work) {
+      free(T), free(z), free(B), free(work);
+      goto out;
+    }
+    t0 = now_s();
+    for (size_t qi = 0; qi < nq; qi++)
+      for (size_t h = 0; h < H; h++) {
+        k = 0;
+        for (size_t j = 0; j < s; j++) {
+          if (st.M_pos[h * s + j] < 0) continue;
+          const float *v = st.Mv + (h * s + j) * dv;
+          double vv = 0;
+          for (size_t a = 0; a < dv; a++) vv += (double)v[a] * v[a];
+          wterm w = {st.Mk + (h * s + j) * dk, v, log(st.mu[h] / (s * vv)), -INFINITY, 0};
+          T[k++] = w;
+        }
+        for (size_t ci = 0; ci < (size_t)st.mc[h]; ci++)
+          for (size_t j = 0; j < t; j++) {
+            wterm w = {st.S + ((h * cap + ci) * t + j) * dk, NULL, -INFINITY, log((double)st.cnt[h * cap + ci] / t), 0};
+            T[k++] = w;
+          }
+        ref_wterms(k, T, dk, dv, Q + (qi * H + h) * dk, 1 / sqrt((double)dk), z, B, work);
+      }
+    double ref_q = now_s() - t0;
+    free(T), free(z), free(B), free(work);
+    /* per (head, query) group: slots' keys and values read in both passes (‖v‖² each time), the
+     * samples' keys in both passes, counts, the output row per chunk */
+    double terms = s + mc * t;
+    bytes = (double)nq * H * (2 * s * (dk + dv + 1) * 4.0 + 2 * mc * t * dk * 4.0 + 2 * mc * t * 4.0 + s * dv * 4.0 + 2 * dv * 4.0);
+    flops = (double)nq * H * (terms * 4 * dk + s * 6.0 * dv + 8 * terms);
+    snprintf(name, sizeof name, "subgen_query(H=%zu,nq=%zu,dk=%zu,dv=%zu,t=%zu,s=%zu,clusters=%.0f)", H, nq, dk, dv, t, s, mc);
+    perf_line(g, name, bytes, flops, bq, ref_q, "the double estimator with its error bound", NULL);
+  }
+  rc = 0;
+out:
+  kvb_gpu_subgen_free(&st);
+  if (rng) gsl_rng_free(rng);
+  free(K), free(V), free(u), free(C), free(Q), free(Z), free(kd), free(vd), free(ud);
+  return rc;
+}
+
 /* perf: bytes and flops per call, measured rates, the H100 roofline as a model. */
 static int do_perf(kvb_gpu_backend be, int dev, const char *filter) {
   kvb_gpu *g;
@@ -493,7 +1157,6 @@ static int do_perf(kvb_gpu_backend be, int dev, const char *filter) {
     printf("FAIL gpu open: %s\n", kvb_strerror_last());
     return 1;
   }
-  const double H100_BW = 3.35e12, H100_FLOPS = 67e12;
   printf("device: %s\nH100 model: %.2f TB/s HBM, %.0f TFLOP/s FP32 (non-tensor); roofline time = max(bytes/BW, flops/peak)\n",
          kvb_gpu_device_name(g), H100_BW / 1e12, H100_FLOPS / 1e12);
   static const attn_case P[] = {{8, 4096, 128, 128, 1, 256, 0, 0, 0}, {8, 4096, 128, 128, 1, 256, 1, 0, 0},
@@ -533,8 +1196,11 @@ static int do_perf(kvb_gpu_backend be, int dev, const char *filter) {
       free(Z);
       attn_data_free(&a);
     }
+  int rc = 0;
+  if (matches(filter, "bkvb_query")) rc |= perf_wquery(g);
+  if (matches(filter, "subgen")) rc |= perf_subgen(g);
   kvb_gpu_close(g);
-  return 0;
+  return rc;
 }
 
 static int do_devices(void) {

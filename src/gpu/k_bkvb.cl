@@ -1,6 +1,9 @@
-/* k_bkvb.cl — one round of block-parallel BalanceKV compression (balancekv_block.h; 003 App. B,
- * the authors' src/balanced_walk.py), written once against k_prelude.cl. The host runs T rounds:
- * kvb_bkvb_walk then kvb_bkvb_halve.
+/* k_bkvb.cl — block-parallel BalanceKV (balancekv_block.h; 003 App. B, the authors'
+ * src/balanced_walk.py), written once against k_prelude.cl: one round of compression, and the
+ * weighted query kvb_wquery at the end of the file (its helper kvb_dot_lg is shared with
+ * k_subgen.cl, which make concatenates after this file). The host runs T rounds:
+ * kvb_bkvb_walk then kvb_bkvb_halving (not named kvb_bkvb_halve: a CUDA kernel is also a host
+ * symbol, and that name is the CPU function's).
  *
  * kvb_bkvb_walk: one work-group per (head, block). Head h's current sequence has m tokens
  * (cur[h·n + p] = original token index, cw[h·n + p] = its weight, a power of two, exact in float);
@@ -12,7 +15,7 @@
  * (local memory) of its positions i > j, so acc[j] is added in the order i = 0..j−1 as on the CPU.
  * S (H×m) receives the signs, P (H×m) every p_j (for the tie analysis of kvb-gpucheck).
  *
- * kvb_bkvb_halve: one work-group per head, work-item 0 applies balanced_walk.py's halving rule
+ * kvb_bkvb_halving: one work-group per head, work-item 0 applies balanced_walk.py's halving rule
  * (kvb_bkvb_halve in balancekv_block.c) and writes the survivors' indices and weights.
  *
  * Mutant define: KVB_MUT_WALK_SIGN_FLIP (p_j = ½ + γ·Σ K s: the walk pushes towards the sum). */
@@ -68,7 +71,7 @@ KVB_KERNEL kvb_bkvb_walk(int n, int d, int dv, int m, int b, int nblk, float ks,
 }
 
 /* Halving of head h's m signs; survivors into ncur/ncw (H×n, first ⌊m/2⌋ used). */
-KVB_KERNEL kvb_bkvb_halve(int n, int m, KVB_GLOBAL const int *S, KVB_GLOBAL const int *cur,
+KVB_KERNEL kvb_bkvb_halving(int n, int m, KVB_GLOBAL const int *S, KVB_GLOBAL const int *cur,
                           KVB_GLOBAL const float *cw, KVB_GLOBAL int *ncur,
                           KVB_GLOBAL float *ncw) {
   int h = KVB_GROUP_ID();
@@ -87,4 +90,78 @@ KVB_KERNEL kvb_bkvb_halve(int n, int m, KVB_GLOBAL const int *S, KVB_GLOBAL cons
     if (s[p] != sc) ncur[h * n + k] = cur[h * n + p], ncw[h * n + k] = 2.0f * cw[h * n + p], k++;
   for (int p = c + 1; p < m && k < hm; p++) /* ×1: positions after c */
     ncur[h * n + k] = cur[h * n + p], ncw[h * n + k] = cw[h * n + p], k++;
+}
+
+/* kvb_wquery — the weighted query of block BalanceKV (balancekv_block.h: first/recent tokens with
+ * weight 1, the kept middle tokens with their weights) in log-sum-exp form, for nq queries × H
+ * heads over an index list: head h has kk entries, entry j reads token row idx[h·kk + j] of head h
+ * (K: H×n×dk, V: H×n×dv) with log-weights ln (numerator) and ld (denominator), both H×kk:
+ *   z = Σ_j e^{s_j + ln_j} v_j / Σ_j e^{s_j + ld_j},   s_j = scale·⟨q, k_{idx_j}⟩.
+ * (ld_j = T·ln 2 for the kept tokens is 003's "paper" denominator, ld = ln the "consistent" one.)
+ * One work-group per (head, query), g = h + H·qi (Q: nq×H×dk, Z: nq×H×dv).
+ * Pass 1: M = max_j (s_j + max(ln_j, ld_j)) by a tree max. Pass 2: den = Σ_j e^{s_j + ld_j − M}
+ * (per-item partials, then a tree sum) and, chunk by chunk of KVB_CHUNK_MAX entries, the terms
+ * e^{s_j + ln_j − M} in local memory, from which each work-item accumulates its output
+ * coordinates. Every exponent is <= 0 after the shift, so nothing overflows.
+ * Mutant define KVB_MUT_WQ_NO_MAX: M = 0 (no rescaling by the max; overflows on large scores). */
+/* ⟨q, x⟩ for q in local memory, x in global memory, summed in order a = 0..d−1. */
+KVB_DEVICE float kvb_dot_lg(KVB_LOCAL const float *q, KVB_GLOBAL const float *x, int d) {
+  float acc = 0.0f;
+  for (int a = 0; a < d; a++) acc += q[a] * x[a];
+  return acc;
+}
+
+KVB_KERNEL kvb_wquery(int n, int dk, int dv, int H, int kk, float scale, KVB_GLOBAL const int *idx,
+                      KVB_GLOBAL const float *ln, KVB_GLOBAL const float *ld,
+                      KVB_GLOBAL const float *Q, KVB_GLOBAL const float *K,
+                      KVB_GLOBAL const float *V, KVB_GLOBAL float *Z) {
+  KVB_SHARED float qs[KVB_DMAX];
+  KVB_SHARED float p[KVB_CHUNK_MAX];
+  KVB_SHARED float red[KVB_WG];
+  int g = KVB_GROUP_ID(), lid = KVB_LOCAL_ID(), wg = KVB_LOCAL_SIZE();
+  int h = g % H;
+  KVB_GLOBAL const int *ix = idx + h * kk;
+  for (int a = lid; a < dk; a += wg) qs[a] = Q[g * dk + a];
+  for (int a = lid; a < dv; a += wg) Z[g * dv + a] = 0.0f;
+  KVB_BARRIER();
+  float mloc = KVB_NEG_INF;
+  for (int j = lid; j < kk; j += wg) {
+    float sc = scale * kvb_dot_lg(qs, K + (h * n + ix[j]) * dk, dk);
+    mloc = KVB_FMAX(mloc, sc + KVB_FMAX(ln[h * kk + j], ld[h * kk + j]));
+  }
+  red[lid] = mloc;
+  KVB_BARRIER();
+  for (int off = wg / 2; off > 0; off >>= 1) { /* tree max */
+    if (lid < off) red[lid] = KVB_FMAX(red[lid], red[lid + off]);
+    KVB_BARRIER();
+  }
+#ifdef KVB_MUT_WQ_NO_MAX
+  float M = 0.0f;
+#else
+  float M = red[0];
+#endif
+  float dloc = 0.0f;
+  for (int c = 0; c < kk; c += KVB_CHUNK_MAX) {
+    int len = kk - c < KVB_CHUNK_MAX ? kk - c : KVB_CHUNK_MAX;
+    for (int j = lid; j < len; j += wg) {
+      float sc = scale * kvb_dot_lg(qs, K + (h * n + ix[c + j]) * dk, dk);
+      p[j] = KVB_EXP(sc + ln[h * kk + c + j] - M);
+      dloc += KVB_EXP(sc + ld[h * kk + c + j] - M);
+    }
+    KVB_BARRIER(); /* every p[j] written (and red[0] read) before anyone reads p or writes red */
+    for (int a = lid; a < dv; a += wg) {
+      float acc = Z[g * dv + a];
+      for (int j = 0; j < len; j++) acc += p[j] * V[(h * n + ix[c + j]) * dv + a];
+      Z[g * dv + a] = acc;
+    }
+    KVB_BARRIER(); /* p is rewritten by the next chunk */
+  }
+  red[lid] = dloc;
+  KVB_BARRIER();
+  for (int off = wg / 2; off > 0; off >>= 1) { /* tree sum */
+    if (lid < off) red[lid] += red[lid + off];
+    KVB_BARRIER();
+  }
+  float D = red[0];
+  for (int a = lid; a < dv; a += wg) Z[g * dv + a] = Z[g * dv + a] / D;
 }

@@ -12,8 +12,11 @@
  *   KVB_LOCAL_ID()      the work-item (thread) index in its group
  *   KVB_LOCAL_SIZE()    work-items per group
  *   KVB_BARRIER()       work-group barrier with a local-memory fence
+ *   KVB_BARRIER_GLOBAL() the same with a global-memory fence too (work-items of one group
+ *                       exchanging data through global memory: SubGen's state)
+ *   KVB_LOCAL           qualifier of a pointer parameter to work-group-local memory
  *   kvb_half, KVB_LOAD_HALF(p, i)   IEEE binary16 storage, read as float (no half arithmetic)
- *   KVB_EXP, KVB_FMAX, KVB_FMIN, KVB_NEG_INF   single-precision math */
+ *   KVB_EXP, KVB_LOG, KVB_FMAX, KVB_FMIN, KVB_NEG_INF   single-precision math */
 #if defined(__CUDACC__)
 #include <cuda_fp16.h>
 #define KVB_KERNEL extern "C" __global__ void
@@ -24,7 +27,10 @@
 #define KVB_LOCAL_ID() ((int)threadIdx.x)
 #define KVB_LOCAL_SIZE() ((int)blockDim.x)
 #define KVB_BARRIER() __syncthreads()
+#define KVB_BARRIER_GLOBAL() __syncthreads()
+#define KVB_LOCAL
 #define KVB_EXP(x) expf(x)
+#define KVB_LOG(x) logf(x)
 #define KVB_FMAX(a, b) fmaxf((a), (b))
 #define KVB_FMIN(a, b) fminf((a), (b))
 #define KVB_NEG_INF (-__int_as_float(0x7f800000))
@@ -39,7 +45,10 @@ typedef __half kvb_half;
 #define KVB_LOCAL_ID() ((int)get_local_id(0))
 #define KVB_LOCAL_SIZE() ((int)get_local_size(0))
 #define KVB_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#define KVB_BARRIER_GLOBAL() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+#define KVB_LOCAL __local
 #define KVB_EXP(x) exp(x)
+#define KVB_LOG(x) log(x)
 #define KVB_FMAX(a, b) fmax((a), (b))
 #define KVB_FMIN(a, b) fmin((a), (b))
 #define KVB_NEG_INF (-INFINITY)
