@@ -90,8 +90,23 @@ static void jstr(const char *k, const char *v) {
   if (jlen >= sizeof jbuf) return;
   jlen += (size_t)snprintf(jbuf + jlen, sizeof jbuf - jlen, ",\"%s\":\"%s\"", k, v);
 }
+/* While a table row is being printed, JSON lines wait in `jdefer` and follow the row. */
+static char jdefer[16384];
+static size_t jdlen;
+static int jdeferring;
 static void jend(void) {
-  if (O.json && jlen < sizeof jbuf) printf("%s}\n", jbuf);
+  if (!O.json || jlen >= sizeof jbuf) return;
+  if (jdeferring) {
+    if (jdlen < sizeof jdefer)
+      jdlen += (size_t)snprintf(jdefer + jdlen, sizeof jdefer - jdlen, "%s}\n", jbuf);
+  } else {
+    printf("%s}\n", jbuf);
+  }
+}
+static void jflush(void) {
+  jdeferring = 0;
+  if (jdlen) fputs(jdefer, stdout);
+  jdlen = 0, jdefer[0] = 0;
 }
 
 /* ---- limits ---- */
@@ -458,17 +473,23 @@ out:
  * within 0.45 of its center, so keys of one cluster lie within δ = 1 of each other and SubGen's
  * m′ <= m) ---- */
 
+#define POOL 4096 /* directions, values and queries drawn once, then picked at random */
 typedef struct {
   size_t d, m;
-  double *C;
+  double *C, *dir, *val, *qry;
   gsl_rng *r;
 } gen;
+
+static void gen_pools(gen *g);
 
 static int gen_init(gen *g, size_t d, size_t m, uint64_t seed) {
   g->d = d, g->m = m;
   g->r = kvb_rng_alloc_substream(seed, 0);
   g->C = malloc(m * d * sizeof *g->C);
-  if (!g->r || !g->C) return -1;
+  g->dir = malloc(POOL * d * sizeof *g->dir);
+  g->val = malloc(POOL * d * sizeof *g->val);
+  g->qry = malloc(POOL * d * sizeof *g->qry);
+  if (!g->r || !g->C || !g->dir || !g->val || !g->qry) return -1;
   for (size_t c = 0; c < m; c++) {
     double s = 0;
     for (size_t j = 0; j < d; j++) {
@@ -477,6 +498,7 @@ static int gen_init(gen *g, size_t d, size_t m, uint64_t seed) {
     }
     for (size_t j = 0; j < d; j++) g->C[c * d + j] *= 4.0 / sqrt(s);
   }
+  gen_pools(g);
   return 0;
 }
 
@@ -489,73 +511,71 @@ static void unit(gsl_rng *r, double *x, size_t d, double norm) {
   for (size_t j = 0; j < d; j++) x[j] *= norm / sqrt(s);
 }
 
-/* Next token: key near a random center, value of norm ≈ 1, query of norm 1. */
+static void gen_pools(gen *g) {
+  size_t d = g->d;
+  for (size_t i = 0; i < POOL; i++) {
+    unit(g->r, g->dir + i * d, d, 0.45);
+    unit(g->r, g->qry + i * d, d, 1.0);
+    for (size_t j = 0; j < d; j++) g->val[i * d + j] = gauss(g->r) / sqrt((double)d);
+  }
+}
+
+/* Next token: key = a random center + a pooled offset of norm 0.45, a pooled value of norm ≈ 1
+ * and a pooled query of norm 1 (pools keep the generator's cost out of the timings' budget). */
 static void gen_token(gen *g, double *k, double *v, double *q) {
-  size_t c = gsl_rng_uniform_int(g->r, (unsigned long)g->m), d = g->d;
-  unit(g->r, k, d, 0.45);
-  for (size_t j = 0; j < d; j++) k[j] += g->C[c * d + j];
-  for (size_t j = 0; j < d; j++) v[j] = gauss(g->r) / sqrt((double)d);
-  unit(g->r, q, d, 1.0);
+  size_t d = g->d, c = gsl_rng_uniform_int(g->r, (unsigned long)g->m);
+  const double *o = g->dir + gsl_rng_uniform_int(g->r, POOL) * d;
+  for (size_t j = 0; j < d; j++) k[j] = g->C[c * d + j] + o[j];
+  memcpy(v, g->val + gsl_rng_uniform_int(g->r, POOL) * d, d * sizeof *v);
+  memcpy(q, g->qry + gsl_rng_uniform_int(g->r, POOL) * d, d * sizeof *q);
 }
 
 static void gen_free(gen *g) {
-  free(g->C);
+  free(g->C), free(g->dir), free(g->val), free(g->qry);
   gsl_rng_free(g->r);
 }
 
 /* ---- SubGen: per token vs n, and its own roofline ---- */
 
-static double cost_dist(size_t d, size_t m) {
-  double *X = malloc(m * d * sizeof *X), *k = malloc(d * sizeof *k), best = INFINITY, sum = 0;
-  for (size_t i = 0; i < m * d; i++) X[i] = sin((double)i);
-  for (size_t j = 0; j < d; j++) k[j] = cos((double)j);
-  size_t reps = 200000 / m + 1;
-  for (int r = 0; r < 5; r++) {
-    double t0 = now();
-    for (size_t k2 = 0; k2 < reps; k2++) {
-      k[k2 % d] += 1e-9;
-      for (size_t i = 0; i < m; i++) sum += kvb_dist2(X + i * d, k, d);
-    }
-    best = fmin(best, now() - t0);
-  }
-  volatile double s = sum;
-  (void)s;
-  free(X), free(k);
-  return best / (double)(reps * m);
+/* The roofline of a SubGen step: the work the method counted (kvb_work) replayed as tight loops
+ * right after the step — kvb_dist2 per distance, gsl_rng_uniform per coin (update); kvb_score
+ * per dot and exp per exponential (query) — so step and replay see the same machine load. */
+typedef struct {
+  size_t d, rows;
+  double *X, *q, *x, sink;
+  gsl_rng *r;
+} replayer;
+
+static int replay_init(replayer *p, size_t d, size_t rows) {
+  p->d = d, p->rows = rows, p->sink = 0;
+  p->X = malloc(rows * d * sizeof *p->X);
+  p->q = malloc(d * sizeof *p->q);
+  p->x = malloc(rows * sizeof *p->x);
+  p->r = kvb_rng_alloc_substream(3, 0);
+  if (!p->X || !p->q || !p->x || !p->r) return -1;
+  for (size_t i = 0; i < rows * d; i++) p->X[i] = sin((double)i);
+  for (size_t j = 0; j < d; j++) p->q[j] = cos((double)j);
+  for (size_t i = 0; i < rows; i++) p->x[i] = -fabs(sin((double)i)) * 8;
+  return 0;
 }
 
-static double cost_coin(void) {
-  gsl_rng *r = kvb_rng_alloc_substream(3, 0);
-  const size_t N = 1 << 20;
-  double best = INFINITY, sum = 0;
-  for (int k = 0; k < 5; k++) {
-    double t0 = now();
-    for (size_t i = 0; i < N; i++) sum += gsl_rng_uniform(r);
-    best = fmin(best, now() - t0);
-  }
-  volatile double s = sum;
-  (void)s;
-  gsl_rng_free(r);
-  return best / (double)N;
+static void replay_free(replayer *p) {
+  free(p->X), free(p->q), free(p->x);
+  gsl_rng_free(p->r);
 }
 
-static double cost_score(size_t d, size_t m) {
-  double *X = malloc(m * d * sizeof *X), *q = malloc(d * sizeof *q), best = INFINITY, sum = 0;
-  for (size_t i = 0; i < m * d; i++) X[i] = sin((double)i);
-  for (size_t j = 0; j < d; j++) q[j] = cos((double)j);
-  size_t reps = 200000 / m + 1;
-  for (int r = 0; r < 5; r++) {
-    double t0 = now();
-    for (size_t k = 0; k < reps; k++) {
-      q[k % d] += 1e-9;
-      for (size_t i = 0; i < m; i++) sum += kvb_score(q, X + i * d, d, 0.1);
-    }
-    best = fmin(best, now() - t0);
-  }
-  volatile double s = sum;
-  (void)s;
-  free(X), free(q);
-  return best / (double)(reps * m);
+static void replay(replayer *p, double dist, double coins, double dots, double exps, double *upd,
+                   double *qry) {
+  size_t d = p->d, rows = p->rows;
+  double sum = 0, t0 = now();
+  for (size_t i = 0; i < (size_t)dist; i++) sum += kvb_dist2(p->X + (i % rows) * d, p->q, d);
+  for (size_t i = 0; i < (size_t)coins; i++) sum += gsl_rng_uniform(p->r);
+  double t1 = now();
+  for (size_t i = 0; i < (size_t)dots; i++) sum += kvb_score(p->q, p->X + (i % rows) * d, d, 0.1);
+  for (size_t i = 0; i < (size_t)exps; i++) sum += exp(p->x[i % rows] + sum * 1e-300);
+  double t2 = now();
+  p->sink += sum; /* used: printed at the end of the sweep */
+  *upd = t1 - t0, *qry = t2 - t1;
 }
 
 static int bench_subgen(void) {
@@ -569,8 +589,11 @@ static int bench_subgen(void) {
          *Vs = malloc(emax * d * sizeof *Vs);
   gsl_rng *mr = kvb_rng_alloc_substream(2026, 1);
   kvb_method *sg = NULL;
+  replayer rp;
   int rc = 0;
-  if (gen_init(&g, d, mcl, 2026) || !k || !v || !q || !z || !Ks || !Vs || !mr) {
+  memset(&rp, 0, sizeof rp);
+  if (gen_init(&g, d, mcl, 2026) || replay_init(&rp, d, s + mcl * t) || !k || !v || !q || !z ||
+      !Ks || !Vs || !mr) {
     fprintf(stderr, "kvb-bench: out of memory for the SubGen sweep\n");
     rc = 1;
     goto out;
@@ -587,19 +610,20 @@ static int bench_subgen(void) {
     rc = 1;
     goto out;
   }
-  double c_dist = cost_dist(d, mcl), c_coin = cost_coin(), c_score = cost_score(d, s + mcl * t);
   printf("\nSubGen (000 Alg. 1; δ = 1, t = %zu, s = %zu; clusterable keys, m = %zu, d = %zu), "
          "per token: update + query, median of %zu steps at each n\n"
-         "  roofline = its own counted work as tight loops: distance %.1f ns, coin %.1f ns, "
-         "score %.1f ns, exp %.1f ns each; frac = roofline / measured\n"
+         "  roofline = the work the method counted in each step (kvb_work: distances, coins; query "
+         "dots, exps) replayed right after it as tight loops (kvb_dist2, gsl_rng_uniform, "
+         "kvb_score, exp); medians over the steps; frac = roofline / measured (1 = no overhead "
+         "beyond its own work)\n"
          "  exact = kvb_attention_exact over the n tokens (two passes, one thread), up to n = 2^%d\n",
-         t, s, mcl, d, R, c_dist * 1e9, c_coin * 1e9, c_score * 1e9, L.exp_s * 1e9, ehi);
+         t, s, mcl, d, R, ehi);
   printf("  %8s %4s %10s %10s %7s %10s %10s %7s %7s %12s %9s\n", "n", "m'", "update_us",
          "upd_roof", "frac", "query_us", "qry_roof", "frac", "frac_all", "exact_us", "exact/sg");
   size_t fed = 0, npts = 0;
   double lx[32], ly[32], ex_[32], ey[32];
   size_t enp = 0;
-  double tu[64], tq[64], ru[64], rq[64];
+  double tu[64], tq[64], ru[64], rq[64], wd[64], wc[64], wq[64], we[64];
   for (int lg = 10; lg <= hi; lg++) {
     size_t n = (size_t)1 << lg;
     for (; fed + 1 < n; fed++) { /* untimed: absorb tokens up to n − 1 */
@@ -628,9 +652,10 @@ static int bench_subgen(void) {
         goto out;
       }
       tu[rr] = b - a, tq[rr] = c - b;
-      ru[rr] = (double)(w1.distances - w0.distances) * c_dist + (double)(w1.coins - w0.coins) * c_coin;
-      rq[rr] = (double)(w2.dots - w1.dots) * c_score + (double)(w2.exps - w1.exps) * L.exp_s;
+      wd[rr] = (double)(w1.distances - w0.distances), wc[rr] = (double)(w1.coins - w0.coins);
+      wq[rr] = (double)(w2.dots - w1.dots), we[rr] = (double)(w2.exps - w1.exps);
     }
+    for (size_t rr = 0; rr < R; rr++) replay(&rp, wd[rr], wc[rr], wq[rr], we[rr], &ru[rr], &rq[rr]);
     double mu = kvb_quantile(tu, R, 0.5), mq = kvb_quantile(tq, R, 0.5);
     double mru = kvb_quantile(ru, R, 0.5), mrq = kvb_quantile(rq, R, 0.5);
     double tex = NAN;
@@ -668,8 +693,10 @@ static int bench_subgen(void) {
   jnum("slope", sl), jnum("slope_lo", lo), jnum("slope_hi", hi2);
   jnum("exact_slope", esl), jnum("exact_slope_lo", elo), jnum("exact_slope_hi", ehi2);
   jend();
+  printf("  (replay checksum %g)\n", rp.sink);
 out:
   kvb_method_free(sg);
+  replay_free(&rp);
   gen_free(&g);
   gsl_rng_free(mr);
   free(k), free(v), free(q), free(z), free(Ks), free(Vs);
@@ -722,12 +749,14 @@ static int scal_one(const kvb_method_type *mt) {
     snprintf(why, sizeof why, "not run: %s", kvb_strerror_last());
     goto out;
   }
-  double t_start = now();
-  size_t fed = 0;
+  double t_start = now(), t_absorb = 0;
+  size_t fed = 0, absorbed = 0;
+  jdeferring = 1;
   printf("  %-16s", mt->name);
   for (int lg = O.scal_lo; lg <= O.scal_hi; lg++) {
     size_t n = (size_t)1 << lg;
-    for (; fed + 1 < n; fed++) {
+    double ta = now();
+    for (; fed + 1 < n; fed++, absorbed++) {
       gen_token(&g, k, v, q);
       if (kvb_method_update(m, k, d, v, d)) {
         snprintf(why, sizeof why, "update failed at n = %zu: %s", fed, kvb_strerror_last());
@@ -739,6 +768,7 @@ static int scal_one(const kvb_method_type *mt) {
         goto done;
       }
     }
+    t_absorb += now() - ta;
     for (size_t r = 0; r < R; r++, fed++) {
       gen_token(&g, k, v, q);
       double a = now();
@@ -757,12 +787,12 @@ static int scal_one(const kvb_method_type *mt) {
     jbegin("scaling");
     jstr("method", mt->name), jnum("n", (double)n), jnum("d", (double)d);
     jnum("seconds_per_token", med);
-    if (O.json) printf("\n");
     jend();
-    if (O.json) printf("  %-16s", "");
     double spent = now() - t_start;
-    /* the next n costs at least twice this n's steps (Θ(n) per token for the linear methods) */
-    if (lg < O.scal_hi && spent + 2.5 * (double)n * 2 * (spent / (double)fed) + 2 * R * med * 2 > O.scal_budget) {
+    /* The next n: n more absorbed tokens at the rate seen so far, and R steps at up to 4× this
+     * n's step time (allowing a slope up to 2). */
+    double next = (absorbed ? t_absorb / (double)absorbed : 0) * (double)n + 4.0 * (double)R * med;
+    if (lg < O.scal_hi && spent + next > O.scal_budget) {
       snprintf(why, sizeof why, "stopped before n = 2^%d: the %.0f s budget", lg + 1, O.scal_budget);
       break;
     }
@@ -780,8 +810,10 @@ done:
     jstr("method", mt->name), jnum("points", (double)npts), jnum("slope", sl);
     jnum("slope_lo", lo), jnum("slope_hi", hi);
     jend();
+    jflush();
   }
 out:
+  jflush();
   if (why[0] && !m) printf("  %-16s %s\n", mt->name, why);
   kvb_method_free(m);
   if (g.C || g.r) gen_free(&g);
@@ -875,7 +907,7 @@ static int parse_args(int argc, char **argv) {
   O.T[0] = 1, O.T[1] = 2, O.nT = 2;
   O.threads = kvb_threads_default();
   O.f32 = 1, O.reps = 3;
-  O.scal_lo = 10, O.scal_hi = 16, O.subgen_hi = 18, O.exact_hi = 17, O.scal_budget = 8;
+  O.scal_lo = 10, O.scal_hi = 16, O.subgen_hi = 18, O.exact_hi = 17, O.scal_budget = 15;
   int any_sec = 0;
   static char mbuf[512];
   for (int i = 1; i < argc; i++) {
@@ -888,11 +920,18 @@ static int parse_args(int argc, char **argv) {
       O.json = 1;
       continue;
     }
+    static const char *const valued[] = {"--n", "--heads", "--d", "--queries", "--b", "--T",
+                                         "--threads", "--reps", "--budget", "--subgen-n",
+                                         "--exact-n", "--scaling-n", "--dtype", "--method", NULL};
+    int known = 0;
+    for (int k = 0; valued[k]; k++) known |= !strcmp(a, valued[k]);
+    if (!known) {
+      fprintf(stderr, "kvb-bench: unknown %s '%s' (see --help)\n",
+              a[0] == '-' ? "option" : "argument", a);
+      return 2;
+    }
     if (!val) {
-      if (!strncmp(a, "--", 2))
-        fprintf(stderr, "kvb-bench: %s needs a value (see --help)\n", a);
-      else
-        fprintf(stderr, "kvb-bench: unexpected argument '%s' (see --help)\n", a);
+      fprintf(stderr, "kvb-bench: %s needs a value (see --help)\n", a);
       return 2;
     }
     i++;
@@ -972,9 +1011,6 @@ static int parse_args(int argc, char **argv) {
           return 2;
         }
       }
-    } else {
-      fprintf(stderr, "kvb-bench: unknown option '%s' (see --help)\n", a);
-      return 2;
     }
   }
   if (!any_sec) O.sec_bkvb = O.sec_decode = O.sec_subgen = O.sec_scaling = 1;
