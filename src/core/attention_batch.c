@@ -1,3 +1,4 @@
+#ifndef ATTB_KERNEL_PASS
 /* attention_batch.c — one-pass exact decode attention over heads × queries (attention_batch.h).
  *
  * Structure: items (head h, query block qb, token chunk c) run on kvb_parallel_for; an item reads
@@ -9,10 +10,10 @@
  * z = acc/den, lse = M + log den. The chunk boundaries depend on the shape only (chunk_len), so
  * the numbers never depend on the thread count.
  *
- * Inner loops: 16 interleaved lanes for the dot products (four 4-float or eight 2-double
- * 16-byte vectors with the GCC/Clang vector extension; the portable fallback does the same lane arithmetic, so
- * both give identical bits) and a vector axpy for Σ e_t v_t. No fused multiply-add is used
- * (ISO C mode: -ffp-contract=off), so the result does not depend on the instruction set. */
+ * Inner loops: 16 interleaved lanes for the dot products (16- or 32-byte vectors with the
+ * GCC/Clang vector extension; the portable fallback does the same lane arithmetic, so all give
+ * identical bits) and a vector axpy for Σ e_t v_t. No fused multiply-add is used (ISO C mode:
+ * -ffp-contract=off), so the result does not depend on the instruction set. */
 #include "attention_batch.h"
 #include "kvb_error.h"
 #include "parallel.h"
@@ -32,10 +33,9 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTB_VEC 1
-/* 16-byte vectors: native on every x86-64 (SSE2) and AArch64 (NEON) without target flags;
- * wider generic vectors are split by the compiler, often through memory. */
-typedef float vf4 __attribute__((vector_size(16)));
-typedef double vd2 __attribute__((vector_size(16)));
+#if defined(__x86_64__)
+#define ATTB_AVX2 1 /* a second copy of the kernels compiled for AVX2, chosen at run time */
+#endif
 #endif
 
 /* Pairwise sum of 16 lanes: (l0+l8), ... then halves again (fixed order). */
@@ -44,84 +44,6 @@ typedef double vd2 __attribute__((vector_size(16)));
     for (int w_ = LANES / 2; w_ >= 1; w_ /= 2)                         \
       for (int i_ = 0; i_ < w_; i_++) (l)[i_] += (l)[i_ + w_];         \
   } while (0)
-
-/* Lane i of the 16 accumulates a[j]·b[j] for j ≡ i (mod 16), in increasing j. */
-static float dot_f32(const float *a, const float *b, size_t d) {
-  float l[LANES];
-  size_t j = 0;
-#ifdef ATTB_VEC
-  vf4 s[4] = {{0}, {0}, {0}, {0}};
-  for (; j + LANES <= d; j += LANES)
-    for (int v = 0; v < 4; v++) {
-      vf4 x, y;
-      memcpy(&x, a + j + 4 * v, sizeof x);
-      memcpy(&y, b + j + 4 * v, sizeof y);
-      s[v] += x * y;
-    }
-  memcpy(l, s, sizeof s);
-#else
-  for (int i = 0; i < LANES; i++) l[i] = 0;
-  for (; j + LANES <= d; j += LANES)
-    for (int i = 0; i < LANES; i++) l[i] += a[j + i] * b[j + i];
-#endif
-  for (; j < d; j++) l[j % LANES] += a[j] * b[j];
-  TREE16(l);
-  return l[0];
-}
-
-static double dot_f64(const double *a, const double *b, size_t d) {
-  double l[LANES];
-  size_t j = 0;
-#ifdef ATTB_VEC
-  vd2 s[8] = {{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}};
-  for (; j + LANES <= d; j += LANES)
-    for (int v = 0; v < 8; v++) {
-      vd2 x, y;
-      memcpy(&x, a + j + 2 * v, sizeof x);
-      memcpy(&y, b + j + 2 * v, sizeof y);
-      s[v] += x * y;
-    }
-  memcpy(l, s, sizeof s);
-#else
-  for (int i = 0; i < LANES; i++) l[i] = 0;
-  for (; j + LANES <= d; j += LANES)
-    for (int i = 0; i < LANES; i++) l[i] += a[j + i] * b[j + i];
-#endif
-  for (; j < d; j++) l[j % LANES] += a[j] * b[j];
-  TREE16(l);
-  return l[0];
-}
-
-/* y += e·x (n entries). */
-static void axpy_f32(float *restrict y, float e, const float *restrict x, size_t n) {
-  size_t j = 0;
-#ifdef ATTB_VEC
-  vf4 ev = {e, e, e, e};
-  for (; j + 4 <= n; j += 4) {
-    vf4 a, b;
-    memcpy(&a, y + j, sizeof a);
-    memcpy(&b, x + j, sizeof b);
-    a += ev * b;
-    memcpy(y + j, &a, sizeof a);
-  }
-#endif
-  for (; j < n; j++) y[j] += e * x[j];
-}
-
-static void axpy_f64(double *restrict y, double e, const double *restrict x, size_t n) {
-  size_t j = 0;
-#ifdef ATTB_VEC
-  vd2 ev = {e, e};
-  for (; j + 2 <= n; j += 2) {
-    vd2 a, b;
-    memcpy(&a, y + j, sizeof a);
-    memcpy(&b, x + j, sizeof b);
-    a += ev * b;
-    memcpy(y + j, &a, sizeof a);
-  }
-#endif
-  for (; j < n; j++) y[j] += e * x[j];
-}
 
 /* Folds a tile (maximum m, sums den_t and acc_t[dv] relative to m) into the running partial
  * st = [M, den, acc[dv]] (all double). */
@@ -212,91 +134,43 @@ static int bad_values(const job *J, int f32, size_t h, size_t lo, size_t hi) {
                    h, f32 ? "float32" : "float64");
 }
 
-static int item_f32(size_t it, void *arg, int worker) {
-  const job *J = arg;
-  size_t c = it % J->nch, r = it / J->nch, qb = r % J->nqb, h = r / J->nqb;
-  size_t d = J->d, dv = J->dv, lo = c * J->clen, hi = lo + J->clen;
-  if (hi > J->n) hi = J->n;
-  size_t i0 = qb * QB, i1 = i0 + QB < J->nq ? i0 + QB : J->nq;
-  float *s = (float *)(J->scratch + (size_t)worker * (TILE + dv)), *acc = s + TILE;
-  float sc = (float)J->scale;
-  for (size_t i = i0; i < i1; i++) {
-    double *st = partial(J, h, c, i);
-    st[0] = -INFINITY, st[1] = 0;
-    memset(st + 2, 0, dv * sizeof *st);
-  }
-  for (size_t t0 = lo; t0 < hi; t0 += TILE) {
-    size_t nt = hi - t0 < TILE ? hi - t0 : TILE;
-    const float *Kt = J->Kf + (h * J->n + t0) * d, *Vt = J->Vf + (h * J->n + t0) * dv;
-    for (size_t i = i0; i < i1; i++) {
-      const float *q = J->Qf + (h * J->nq + i) * d;
-      float m = -INFINITY;
-      int pf = i == i0 && t0 + TILE < hi; /* the next tile of this chunk, once per tile */
-      size_t nxt = hi - t0 - TILE < TILE ? hi - t0 - TILE : TILE;
-      for (size_t k = 0; k < nt; k++) {
-        if (pf && k < nxt) prefetch(Kt + (TILE + k) * d, d * sizeof *Kt);
-        s[k] = sc * dot_f32(Kt + k * d, q, d);
-        if (!isfinite(s[k])) return bad_score(J, 1, h, t0 + k, i);
-        m = s[k] > m ? s[k] : m;
-      }
-      float den = 0;
-      memset(acc, 0, dv * sizeof *acc);
-      for (size_t k = 0; k < nt; k++) {
-        float e = expf(s[k] - m);
-        den += e;
-        if (pf && k < nxt) prefetch(Vt + (TILE + k) * dv, dv * sizeof *Vt);
-        axpy_f32(acc, e, Vt + k * dv, dv);
-      }
-      merge_tile_f32(partial(J, h, c, i), dv, m, den, acc);
-    }
-  }
-  for (size_t i = i0; i < i1; i++) {
-    const double *st = partial(J, h, c, i);
-    for (size_t j = 0; j < dv; j++)
-      if (!isfinite(st[2 + j])) return bad_values(J, 1, h, lo, hi);
-  }
-  return 0;
-}
+#define ATTB_CAT2(a, b) a##b
+#define ATTB_CAT(a, b) ATTB_CAT2(a, b)
+#define K(name) ATTB_CAT(name, SUF)
 
-static int item_f64(size_t it, void *arg, int worker) {
-  const job *J = arg;
-  size_t c = it % J->nch, r = it / J->nch, qb = r % J->nqb, h = r / J->nqb;
-  size_t d = J->d, dv = J->dv, lo = c * J->clen, hi = lo + J->clen;
-  if (hi > J->n) hi = J->n;
-  size_t i0 = qb * QB, i1 = i0 + QB < J->nq ? i0 + QB : J->nq;
-  double *s = J->scratch + (size_t)worker * (TILE + dv), *acc = s + TILE;
-  for (size_t i = i0; i < i1; i++) {
-    double *st = partial(J, h, c, i);
-    st[0] = -INFINITY, st[1] = 0;
-    memset(st + 2, 0, dv * sizeof *st);
-  }
-  for (size_t t0 = lo; t0 < hi; t0 += TILE) {
-    size_t nt = hi - t0 < TILE ? hi - t0 : TILE;
-    const double *Kt = J->Kd + (h * J->n + t0) * d, *Vt = J->Vd + (h * J->n + t0) * dv;
-    for (size_t i = i0; i < i1; i++) {
-      const double *q = J->Qd + (h * J->nq + i) * d;
-      double m = -INFINITY;
-      for (size_t k = 0; k < nt; k++) {
-        s[k] = J->scale * dot_f64(Kt + k * d, q, d);
-        if (!isfinite(s[k])) return bad_score(J, 0, h, t0 + k, i);
-        m = s[k] > m ? s[k] : m;
-      }
-      double den = 0;
-      memset(acc, 0, dv * sizeof *acc);
-      for (size_t k = 0; k < nt; k++) {
-        double e = exp(s[k] - m);
-        den += e;
-        axpy_f64(acc, e, Vt + k * dv, dv);
-      }
-      merge_tile_f64(partial(J, h, c, i), dv, m, den, acc);
-    }
-  }
-  for (size_t i = i0; i < i1; i++) {
-    const double *st = partial(J, h, c, i);
-    for (size_t j = 0; j < dv; j++)
-      if (!isfinite(st[2 + j])) return bad_values(J, 0, h, lo, hi);
-  }
+/* The kernels (dot products, axpy, the items) are compiled twice by including this file into
+ * itself: with 16-byte vectors and no target flags (native on every x86-64 and AArch64), and on
+ * x86-64 with 32-byte vectors for AVX2, picked at run time when the CPU has it. The per-lane
+ * arithmetic is the same in both (16 lanes, same order, no FMA), so both give identical bits
+ * (tests/test_attention_batch.c compares them; KVBOUND_SIMD=generic forces the first). */
+#define ATTB_KERNEL_PASS 1
+#define SUF _v16
+#define VW 16
+#define ATTR
+#include "attention_batch.c"
+#undef SUF
+#undef VW
+#undef ATTR
+#ifdef ATTB_AVX2
+#define SUF _avx2
+#define VW 32
+#define ATTR __attribute__((target("avx2")))
+#include "attention_batch.c"
+#undef SUF
+#undef VW
+#undef ATTR
+#endif
+#undef ATTB_KERNEL_PASS
+
+/* The AVX2 kernels when the CPU has AVX2 and $KVBOUND_SIMD is not "generic". */
+static int use_avx2(void) {
+#ifdef ATTB_AVX2
+  const char *e = getenv("KVBOUND_SIMD");
+  if (e && !strcmp(e, "generic")) return 0;
+  return __builtin_cpu_supports("avx2") ? 1 : 0;
+#else
   return 0;
+#endif
 }
 
 /* Chunk c = 0's slot of (h, i) receives the merge over every chunk, in chunk order. */
@@ -388,7 +262,11 @@ static int run(job *J, int f32, int threads, float *Zf, double *Zd, double *lse)
     return KVB_ERROR(KVB_ENOMEM, "attention_batch: out of memory for %zu partial sums",
                      H * J->nch * nq);
   }
-  int st = kvb_parallel_for(items, (int)workers, f32 ? item_f32 : item_f64, J);
+  kvb_parallel_fn fn = f32 ? item_f32_v16 : item_f64_v16;
+#ifdef ATTB_AVX2
+  if (use_avx2()) fn = f32 ? item_f32_avx2 : item_f64_avx2;
+#endif
+  int st = kvb_parallel_for(items, (int)workers, fn, J);
   if (!st && J->nch > 1) st = kvb_parallel_for(H, (int)workers, merge_head, J);
   if (!st)
     for (size_t h = 0; h < H; h++)
@@ -428,3 +306,188 @@ int kvb_attention_batch_f64(size_t H, size_t n, size_t nq, size_t d, size_t dv, 
   J.Kd = K, J.Vd = V, J.Qd = Q;
   return run(&J, 0, threads, NULL, Z, lse);
 }
+
+#else /* ATTB_KERNEL_PASS */
+
+/* ---- kernel pass (included from above with SUF, VW and ATTR defined) ---- */
+#ifdef ATTB_VEC
+typedef float K(vf) __attribute__((vector_size(VW)));
+typedef double K(vd) __attribute__((vector_size(VW)));
+#define VF K(vf)
+#define VD K(vd)
+#define NF (VW / 4)
+#define ND (VW / 8)
+#endif
+
+/* Lane i of the 16 accumulates a[j]·b[j] for j ≡ i (mod 16), in increasing j. */
+static inline ATTR float K(dot_f32)(const float *a, const float *b, size_t d) {
+  float l[LANES];
+  size_t j = 0;
+#ifdef ATTB_VEC
+  VF s[LANES / NF];
+  memset(s, 0, sizeof s);
+  for (; j + LANES <= d; j += LANES)
+    for (int v = 0; v < LANES / NF; v++) {
+      VF x, y;
+      memcpy(&x, a + j + NF * v, sizeof x);
+      memcpy(&y, b + j + NF * v, sizeof y);
+      s[v] += x * y;
+    }
+  memcpy(l, s, sizeof s);
+#else
+  for (int i = 0; i < LANES; i++) l[i] = 0;
+  for (; j + LANES <= d; j += LANES)
+    for (int i = 0; i < LANES; i++) l[i] += a[j + i] * b[j + i];
+#endif
+  for (; j < d; j++) l[j % LANES] += a[j] * b[j];
+  TREE16(l);
+  return l[0];
+}
+
+static inline ATTR double K(dot_f64)(const double *a, const double *b, size_t d) {
+  double l[LANES];
+  size_t j = 0;
+#ifdef ATTB_VEC
+  VD s[LANES / ND];
+  memset(s, 0, sizeof s);
+  for (; j + LANES <= d; j += LANES)
+    for (int v = 0; v < LANES / ND; v++) {
+      VD x, y;
+      memcpy(&x, a + j + ND * v, sizeof x);
+      memcpy(&y, b + j + ND * v, sizeof y);
+      s[v] += x * y;
+    }
+  memcpy(l, s, sizeof s);
+#else
+  for (int i = 0; i < LANES; i++) l[i] = 0;
+  for (; j + LANES <= d; j += LANES)
+    for (int i = 0; i < LANES; i++) l[i] += a[j + i] * b[j + i];
+#endif
+  for (; j < d; j++) l[j % LANES] += a[j] * b[j];
+  TREE16(l);
+  return l[0];
+}
+
+/* y += e·x (n entries). */
+static inline ATTR void K(axpy_f32)(float *restrict y, float e, const float *restrict x, size_t n) {
+  size_t j = 0;
+#ifdef ATTB_VEC
+  for (; j + NF <= n; j += NF) {
+    VF a, b;
+    memcpy(&a, y + j, sizeof a);
+    memcpy(&b, x + j, sizeof b);
+    a += e * b;
+    memcpy(y + j, &a, sizeof a);
+  }
+#endif
+  for (; j < n; j++) y[j] += e * x[j];
+}
+
+static inline ATTR void K(axpy_f64)(double *restrict y, double e, const double *restrict x, size_t n) {
+  size_t j = 0;
+#ifdef ATTB_VEC
+  for (; j + ND <= n; j += ND) {
+    VD a, b;
+    memcpy(&a, y + j, sizeof a);
+    memcpy(&b, x + j, sizeof b);
+    a += e * b;
+    memcpy(y + j, &a, sizeof a);
+  }
+#endif
+  for (; j < n; j++) y[j] += e * x[j];
+}
+
+static ATTR int K(item_f32)(size_t it, void *arg, int worker) {
+  const job *J = arg;
+  size_t c = it % J->nch, r = it / J->nch, qb = r % J->nqb, h = r / J->nqb;
+  size_t d = J->d, dv = J->dv, lo = c * J->clen, hi = lo + J->clen;
+  if (hi > J->n) hi = J->n;
+  size_t i0 = qb * QB, i1 = i0 + QB < J->nq ? i0 + QB : J->nq;
+  float *s = (float *)(J->scratch + (size_t)worker * (TILE + dv)), *acc = s + TILE;
+  float sc = (float)J->scale;
+  for (size_t i = i0; i < i1; i++) {
+    double *st = partial(J, h, c, i);
+    st[0] = -INFINITY, st[1] = 0;
+    memset(st + 2, 0, dv * sizeof *st);
+  }
+  for (size_t t0 = lo; t0 < hi; t0 += TILE) {
+    size_t nt = hi - t0 < TILE ? hi - t0 : TILE;
+    const float *Kt = J->Kf + (h * J->n + t0) * d, *Vt = J->Vf + (h * J->n + t0) * dv;
+    for (size_t i = i0; i < i1; i++) {
+      const float *q = J->Qf + (h * J->nq + i) * d;
+      float m = -INFINITY;
+      int pf = i == i0 && t0 + TILE < hi; /* the next tile of this chunk, once per tile */
+      size_t nxt = hi - t0 - TILE < TILE ? hi - t0 - TILE : TILE;
+      for (size_t k = 0; k < nt; k++) {
+        if (pf && k < nxt) prefetch(Kt + (TILE + k) * d, d * sizeof *Kt);
+        s[k] = sc * K(dot_f32)(Kt + k * d, q, d);
+        if (!isfinite(s[k])) return bad_score(J, 1, h, t0 + k, i);
+        m = s[k] > m ? s[k] : m;
+      }
+      float den = 0;
+      memset(acc, 0, dv * sizeof *acc);
+      for (size_t k = 0; k < nt; k++) {
+        float e = expf(s[k] - m);
+        den += e;
+        if (pf && k < nxt) prefetch(Vt + (TILE + k) * dv, dv * sizeof *Vt);
+        K(axpy_f32)(acc, e, Vt + k * dv, dv);
+      }
+      merge_tile_f32(partial(J, h, c, i), dv, m, den, acc);
+    }
+  }
+  for (size_t i = i0; i < i1; i++) {
+    const double *st = partial(J, h, c, i);
+    for (size_t j = 0; j < dv; j++)
+      if (!isfinite(st[2 + j])) return bad_values(J, 1, h, lo, hi);
+  }
+  return 0;
+}
+
+static ATTR int K(item_f64)(size_t it, void *arg, int worker) {
+  const job *J = arg;
+  size_t c = it % J->nch, r = it / J->nch, qb = r % J->nqb, h = r / J->nqb;
+  size_t d = J->d, dv = J->dv, lo = c * J->clen, hi = lo + J->clen;
+  if (hi > J->n) hi = J->n;
+  size_t i0 = qb * QB, i1 = i0 + QB < J->nq ? i0 + QB : J->nq;
+  double *s = J->scratch + (size_t)worker * (TILE + dv), *acc = s + TILE;
+  for (size_t i = i0; i < i1; i++) {
+    double *st = partial(J, h, c, i);
+    st[0] = -INFINITY, st[1] = 0;
+    memset(st + 2, 0, dv * sizeof *st);
+  }
+  for (size_t t0 = lo; t0 < hi; t0 += TILE) {
+    size_t nt = hi - t0 < TILE ? hi - t0 : TILE;
+    const double *Kt = J->Kd + (h * J->n + t0) * d, *Vt = J->Vd + (h * J->n + t0) * dv;
+    for (size_t i = i0; i < i1; i++) {
+      const double *q = J->Qd + (h * J->nq + i) * d;
+      double m = -INFINITY;
+      for (size_t k = 0; k < nt; k++) {
+        s[k] = J->scale * K(dot_f64)(Kt + k * d, q, d);
+        if (!isfinite(s[k])) return bad_score(J, 0, h, t0 + k, i);
+        m = s[k] > m ? s[k] : m;
+      }
+      double den = 0;
+      memset(acc, 0, dv * sizeof *acc);
+      for (size_t k = 0; k < nt; k++) {
+        double e = exp(s[k] - m);
+        den += e;
+        K(axpy_f64)(acc, e, Vt + k * dv, dv);
+      }
+      merge_tile_f64(partial(J, h, c, i), dv, m, den, acc);
+    }
+  }
+  for (size_t i = i0; i < i1; i++) {
+    const double *st = partial(J, h, c, i);
+    for (size_t j = 0; j < dv; j++)
+      if (!isfinite(st[2 + j])) return bad_values(J, 0, h, lo, hi);
+  }
+  return 0;
+}
+
+#ifdef ATTB_VEC
+#undef VF
+#undef VD
+#undef NF
+#undef ND
+#endif
+#endif /* ATTB_KERNEL_PASS */
