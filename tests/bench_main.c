@@ -856,7 +856,7 @@ static void usage(FILE *f) {
           "  --dtype LIST    f32, f64 or f32,f64 (default f32)\n"
           "  --reps R        runs per figure, the best reported (default 3)\n"
           "  --scaling-n LO:HI  log2 n range of the scaling table (default 10:16)\n"
-          "  --subgen-n HI   SubGen's sweep goes to n = 2^HI (default 18)\n"
+          "  --subgen-n HI   SubGen's sweep goes to n = 2^HI (default 20)\n"
           "  --exact-n HI    exact attention timed next to SubGen up to 2^HI (default 17)\n"
           "  --budget S      seconds per method in the scaling table (default 8)\n"
           "  --json          also print one JSON line per result (lines starting with '{')\n"
@@ -907,7 +907,7 @@ static int parse_args(int argc, char **argv) {
   O.T[0] = 1, O.T[1] = 2, O.nT = 2;
   O.threads = kvb_threads_default();
   O.f32 = 1, O.reps = 3;
-  O.scal_lo = 10, O.scal_hi = 16, O.subgen_hi = 18, O.exact_hi = 17, O.scal_budget = 15;
+  O.scal_lo = 10, O.scal_hi = 16, O.subgen_hi = 20, O.exact_hi = 17, O.scal_budget = 15;
   int any_sec = 0;
   static char mbuf[512];
   for (int i = 1; i < argc; i++) {
