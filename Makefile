@@ -156,11 +156,13 @@ check-full: all
 	OPENBLAS_NUM_THREADS=1 sh scripts/run-checks $(B) full
 
 # The default shapes (kvb-bench without options: block BalanceKV, exact decode, SubGen, the
-# scaling table; README, Benchmarks), then the single-purpose benches. BENCH_FLAGS adds options,
+# scaling table; README, Benchmarks), exact decode in float64 too, then the single-purpose
+# benches. BENCH_FLAGS adds options,
 # e.g. make bench BENCH_FLAGS="--json --threads 2".
 BENCH_FLAGS ?=
 bench: all
 	$(B)/kvb-bench $(BENCH_FLAGS)
+	$(B)/kvb-bench --method exact_decode --dtype f64 $(BENCH_FLAGS)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
 
 install: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/kvbound
