@@ -37,7 +37,9 @@ PROP_SRC := $(wildcard props/*.c)
 PROP_OBJ := $(PROP_SRC:%.c=$(B)/obj/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
-BENCH_SRC := $(wildcard tests/bench_*.c)
+# tests/bench_main.c is the kvb-bench command (README, Benchmarks); the other bench_*.c are
+# single-purpose benches run after it by `make bench`.
+BENCH_SRC := $(filter-out tests/bench_main.c,$(wildcard tests/bench_*.c))
 BENCH_BIN := $(BENCH_SRC:tests/%.c=$(B)/bench/%)
 # Public headers: everything a caller of libkvbound can use (installed flat in include/kvbound/);
 # internal glue stays private.
@@ -50,7 +52,7 @@ HDRS := $(wildcard $(foreach d,$(L0) $(L1) $(L2) $(L3) tests,$(d)/*.h))
 # Keep object files of tests and benches (they are intermediates of pattern rules).
 .SECONDARY:
 all: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/kvbound $(B)/kvb-props $(TEST_BIN) $(BENCH_BIN) \
-     $(B)/kvb-dump-kv
+     $(B)/kvb-dump-kv $(B)/kvb-bench
 
 $(B)/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -81,6 +83,10 @@ $(B)/tests/%: $(B)/obj/tests/%.o $(B)/libkvbound.a
 $(B)/tests/test_alloc_fail: $(B)/obj/tests/test_alloc_fail.o $(B)/libkvbound.a
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $< $(B)/libkvbound.a -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc $(LIBS)
+
+# The benchmark command (README, Benchmarks): `build/kvb-bench --help`.
+$(B)/kvb-bench: $(B)/obj/tests/bench_main.o $(B)/libkvbound.a
+	$(CC) -o $@ $< $(B)/libkvbound.a $(LIBS)
 
 $(B)/bench/%: $(B)/obj/tests/%.o $(B)/libkvbound.a
 	@mkdir -p $(dir $@)
@@ -156,7 +162,14 @@ check-slurm: all
 check-full: all
 	OPENBLAS_NUM_THREADS=1 sh scripts/run-checks $(B) full
 
+# The default shapes (kvb-bench without options: block BalanceKV, exact decode, SubGen, the
+# scaling table; README, Benchmarks), exact decode in float64 too, then the single-purpose
+# benches. BENCH_FLAGS adds options,
+# e.g. make bench BENCH_FLAGS="--json --threads 2".
+BENCH_FLAGS ?=
 bench: all
+	$(B)/kvb-bench $(BENCH_FLAGS)
+	$(B)/kvb-bench --method exact_decode --dtype f64 $(BENCH_FLAGS)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
 
 install: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/kvbound

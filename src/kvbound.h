@@ -11,6 +11,7 @@
 #include "pcg32.h"
 #include "params.h"
 #include "attention.h"
+#include "attention_batch.h"
 #include "stats.h"
 #include "parallel.h"
 #include "npy.h"

@@ -201,6 +201,35 @@ static void spec_errors(void) {
   snprintf(cmd, sizeof cmd, "%s run --jobs 0 x.lua", kvbound);
   rc = sh(cmd, out, sizeof out);
   CHECK(rc == 2 && strstr(out, "--jobs"), "cli: --jobs 0 is a usage error", "rc %d: %s", rc, out);
+  snprintf(cmd, sizeof cmd, "%s run --threads 0 x.lua", kvbound);
+  rc = sh(cmd, out, sizeof out);
+  CHECK(rc == 2 && strstr(out, "--threads"), "cli: --threads 0 is a usage error", "rc %d: %s", rc,
+        out);
+}
+
+/* --threads (threads inside one trial, for methods with a `threads` parameter) never changes a
+ * number: results.csv is byte-identical for --threads 1 and 2, block BalanceKV included. */
+static void threads_identical(void) {
+  char spec[128], cmd[2048], out[16384], path[256];
+  snprintf(spec, sizeof spec, "%s/thr.lua", tmp);
+  write_file(spec, "name \"thr\"\n"
+                   "stream \"gaussian\" { n = 600, d_key = 8, d_value = 4 }\n"
+                   "method \"balancekv_block\" { b = 32, T = 2, f = 8, w = 8 }\n"
+                   "method \"subgen\" { delta = 1, t = 4, s = 8 }\n"
+                   "trials(3)\n"
+                   "queries { every = 200 }\n");
+  snprintf(cmd, sizeof cmd, "%s run %s --out %s/t1 --jobs 1 --threads 1", kvbound, spec, tmp);
+  int rc = sh(cmd, out, sizeof out);
+  snprintf(cmd, sizeof cmd, "%s run %s --out %s/t2 --jobs 2 --threads 2", kvbound, spec, tmp);
+  int rc2 = sh(cmd, out, sizeof out);
+  snprintf(path, sizeof path, "%s/t1/results.csv", tmp);
+  char *a = read_file(path);
+  snprintf(path, sizeof path, "%s/t2/results.csv", tmp);
+  char *b = read_file(path);
+  CHECK(rc == 0 && rc2 == 0 && a && b && strcmp(a, b) == 0 && strstr(a, ",balancekv_block,"),
+        "cli: results.csv is identical for --threads 1 and 2", "rc %d %d: %s", rc, rc2, out);
+  free(a);
+  free(b);
 }
 
 /* Field idx (0-based) of a CSV line into buf. */
@@ -783,6 +812,7 @@ int main(int argc, char **argv) {
   /* argv[0] is B/tests/test_cli_spec; the command is B/kvbound */
   if (cli_harness_init(argv[0], "/tmp/kvb-cli-XXXXXX", "cli")) return 1;
   valid_spec();
+  threads_identical();
   spec_errors();
   help_and_list();
   npy_spec();

@@ -20,7 +20,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: kvbound COMMAND [options]\n"
           "  list        the available methods, streams, probes and measures, with parameters and defaults\n"
-          "  run SPEC.lua [--jobs N] [--out DIR] [--seed S] [--force] [--shard I/N]   run a Lua experiment spec\n"
+          "  run SPEC.lua [--jobs N] [--threads N] [--out DIR] [--seed S] [--force] [--shard I/N]   run a Lua experiment spec\n"
           "  merge SHARD_DIR... --out DIR   merge the shards of a run (byte-identical to one run)\n"
           "  plot DIR    PNG and SVG plots of a run's results through gnuplot\n"
           "  devices     the OpenCL and CUDA devices a spec's backend = \"opencl\" | \"cuda\" can use\n"
@@ -121,12 +121,17 @@ static int cmd_list(int argc, char **argv) {
 
 static void run_usage(FILE *f) {
   fprintf(f,
-          "usage: kvbound run SPEC.lua [--jobs N] [--out DIR] [--seed S] [--force] [--shard I/N]\n"
+          "usage: kvbound run SPEC.lua [--jobs N] [--threads N] [--out DIR] [--seed S] [--force]\n"
+          "                  [--shard I/N]\n"
           "  Runs the experiment in SPEC.lua and writes DIR/results.csv (one row per trial x stream\n"
           "  x method x query point), DIR/meta.json (spec, seed, version, machine), DIR/summary.txt\n"
           "  and DIR/summary.md (median and quantiles; Clopper-Pearson intervals for failure rates)\n"
           "  and DIR/plots.tsv (for `kvbound plot DIR`).\n"
           "  --jobs N   parallel trials (default: the number of cores); results do not depend on N\n"
+          "  --threads N  threads one method may use inside a trial, given to every method with a\n"
+          "             `threads` parameter that the spec does not set (default: the number of\n"
+          "             cores, or $KVBOUND_THREADS); results do not depend on N. Up to jobs x N\n"
+          "             threads run at once: for a few large trials use --jobs 1 --threads N\n"
           "  --out DIR  output directory (default out/NAME, NAME from the spec); refused, before\n"
           "             any trial runs, when it holds another spec's results\n"
           "  --force    replace another spec's results in DIR (its old plots are removed)\n"
@@ -151,6 +156,7 @@ static int parse_uint(const char *s, unsigned long long *out) {
 typedef struct {
   const char *spec, *out;
   long jobs;
+  int threads;
   int have_seed, force, sharded;
   unsigned long long seed, shard, nshards;
 } run_opts;
@@ -173,6 +179,7 @@ static int parse_run_args(int argc, char **argv, run_opts *o) {
   unsigned long long v;
   memset(o, 0, sizeof *o);
   o->jobs = sysconf(_SC_NPROCESSORS_ONLN);
+  o->threads = kvb_threads_default();
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       run_usage(stdout);
@@ -183,6 +190,12 @@ static int parse_run_args(int argc, char **argv, run_opts *o) {
         return 2;
       }
       o->jobs = (long)v;
+      i++;
+    } else if (!strcmp(argv[i], "--threads")) {
+      if (i + 1 >= argc || kvb_threads_parse(argv[i + 1], &o->threads)) {
+        fprintf(stderr, "kvbound run: --threads needs an integer in [1, %d]\n", KVB_MAX_THREADS);
+        return 2;
+      }
       i++;
     } else if (!strcmp(argv[i], "--out") || !strcmp(argv[i], "-o")) {
       if (i + 1 >= argc) {
@@ -239,6 +252,7 @@ static int cmd_run(int argc, char **argv) {
     return 2;
   }
   if (o.have_seed) e.seed = o.seed;
+  e.threads = o.threads;
   char dir[600];
   if (out)
     snprintf(dir, sizeof dir, "%s", out);

@@ -290,6 +290,18 @@ int kvb_run_devices(void) {
 #endif
 }
 
+/* kvb_experiment.threads into the parameters of a method that has a "threads" parameter and
+ * whose spec does not set it (runner.h). */
+static void apply_threads(const kvb_experiment *e, const kvb_run_item *it, kvb_params *p) {
+  const kvb_param_spec *ps = kvb_experiment_item_spec(e, it);
+  if (!ps || kvb_params_has(p, "threads")) return;
+  for (; ps->name; ps++)
+    if (!strcmp(ps->name, "threads")) {
+      kvb_params_set(p, "threads", e->threads > 0 ? e->threads : kvb_threads_default());
+      return;
+    }
+}
+
 /* The INDEX decoding pass (runner.h): Alice (kvb_index_alice) feeds U = {i : x_i = 1}, Bob
  * (kvb_index_bob) decodes every bit, on the stream's instance (kvb_measure_index_view). */
 static int decode_rows(const kvb_experiment *e, size_t point, size_t si, size_t k,
@@ -297,6 +309,7 @@ static int decode_rows(const kvb_experiment *e, size_t point, size_t si, size_t 
                        const unsigned char *x, gsl_rng *rng, unit_result *r) {
   kvb_params p;
   kvb_experiment_item_params(e, &e->methods[k], point, &p);
+  apply_threads(e, &e->methods[k], &p);
   kvb_method_config cfg = {s->d_key, s->d_value, 1.0 / sqrt((double)s->d_key), rng};
   kvb_method *m = NULL;
   int st = method_alloc(&e->methods[k], &cfg, &p, &m);
@@ -380,6 +393,7 @@ static int method_rows(const kvb_experiment *e, size_t point, size_t si, size_t 
   size_t dk = s->d_key, dv = s->d_value;
   kvb_params p;
   kvb_experiment_item_params(e, &e->methods[k], point, &p);
+  apply_threads(e, &e->methods[k], &p);
   kvb_method_config cfg = {dk, dv, scale, rng};
   kvb_method *m = NULL;
   int st = method_alloc(&e->methods[k], &cfg, &p, &m);

@@ -115,6 +115,11 @@ typedef struct {
   double fail_above;
   kvb_run_plot plots[KVB_RUN_MAX_PLOTS];
   size_t nplots;
+  int threads;                 /* threads a method may use inside one trial (`kvbound run
+                                  --threads`): given to every method whose parameter table has
+                                  a "threads" parameter the spec does not set; <= 0:
+                                  kvb_threads_default(). Not part of the results: such methods
+                                  return identical numbers for any value. */
 } kvb_experiment;
 
 /* The numeric measure columns of results.csv, in order; which group each belongs to. */

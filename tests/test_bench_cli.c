@@ -1,0 +1,83 @@
+/* test_bench_cli.c — the kvb-bench command (README, Benchmarks) end to end, never its speed:
+ * --help, usage errors that name the flag, and one tiny run of every section whose JSON lines
+ * are well formed and carry each figure with its limit. No timed assertion. */
+#include "cli_harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static char bench[520];
+
+/* Every line starting with '{' ends with '}' and names its bench; returns how many. */
+static int json_lines(const char *out, int *bad) {
+  int n = 0;
+  *bad = 0;
+  for (const char *l = out; l && *l;) {
+    const char *e = strchr(l, '\n');
+    size_t len = e ? (size_t)(e - l) : strlen(l);
+    if (len && l[0] == '{') {
+      n++;
+      if (l[len - 1] != '}' || strncmp(l, "{\"bench\":\"", 10) != 0) (*bad)++;
+      for (size_t i = 0; i + 3 < len; i++)
+        if (!strncmp(l + i, "nan", 3) || !strncmp(l + i, "inf", 3)) (*bad)++; /* JSON has null */
+    }
+    l = e ? e + 1 : NULL;
+  }
+  return n;
+}
+
+int main(int argc, char **argv) {
+  (void)argc;
+  (void)write_file, (void)read_file; /* the harness's file helpers are not needed here */
+  if (cli_harness_init(argv[0], "/tmp/kvb-bench-XXXXXX", "bench_cli")) return 1;
+  snprintf(bench, sizeof bench, "%s", kvbound);
+  char *sl = strrchr(bench, '/');
+  snprintf(sl ? sl + 1 : bench, sizeof bench - (size_t)(sl ? sl + 1 - bench : 0), "kvb-bench");
+  static char out[1 << 17];
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "%s --help", bench);
+  int rc = sh(cmd, out, sizeof out);
+  CHECK(rc == 0 && strstr(out, "--threads") && strstr(out, "--json") && strstr(out, "--dtype"),
+        "bench_cli: --help lists the flags", "rc %d: %.300s", rc, out);
+  static const struct {
+    const char *args, *want;
+  } bad[] = {{"--n 0", "--n needs an integer"},
+             {"--dtype f16", "--dtype is f32, f64"},
+             {"--method nosuch", "unknown --method 'nosuch'"},
+             {"--threads 0", "--threads"},
+             {"--bogus", "unknown option '--bogus'"},
+             {"--b", "--b needs a value"},
+             {"--scaling-n 10:11", "at least 3 points"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    snprintf(cmd, sizeof cmd, "%s %s", bench, bad[i].args);
+    rc = sh(cmd, out, sizeof out);
+    char name[160];
+    snprintf(name, sizeof name, "bench_cli: '%s' is a usage error naming it", bad[i].args);
+    CHECK(rc == 2 && strstr(out, bad[i].want), name, "rc %d: %.300s", rc, out);
+  }
+  /* one tiny run of every section */
+  snprintf(cmd, sizeof cmd,
+           "%s --method balancekv_block,exact_decode,subgen,z_zero,knorm --n 512 --heads 2 --d 16 "
+           "--b 64 --T 1 --reps 1 --dtype f32,f64 --subgen-n 12 --exact-n 11 --scaling-n 10:12 "
+           "--budget 5 --threads 2 --json", bench);
+  rc = sh(cmd, out, sizeof out);
+  int badl, n = json_lines(out, &badl);
+  CHECK(rc == 0 && n >= 10 && badl == 0, "bench_cli: a tiny run of every section writes "
+        "well-formed JSON lines", "rc %d, %d lines, %d bad: %.600s", rc, n, badl, out);
+  CHECK(strstr(out, "\"bench\":\"limits\"") && strstr(out, "\"copy_gbps\":") &&
+            strstr(out, "\"sgemm_gflops\":") && strstr(out, "\"expf_ns\":"),
+        "bench_cli: the limits are measured and reported", "%.400s", out);
+  CHECK(strstr(out, "\"bench\":\"balancekv_block\"") && strstr(out, "\"x_bound\":") &&
+            strstr(out, "\"lim_gram\":") && strstr(out, "\"t_walk\":"),
+        "bench_cli: block BalanceKV reports its time, Gram bound and phases", "%.400s", out);
+  CHECK(strstr(out, "\"bench\":\"exact_decode\",") && strstr(out, "\"dtype\":\"f64\"") &&
+            strstr(out, "\"fraction_copy\":"),
+        "bench_cli: exact decode reports its fraction of the copy bandwidth", "%.400s", out);
+  CHECK(strstr(out, "\"bench\":\"subgen\"") && strstr(out, "\"fraction_roofline\":") &&
+            strstr(out, "\"bench\":\"subgen_slope\""),
+        "bench_cli: SubGen reports its roofline fraction and slope", "%.400s", out);
+  CHECK(strstr(out, "\"method\":\"z_zero\"") && strstr(out, "\"method\":\"knorm\"") &&
+            strstr(out, "\"bench\":\"scaling_slope\"") && !strstr(out, "\"method\":\"exact\""),
+        "bench_cli: the scaling table runs the named methods only, with slopes", "%.400s", out);
+  UNIT_EXIT();
+}
