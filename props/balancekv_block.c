@@ -236,7 +236,7 @@ static void oracle_claim(prop_ctx *ctx) {
   const size_t n = 777, d = 8, dv = 3, b = 50, f = 3, wr = 4, mid = n - f - wr;
   const unsigned T = 3;
   size_t mism = 0, mism_api = 0, mism_heads = 0;
-  kvb_bkvb_stats stats = {0, 0, 0, 0, 0};
+  kvb_bkvb_stats stats = {0};
   for (int fam = 0; fam < 2; fam++) {
     syn s[H];
     for (int h = 0; h < H; h++) {

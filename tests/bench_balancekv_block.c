@@ -134,7 +134,7 @@ int main(void) {
       kvb_bkvb_opts_default(&o);
       o.b = bs[bi], o.T = T;
       double best = INFINITY;
-      kvb_bkvb_stats st = {0, 0, 0, 0, 0};
+      kvb_bkvb_stats st = {0};
       for (int rep = 0; rep < 2; rep++) {
         double t0 = now();
         int rc = f32 ? kvb_bkvb_compress_f32(H, n, d, dv, Kf, Vf, &o, (const double *const *)u,

@@ -75,7 +75,7 @@ static void walk_example(void) {
   const double *ua[] = {u0}, *ub[] = {u1};
   size_t idx = 99;
   double w = 0;
-  kvb_bkvb_stats st = {0, 0, 0, 0, 0};
+  kvb_bkvb_stats st = {0};
   int rc = kvb_bkvb_compress(1, 2, 1, 1, K, V, &o, ua, NULL, &idx, &w, &st);
   CHECK(rc == 0 && idx == 1 && w == 1 && st.steps == 1 && st.clipped0 + st.clipped1 == 0,
         "walk u=0.42 < p=0.4255: (+,+), keeps 1 ×1", "rc=%d idx=%zu w=%g", rc, idx, w);
@@ -83,7 +83,7 @@ static void walk_example(void) {
   CHECK(rc == 0 && idx == 0 && w == 2, "walk u=0.43 > p=0.4255: (+,−), keeps 0 ×2",
         "rc=%d idx=%zu w=%g", rc, idx, w);
   o.gamma = 100; /* p = ½ − 74.5 <= 0: clipped */
-  kvb_bkvb_stats st2 = {0, 0, 0, 0, 0};
+  kvb_bkvb_stats st2 = {0};
   rc = kvb_bkvb_compress(1, 2, 1, 1, K, V, &o, ua, NULL, &idx, &w, &st2);
   CHECK(rc == 0 && st2.clipped0 == 1 && idx == 0 && w == 2, "walk γ=100: p clipped to 0",
         "rc=%d clipped0=%llu", rc, (unsigned long long)st2.clipped0);

@@ -162,7 +162,7 @@ int SFX(kvb_bkvb_compress)(size_t H, size_t n, size_t d, size_t dv, const REAL *
   SFX(head_scratch) hs;
   int arc = SFX(scratch_alloc)(&hs, n, d, dv, o->b);
   rc = arc;
-  kvb_bkvb_stats local = {0, 0, 0, 0, 0};
+  kvb_bkvb_stats local = {0};
   size_t kept = n >> o->T;
   for (size_t h = 0; !rc && h < H; h++) {
     rc = SFX(compress_head)(h, n, d, dv, K + h * n * d, V + h * n * dv, o, u, &hs, &local);

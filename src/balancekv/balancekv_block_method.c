@@ -121,7 +121,7 @@ static int compress(kvb_method *m) {
     free(pos), free(w);
     return KVB_ERROR(KVB_ENOMEM, "balancekv_block: out of memory");
   }
-  kvb_bkvb_stats s = {0, 0, 0, 0, 0};
+  kvb_bkvb_stats s = {0};
   int rc = kvb_bkvb_compress(1, mid, m->d_key, m->d_value, st->kv.K + st->f * m->d_key,
                              st->kv.V + st->f * m->d_value, &st->o, NULL, m->rng, pos, w, &s);
   if (rc) {
