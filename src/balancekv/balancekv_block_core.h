@@ -231,6 +231,11 @@ int SFX(kvb_bkvb_compress)(size_t H, size_t n, size_t d, size_t dv, const REAL *
   if ((o->T > 0 && !wk) || !cur || !keep || !nxt || !cw || !nw || !mult || !s)
     rc = KVB_ERROR(KVB_ENOMEM, "balancekv_block: out of memory for n = %zu, b = %zu", n, o->b);
   for (size_t i = 0; !rc && i < H * n; i++) cur[i] = i % n, cw[i] = 1.0; /* w_i = 1 at the start */
+  /* One BLAS thread per worker, also with one worker: OpenBLAS threads inside these small
+   * SYRKs do not pay and oversubscribe a loaded machine (the products' values do not depend on
+   * it). kvb_parallel_for does the same for more workers; only a different setting is changed. */
+  int blas_prev = openblas_get_num_threads();
+  if (blas_prev != 1) openblas_set_num_threads(1);
   size_t m = n;
   for (unsigned r = 0; !rc && r < o->T; r++) {
     SFX(round) R = {n, d, dv, m, (m + o->b - 1) / o->b, K, V, o, u[r], cur, cw, s,
@@ -256,6 +261,7 @@ int SFX(kvb_bkvb_compress)(size_t H, size_t n, size_t d, size_t dv, const REAL *
     }
     m = half;
   }
+  if (blas_prev != 1) openblas_set_num_threads(blas_prev);
   size_t kept = n >> o->T;
   if (!rc)
     for (size_t h = 0; h < H; h++)
