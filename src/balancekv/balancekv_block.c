@@ -70,9 +70,19 @@ size_t kvb_bkvb_halve(size_t m, const int8_t *s, int mutant, size_t *keep, doubl
 
 /* Finiteness by the exponent bits (all ones = Inf or NaN): an integer OR-reduction gcc
  * vectorizes, unlike a loop of isfinite() with early exit. */
+typedef uint64_t bkvb_u64x4 __attribute__((vector_size(32)));
+typedef uint32_t bkvb_u32x8 __attribute__((vector_size(32)));
 static int finite_f64(const double *x, size_t n) {
   uint64_t bad = 0;
-  for (size_t i = 0; i < n; i++) {
+  size_t i = 0;
+  bkvb_u64x4 vb = {0, 0, 0, 0}, e = vb + 0x7ff0000000000000ull;
+  for (; i + 4 <= n; i += 4) {
+    bkvb_u64x4 v;
+    memcpy(&v, x + i, sizeof v);
+    vb |= (bkvb_u64x4)((v & e) == e);
+  }
+  for (int l = 0; l < 4; l++) bad |= vb[l];
+  for (; i < n; i++) {
     uint64_t b;
     memcpy(&b, &x[i], sizeof b);
     bad |= (uint64_t)((b & 0x7ff0000000000000ull) == 0x7ff0000000000000ull);
@@ -81,7 +91,15 @@ static int finite_f64(const double *x, size_t n) {
 }
 static int finite_f32(const float *x, size_t n) {
   uint32_t bad = 0;
-  for (size_t i = 0; i < n; i++) {
+  size_t i = 0;
+  bkvb_u32x8 vb = {0, 0, 0, 0, 0, 0, 0, 0}, e = vb + 0x7f800000u;
+  for (; i + 8 <= n; i += 8) {
+    bkvb_u32x8 v;
+    memcpy(&v, x + i, sizeof v);
+    vb |= (bkvb_u32x8)((v & e) == e);
+  }
+  for (int l = 0; l < 8; l++) bad |= vb[l];
+  for (; i < n; i++) {
     uint32_t b;
     memcpy(&b, &x[i], sizeof b);
     bad |= (uint32_t)((b & 0x7f800000u) == 0x7f800000u);
@@ -117,6 +135,10 @@ static int check_opts(const kvb_bkvb_opts *o, size_t n) {
   return KVB_OK;
 }
 
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF /* no fused multiply-adds: the results are specified per operation */
+#endif
+
 /* The double reference. */
 #define REAL double
 #define SYRK cblas_dsyrk
@@ -129,6 +151,9 @@ static int check_opts(const kvb_bkvb_opts *o, size_t n) {
 #undef FINITE
 #undef EXPROW
 #undef SFX
+#undef VL
+#undef VLD
+#undef VST
 
 /* The float32 path: same steps in single precision (ssyrk, expf); u compared in double. */
 #define REAL float
@@ -142,6 +167,9 @@ static int check_opts(const kvb_bkvb_opts *o, size_t n) {
 #undef FINITE
 #undef EXPROW
 #undef SFX
+#undef VL
+#undef VLD
+#undef VST
 
 int kvb_bkvb_compress(size_t H, size_t n, size_t d, size_t dv, const double *K, const double *V,
                       const kvb_bkvb_opts *o, const double *const *u, gsl_rng *rng, size_t *idx,

@@ -25,6 +25,72 @@
  * exp(ks·G_ij − β) rounded, times (Gv_ij + c₀) rounded, and the walk adds F_ij·s_i (exact: s = ±1)
  * in the order i = 0..j−1. */
 
+/* ---- elementwise loops on GCC/Clang vector types (the build's -O2 does not auto-vectorize
+ * loops of unknown length). Each lane does the scalar operation: results are those of the
+ * scalar loops, bit for bit. ---- */
+#define VL (32 / sizeof(REAL))
+typedef REAL SFX(vec) __attribute__((vector_size(32)));
+/* unaligned load / store as macros (a 32-byte vector argument would change the ABI on SSE2) */
+#define VLD(v, p) memcpy(&(v), (p), sizeof(v))
+#define VST(p, v) memcpy((p), &(v), sizeof(v))
+
+/* dst = src, sum += src */
+static void SFX(copy_sum)(REAL *restrict dst, REAL *restrict sum, const REAL *restrict src,
+                          size_t n) {
+  size_t a = 0;
+  for (; a + VL <= n; a += VL) {
+    SFX(vec) x, y;
+    VLD(x, src + a), VLD(y, sum + a);
+    y += x;
+    VST(dst + a, x), VST(sum + a, y);
+  }
+  for (; a < n; a++) dst[a] = src[a], sum[a] += src[a];
+}
+/* x −= m */
+static void SFX(sub)(REAL *restrict x, const REAL *restrict m, size_t n) {
+  size_t a = 0;
+  for (; a + VL <= n; a += VL) {
+    SFX(vec) u, v;
+    VLD(u, x + a), VLD(v, m + a);
+    u -= v;
+    VST(x + a, u);
+  }
+  for (; a < n; a++) x[a] -= m[a];
+}
+/* dst = w·src */
+static void SFX(scale)(REAL *restrict dst, const REAL *restrict src, REAL w, size_t n) {
+  size_t a = 0;
+  for (; a + VL <= n; a += VL) {
+    SFX(vec) v;
+    VLD(v, src + a);
+    v = w * v;
+    VST(dst + a, v);
+  }
+  for (; a < n; a++) dst[a] = w * src[a];
+}
+/* g = ks·g − β */
+static void SFX(affine)(REAL *restrict g, REAL ks, REAL beta, size_t n) {
+  size_t a = 0;
+  for (; a + VL <= n; a += VL) {
+    SFX(vec) v;
+    VLD(v, g + a);
+    v = ks * v - beta;
+    VST(g + a, v);
+  }
+  for (; a < n; a++) g[a] = ks * g[a] - beta;
+}
+/* g = g·(gv + c₀) */
+static void SFX(times_offset)(REAL *restrict g, const REAL *restrict gv, REAL c0, size_t n) {
+  size_t a = 0;
+  for (; a + VL <= n; a += VL) {
+    SFX(vec) v, w;
+    VLD(v, g + a), VLD(w, gv + a);
+    v = v * (w + c0);
+    VST(g + a, v);
+  }
+  for (; a < n; a++) g[a] = g[a] * (gv[a] + c0);
+}
+
 /* ---- per-worker scratch: allocated once per call, rewritten by every item ---- */
 typedef struct {
   REAL *Kc, *Vw, *Gk, *Gv, *mean, *sg; /* b×d, b×dv, b×b (then F), b×b, d, b (signs ±1) */
@@ -85,8 +151,7 @@ static const REAL *SFX(gather)(const SFX(round) *R, size_t h, size_t start, size
   for (size_t i = 0; i < len; i++) { /* copy, and sum in token order (the reference's order) */
     const REAL *k = K + cur[i] * d;
     if (R->check && !FINITE(k, d)) return NULL;
-    REAL *kc = Kc + i * d;
-    for (size_t a = 0; a < d; a++) kc[a] = k[a], mean[a] += k[a];
+    SFX(copy_sum)(Kc + i * d, mean, k, d);
   }
   const REAL *Vr;
   if (R->ident) { /* round 0: the block's value rows are contiguous and w = 1: w·v = v, in place */
@@ -96,8 +161,7 @@ static const REAL *SFX(gather)(const SFX(round) *R, size_t h, size_t start, size
     REAL *Vw = W->Vw;
     for (size_t i = 0; i < len; i++) {
       const REAL *v = V + cur[i] * dv;
-      REAL wi = (REAL)cw[i];
-      for (size_t a = 0; a < dv; a++) Vw[i * dv + a] = wi * v[a]; /* w_i v_i */
+      SFX(scale)(Vw + i * dv, v, (REAL)cw[i], dv); /* w_i v_i */
     }
     Vr = Vw;
   }
@@ -109,10 +173,7 @@ static void SFX(center)(const SFX(round) *R, size_t len, SFX(worker) *W) {
   if (R->o->mutant & KVB_BKVB_MUT_NO_CENTER) return;
   REAL *mean = W->mean, *Kc = W->Kc;
   for (size_t a = 0; a < d; a++) mean[a] /= (REAL)len; /* mean of the real tokens */
-  for (size_t i = 0; i < len; i++) {
-    REAL *kc = Kc + i * d;
-    for (size_t a = 0; a < d; a++) kc[a] -= mean[a];
-  }
+  for (size_t i = 0; i < len; i++) SFX(sub)(Kc + i * d, mean, d);
 }
 
 /* F_ij = exp(ks·Gk_ij − β)·(Gv_ij + c₀) for i < j, in place of Gk (row j at j·b). */
@@ -122,29 +183,56 @@ static void SFX(kernel_rows)(size_t len, size_t b, size_t d, const kvb_bkvb_opts
   for (size_t j = 1; j < len; j++) {
     REAL *g = Gk + j * b;
     const REAL *gv = Gv + j * b;
-    for (size_t i = 0; i < j; i++) g[i] = ks * g[i] - beta;
+    SFX(affine)(g, ks, beta, j);
     EXPROW(g, j);
-    for (size_t i = 0; i < j; i++) g[i] = g[i] * (gv[i] + c0);
+    SFX(times_offset)(g, gv, c0, j);
   }
 }
 
+/* The sign of step j from its sum acc = Σ_{i<j} F_ij s_i. */
+static inline void SFX(step)(size_t j, REAL acc, const kvb_bkvb_opts *o, REAL *sg,
+                             const double *u, int8_t *s, kvb_bkvb_stats *st) {
+  double p = (o->mutant & KVB_BKVB_MUT_SIGN_FLIP) ? 0.5 + o->gamma * (double)acc
+                                                  : 0.5 - o->gamma * (double)acc;
+  if (o->mutant & KVB_BKVB_MUT_RANDOM_SIGNS) p = 0.5;
+  if (isnan(p)) st->nan_p++;
+  else if (p <= 0) st->clipped0++;
+  else if (p >= 1) st->clipped1++;
+  int plus = u[j] < p; /* NaN p: comparison false, −1 */
+  s[j] = plus ? 1 : -1, sg[j] = plus ? 1 : -1;
+}
+
 /* The walk of one block over the factors F (row j at j·b): s_0 = +1, then
- * s_j = +1 iff u_j < ½ − γ·Σ_{i<j} F_ij s_i (sum in order). */
+ * s_j = +1 iff u_j < ½ − γ·Σ_{i<j} F_ij s_i, each row's sum in the order i = 0..j−1.
+ * A row's sum is one dependent chain of additions; eight rows j..j+7 run their common part
+ * i < j as eight independent chains side by side (each still in its own order i = 0, 1, …),
+ * then finish i = j..j+r−1 one row at a time, as the signs s_j.. become known. */
 static void SFX(walk)(size_t len, size_t b, const kvb_bkvb_opts *o, const REAL *F, REAL *sg,
                       const double *u, int8_t *s, kvb_bkvb_stats *st) {
   s[0] = 1, sg[0] = 1; /* s_0 = +1 */
-  for (size_t j = 1; j < len; j++) {
+  size_t j = 1;
+  for (; j + 8 <= len; j += 8) {
+    const REAL *f0 = F + j * b, *f1 = f0 + b, *f2 = f1 + b, *f3 = f2 + b, *f4 = f3 + b,
+               *f5 = f4 + b, *f6 = f5 + b, *f7 = f6 + b;
+    REAL a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
+    for (size_t i = 0; i < j; i++) {
+      REAL si = sg[i];
+      a0 += f0[i] * si, a1 += f1[i] * si, a2 += f2[i] * si, a3 += f3[i] * si;
+      a4 += f4[i] * si, a5 += f5[i] * si, a6 += f6[i] * si, a7 += f7[i] * si;
+    }
+    REAL acc[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    for (size_t r = 0; r < 8; r++) {
+      const REAL *f = F + (j + r) * b;
+      REAL a = acc[r];
+      for (size_t i = j; i < j + r; i++) a += f[i] * sg[i];
+      SFX(step)(j + r, a, o, sg, u, s, st);
+    }
+  }
+  for (; j < len; j++) {
     const REAL *f = F + j * b;
     REAL acc = 0;
     for (size_t i = 0; i < j; i++) acc += f[i] * sg[i]; /* Σ_{i<j} K_ij s_i, in order */
-    double p = (o->mutant & KVB_BKVB_MUT_SIGN_FLIP) ? 0.5 + o->gamma * (double)acc
-                                                    : 0.5 - o->gamma * (double)acc;
-    if (o->mutant & KVB_BKVB_MUT_RANDOM_SIGNS) p = 0.5;
-    if (isnan(p)) st->nan_p++;
-    else if (p <= 0) st->clipped0++;
-    else if (p >= 1) st->clipped1++;
-    int plus = u[j] < p; /* NaN p: comparison false, −1 */
-    s[j] = plus ? 1 : -1, sg[j] = plus ? 1 : -1;
+    SFX(step)(j, acc, o, sg, u, s, st);
   }
   st->steps += len - 1;
   st->exps += (uint64_t)len * (len - 1) / 2;
