@@ -148,11 +148,9 @@ static const REAL *SFX(gather)(const SFX(round) *R, size_t h, size_t start, size
   const double *cw = R->cw + h * R->n + start;
   REAL *mean = W->mean, *Kc = W->Kc;
   for (size_t a = 0; a < d; a++) mean[a] = 0;
-  for (size_t i = 0; i < len; i++) { /* copy, and sum in token order (the reference's order) */
-    const REAL *k = K + cur[i] * d;
-    if (R->check && !FINITE(k, d)) return NULL;
-    SFX(copy_sum)(Kc + i * d, mean, k, d);
-  }
+  for (size_t i = 0; i < len; i++) /* copy, and sum in token order (the reference's order) */
+    SFX(copy_sum)(Kc + i * d, mean, K + cur[i] * d, d);
+  if (R->check && !FINITE(Kc, len * d)) return NULL; /* the copy is the rows, now in cache */
   const REAL *Vr;
   if (R->ident) { /* round 0: the block's value rows are contiguous and w = 1: w·v = v, in place */
     Vr = V + start * dv;
