@@ -209,6 +209,30 @@ static void threads_identical(gsl_rng *r) {
   }
   CHECK(ok, "non-finite value found by a worker -> KVB_EDOM, nothing written, threads 1..4",
         "%s", "");
+  V[(2 * n + 190) * dv + 1] = 0.5;
+  ok = 1;
+  for (int bad = 0; bad < 2; bad++)
+    for (int t = 1; t <= 3; t++) {
+      K[(1 * n + 77) * d + 3] = bad ? -INFINITY : NAN; /* head 1, block 4 of 13 */
+      kvb_bkvb_opts o;
+      kvb_bkvb_opts_default(&o);
+      o.b = 16, o.T = 2, o.threads = t;
+      size_t idx[150];
+      double w[150];
+      for (int k = 0; k < 150; k++) idx[k] = 7, w[k] = -1;
+      int rc = kvb_bkvb_compress(H, n, d, dv, K, V, &o, u, NULL, idx, w, NULL);
+      for (int k = 0; k < 150; k++) ok &= idx[k] == 7 && w[k] == -1;
+      ok &= rc == KVB_EDOM;
+    }
+  K[(1 * n + 77) * d + 3] = 0.25;
+  kvb_bkvb_opts o;
+  kvb_bkvb_opts_default(&o);
+  o.b = 16, o.T = 2, o.threads = 2;
+  size_t idx[150];
+  double w[150];
+  ok &= kvb_bkvb_compress(H, n, d, dv, K, V, &o, u, NULL, idx, w, NULL) == 0;
+  CHECK(ok, "NaN / -Inf key found by a worker -> KVB_EDOM, nothing written; finite again -> 0",
+        "%s", "");
 }
 
 /* The float path's vector expf returns the C library's bits: 2^22 consecutive patterns around

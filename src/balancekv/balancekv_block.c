@@ -68,43 +68,44 @@ size_t kvb_bkvb_halve(size_t m, const int8_t *s, int mutant, size_t *keep, doubl
   return k == h ? h : 0;
 }
 
-/* Finiteness by the exponent bits (all ones = Inf or NaN): an integer OR-reduction gcc
- * vectorizes, unlike a loop of isfinite() with early exit. */
-typedef uint64_t bkvb_u64x4 __attribute__((vector_size(32)));
-typedef uint32_t bkvb_u32x8 __attribute__((vector_size(32)));
+/* Finiteness by the exponent bits: x is Inf or NaN iff its exponent field is all ones, iff
+ * adding one unit of the exponent to the masked field carries into the sign bit. Only and, add
+ * and or: the loop runs on SSE2 vectors (a vector compare would be split into scalars there). */
+typedef uint64_t bkvb_u64x2 __attribute__((vector_size(16)));
+typedef uint32_t bkvb_u32x4 __attribute__((vector_size(16)));
 static int finite_f64(const double *x, size_t n) {
-  uint64_t bad = 0;
+  const uint64_t e = 0x7ff0000000000000ull, one = 0x0010000000000000ull;
+  bkvb_u64x2 vb = {0, 0};
   size_t i = 0;
-  bkvb_u64x4 vb = {0, 0, 0, 0}, e = vb + 0x7ff0000000000000ull;
-  for (; i + 4 <= n; i += 4) {
-    bkvb_u64x4 v;
+  for (; i + 2 <= n; i += 2) {
+    bkvb_u64x2 v;
     memcpy(&v, x + i, sizeof v);
-    vb |= (bkvb_u64x4)((v & e) == e);
+    vb |= (v & e) + one;
   }
-  for (int l = 0; l < 4; l++) bad |= vb[l];
+  uint64_t bad = vb[0] | vb[1];
   for (; i < n; i++) {
-    uint64_t b;
-    memcpy(&b, &x[i], sizeof b);
-    bad |= (uint64_t)((b & 0x7ff0000000000000ull) == 0x7ff0000000000000ull);
+    uint64_t v;
+    memcpy(&v, x + i, sizeof v);
+    bad |= (v & e) + one;
   }
-  return bad == 0;
+  return (bad >> 63) == 0;
 }
 static int finite_f32(const float *x, size_t n) {
-  uint32_t bad = 0;
+  const uint32_t e = 0x7f800000u, one = 0x00800000u;
+  bkvb_u32x4 vb = {0, 0, 0, 0};
   size_t i = 0;
-  bkvb_u32x8 vb = {0, 0, 0, 0, 0, 0, 0, 0}, e = vb + 0x7f800000u;
-  for (; i + 8 <= n; i += 8) {
-    bkvb_u32x8 v;
+  for (; i + 4 <= n; i += 4) {
+    bkvb_u32x4 v;
     memcpy(&v, x + i, sizeof v);
-    vb |= (bkvb_u32x8)((v & e) == e);
+    vb |= (v & e) + one;
   }
-  for (int l = 0; l < 8; l++) bad |= vb[l];
+  uint32_t bad = vb[0] | vb[1] | vb[2] | vb[3];
   for (; i < n; i++) {
-    uint32_t b;
-    memcpy(&b, &x[i], sizeof b);
-    bad |= (uint32_t)((b & 0x7f800000u) == 0x7f800000u);
+    uint32_t v;
+    memcpy(&v, x + i, sizeof v);
+    bad |= (v & e) + one;
   }
-  return bad == 0;
+  return (bad >> 31) == 0;
 }
 
 /* Per-phase clock: one reading per phase per block (not per element). */
