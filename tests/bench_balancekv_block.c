@@ -5,7 +5,9 @@
  * Default shape: H = 8 heads, d = dv = 128, n = 16384 tokens per head, float32, b ∈ {64, 128, 256},
  * T ∈ {1, 2}, at 1 thread and at the default thread count (all cores). Flags:
  *   --threads N   only N threads (and 1 for the speed-up); --n N, --heads H, --d D, --dtype
- *   f32|f64|both, --b B (one block length), --T T (one round count), --reps R (best of R).
+ *   f32|f64|both, --b B (one block length), --T T (one round count), --reps R (best of R);
+ *   --exp-exhaustive: compare the float path's vector expf with the C library's on all 2^32
+ *   floats (about 30 s of one core) and exit.
  *
  * The bound. Per round r and head the method runs ⌈m_r/b⌉ blocks, each two lower-triangle Gram
  * products (keys b×d, values b×dv): b²·(d + dv) flops counting a multiply-add as 2 (the count of
@@ -192,7 +194,7 @@ int bkvb_bench_run(size_t H, size_t n, size_t d, size_t dv, const void *K, const
 
 static void usage(void) {
   fprintf(stderr, "usage: bench_balancekv_block [--threads N] [--n N] [--heads H] [--d D] "
-                  "[--dtype f32|f64|both] [--b B] [--T T] [--reps R]\n");
+                  "[--dtype f32|f64|both] [--b B] [--T T] [--reps R] | --exp-exhaustive\n");
 }
 
 int main(int argc, char **argv) {
@@ -200,6 +202,12 @@ int main(int argc, char **argv) {
   unsigned T1 = 0;
   int threads = 0, reps = 3, dt_lo = 1, dt_hi = 1; /* dtype: 1 = f32, 0 = f64 */
   for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--exp-exhaustive") == 0) {
+      size_t bad = kvb_bkvb_expf_check(0, 1ull << 32, 1);
+      if (bad == (size_t)-1) printf("no vector expf on this CPU (the C library's loop is used)\n");
+      else printf("vector expf vs the C library's expf, all 2^32 floats: %zu differ\n", bad);
+      return bad != 0 && bad != (size_t)-1;
+    }
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) return usage(), 2;
     i++;
