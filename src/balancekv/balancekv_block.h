@@ -53,9 +53,9 @@
  *
  * Threads. A round's blocks are independent (each reads its own tokens and its own uniforms
  * u_r[h·m_r + start + j] and writes its own signs), so every round runs its H·⌈m_r/b⌉
- * (head, block) items on opts.threads workers (kvb_parallel_for, one BLAS thread per worker; the
- * BLAS also runs on one thread when there is one worker), with per-worker scratch allocated once
- * per call. Rounds are sequential (round r + 1 gathers in the order round r's halving made).
+ * (head, block) items on opts.threads workers (kvb_parallel_for, one BLAS thread per worker; with
+ * one worker the BLAS keeps the caller's setting — set OPENBLAS_NUM_THREADS=1 for speed), with
+ * per-worker scratch allocated once per call. Rounds are sequential (round r + 1 gathers in the order round r's halving made).
  * Every item does the same operations on the same numbers whichever worker runs it, so the
  * indices, weights and counters are identical for any thread count. The float path evaluates
  * expf eight at a time where the CPU allows by the C library's own algorithm, and only where it

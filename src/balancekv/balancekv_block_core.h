@@ -95,6 +95,7 @@ static void SFX(times_offset)(REAL *restrict g, const REAL *restrict gv, REAL c0
 typedef struct {
   REAL *Kc, *Vw, *Gk, *Gv, *mean, *sg; /* b×d, b×dv, b×b (then F), b×b, d, b (signs ±1) */
   kvb_bkvb_stats st;
+  char pad[64]; /* workers' counters on different cache lines */
 } SFX(worker);
 
 static void SFX(workers_free)(SFX(worker) *w, int nw) {
@@ -316,12 +317,12 @@ int SFX(kvb_bkvb_compress)(size_t H, size_t n, size_t d, size_t dv, const REAL *
   int8_t *s = malloc(H * n);
   if ((o->T > 0 && !wk) || !cur || !keep || !nxt || !cw || !nw || !mult || !s)
     rc = KVB_ERROR(KVB_ENOMEM, "balancekv_block: out of memory for n = %zu, b = %zu", n, o->b);
-  for (size_t i = 0; !rc && i < H * n; i++) cur[i] = i % n, cw[i] = 1.0; /* w_i = 1 at the start */
-  /* One BLAS thread per worker, also with one worker: OpenBLAS threads inside these small
-   * SYRKs do not pay and oversubscribe a loaded machine (the products' values do not depend on
-   * it). kvb_parallel_for does the same for more workers; only a different setting is changed. */
-  int blas_prev = openblas_get_num_threads();
-  if (blas_prev != 1) openblas_set_num_threads(1);
+  for (size_t h = 0; !rc && h < H; h++)
+    for (size_t i = 0; i < n; i++) cur[h * n + i] = i, cw[h * n + i] = 1.0; /* w_i = 1 at first */
+  /* With more than one worker kvb_parallel_for runs the BLAS on one thread per worker; with one
+   * worker the BLAS runs as the caller set it (OPENBLAS_NUM_THREADS; one thread is faster for
+   * these small SYRKs). The library does not change that setting itself here: callers may run
+   * compressions concurrently, and the setting is process-wide. */
   size_t m = n;
   for (unsigned r = 0; !rc && r < o->T; r++) {
     SFX(round) R = {n, d, dv, m, (m + o->b - 1) / o->b, K, V, o, u[r], cur, cw, s,
@@ -347,7 +348,6 @@ int SFX(kvb_bkvb_compress)(size_t H, size_t n, size_t d, size_t dv, const REAL *
     }
     m = half;
   }
-  if (blas_prev != 1) openblas_set_num_threads(blas_prev);
   size_t kept = n >> o->T;
   if (!rc)
     for (size_t h = 0; h < H; h++)
