@@ -182,6 +182,7 @@ static void SFX(kernel_rows)(size_t len, size_t b, size_t d, const kvb_bkvb_opts
   for (size_t j = 1; j < len; j++) {
     REAL *g = Gk + j * b;
     const REAL *gv = Gv + j * b;
+    if (KROW_FAST(g, gv, ks, beta, c0, j)) continue; /* one pass, same operations */
     SFX(affine)(g, ks, beta, j);
     EXPROW(g, j);
     SFX(times_offset)(g, gv, c0, j);
