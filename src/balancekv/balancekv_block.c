@@ -345,6 +345,7 @@ static int check_opts(const kvb_bkvb_opts *o, size_t n) {
 #undef SFX
 #undef VL
 #undef VLD
+#undef PF_AHEAD
 #undef VST
 
 /* The float32 path: same steps in single precision (ssyrk, expf); u compared in double. */
@@ -363,6 +364,7 @@ static int check_opts(const kvb_bkvb_opts *o, size_t n) {
 #undef SFX
 #undef VL
 #undef VLD
+#undef PF_AHEAD
 #undef VST
 
 int kvb_bkvb_compress(size_t H, size_t n, size_t d, size_t dv, const double *K, const double *V,

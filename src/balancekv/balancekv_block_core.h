@@ -34,6 +34,14 @@ typedef REAL SFX(vec) __attribute__((vector_size(32)));
 #define VLD(v, p) memcpy(&(v), (p), sizeof(v))
 #define VST(p, v) memcpy((p), &(v), sizeof(v))
 
+/* Rows after round 0 are gathered from scattered positions: the hardware prefetcher follows
+ * a row but not the jump to the next one, so the rows PF_AHEAD tokens ahead are requested
+ * early (a hint only; no effect on any value). */
+#define PF_AHEAD 4
+static inline void SFX(prefetch_row)(const REAL *p, size_t n) {
+  for (size_t a = 0; a < n; a += 64 / sizeof(REAL)) __builtin_prefetch(p + a, 0, 3);
+}
+
 /* dst = src, sum += src */
 static void SFX(copy_sum)(REAL *restrict dst, REAL *restrict sum, const REAL *restrict src,
                           size_t n) {
@@ -149,8 +157,10 @@ static const REAL *SFX(gather)(const SFX(round) *R, size_t h, size_t start, size
   const double *cw = R->cw + h * R->n + start;
   REAL *mean = W->mean, *Kc = W->Kc;
   for (size_t a = 0; a < d; a++) mean[a] = 0;
-  for (size_t i = 0; i < len; i++) /* copy, and sum in token order (the reference's order) */
+  for (size_t i = 0; i < len; i++) { /* copy, and sum in token order (the reference's order) */
+    if (i + PF_AHEAD < len) SFX(prefetch_row)(K + cur[i + PF_AHEAD] * d, d);
     SFX(copy_sum)(Kc + i * d, mean, K + cur[i] * d, d);
+  }
   if (R->check && !FINITE(Kc, len * d)) return NULL; /* the copy is the rows, now in cache */
   const REAL *Vr;
   if (R->ident) { /* round 0: the block's value rows are contiguous and w = 1: w·v = v, in place */
@@ -159,6 +169,7 @@ static const REAL *SFX(gather)(const SFX(round) *R, size_t h, size_t start, size
   } else {
     REAL *Vw = W->Vw;
     for (size_t i = 0; i < len; i++) {
+      if (i + PF_AHEAD < len) SFX(prefetch_row)(V + cur[i + PF_AHEAD] * dv, dv);
       const REAL *v = V + cur[i] * dv;
       SFX(scale)(Vw + i * dv, v, (REAL)cw[i], dv); /* w_i v_i */
     }
