@@ -137,7 +137,8 @@ static void threads_identical(gsl_rng *r) {
     size_t H = sh[c].H, n = sh[c].n, d = sh[c].d, dv = sh[c].dv;
     double *K = malloc(H * n * d * sizeof *K), *V = malloc(H * n * dv * sizeof *V);
     float *Kf = malloc(H * n * d * sizeof *Kf), *Vf = malloc(H * n * dv * sizeof *Vf);
-    for (size_t i = 0; i < H * n * d; i++) K[i] = (gsl_rng_uniform(r) - 0.5) * 0.8, Kf[i] = (float)K[i];
+    for (size_t i = 0; i < H * n * d; i++)
+      K[i] = (gsl_rng_uniform(r) - 0.5) * 0.8, Kf[i] = (float)K[i];
     for (size_t i = 0; i < H * n * dv; i++) V[i] = gsl_rng_uniform(r) - 0.5, Vf[i] = (float)V[i];
     double *u[3];
     for (unsigned t = 0; t < 3; t++) {

@@ -1,7 +1,7 @@
 /* balancekv_block_core.h — the compression core of balancekv_block.c, written once and
  * instantiated twice there: double (the reference) and float (the float32 path, for speed).
- * Not a public header: include only from balancekv_block.c with REAL, SYRK, EXP, EXPROW, FINITE
- * and SFX defined. See balancekv_block.h for what every line implements (003 App. B; the
+ * Not a public header: include only from balancekv_block.c with REAL, SYRK, FINITE, EXPROW,
+ * KROW_FAST and SFX defined. See balancekv_block.h for what every line implements (003 App. B; the
  * authors' src/balanced_walk.py).
  *
  * Work decomposition (why it is deterministic). Round r of head h walks ⌈m_r/b⌉ independent
@@ -23,7 +23,10 @@
  * of the key Gram (each row is in cache right after the SYRK); the walk, which reads row j of F
  * once. The arithmetic of every entry is the same as the fused loop it replaces: F_ij is
  * exp(ks·G_ij − β) rounded, times (Gv_ij + c₀) rounded, and the walk adds F_ij·s_i (exact: s = ±1)
- * in the order i = 0..j−1. */
+ * in the order i = 0..j−1. Identity with the previous one-thread loop was checked by hashing
+ * the indices, weights and counters of both builds over 3 240 configurations and at H = 8,
+ * n = 16384, d = 128, b = 64/128/256, T = 1/2 (clipped and unclipped walks, f32 and f64, gcc
+ * and clang builds). */
 
 /* ---- elementwise loops on GCC/Clang vector types (the build's -O2 does not auto-vectorize
  * loops of unknown length). Each lane does the scalar operation: results are those of the
