@@ -1,21 +1,36 @@
-/* bench_balancekv_block.c — compression time of the block-parallel BalanceKV variant (003 App. B;
- * Fig. 3 (a), (c) time the same): H = 8 heads, d = 128, n = 16384, b ∈ {64, 128, 256}, T ∈ {1, 2, 3}, float64 and
- * float32 (baselines DGEMM and SGEMM respectively).
+/* bench_balancekv_block.c — compression time of block BalanceKV (003 App. B; Fig. 3 (a), (c) time
+ * the same) against the GEMM bound of its Gram work, both measured in the same run on the same
+ * number of threads.
  *
- * Reported against a baseline measured in the same run: the machine's DGEMM throughput (cblas,
- * one thread). The "BLAS bound" of a configuration is the time its Gram products alone would take
- * at that throughput: per round r and head, ⌈m_r/b⌉ lower-triangle SYRKs of the keys (b²·d flops
- * each, counting a multiply-add as 2) and of the values (b²·dv) — the walk itself reads every
- * K_ij, i < j, once and evaluates one exp per pair, which BLAS cannot do and which dominates.
- * fraction = bound / measured (1 = as fast as the Gram products alone); fraction2 adds the b(b−1)/2
- * exponentials per block at the exp() cost measured in the same run; fraction3 = the same SYRK
- * calls timed alone at their real (small) shapes / measured. No timed assertions. */
+ * Default shape: H = 8 heads, d = dv = 128, n = 16384 tokens per head, float32, b ∈ {64, 128, 256},
+ * T ∈ {1, 2}, at 1 thread and at the default thread count (all cores). Flags:
+ *   --threads N   only N threads (and 1 for the speed-up); --n N, --heads H, --d D, --dtype
+ *   f32|f64|both, --b B (one block length), --T T (one round count), --reps R (best of R);
+ *   --exp-exhaustive: compare the float path's vector expf with the C library's on all 2^32
+ *   floats (about 30 s of one core) and exit.
+ *
+ * The bound. Per round r and head the method runs ⌈m_r/b⌉ blocks, each two lower-triangle Gram
+ * products (keys b×d, values b×dv): b²·(d + dv) flops counting a multiply-add as 2 (the count of
+ * the lower triangle of a b×b product). gemm_s = those flops at the GEMM throughput of the same
+ * number of threads (512³ products, one single-threaded BLAS call per worker, as the method runs
+ * its SYRKs). syrk_s = the same SYRK calls at their real shapes, timed alone on the same workers —
+ * what BLAS itself does with these small products. exp_s = the block's b(b−1)/2 exponentials at
+ * the cost of a used-result libm exp loop (the result is stored and summed, so the call cannot be
+ * removed) on one thread, divided by the thread count. ratio = seconds / gemm_s (1 = as fast as
+ * the Gram products at big-GEMM speed; the goal of the design is ≤ 1.5 at b ≥ 128).
+ *
+ * Per-phase: the core's own timers (kvb_bkvb_stats; CPU seconds summed over workers), printed as
+ * fractions of their sum. `hash` digests the kept indices and weights: it must be the same for
+ * every thread count (the result does not depend on it). One JSON line per result follows its
+ * table row. No timed assertions. */
 #include "kvbound.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cblas.h>
 
@@ -25,150 +40,286 @@ static double now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* DGEMM flop/s on 512×512×512, best of 5. */
-static double dgemm_rate(void) {
-  const int N = 512;
-  double *A = malloc((size_t)N * N * sizeof *A), *B = malloc((size_t)N * N * sizeof *B),
-         *C = malloc((size_t)N * N * sizeof *C);
-  for (int i = 0; i < N * N; i++) A[i] = sin(i), B[i] = cos(i), C[i] = 0;
+/* ---- GEMM throughput on `threads` workers, one single-threaded BLAS call each ---- */
+enum { GN = 512 };
+typedef struct {
+  int f32;
+  float *Af, *Cf;
+  double *A, *C;
+} gemm_arg;
+
+static int gemm_item(size_t item, void *varg, int worker) {
+  gemm_arg *g = varg;
+  (void)item;
+  size_t off = (size_t)worker * GN * GN;
+  if (g->f32)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, GN, GN, GN, 1.0f, g->Af + off, GN,
+                g->Af + off, GN, 0.0f, g->Cf + off, GN);
+  else
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, GN, GN, GN, 1.0, g->A + off, GN,
+                g->A + off, GN, 0.0, g->C + off, GN);
+  return 0;
+}
+
+/* Flop/s of 512³ GEMMs, `threads` at a time (4 per worker per measurement), best of 3. */
+double bkvb_bench_gemm_rate(int threads, int f32) {
+  size_t sz = (size_t)threads * GN * GN;
+  gemm_arg g = {f32, NULL, NULL, NULL, NULL};
+  if (f32) g.Af = malloc(sz * sizeof(float)), g.Cf = malloc(sz * sizeof(float));
+  else g.A = malloc(sz * sizeof(double)), g.C = malloc(sz * sizeof(double));
+  for (size_t i = 0; i < sz; i++) {
+    if (f32) g.Af[i] = sinf((float)i);
+    else g.A[i] = sin((double)i);
+  }
+  size_t items = 4 * (size_t)threads;
   double best = INFINITY;
-  for (int r = 0; r < 5; r++) {
+  for (int r = 0; r < 3; r++) {
     double t0 = now();
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, N, N, 1.0, A, N, B, N, 0.0, C, N);
+    kvb_parallel_for(items, threads, gemm_item, &g);
     best = fmin(best, now() - t0);
   }
-  free(A), free(B), free(C);
-  return 2.0 * N * N * N / best;
+  free(g.Af), free(g.Cf), free(g.A), free(g.C);
+  return 2.0 * GN * GN * GN * (double)items / best;
 }
 
-/* SGEMM flop/s on 512×512×512, best of 5. */
-static double sgemm_rate(void) {
-  const int N = 512;
-  float *A = malloc((size_t)N * N * sizeof *A), *B = malloc((size_t)N * N * sizeof *B),
-        *C = malloc((size_t)N * N * sizeof *C);
-  for (int i = 0; i < N * N; i++) A[i] = sinf((float)i), B[i] = cosf((float)i), C[i] = 0;
+/* ---- the configuration's SYRK calls alone, at their real shapes, on `threads` workers ---- */
+typedef struct {
+  int f32;
+  size_t b, d, dv;
+  float *Af, *Gf;
+  double *A, *G;
+} syrk_arg;
+
+static int syrk_item(size_t item, void *varg, int worker) {
+  syrk_arg *s = varg;
+  (void)item;
+  size_t da = s->d > s->dv ? s->d : s->dv, w = (size_t)worker;
+  int b = (int)s->b, d = (int)s->d, dv = (int)s->dv;
+  if (s->f32) {
+    float *A = s->Af + w * s->b * da, *G = s->Gf + w * s->b * s->b;
+    cblas_ssyrk(CblasRowMajor, CblasLower, CblasNoTrans, b, d, 1.0f, A, d, 0.0f, G, b);
+    cblas_ssyrk(CblasRowMajor, CblasLower, CblasNoTrans, b, dv, 1.0f, A, dv, 0.0f, G, b);
+  } else {
+    double *A = s->A + w * s->b * da, *G = s->G + w * s->b * s->b;
+    cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, b, d, 1.0, A, d, 0.0, G, b);
+    cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, b, dv, 1.0, A, dv, 0.0, G, b);
+  }
+  return 0;
+}
+
+/* Seconds of every SYRK pair of the configuration (H·⌈m_r/b⌉ per round), best of 2. */
+double bkvb_bench_syrk_time(size_t H, size_t n, size_t b, unsigned T, size_t d, size_t dv, int f32,
+                            int threads) {
+  size_t da = d > dv ? d : dv, nt = (size_t)threads;
+  syrk_arg s = {f32, b, d, dv, NULL, NULL, NULL, NULL};
+  if (f32) s.Af = malloc(nt * b * da * sizeof(float)), s.Gf = malloc(nt * b * b * sizeof(float));
+  else s.A = malloc(nt * b * da * sizeof(double)), s.G = malloc(nt * b * b * sizeof(double));
+  for (size_t i = 0; i < nt * b * da; i++) {
+    if (f32) s.Af[i] = sinf((float)i);
+    else s.A[i] = sin((double)i);
+  }
   double best = INFINITY;
-  for (int r = 0; r < 5; r++) {
+  for (int rep = 0; rep < 2; rep++) {
     double t0 = now();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, N, N, 1.0f, A, N, B, N, 0.0f, C, N);
+    for (unsigned t = 0; t < T; t++)
+      kvb_parallel_for(H * (((n >> t) + b - 1) / b), threads, syrk_item, &s);
     best = fmin(best, now() - t0);
   }
-  free(A), free(B), free(C);
-  return 2.0 * N * N * N / best;
+  free(s.Af), free(s.Gf), free(s.A), free(s.G);
+  return best;
 }
 
-/* Seconds per exp() on a contiguous array, best of 5 (the walk's irreducible scalar work). */
-static double exp_cost(void) {
-  const size_t N = 1 << 20;
-  double *x = malloc(N * sizeof *x), best = INFINITY, sink = 0;
-  for (size_t i = 0; i < N; i++) x[i] = sin((double)i) * 5;
+/* Seconds per exp (f32: expf) with the result used (stored, then summed), one thread, best of 5. */
+double bkvb_bench_exp_cost(int f32) {
+  const size_t N = 1 << 18;
+  double *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), best = INFINITY, sink = 0;
+  float *xf = malloc(N * sizeof *xf), *yf = malloc(N * sizeof *yf);
+  for (size_t i = 0; i < N; i++) x[i] = sin((double)i) * 5, xf[i] = (float)x[i];
   for (int r = 0; r < 5; r++) {
     double t0 = now();
-    for (size_t i = 0; i < N; i++) sink += exp(x[i]);
+    if (f32)
+      for (size_t i = 0; i < N; i++) yf[i] = expf(xf[i]);
+    else
+      for (size_t i = 0; i < N; i++) y[i] = exp(x[i]);
     best = fmin(best, now() - t0);
+    for (size_t i = 0; i < N; i += 4096) sink += f32 ? yf[i] : y[i];
   }
-  free(x);
-  return sink > 0 ? best / (double)N : best / (double)N;
+  free(x), free(y), free(xf), free(yf);
+  if (!(sink > 0)) fprintf(stderr, "exp sink %g\n", sink); /* uses the results */
+  return best / (double)N;
 }
 
-/* Seconds for the configuration's SYRK calls alone, at their real shapes (b×d and b×dv). */
-static double syrk_time(size_t H, size_t n, size_t b, unsigned T, size_t d, size_t dv, int f32) {
-  size_t da = d > dv ? d : dv;
-  double *A = malloc(b * da * sizeof *A), *G = malloc(b * b * sizeof *G);
-  float *Af = malloc(b * da * sizeof *Af), *Gf = malloc(b * b * sizeof *Gf);
-  for (size_t i = 0; i < b * da; i++) A[i] = sin((double)i), Af[i] = (float)A[i];
-  double t0 = now();
-  for (unsigned t = 0; t < T; t++) {
-    size_t m = n >> t, nb = H * ((m + b - 1) / b);
-    for (size_t k = 0; k < nb; k++) {
-      if (f32) {
-        cblas_ssyrk(CblasRowMajor, CblasLower, CblasNoTrans, (int)b, (int)d, 1.0f, Af, (int)d,
-                    0.0f, Gf, (int)b);
-        cblas_ssyrk(CblasRowMajor, CblasLower, CblasNoTrans, (int)b, (int)dv, 1.0f, Af, (int)dv,
-                    0.0f, Gf, (int)b);
-      } else {
-        cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, (int)b, (int)d, 1.0, A, (int)d, 0.0,
-                    G, (int)b);
-        cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, (int)b, (int)dv, 1.0, A, (int)dv,
-                    0.0, G, (int)b);
-      }
+/* Lower-triangle Gram flops of the configuration: Σ_r H·⌈m_r/b⌉·b²·(d + dv). */
+double bkvb_bench_gram_flops(size_t H, size_t n, size_t b, unsigned T, size_t d, size_t dv) {
+  double f = 0;
+  for (unsigned t = 0; t < T; t++)
+    f += (double)H * (double)(((n >> t) + b - 1) / b) * (double)b * (double)b * (double)(d + dv);
+  return f;
+}
+
+typedef struct {
+  double seconds;
+  kvb_bkvb_stats st;
+  unsigned long long hash;
+} run_result;
+
+/* Best of reps compressions; st from the first, hash of the kept indices and weights. */
+int bkvb_bench_run(size_t H, size_t n, size_t d, size_t dv, const void *K, const void *V, int f32,
+                   const kvb_bkvb_opts *o, const double *const *u, int reps, run_result *out) {
+  size_t kept = H * (n >> o->T);
+  size_t *idx = malloc(kept * sizeof *idx);
+  double *w = malloc(kept * sizeof *w);
+  double best = INFINITY;
+  memset(out, 0, sizeof *out);
+  int rc = 0;
+  for (int rep = 0; rep < reps && !rc; rep++) {
+    kvb_bkvb_stats st = {0};
+    double t0 = now();
+    rc = f32 ? kvb_bkvb_compress_f32(H, n, d, dv, K, V, o, u, NULL, idx, w, &st)
+             : kvb_bkvb_compress(H, n, d, dv, K, V, o, u, NULL, idx, w, &st);
+    double dt = now() - t0;
+    if (rep == 0) out->st = st;
+    best = fmin(best, dt);
+  }
+  unsigned long long h = 1469598103934665603ULL;
+  for (size_t k = 0; k < kept && !rc; k++) {
+    unsigned long long wb;
+    memcpy(&wb, &w[k], sizeof wb);
+    h = ((h ^ idx[k]) * 1099511628211ULL ^ wb) * 1099511628211ULL;
+  }
+  out->seconds = best, out->hash = h;
+  free(idx), free(w);
+  return rc;
+}
+
+static void usage(void) {
+  fprintf(stderr, "usage: bench_balancekv_block [--threads N] [--n N] [--heads H] [--d D] "
+                  "[--dtype f32|f64|both] [--b B] [--T T] [--reps R] | --exp-exhaustive\n");
+}
+
+int main(int argc, char **argv) {
+  size_t H = 8, n = 16384, d = 128, b1 = 0;
+  unsigned T1 = 0;
+  int threads = 0, reps = 3, dt_lo = 1, dt_hi = 1; /* dtype: 1 = f32, 0 = f64 */
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--exp-exhaustive") == 0) {
+      size_t bad = kvb_bkvb_expf_check(0, 1ull << 32, 1);
+      if (bad == (size_t)-1) printf("no vector expf on this CPU (the C library's loop is used)\n");
+      else printf("vector expf vs the C library's expf, all 2^32 floats: %zu differ\n", bad);
+      return bad != 0 && bad != (size_t)-1;
     }
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!v) return usage(), 2;
+    i++;
+    if (strcmp(a, "--threads") == 0) {
+      if (kvb_threads_parse(v, &threads)) return usage(), 2;
+    } else if (strcmp(a, "--n") == 0) n = strtoul(v, NULL, 10);
+    else if (strcmp(a, "--heads") == 0) H = strtoul(v, NULL, 10);
+    else if (strcmp(a, "--d") == 0) d = strtoul(v, NULL, 10);
+    else if (strcmp(a, "--b") == 0) b1 = strtoul(v, NULL, 10);
+    else if (strcmp(a, "--T") == 0) T1 = (unsigned)strtoul(v, NULL, 10);
+    else if (strcmp(a, "--reps") == 0) reps = atoi(v);
+    else if (strcmp(a, "--dtype") == 0) {
+      if (strcmp(v, "f32") == 0) dt_lo = dt_hi = 1;
+      else if (strcmp(v, "f64") == 0) dt_lo = dt_hi = 0;
+      else if (strcmp(v, "both") == 0) dt_lo = 0, dt_hi = 1;
+      else return usage(), 2;
+    } else return usage(), 2;
   }
-  double dt = now() - t0;
-  free(A), free(G), free(Af), free(Gf);
-  return dt;
-}
+  if (H == 0 || n < 4 || d == 0 || reps < 1) return usage(), 2;
+  openblas_set_num_threads(1); /* one BLAS thread per worker, for the bounds and the method */
+  size_t dv = d;
+  int tmax = threads > 0 ? threads : kvb_threads_default();
+  int tcounts[2] = {1, tmax}, ntc = tmax > 1 ? 2 : 1;
+  double load[3] = {0, 0, 0};
+  FILE *la = fopen("/proc/loadavg", "r");
+  if (la) {
+    if (fscanf(la, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3) load[0] = -1;
+    fclose(la);
+  }
+  printf("block BalanceKV: H=%zu n=%zu d=dv=%zu, threads 1 and %d, best of %d; load average "
+         "%.2f %.2f %.2f on %ld cores\n",
+         H, n, d, tmax, reps, load[0], load[1], load[2], sysconf(_SC_NPROCESSORS_ONLN));
 
-int main(void) {
-  openblas_set_num_threads(1); /* one core, for both the baseline and the method */
-  const size_t H = 8, n = 16384, d = 128, dv = 128;
   gsl_rng *r = gsl_rng_alloc(kvb_rng_pcg32);
   gsl_rng_set(r, 7);
   double *K = malloc(H * n * d * sizeof *K), *V = malloc(H * n * dv * sizeof *V);
   float *Kf = malloc(H * n * d * sizeof *Kf), *Vf = malloc(H * n * dv * sizeof *Vf);
-  for (size_t i = 0; i < H * n * d; i++) K[i] = gsl_rng_uniform(r) * 2.6 - 1.3; /* ‖k‖ ≈ 8.5 */
-  for (size_t i = 0; i < H * n * dv; i++) V[i] = (gsl_rng_uniform(r) - 0.5) * 1.0;
+  /* keys i.i.d. uniform on [−1.3, 1.3] per coordinate (‖k‖ ≈ 8.5 at d = 128), values on ±½ */
+  for (size_t i = 0; i < H * n * d; i++) K[i] = gsl_rng_uniform(r) * 2.6 - 1.3;
+  for (size_t i = 0; i < H * n * dv; i++) V[i] = gsl_rng_uniform(r) - 0.5;
   for (size_t i = 0; i < H * n * d; i++) Kf[i] = (float)K[i];
   for (size_t i = 0; i < H * n * dv; i++) Vf[i] = (float)V[i];
+  unsigned Tmax = 3;
   double *u[3];
-  for (int t = 0; t < 3; t++) {
+  for (unsigned t = 0; t < Tmax; t++) {
     u[t] = malloc(H * (n >> t) * sizeof(double));
     for (size_t i = 0; i < H * (n >> t); i++) u[t][i] = gsl_rng_uniform(r);
   }
-  size_t *idx = malloc(9 * H * n * sizeof *idx), *idx32 = malloc(H * n * sizeof *idx32);
-  double *w32 = malloc(H * n * sizeof *w32);
-  double *w = malloc(H * n * sizeof *w);
-  double rate64 = dgemm_rate(), rate32 = sgemm_rate();
-  double ex = exp_cost();
-  printf("DGEMM (1 thread): %.2f GFLOP/s; SGEMM: %.2f GFLOP/s; exp(): %.2f ns\n", rate64 / 1e9,
-         rate32 / 1e9, ex * 1e9);
-  printf("%4s %4s %2s %9s %10s %9s %8s %10s %9s %9s %9s %8s\n", "prec", "b", "T", "seconds",
-         "tokens/s", "blas_s", "fraction", "blas+exp_s", "fraction2", "syrk_s", "fraction3",
-         "clipped");
-  static const size_t bs[] = {64, 128, 256};
-  size_t agree = 0, total = 0;
-  for (int f32 = 0; f32 < 2; f32++)
-  for (int bi = 0; bi < 3; bi++)
-    for (unsigned T = 1; T <= 3; T++) {
-      kvb_bkvb_opts o;
-      kvb_bkvb_opts_default(&o);
-      o.b = bs[bi], o.T = T;
-      double best = INFINITY;
-      kvb_bkvb_stats st = {0};
-      for (int rep = 0; rep < 2; rep++) {
-        double t0 = now();
-        int rc = f32 ? kvb_bkvb_compress_f32(H, n, d, dv, Kf, Vf, &o, (const double *const *)u,
-                                             NULL, idx32, w32, rep ? NULL : &st)
-                     : kvb_bkvb_compress(H, n, d, dv, K, V, &o, (const double *const *)u, NULL,
-                                         idx + (size_t)(bi * 3 + (int)T - 1) * H * n, w, rep ? NULL : &st);
-        double dt = now() - t0;
-        if (rc) {
-          printf("compress failed: %s\n", kvb_strerror_last());
-          return 1;
+  static const size_t bs_def[] = {64, 128, 256};
+  size_t bs[3];
+  int nb = 0;
+  if (b1) bs[nb++] = b1;
+  else
+    for (int i = 0; i < 3; i++) bs[nb++] = bs_def[i];
+  unsigned Tlo = T1 ? T1 : 1, Thi = T1 ? T1 : 2;
+  if (Thi > Tmax || (n >> Thi) == 0) return usage(), 2;
+  int fail = 0;
+  for (int f32 = dt_hi; f32 >= dt_lo; f32--) {
+    double rate[2], ex = bkvb_bench_exp_cost(f32);
+    for (int ti = 0; ti < ntc; ti++) rate[ti] = bkvb_bench_gemm_rate(tcounts[ti], f32);
+    printf("\n%s: %cGEMM %.1f GFLOP/s on 1 thread, %.1f on %d; used-result exp %.2f ns\n",
+           f32 ? "float32" : "float64", f32 ? 'S' : 'D', rate[0] / 1e9, rate[ntc - 1] / 1e9,
+           tcounts[ntc - 1], ex * 1e9);
+    printf("%4s %2s %3s %8s %8s %6s %8s %6s %8s %7s | %5s %5s %5s %5s %5s | %16s\n", "b", "T",
+           "thr", "seconds", "gemm_s", "ratio", "syrk_s", "ratio", "exp_s", "speedup", "gath",
+           "cent", "gram", "exp", "walk", "hash");
+    for (int bi = 0; bi < nb; bi++)
+      for (unsigned T = Tlo; T <= Thi; T++) {
+        double t1 = 0;
+        unsigned long long h1 = 0;
+        for (int ti = 0; ti < ntc; ti++) {
+          int th = tcounts[ti];
+          kvb_bkvb_opts o;
+          kvb_bkvb_opts_default(&o);
+          o.b = bs[bi], o.T = T, o.threads = th;
+          run_result rr;
+          if (bkvb_bench_run(H, n, d, dv, f32 ? (const void *)Kf : (const void *)K,
+                             f32 ? (const void *)Vf : (const void *)V, f32, &o,
+                             (const double *const *)u, reps, &rr)) {
+            printf("compress failed: %s\n", kvb_strerror_last());
+            return 1;
+          }
+          double gf = bkvb_bench_gram_flops(H, n, bs[bi], T, d, dv);
+          double gemm_s = gf / rate[ti];
+          double sy = bkvb_bench_syrk_time(H, n, bs[bi], T, d, dv, f32, th);
+          double exs = (double)rr.st.exps * ex / th;
+          if (ti == 0) t1 = rr.seconds, h1 = rr.hash;
+          if (rr.hash != h1) fail = 1;
+          const kvb_bkvb_stats *s = &rr.st;
+          double tot = s->t_gather + s->t_center + s->t_gram + s->t_exp + s->t_walk;
+          if (!(tot > 0)) tot = 1;
+          printf("%4zu %2u %3d %8.4f %8.4f %6.2f %8.4f %6.2f %8.4f %7.2f | %5.2f %5.2f %5.2f "
+                 "%5.2f %5.2f | %016llx\n",
+                 bs[bi], T, th, rr.seconds, gemm_s, rr.seconds / gemm_s, sy, rr.seconds / sy, exs,
+                 t1 / rr.seconds, s->t_gather / tot, s->t_center / tot, s->t_gram / tot,
+                 s->t_exp / tot, s->t_walk / tot, rr.hash);
+          printf("{\"bench\":\"balancekv_block\",\"dtype\":\"%s\",\"H\":%zu,\"n\":%zu,\"d\":%zu,"
+                 "\"b\":%zu,\"T\":%u,\"threads\":%d,\"seconds\":%.6g,\"gemm_bound_s\":%.6g,"
+                 "\"ratio_gemm\":%.4g,\"syrk_s\":%.6g,\"ratio_syrk\":%.4g,\"exp_s\":%.6g,"
+                 "\"speedup\":%.4g,\"t_gather\":%.6g,\"t_center\":%.6g,\"t_gram\":%.6g,"
+                 "\"t_exp\":%.6g,\"t_walk\":%.6g,\"exps\":%llu,\"load1\":%.2f,"
+                 "\"hash\":\"%016llx\"}\n",
+                 f32 ? "f32" : "f64", H, n, d, bs[bi], T, th, rr.seconds, gemm_s,
+                 rr.seconds / gemm_s, sy, rr.seconds / sy, exs, t1 / rr.seconds, s->t_gather,
+                 s->t_center, s->t_gram, s->t_exp, s->t_walk, (unsigned long long)s->exps,
+                 load[0], rr.hash);
         }
-        best = fmin(best, dt);
       }
-      double flops = 0;
-      for (unsigned t = 0; t < T; t++) {
-        size_t m = n >> t, nb = (m + bs[bi] - 1) / bs[bi];
-        flops += (double)H * (double)nb * (double)bs[bi] * (double)bs[bi] * (double)(d + dv);
-      }
-      if (f32) { /* kept sets of the float path vs the double path, same uniforms */
-        size_t kept = H * (n >> T);
-        for (size_t k = 0; k < kept; k++) agree += idx32[k] == idx[(size_t)(bi * 3 + (int)T - 1) * H * n + k];
-        total += kept;
-      }
-      double rate = f32 ? rate32 : rate64;
-      double bound = flops / rate, bound2 = bound + (double)st.exps * ex;
-      double sy = syrk_time(H, n, bs[bi], T, d, dv, f32);
-      printf("%4s %4zu %2u %9.4f %10.0f %9.5f %8.4f %10.5f %9.4f %9.5f %9.4f %8.4f\n",
-             f32 ? "f32" : "f64", bs[bi], T, best, (double)(H * n) / best, bound, bound / best, bound2, bound2 / best, sy, sy / best,
-             (double)(st.clipped0 + st.clipped1) / (double)st.steps);
-    }
-  printf("(tokens/s counts the H·n input tokens) float32 vs float64 kept positions agree: "
-         "%.4f of %zu\n", (double)agree / (double)total, total);
-  for (int t = 0; t < 3; t++) free(u[t]);
-  free(K), free(V), free(Kf), free(Vf), free(idx), free(w), free(idx32), free(w32);
+  }
+  printf("\nhash equal across thread counts: %s\n", fail ? "NO (a bug)" : "yes");
+  for (unsigned t = 0; t < Tmax; t++) free(u[t]);
+  free(K), free(V), free(Kf), free(Vf);
   gsl_rng_free(r);
-  return 0;
+  return fail;
 }

@@ -5,6 +5,7 @@
 #include "unit.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static kvb_method *mk(const char *name, gsl_rng *r, size_t dk, size_t dv, const char *a1,
@@ -120,6 +121,133 @@ static void f32_examples(void) {
   o.b = 0;
   rc = kvb_bkvb_compress_f32(1, 2, 1, 1, K, V, &o, ua, NULL, &idx, &w, NULL);
   CHECK(rc == KVB_EINVAL, "f32 b = 0 -> KVB_EINVAL", "rc=%d", rc);
+}
+
+/* The (head, block) parallel path: indices, weights and every counter identical for threads =
+ * 2, 3, 7 to threads = 1, float64 and float32, at shapes where n is not a multiple of b, the
+ * tail block has 1 token, H is not a multiple of the thread count, T = 1..3, and through the
+ * generator path (uniforms drawn, not supplied). Keys spread enough that the walk is not
+ * always clipped (so the signs depend on the sums). */
+static void threads_identical(gsl_rng *r) {
+  static const struct { size_t H, n, d, dv, b; } sh[] = {
+      {3, 1000, 8, 5, 64}, {1, 777, 16, 3, 50}, {5, 301, 4, 4, 7}, {2, 129, 3, 2, 128},
+      {4, 513, 6, 6, 256}, {7, 64, 2, 3, 64}};
+  size_t diff = 0, cases = 0, clipped = 0, steps = 0;
+  for (size_t c = 0; c < sizeof sh / sizeof sh[0]; c++) {
+    size_t H = sh[c].H, n = sh[c].n, d = sh[c].d, dv = sh[c].dv;
+    double *K = malloc(H * n * d * sizeof *K), *V = malloc(H * n * dv * sizeof *V);
+    float *Kf = malloc(H * n * d * sizeof *Kf), *Vf = malloc(H * n * dv * sizeof *Vf);
+    for (size_t i = 0; i < H * n * d; i++)
+      K[i] = (gsl_rng_uniform(r) - 0.5) * 0.8, Kf[i] = (float)K[i];
+    for (size_t i = 0; i < H * n * dv; i++) V[i] = gsl_rng_uniform(r) - 0.5, Vf[i] = (float)V[i];
+    double *u[3];
+    for (unsigned t = 0; t < 3; t++) {
+      u[t] = malloc(H * (n >> t) * sizeof(double));
+      for (size_t i = 0; i < H * (n >> t); i++) u[t][i] = gsl_rng_uniform(r);
+    }
+    size_t *i1 = malloc(H * n * sizeof *i1), *i2 = malloc(H * n * sizeof *i2);
+    double *w1 = malloc(H * n * sizeof *w1), *w2 = malloc(H * n * sizeof *w2);
+    for (int f32 = 0; f32 < 2; f32++)
+      for (unsigned T = 1; T <= 3; T++)
+        for (int gen = 0; gen < 2; gen++) {
+          kvb_bkvb_opts o;
+          kvb_bkvb_opts_default(&o);
+          o.b = sh[c].b, o.T = T, o.gamma = 0.5;
+          size_t kept = H * (n >> T);
+          kvb_bkvb_stats s1 = {0};
+          o.threads = 1;
+          gsl_rng *g = gsl_rng_alloc(kvb_rng_pcg32);
+          gsl_rng_set(g, 1000 + c);
+          const double *const *ua = gen ? NULL : (const double *const *)u;
+          int rc1 = f32 ? kvb_bkvb_compress_f32(H, n, d, dv, Kf, Vf, &o, ua, g, i1, w1, &s1)
+                        : kvb_bkvb_compress(H, n, d, dv, K, V, &o, ua, g, i1, w1, &s1);
+          steps += s1.steps, clipped += s1.clipped0 + s1.clipped1;
+          static const int th[] = {2, 3, 7};
+          for (int t = 0; t < 3; t++) {
+            kvb_bkvb_stats s2 = {0};
+            o.threads = th[t];
+            gsl_rng_set(g, 1000 + c);
+            int rc2 = f32 ? kvb_bkvb_compress_f32(H, n, d, dv, Kf, Vf, &o, ua, g, i2, w2, &s2)
+                          : kvb_bkvb_compress(H, n, d, dv, K, V, &o, ua, g, i2, w2, &s2);
+            int bad = rc1 || rc2 || s1.steps != s2.steps || s1.clipped0 != s2.clipped0 ||
+                      s1.clipped1 != s2.clipped1 || s1.nan_p != s2.nan_p || s1.exps != s2.exps;
+            for (size_t k = 0; k < kept && !bad; k++) bad = i1[k] != i2[k] || w1[k] != w2[k];
+            diff += bad != 0, cases++;
+          }
+          gsl_rng_free(g);
+        }
+    for (unsigned t = 0; t < 3; t++) free(u[t]);
+    free(K), free(V), free(Kf), free(Vf), free(i1), free(i2), free(w1), free(w2);
+  }
+  CHECK(diff == 0 && cases == 6 * 2 * 3 * 2 * 3,
+        "threads 2, 3, 7 give the indices, weights and counters of threads 1 (f64, f32, T 1..3)",
+        "%zu of %zu cases differ", diff, cases);
+  /* the comparison is not vacuous: some steps are clipped, most are not */
+  CHECK(steps > 0 && clipped < steps / 2, "threads test: the walk is mostly unclipped",
+        "clipped %zu of %zu", clipped, steps);
+
+  /* A non-finite value in a late block of a late head, found by a worker while round 0 gathers:
+   * KVB_EDOM for every thread count, nothing written. */
+  const size_t H = 3, n = 200, d = 4, dv = 2;
+  double K[3 * 200 * 4], V[3 * 200 * 2], u0[600], u1[300];
+  for (size_t i = 0; i < H * n * d; i++) K[i] = gsl_rng_uniform(r);
+  for (size_t i = 0; i < H * n * dv; i++) V[i] = gsl_rng_uniform(r);
+  for (size_t i = 0; i < 600; i++) u0[i] = gsl_rng_uniform(r);
+  for (size_t i = 0; i < 300; i++) u1[i] = gsl_rng_uniform(r);
+  const double *u[] = {u0, u1};
+  V[(2 * n + 190) * dv + 1] = INFINITY;
+  int ok = 1;
+  for (int t = 1; t <= 4; t++) {
+    kvb_bkvb_opts o;
+    kvb_bkvb_opts_default(&o);
+    o.b = 16, o.T = 2, o.threads = t;
+    size_t idx[150];
+    double w[150];
+    for (int k = 0; k < 150; k++) idx[k] = 7, w[k] = -1;
+    int rc = kvb_bkvb_compress(H, n, d, dv, K, V, &o, u, NULL, idx, w, NULL);
+    for (int k = 0; k < 150; k++) ok &= idx[k] == 7 && w[k] == -1;
+    ok &= rc == KVB_EDOM;
+  }
+  CHECK(ok, "non-finite value found by a worker -> KVB_EDOM, nothing written, threads 1..4",
+        "%s", "");
+  V[(2 * n + 190) * dv + 1] = 0.5;
+  ok = 1;
+  for (int bad = 0; bad < 2; bad++)
+    for (int t = 1; t <= 3; t++) {
+      K[(1 * n + 77) * d + 3] = bad ? -INFINITY : NAN; /* head 1, block 4 of 13 */
+      kvb_bkvb_opts o;
+      kvb_bkvb_opts_default(&o);
+      o.b = 16, o.T = 2, o.threads = t;
+      size_t idx[150];
+      double w[150];
+      for (int k = 0; k < 150; k++) idx[k] = 7, w[k] = -1;
+      int rc = kvb_bkvb_compress(H, n, d, dv, K, V, &o, u, NULL, idx, w, NULL);
+      for (int k = 0; k < 150; k++) ok &= idx[k] == 7 && w[k] == -1;
+      ok &= rc == KVB_EDOM;
+    }
+  K[(1 * n + 77) * d + 3] = 0.25;
+  kvb_bkvb_opts o;
+  kvb_bkvb_opts_default(&o);
+  o.b = 16, o.T = 2, o.threads = 2;
+  size_t idx[150];
+  double w[150];
+  ok &= kvb_bkvb_compress(H, n, d, dv, K, V, &o, u, NULL, idx, w, NULL) == 0;
+  CHECK(ok, "NaN / -Inf key found by a worker -> KVB_EDOM, nothing written; finite again -> 0",
+        "%s", "");
+}
+
+/* The float path's vector expf returns the C library's bits: 2^22 consecutive patterns around
+ * the walk's range (|x| ≲ 2) and a stride through all 2^32 (size_t)-1 = no vector path here. */
+static void expf_identical(void) {
+  size_t a = kvb_bkvb_expf_check(0x3f800000u - (1u << 21), 1u << 22, 1);
+  size_t b = kvb_bkvb_expf_check(0xbf800000u - (1u << 21), 1u << 22, 1);
+  size_t c = kvb_bkvb_expf_check(12345, 1u << 20, 4093);
+  if (a == (size_t)-1) {
+    printf("SKIP vector expf: no AVX2+FMA path on this CPU\n");
+    return;
+  }
+  CHECK(a == 0 && b == 0 && c == 0, "vector expf = the C library's expf, 9.4M inputs",
+        "differ: %zu %zu %zu", a, b, c);
 }
 
 static void api_bad_input(void) {
@@ -283,6 +411,8 @@ int main(void) {
   walk_example();
   api_bad_input();
   f32_examples();
+  threads_identical(r);
+  expf_identical();
   method_bad_input(r);
   usample_weight_examples(r);
   gsl_rng_free(r);

@@ -4,10 +4,12 @@
 #include "balancekv_block.h"
 #include "attention.h"
 #include "kvb_error.h"
+#include "parallel.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cblas.h>
 
@@ -19,7 +21,7 @@ void kvb_bkvb_opts_default(kvb_bkvb_opts *o) {
   o->tau = 1.0;
   o->beta = 0.0;
   o->mutant = 0;
-  o->threads = 1; /* one worker until the (head, block) parallel path lands */
+  o->threads = 0; /* all cores; the result does not depend on it */
 }
 
 size_t kvb_bkvb_kept(size_t n, unsigned T) { return T >= 64 ? 0 : n >> T; }
@@ -66,11 +68,248 @@ size_t kvb_bkvb_halve(size_t m, const int8_t *s, int mutant, size_t *keep, doubl
   return k == h ? h : 0;
 }
 
-static int all_finite_f64(const double *x, size_t n) { return kvb_all_finite(x, n); }
-static int all_finite_f32(const float *x, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (!isfinite(x[i])) return 0;
-  return 1;
+/* Finiteness by the exponent bits: x is Inf or NaN iff its exponent field is all ones, iff
+ * adding one unit of the exponent to the masked field carries into the sign bit. Only and, add
+ * and or: the loop runs on SSE2 vectors (a vector compare would be split into scalars there). */
+typedef uint64_t bkvb_u64x2 __attribute__((vector_size(16)));
+typedef uint32_t bkvb_u32x4 __attribute__((vector_size(16)));
+static int finite_f64(const double *x, size_t n) {
+  const uint64_t e = 0x7ff0000000000000ull, one = 0x0010000000000000ull;
+  bkvb_u64x2 vb = {0, 0};
+  size_t i = 0;
+  for (; i + 2 <= n; i += 2) {
+    bkvb_u64x2 v;
+    memcpy(&v, x + i, sizeof v);
+    vb |= (v & e) + one;
+  }
+  uint64_t bad = vb[0] | vb[1];
+  for (; i < n; i++) {
+    uint64_t v;
+    memcpy(&v, x + i, sizeof v);
+    bad |= (v & e) + one;
+  }
+  return (bad >> 63) == 0;
+}
+static int finite_f32(const float *x, size_t n) {
+  const uint32_t e = 0x7f800000u, one = 0x00800000u;
+  bkvb_u32x4 vb = {0, 0, 0, 0};
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    bkvb_u32x4 v;
+    memcpy(&v, x + i, sizeof v);
+    vb |= (v & e) + one;
+  }
+  uint32_t bad = vb[0] | vb[1] | vb[2] | vb[3];
+  for (; i < n; i++) {
+    uint32_t v;
+    memcpy(&v, x + i, sizeof v);
+    bad |= (v & e) + one;
+  }
+  return (bad >> 31) == 0;
+}
+
+/* Per-phase clock: one reading per phase per block (not per element). */
+static double bkvb_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The exponentials of one kernel row, in place, by the C library (the reference). */
+static void exprow_f64(double *g, size_t j) {
+  for (size_t i = 0; i < j; i++) g[i] = exp(g[i]);
+}
+static void exprow_f32_libm(float *g, size_t j) {
+  for (size_t i = 0; i < j; i++) g[i] = expf(g[i]);
+}
+
+/* ---- expf, eight at a time, bit-identical to the C library's ----
+ * The walk's signs must not change, so the float path may only replace the C library's expf by
+ * something that returns the same bits for every float. On x86-64 glibc (2.28 and later) selects
+ * at load time an expf built with FMA when the CPU has AVX2 and FMA; its algorithm is public
+ * (glibc sysdeps/ieee754/flt-32/e_expf.c, from ARM's optimized-routines): in double precision,
+ * k = round(x·32/ln2) by adding 1.5·2^52, r = x·32/ln2 − k, 2^(k/32) = table[k mod 32] with the
+ * exponent k/32 added to its bits, and exp(x) ≈ 2^(k/32)·(C0 r³ + C1 r² + C2 r + 1), rounded once
+ * to float; with FMA the compiler fused x·32/ln2 + shift, x·32/ln2 − k and the polynomial steps.
+ * bkvb_expf8 does exactly those double operations on four lanes at a time (AVX2 + FMA). Inputs
+ * with |x| >= 88 or not finite (the library's special paths: overflow, underflow, errno) go to
+ * the library itself. Because an equal algorithm is not a proof, the fast path is used only after
+ * a self-test against the library's expf on 2^16 + 4096 inputs spread over every exponent
+ * (kvb_bkvb_expf_check), at the first call; a library that differs anywhere in the test keeps
+ * the plain loop. tests/bench_balancekv_block --exp-exhaustive compares all 2^32 floats. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define BKVB_VEXP 1
+#include <immintrin.h>
+#include <stdatomic.h>
+
+/* 2^(i/32) as IEEE doubles with i·2^47 subtracted from their bits (so that adding k·2^47 for
+ * k ≡ i mod 32 gives 2^(k/32)): the table the library's expf indexes. */
+static const uint64_t bkvb_exp2_tab[32] = {
+    0x3ff0000000000000ull, 0x3fefd9b0d3158574ull, 0x3fefb5586cf9890full, 0x3fef9301d0125b51ull,
+    0x3fef72b83c7d517bull, 0x3fef54873168b9aaull, 0x3fef387a6e756238ull, 0x3fef1e9df51fdee1ull,
+    0x3fef06fe0a31b715ull, 0x3feef1a7373aa9cbull, 0x3feedea64c123422ull, 0x3feece086061892dull,
+    0x3feebfdad5362a27ull, 0x3feeb42b569d4f82ull, 0x3feeab07dd485429ull, 0x3feea47eb03a5585ull,
+    0x3feea09e667f3bcdull, 0x3fee9f75e8ec5f74ull, 0x3feea11473eb0187ull, 0x3feea589994cce13ull,
+    0x3feeace5422aa0dbull, 0x3feeb737b0cdc5e5ull, 0x3feec49182a3f090ull, 0x3feed503b23e255dull,
+    0x3feee89f995ad3adull, 0x3feeff76f2fb5e47ull, 0x3fef199bdd85529cull, 0x3fef3720dcef9069ull,
+    0x3fef5818dcfba487ull, 0x3fef7c97337b9b5full, 0x3fefa4afa2a490daull, 0x3fefd0765b6e4540ull};
+
+/* Four floats (as doubles) → exp in double before the final rounding, the library's steps. */
+__attribute__((target("avx2,fma"))) static inline __m256d bkvb_exp4(__m256d xd) {
+  const __m256d invln2n = _mm256_set1_pd(0x1.71547652b82fep+5); /* 32/ln 2 */
+  const __m256d shift = _mm256_set1_pd(0x1.8p52);
+  const __m256d c0 = _mm256_set1_pd(0x1.c6af84b912394p-20); /* 0x1.c6af84b912394p-5 / 32³ */
+  const __m256d c1 = _mm256_set1_pd(0x1.ebfce50fac4f3p-13); /* 0x1.ebfce50fac4f3p-3 / 32² */
+  const __m256d c2 = _mm256_set1_pd(0x1.62e42ff0c52d6p-6);  /* 0x1.62e42ff0c52d6p-1 / 32 */
+  __m256d kds = _mm256_fmadd_pd(invln2n, xd, shift);        /* x·32/ln2 + shift, one rounding */
+  __m256i ki = _mm256_castpd_si256(kds);
+  __m256d kd = _mm256_sub_pd(kds, shift);
+  __m256d r = _mm256_fmsub_pd(invln2n, xd, kd);              /* x·32/ln2 − k, one rounding */
+  __m256i t = _mm256_i64gather_epi64((const long long *)bkvb_exp2_tab,
+                                     _mm256_and_si256(ki, _mm256_set1_epi64x(31)), 8);
+  t = _mm256_add_epi64(t, _mm256_slli_epi64(ki, 47));
+  __m256d z = _mm256_fmadd_pd(r, c0, c1);
+  __m256d r2 = _mm256_mul_pd(r, r);
+  __m256d y = _mm256_fmadd_pd(r, c2, _mm256_set1_pd(1.0));
+  y = _mm256_fmadd_pd(z, r2, y);
+  return _mm256_mul_pd(y, _mm256_castsi256_pd(t));
+}
+
+__attribute__((target("avx2,fma"))) static void exprow_f32_vec(float *g, size_t n) {
+  size_t i = 0;
+  const __m256i expmask = _mm256_set1_epi32(0x7ff), lim = _mm256_set1_epi32(0x42a);
+  for (; i + 8 <= n; i += 8) {
+    __m256 x = _mm256_loadu_ps(g + i);
+    /* the library's test for its special paths: (bits >> 20) & 0x7ff >= top12(88.0f) */
+    __m256i top = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(x), 20), expmask);
+    if (_mm256_movemask_epi8(_mm256_cmpgt_epi32(top, lim))) {
+      for (size_t k = i; k < i + 8; k++) g[k] = expf(g[k]);
+      continue;
+    }
+    __m128 lo = _mm256_cvtpd_ps(bkvb_exp4(_mm256_cvtps_pd(_mm256_castps256_ps128(x))));
+    __m128 hi = _mm256_cvtpd_ps(bkvb_exp4(_mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
+    _mm256_storeu_ps(g + i, _mm256_set_m128(hi, lo));
+  }
+  for (; i < n; i++) g[i] = expf(g[i]);
+}
+
+/* One kernel row in one pass: g = exp(ks·g − β)·(gv + c₀), the same float operations as the
+ * three loops of the core (product, difference, the library's expf, sum, product), eight at a
+ * time; separate multiply and subtract (no fusing: FP_CONTRACT is off and these are separate
+ * instructions). Lanes the library treats specially take the scalar route for their group. */
+__attribute__((target("avx2,fma"))) static void krow_f32_vec(float *g, const float *gv, float ks,
+                                                              float beta, float c0, size_t n) {
+  size_t i = 0;
+  const __m256i expmask = _mm256_set1_epi32(0x7ff), lim = _mm256_set1_epi32(0x42a);
+  const __m256 vks = _mm256_set1_ps(ks), vbeta = _mm256_set1_ps(beta), vc0 = _mm256_set1_ps(c0);
+  for (; i + 8 <= n; i += 8) {
+    __m256 x = _mm256_sub_ps(_mm256_mul_ps(vks, _mm256_loadu_ps(g + i)), vbeta);
+    __m256 f = _mm256_add_ps(_mm256_loadu_ps(gv + i), vc0);
+    __m256i top = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(x), 20), expmask);
+    __m256 e;
+    if (_mm256_movemask_epi8(_mm256_cmpgt_epi32(top, lim))) {
+      float t[8];
+      _mm256_storeu_ps(t, x);
+      for (int k = 0; k < 8; k++) t[k] = expf(t[k]);
+      e = _mm256_loadu_ps(t);
+    } else {
+      __m128 lo = _mm256_cvtpd_ps(bkvb_exp4(_mm256_cvtps_pd(_mm256_castps256_ps128(x))));
+      __m128 hi = _mm256_cvtpd_ps(bkvb_exp4(_mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
+      e = _mm256_set_m128(hi, lo);
+    }
+    _mm256_storeu_ps(g + i, _mm256_mul_ps(e, f));
+  }
+  for (; i < n; i++) {
+    float x = ks * g[i] - beta;
+    g[i] = expf(x) * (gv[i] + c0);
+  }
+}
+
+static int bkvb_have_avx2_fma(void) {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#endif
+
+size_t kvb_bkvb_expf_check(uint64_t first, uint64_t count, uint64_t stride) {
+#ifdef BKVB_VEXP
+  if (!bkvb_have_avx2_fma()) return (size_t)-1;
+  float x[64], y[64];
+  size_t bad = 0;
+  uint64_t k = 0;
+  while (k < count) {
+    size_t m = 0;
+    for (; m < 64 && k < count; m++, k++) {
+      uint32_t bits = (uint32_t)(first + k * stride);
+      memcpy(&x[m], &bits, sizeof bits);
+      y[m] = x[m];
+    }
+    exprow_f32_vec(y, m);
+    for (size_t i = 0; i < m; i++) {
+      float e = expf(x[i]);
+      bad += memcmp(&e, &y[i], sizeof e) != 0;
+    }
+  }
+  return bad;
+#else
+  (void)first, (void)count, (void)stride;
+  return (size_t)-1;
+#endif
+}
+
+/* 0 = not decided, 1 = the vector path, 2 = the library's loop. */
+#ifdef BKVB_VEXP
+static atomic_int bkvb_vexp_state;
+#endif
+
+static int bkvb_use_vexp(void) {
+#ifdef BKVB_VEXP
+  int st = atomic_load_explicit(&bkvb_vexp_state, memory_order_relaxed);
+  if (st) return st == 1;
+  /* every 65537th bit pattern (all signs and exponents) and 4096 points of [−90, 90) */
+  size_t bad = kvb_bkvb_expf_check(0, 65536, 65537);
+  float x[64], y[64];
+  for (int c = 0; c < 64 && bad == 0; c++) {
+    for (int i = 0; i < 64; i++) x[i] = y[i] = -90.0f + 180.0f * (float)(64 * c + i) / 4096.0f;
+    exprow_f32_vec(y, 64);
+    for (int i = 0; i < 64; i++) {
+      float e = expf(x[i]);
+      bad += memcmp(&e, &y[i], sizeof e) != 0;
+    }
+  }
+  st = bad == 0 ? 1 : 2;
+  atomic_store_explicit(&bkvb_vexp_state, st, memory_order_relaxed);
+  return st == 1;
+#else
+  return 0;
+#endif
+}
+
+/* The fused row where the vector expf is in use; 0 = not handled (the core's three loops). */
+static int krow_fast_f64(double *g, const double *gv, double ks, double beta, double c0,
+                         size_t n) {
+  (void)g, (void)gv, (void)ks, (void)beta, (void)c0, (void)n;
+  return 0;
+}
+static int krow_fast_f32(float *g, const float *gv, float ks, float beta, float c0, size_t n) {
+#ifdef BKVB_VEXP
+  if (bkvb_use_vexp()) {
+    krow_f32_vec(g, gv, ks, beta, c0, n);
+    return 1;
+  }
+#endif
+  (void)g, (void)gv, (void)ks, (void)beta, (void)c0, (void)n;
+  return 0;
+}
+
+static void exprow_f32(float *g, size_t j) {
+#ifdef BKVB_VEXP
+  if (bkvb_use_vexp()) {
+    exprow_f32_vec(g, j);
+    return;
+  }
+#endif
+  exprow_f32_libm(g, j);
 }
 
 static int check_opts(const kvb_bkvb_opts *o, size_t n) {
@@ -86,27 +325,47 @@ static int check_opts(const kvb_bkvb_opts *o, size_t n) {
   return KVB_OK;
 }
 
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF /* no fused multiply-adds: the results are specified per operation */
+#endif
+
 /* The double reference. */
 #define REAL double
 #define SYRK cblas_dsyrk
-#define EXP exp
+#define FINITE finite_f64
+#define EXPROW exprow_f64
+#define KROW_FAST krow_fast_f64
 #define SFX(name) name##_f64
 #include "balancekv_block_core.h"
 #undef REAL
 #undef SYRK
-#undef EXP
+#undef FINITE
+#undef EXPROW
+#undef KROW_FAST
 #undef SFX
+#undef VL
+#undef VLD
+#undef PF_AHEAD
+#undef VST
 
 /* The float32 path: same steps in single precision (ssyrk, expf); u compared in double. */
 #define REAL float
 #define SYRK cblas_ssyrk
-#define EXP expf
+#define FINITE finite_f32
+#define EXPROW exprow_f32
+#define KROW_FAST krow_fast_f32
 #define SFX(name) name##_f32
 #include "balancekv_block_core.h"
 #undef REAL
 #undef SYRK
-#undef EXP
+#undef FINITE
+#undef EXPROW
+#undef KROW_FAST
 #undef SFX
+#undef VL
+#undef VLD
+#undef PF_AHEAD
+#undef VST
 
 int kvb_bkvb_compress(size_t H, size_t n, size_t d, size_t dv, const double *K, const double *V,
                       const kvb_bkvb_opts *o, const double *const *u, gsl_rng *rng, size_t *idx,

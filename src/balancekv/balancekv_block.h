@@ -49,7 +49,17 @@
  *     detected at query time because m depends on the stream. T = 0 keeps every token: exact.
  *
  * Kernel products: the b×b key and value Gram matrices of a block are computed with
- * cblas_dsyrk (lower triangle only — the walk reads K_ij for i < j). */
+ * cblas_dsyrk (lower triangle only — the walk reads K_ij for i < j).
+ *
+ * Threads. A round's blocks are independent (each reads its own tokens and its own uniforms
+ * u_r[h·m_r + start + j] and writes its own signs), so every round runs its H·⌈m_r/b⌉
+ * (head, block) items on opts.threads workers (kvb_parallel_for, one BLAS thread per worker; with
+ * one worker the BLAS keeps the caller's setting — set OPENBLAS_NUM_THREADS=1 for speed), with
+ * per-worker scratch allocated once per call. Rounds are sequential (round r + 1 gathers in the order round r's halving made).
+ * Every item does the same operations on the same numbers whichever worker runs it, so the
+ * indices, weights and counters are identical for any thread count. The float path evaluates
+ * expf eight at a time where the CPU allows by the C library's own algorithm, and only where it
+ * returns the library's bits (kvb_bkvb_expf_check); the double path calls exp. */
 #ifndef KVB_BALANCEKV_BLOCK_H
 #define KVB_BALANCEKV_BLOCK_H
 
@@ -89,12 +99,16 @@ typedef struct {
   uint64_t nan_p;    /* steps whose p was NaN (kernel overflow) */
   uint64_t exps;     /* kernel exponentials */
   /* Seconds per phase, summed over workers (so they add up to the CPU time, not the wall
-   * time); a phase fused with another is counted where its work is done. */
+   * time), read once per phase per block: t_gather (copy the block's keys and sum them,
+   * w_i v_i, finiteness in round 0), t_center (divide by the length, subtract the mean),
+   * t_gram (the two SYRKs), t_exp (the kernel factors: scale, exp, times (Gv + c₀)), t_walk
+   * (the walk, and the per-head halving). Wall-clock readings: on a loaded machine they include
+   * time the worker was descheduled. */
   double t_center, t_gram, t_exp, t_walk, t_gather;
 } kvb_bkvb_stats;
 
 /* Fills o with b = 256 (the largest block of 003 Fig. 3), T = 1, and the authors' code's γ = 4,
- * c₀ = 0.025, τ = 1, β = 0 (balancekv_press.py, balanced_walk.py). */
+ * c₀ = 0.025, τ = 1, β = 0 (balancekv_press.py, balanced_walk.py); threads = 0 (all cores). */
 void kvb_bkvb_opts_default(kvb_bkvb_opts *o);
 
 /* Number of tokens kept per head from n: ⌊n/2^T⌋. */
@@ -130,6 +144,12 @@ int kvb_bkvb_compress(size_t H, size_t n, size_t d, size_t dv, const double *K, 
 int kvb_bkvb_compress_f32(size_t H, size_t n, size_t d, size_t dv, const float *K, const float *V,
                           const kvb_bkvb_opts *o, const double *const *u, gsl_rng *rng,
                           size_t *idx, double *w, kvb_bkvb_stats *st);
+
+/* The float path's exponentials: where the CPU has AVX2 and FMA, eight expf at a time by the
+ * C library's own algorithm (see balancekv_block.c), used only when it returns the library's
+ * bits. Compares it with expf on the bit patterns first + k·stride (mod 2^32), k < count;
+ * returns how many differ, or (size_t)−1 where there is no vector path. */
+size_t kvb_bkvb_expf_check(uint64_t first, uint64_t count, uint64_t stride);
 
 /* Method "balancekv_block" accessors. */
 /* Compresses the current middle now (otherwise the next query does). */

@@ -1,124 +1,281 @@
 /* balancekv_block_core.h — the compression core of balancekv_block.c, written once and
  * instantiated twice there: double (the reference) and float (the float32 path, for speed).
- * Not a public header: include only from balancekv_block.c with REAL, SYRK, EXP and SFX defined.
- * See balancekv_block.h for what every line implements (003 App. B; the authors' src/balanced_walk.py). */
+ * Not a public header: include only from balancekv_block.c with REAL, SYRK, FINITE, EXPROW,
+ * KROW_FAST and SFX defined. See balancekv_block.h for what every line implements (003 App. B; the
+ * authors' src/balanced_walk.py).
+ *
+ * Work decomposition (why it is deterministic). Round r of head h walks ⌈m_r/b⌉ independent
+ * blocks: a block reads only its own tokens (gathered by the order cur_h of the previous round)
+ * and its own uniforms u_r[h·m_r + start + j], and writes only its own signs s_h[start..start+len).
+ * So one round of all heads is H·⌈m_r/b⌉ independent items, run by kvb_parallel_for on any
+ * number of workers; each item computes exactly what the one-worker loop computes (same
+ * operations on the same numbers in the same order: the per-worker scratch is fully rewritten by
+ * every item before it is read), so indices, weights and counters are identical for any thread
+ * count. The halving of a head needs all its signs of the round, and round r + 1 gathers by the
+ * order the halving produced: rounds are therefore sequential (one barrier per round), and the
+ * parallelism is over (head, block) within a round rather than over heads across rounds — this
+ * keeps every core busy also for H = 1 (the method compresses one head) and for H not a multiple
+ * of the thread count, at the cost of T pool start-ups per call (microseconds).
+ *
+ * Per item the phases are: gather + center the keys (and scale the values by their weights) into
+ * contiguous b×d / b×dv blocks; the two lower-triangle Gram products (SYRK); the kernel factors
+ * F_ij = exp(τ⟨k̃_i,k̃_j⟩/√d − β)·(⟨w_i v_i, w_j v_j⟩ + c₀), i < j, computed row by row in place
+ * of the key Gram (each row is in cache right after the SYRK); the walk, which reads row j of F
+ * once. The arithmetic of every entry is the same as the fused loop it replaces: F_ij is
+ * exp(ks·G_ij − β) rounded, times (Gv_ij + c₀) rounded, and the walk adds F_ij·s_i (exact: s = ±1)
+ * in the order i = 0..j−1. Identity with the previous one-thread loop was checked by hashing
+ * the indices, weights and counters of both builds over 3 240 configurations and at H = 8,
+ * n = 16384, d = 128, b = 64/128/256, T = 1/2 (clipped and unclipped walks, f32 and f64, gcc
+ * and clang builds). */
 
-/* ---- one round of one head ---- */
-typedef struct {
-  REAL *Kc, *Vw, *Gk, *Gv, *mean, *row; /* b×d, b×dv, b×b, b×b, d, b */
-} SFX(block_scratch);
+/* ---- elementwise loops on GCC/Clang vector types (the build's -O2 does not auto-vectorize
+ * loops of unknown length). Each lane does the scalar operation: results are those of the
+ * scalar loops, bit for bit. ---- */
+#define VL (32 / sizeof(REAL))
+typedef REAL SFX(vec) __attribute__((vector_size(32)));
+/* unaligned load / store as macros (a 32-byte vector argument would change the ABI on SSE2) */
+#define VLD(v, p) memcpy(&(v), (p), sizeof(v))
+#define VST(p, v) memcpy((p), &(v), sizeof(v))
 
-/* Walks one block of len tokens (rows of Kc/Vw already gathered). Signs into s[0..len). */
-static void SFX(walk_block)(size_t len, size_t d, size_t dv, const kvb_bkvb_opts *o,
-                       SFX(block_scratch) *bs, const double *u, int8_t *s, kvb_bkvb_stats *st) {
-  size_t b = o->b;
-  /* Key and value Gram products, lower triangle (the walk reads K_ij, i < j). */
-  SYRK(CblasRowMajor, CblasLower, CblasNoTrans, (int)len, (int)d, 1.0, bs->Kc, (int)d,
-              0.0, bs->Gk, (int)b);
-  SYRK(CblasRowMajor, CblasLower, CblasNoTrans, (int)len, (int)dv, 1.0, bs->Vw, (int)dv,
-              0.0, bs->Gv, (int)b);
-  REAL ks = (REAL)(o->tau / sqrt((double)d)), beta = (REAL)o->beta, c0 = (REAL)o->c0;
-  s[0] = 1; /* s_0 = +1 */
-  for (size_t j = 1; j < len; j++) {
-    const REAL *gk = bs->Gk + j * b, *gv = bs->Gv + j * b;
-    REAL *kr = bs->row; /* row j of the kernel, i < j (each entry is used once, here) */
-    for (size_t i = 0; i < j; i++) kr[i] = ks * gk[i] - beta;
-    for (size_t i = 0; i < j; i++) kr[i] = EXP(kr[i]);
-    REAL acc = 0;
-    for (size_t i = 0; i < j; i++) /* Σ_{i<j} K_ij s_i, in order */
-      acc += kr[i] * (gv[i] + c0) * (REAL)s[i];
-    st->exps += j;
-    double p = (o->mutant & KVB_BKVB_MUT_SIGN_FLIP) ? 0.5 + o->gamma * (double)acc
-                                                    : 0.5 - o->gamma * (double)acc;
-    if (o->mutant & KVB_BKVB_MUT_RANDOM_SIGNS) p = 0.5;
-    st->steps++;
-    if (isnan(p)) st->nan_p++;
-    else if (p <= 0) st->clipped0++;
-    else if (p >= 1) st->clipped1++;
-    s[j] = (u[j] < p) ? 1 : -1; /* NaN p: comparison false, −1 */
+/* Rows after round 0 are gathered from scattered positions: the hardware prefetcher follows
+ * a row but not the jump to the next one, so the rows PF_AHEAD tokens ahead are requested
+ * early (a hint only; no effect on any value). */
+#define PF_AHEAD 4
+static inline void SFX(prefetch_row)(const REAL *p, size_t n) {
+  for (size_t a = 0; a < n; a += 64 / sizeof(REAL)) __builtin_prefetch(p + a, 0, 3);
+}
+
+/* dst = src, sum += src */
+static void SFX(copy_sum)(REAL *restrict dst, REAL *restrict sum, const REAL *restrict src,
+                          size_t n) {
+  size_t a = 0;
+  for (; a + VL <= n; a += VL) {
+    SFX(vec) x, y;
+    VLD(x, src + a), VLD(y, sum + a);
+    y += x;
+    VST(dst + a, x), VST(sum + a, y);
   }
+  for (; a < n; a++) dst[a] = src[a], sum[a] += src[a];
 }
-
-/* Gathers block [start, start+len) of the current order into the scratch. */
-static void SFX(gather_block)(size_t start, size_t len, size_t d, size_t dv, const REAL *K,
-                         const REAL *V, const size_t *cur, const double *cw, int mutant,
-                         SFX(block_scratch) *bs) {
-  for (size_t a = 0; a < d; a++) bs->mean[a] = 0;
-  for (size_t i = 0; i < len; i++) {
-    const REAL *k = K + cur[start + i] * d;
-    memcpy(bs->Kc + i * d, k, d * sizeof *k);
-    for (size_t a = 0; a < d; a++) bs->mean[a] += k[a];
-    const REAL *v = V + cur[start + i] * dv;
-    for (size_t a = 0; a < dv; a++) bs->Vw[i * dv + a] = (REAL)cw[start + i] * v[a]; /* w_i v_i */
+/* x −= m */
+static void SFX(sub)(REAL *restrict x, const REAL *restrict m, size_t n) {
+  size_t a = 0;
+  for (; a + VL <= n; a += VL) {
+    SFX(vec) u, v;
+    VLD(u, x + a), VLD(v, m + a);
+    u -= v;
+    VST(x + a, u);
   }
-  if (mutant & KVB_BKVB_MUT_NO_CENTER) return;
-  for (size_t a = 0; a < d; a++) bs->mean[a] /= (REAL)len; /* mean of the real tokens */
-  for (size_t i = 0; i < len; i++)
-    for (size_t a = 0; a < d; a++) bs->Kc[i * d + a] -= bs->mean[a];
+  for (; a < n; a++) x[a] -= m[a];
+}
+/* dst = w·src */
+static void SFX(scale)(REAL *restrict dst, const REAL *restrict src, REAL w, size_t n) {
+  size_t a = 0;
+  for (; a + VL <= n; a += VL) {
+    SFX(vec) v;
+    VLD(v, src + a);
+    v = w * v;
+    VST(dst + a, v);
+  }
+  for (; a < n; a++) dst[a] = w * src[a];
+}
+/* g = ks·g − β */
+static void SFX(affine)(REAL *restrict g, REAL ks, REAL beta, size_t n) {
+  size_t a = 0;
+  for (; a + VL <= n; a += VL) {
+    SFX(vec) v;
+    VLD(v, g + a);
+    v = ks * v - beta;
+    VST(g + a, v);
+  }
+  for (; a < n; a++) g[a] = ks * g[a] - beta;
+}
+/* g = g·(gv + c₀) */
+static void SFX(times_offset)(REAL *restrict g, const REAL *restrict gv, REAL c0, size_t n) {
+  size_t a = 0;
+  for (; a + VL <= n; a += VL) {
+    SFX(vec) v, w;
+    VLD(v, g + a), VLD(w, gv + a);
+    v = v * (w + c0);
+    VST(g + a, v);
+  }
+  for (; a < n; a++) g[a] = g[a] * (gv[a] + c0);
 }
 
+/* ---- per-worker scratch: allocated once per call, rewritten by every item ---- */
 typedef struct {
-  SFX(block_scratch) bs;
-  size_t *cur, *nxt, *keep;
-  double *cw, *nw, *mult;
-  int8_t *s;
-} SFX(head_scratch);
+  REAL *Kc, *Vw, *Gk, *Gv, *mean, *sg; /* b×d, b×dv, b×b (then F), b×b, d, b (signs ±1) */
+  kvb_bkvb_stats st;
+  char pad[64]; /* workers' counters on different cache lines */
+} SFX(worker);
 
-static void SFX(scratch_free)(SFX(head_scratch) *hs) {
-  free(hs->bs.Kc), free(hs->bs.Vw), free(hs->bs.Gk), free(hs->bs.Gv), free(hs->bs.mean);
-  free(hs->bs.row);
-  free(hs->cur), free(hs->nxt), free(hs->keep), free(hs->cw), free(hs->nw), free(hs->mult);
-  free(hs->s);
+static void SFX(workers_free)(SFX(worker) *w, int nw) {
+  if (!w) return;
+  for (int i = 0; i < nw; i++)
+    free(w[i].Kc), free(w[i].Vw), free(w[i].Gk), free(w[i].Gv), free(w[i].mean), free(w[i].sg);
+  free(w);
 }
 
-static int SFX(scratch_alloc)(SFX(head_scratch) *hs, size_t n, size_t d, size_t dv, size_t b) {
-  memset(hs, 0, sizeof *hs);
+static SFX(worker) *SFX(workers_alloc)(int nw, size_t n, size_t d, size_t dv, size_t b) {
+  SFX(worker) *w = calloc((size_t)nw, sizeof *w);
+  if (!w) return NULL;
   size_t bb = b < n ? b : n;
-  hs->bs.Kc = malloc(bb * d * sizeof(REAL));
-  hs->bs.Vw = malloc(bb * dv * sizeof(REAL));
-  hs->bs.Gk = malloc(bb * b * sizeof(REAL));
-  hs->bs.Gv = malloc(bb * b * sizeof(REAL));
-  hs->bs.mean = malloc(d * sizeof(REAL));
-  hs->bs.row = malloc(bb * sizeof(REAL));
-  hs->cur = malloc(n * sizeof(size_t));
-  hs->nxt = malloc(n * sizeof(size_t));
-  hs->keep = malloc(n * sizeof(size_t));
-  hs->cw = malloc(n * sizeof(double));
-  hs->nw = malloc(n * sizeof(double));
-  hs->mult = malloc(n * sizeof(double));
-  hs->s = malloc(n);
-  if (!hs->bs.Kc || !hs->bs.Vw || !hs->bs.Gk || !hs->bs.Gv || !hs->bs.mean || !hs->bs.row || !hs->cur ||
-      !hs->nxt || !hs->keep || !hs->cw || !hs->nw || !hs->mult || !hs->s) {
-    SFX(scratch_free)(hs);
-    return KVB_ERROR(KVB_ENOMEM, "balancekv_block: out of memory for n = %zu, b = %zu", n, b);
+  for (int i = 0; i < nw; i++) {
+    w[i].Kc = malloc(bb * d * sizeof(REAL));
+    w[i].Vw = malloc(bb * dv * sizeof(REAL));
+    w[i].Gk = malloc(bb * b * sizeof(REAL));
+    w[i].Gv = malloc(bb * b * sizeof(REAL));
+    w[i].mean = malloc(d * sizeof(REAL));
+    w[i].sg = malloc(bb * sizeof(REAL));
+    if (!w[i].Kc || !w[i].Vw || !w[i].Gk || !w[i].Gv || !w[i].mean || !w[i].sg) {
+      SFX(workers_free)(w, nw);
+      return NULL;
+    }
   }
-  return KVB_OK;
+  return w;
 }
 
-/* All T rounds of one head; final order in hs->cur[0..kept), weights hs->cw. */
-static int SFX(compress_head)(size_t h, size_t n, size_t d, size_t dv, const REAL *K,
-                         const REAL *V, const kvb_bkvb_opts *o, const double *const *u,
-                         SFX(head_scratch) *hs, kvb_bkvb_stats *st) {
-  size_t m = n, b = o->b;
-  for (size_t i = 0; i < n; i++) hs->cur[i] = i, hs->cw[i] = 1.0; /* w_i = 1 at the start */
-  for (unsigned r = 0; r < o->T; r++) {
-    const double *ur = u[r] + h * m; /* head h's uniforms of round r */
-    for (size_t start = 0; start < m; start += b) { /* blocks; the tail block is the padded one */
-      size_t len = m - start < b ? m - start : b;
-      SFX(gather_block)(start, len, d, dv, K, V, hs->cur, hs->cw, o->mutant, &hs->bs);
-      SFX(walk_block)(len, d, dv, o, &hs->bs, ur + start, hs->s + start, st);
-    }
-    size_t half = kvb_bkvb_halve(m, hs->s, o->mutant, hs->keep, hs->mult);
-    if (half != m / 2)
-      return KVB_ERROR(KVB_ESTATE, "balancekv_block: halving kept %zu of %zu", half, m);
-    for (size_t k = 0; k < half; k++) { /* survivors in the new order; weights multiply */
-      hs->nxt[k] = hs->cur[hs->keep[k]];
-      hs->nw[k] = hs->cw[hs->keep[k]] * hs->mult[k];
-    }
-    memcpy(hs->cur, hs->nxt, half * sizeof *hs->cur);
-    memcpy(hs->cw, hs->nw, half * sizeof *hs->cw);
-    m = half;
+/* ---- one round of every head: the items ---- */
+typedef struct {
+  size_t n, d, dv, m, nb; /* tokens per head, dims, current length m_r, blocks per head */
+  const REAL *K, *V;
+  const kvb_bkvb_opts *o;
+  const double *ur;       /* this round's H·m_r uniforms */
+  const size_t *cur;      /* H×n: order of the current round (head h at h·n) */
+  const double *cw;       /* H×n: its weights */
+  int8_t *s;              /* H×n: signs written by the walk */
+  int check;              /* round 0: check every key/value row is finite while gathering */
+  int ident;              /* round 0: cur is the identity and every weight 1 */
+  SFX(worker) *w;
+} SFX(round);
+
+/* Gathers block [start, start+len) of head h into Kc (centered keys) and, unless the values can
+ * be read in place, Vw (w_i v_i). Returns the value rows' pointer (ld = dv) or NULL when a row is
+ * not finite (only when R->check). */
+static const REAL *SFX(gather)(const SFX(round) *R, size_t h, size_t start, size_t len,
+                               SFX(worker) *W) {
+  size_t d = R->d, dv = R->dv;
+  const REAL *K = R->K + h * R->n * d, *V = R->V + h * R->n * dv;
+  const size_t *cur = R->cur + h * R->n + start;
+  const double *cw = R->cw + h * R->n + start;
+  REAL *mean = W->mean, *Kc = W->Kc;
+  for (size_t a = 0; a < d; a++) mean[a] = 0;
+  for (size_t i = 0; i < len; i++) { /* copy, and sum in token order (the reference's order) */
+    if (i + PF_AHEAD < len) SFX(prefetch_row)(K + cur[i + PF_AHEAD] * d, d);
+    SFX(copy_sum)(Kc + i * d, mean, K + cur[i] * d, d);
   }
+  if (R->check && !FINITE(Kc, len * d)) return NULL; /* the copy is the rows, now in cache */
+  const REAL *Vr;
+  if (R->ident) { /* round 0: the block's value rows are contiguous and w = 1: w·v = v, in place */
+    Vr = V + start * dv;
+    if (R->check && !FINITE(Vr, len * dv)) return NULL;
+  } else {
+    REAL *Vw = W->Vw;
+    for (size_t i = 0; i < len; i++) {
+      if (i + PF_AHEAD < len) SFX(prefetch_row)(V + cur[i + PF_AHEAD] * dv, dv);
+      const REAL *v = V + cur[i] * dv;
+      SFX(scale)(Vw + i * dv, v, (REAL)cw[i], dv); /* w_i v_i */
+    }
+    Vr = Vw;
+  }
+  return Vr;
+}
+
+static void SFX(center)(const SFX(round) *R, size_t len, SFX(worker) *W) {
+  size_t d = R->d;
+  if (R->o->mutant & KVB_BKVB_MUT_NO_CENTER) return;
+  REAL *mean = W->mean, *Kc = W->Kc;
+  for (size_t a = 0; a < d; a++) mean[a] /= (REAL)len; /* mean of the real tokens */
+  for (size_t i = 0; i < len; i++) SFX(sub)(Kc + i * d, mean, d);
+}
+
+/* F_ij = exp(ks·Gk_ij − β)·(Gv_ij + c₀) for i < j, in place of Gk (row j at j·b). */
+static void SFX(kernel_rows)(size_t len, size_t b, size_t d, const kvb_bkvb_opts *o, REAL *Gk,
+                             const REAL *Gv) {
+  REAL ks = (REAL)(o->tau / sqrt((double)d)), beta = (REAL)o->beta, c0 = (REAL)o->c0;
+  for (size_t j = 1; j < len; j++) {
+    REAL *g = Gk + j * b;
+    const REAL *gv = Gv + j * b;
+    if (KROW_FAST(g, gv, ks, beta, c0, j)) continue; /* one pass, same operations */
+    SFX(affine)(g, ks, beta, j);
+    EXPROW(g, j);
+    SFX(times_offset)(g, gv, c0, j);
+  }
+}
+
+/* The sign of step j from its sum acc = Σ_{i<j} F_ij s_i. */
+static inline void SFX(step)(size_t j, REAL acc, const kvb_bkvb_opts *o, REAL *sg,
+                             const double *u, int8_t *s, kvb_bkvb_stats *st) {
+  double p = (o->mutant & KVB_BKVB_MUT_SIGN_FLIP) ? 0.5 + o->gamma * (double)acc
+                                                  : 0.5 - o->gamma * (double)acc;
+  if (o->mutant & KVB_BKVB_MUT_RANDOM_SIGNS) p = 0.5;
+  if (isnan(p)) st->nan_p++;
+  else if (p <= 0) st->clipped0++;
+  else if (p >= 1) st->clipped1++;
+  int plus = u[j] < p; /* NaN p: comparison false, −1 */
+  s[j] = plus ? 1 : -1, sg[j] = plus ? 1 : -1;
+}
+
+/* The walk of one block over the factors F (row j at j·b): s_0 = +1, then
+ * s_j = +1 iff u_j < ½ − γ·Σ_{i<j} F_ij s_i, each row's sum in the order i = 0..j−1.
+ * A row's sum is one dependent chain of additions; eight rows j..j+7 run their common part
+ * i < j as eight independent chains side by side (each still in its own order i = 0, 1, …),
+ * then finish i = j..j+r−1 one row at a time, as the signs s_j.. become known. */
+static void SFX(walk)(size_t len, size_t b, const kvb_bkvb_opts *o, const REAL *F, REAL *sg,
+                      const double *u, int8_t *s, kvb_bkvb_stats *st) {
+  s[0] = 1, sg[0] = 1; /* s_0 = +1 */
+  size_t j = 1;
+  for (; j + 8 <= len; j += 8) {
+    const REAL *f0 = F + j * b, *f1 = f0 + b, *f2 = f1 + b, *f3 = f2 + b, *f4 = f3 + b,
+               *f5 = f4 + b, *f6 = f5 + b, *f7 = f6 + b;
+    REAL a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
+    for (size_t i = 0; i < j; i++) {
+      REAL si = sg[i];
+      a0 += f0[i] * si, a1 += f1[i] * si, a2 += f2[i] * si, a3 += f3[i] * si;
+      a4 += f4[i] * si, a5 += f5[i] * si, a6 += f6[i] * si, a7 += f7[i] * si;
+    }
+    REAL acc[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    for (size_t r = 0; r < 8; r++) {
+      const REAL *f = F + (j + r) * b;
+      REAL a = acc[r];
+      for (size_t i = j; i < j + r; i++) a += f[i] * sg[i];
+      SFX(step)(j + r, a, o, sg, u, s, st);
+    }
+  }
+  for (; j < len; j++) {
+    const REAL *f = F + j * b;
+    REAL acc = 0;
+    for (size_t i = 0; i < j; i++) acc += f[i] * sg[i]; /* Σ_{i<j} K_ij s_i, in order */
+    SFX(step)(j, acc, o, sg, u, s, st);
+  }
+  st->steps += len - 1;
+  st->exps += (uint64_t)len * (len - 1) / 2;
+}
+
+static int SFX(block_item)(size_t item, void *arg, int worker) {
+  const SFX(round) *R = arg;
+  SFX(worker) *W = &R->w[worker];
+  size_t h = item / R->nb, blk = item % R->nb, b = R->o->b;
+  size_t start = blk * b, len = R->m - start < b ? R->m - start : b;
+  double t0 = bkvb_now();
+  const REAL *Vr = SFX(gather)(R, h, start, len, W);
+  if (!Vr) return KVB_ERROR(KVB_EDOM, "balancekv_block compress: non-finite key or value");
+  double t1 = bkvb_now();
+  SFX(center)(R, len, W);
+  double t2 = bkvb_now();
+  /* Key and value Gram products, lower triangle (the walk reads K_ij for i < j). */
+  SYRK(CblasRowMajor, CblasLower, CblasNoTrans, (int)len, (int)R->d, 1.0, W->Kc, (int)R->d, 0.0,
+       W->Gk, (int)b);
+  SYRK(CblasRowMajor, CblasLower, CblasNoTrans, (int)len, (int)R->dv, 1.0, Vr, (int)R->dv, 0.0,
+       W->Gv, (int)b);
+  double t3 = bkvb_now();
+  SFX(kernel_rows)(len, b, R->d, R->o, W->Gk, W->Gv);
+  double t4 = bkvb_now();
+  SFX(walk)(len, b, R->o, W->Gk, W->sg, R->ur + h * R->m + start, R->s + h * R->n + start,
+            &W->st);
+  double t5 = bkvb_now();
+  W->st.t_gather += t1 - t0, W->st.t_center += t2 - t1, W->st.t_gram += t3 - t2;
+  W->st.t_exp += t4 - t3, W->st.t_walk += t5 - t4;
   return KVB_OK;
 }
 
@@ -131,7 +288,11 @@ int SFX(kvb_bkvb_compress)(size_t H, size_t n, size_t d, size_t dv, const REAL *
     return KVB_ERROR(KVB_EINVAL, "balancekv_block compress: H, n, d, dv must be >= 1");
   int rc = check_opts(o, n);
   if (rc) return rc;
-  if (!SFX(all_finite)(K, H * n * d) || !SFX(all_finite)(V, H * n * dv))
+  /* Finiteness of keys and values: checked up front when the generator is drawn from (nothing
+   * may be drawn on bad input) or when no round runs; otherwise while round 0 gathers, which
+   * reads every row exactly once (the error is the same, and nothing is written on it). */
+  int check_early = !u || o->T == 0;
+  if (check_early && (!FINITE(K, H * n * d) || !FINITE(V, H * n * dv)))
     return KVB_ERROR(KVB_EDOM, "balancekv_block compress: non-finite key or value");
   /* Uniforms: supplied arrays are checked; otherwise drawn now in the documented order. */
   double **drawn = NULL;
@@ -159,24 +320,67 @@ int SFX(kvb_bkvb_compress)(size_t H, size_t n, size_t d, size_t dv, const REAL *
     }
     u = (const double *const *)drawn;
   }
-  SFX(head_scratch) hs;
-  int arc = SFX(scratch_alloc)(&hs, n, d, dv, o->b);
-  rc = arc;
-  kvb_bkvb_stats local = {0};
-  size_t kept = n >> o->T;
-  for (size_t h = 0; !rc && h < H; h++) {
-    rc = SFX(compress_head)(h, n, d, dv, K + h * n * d, V + h * n * dv, o, u, &hs, &local);
-    if (!rc)
-      for (size_t k = 0; k < kept; k++) idx[h * kept + k] = hs.cur[k], w[h * kept + k] = hs.cw[k];
+  int threads = o->threads > 0 ? o->threads : kvb_threads_default();
+  if (threads > KVB_MAX_THREADS) threads = KVB_MAX_THREADS;
+  size_t max_items = H * ((n + o->b - 1) / o->b);
+  if ((size_t)threads > max_items) threads = (int)max_items;
+  SFX(worker) *wk = o->T > 0 ? SFX(workers_alloc)(threads, n, d, dv, o->b) : NULL;
+  size_t *cur = malloc(H * n * sizeof *cur), *keep = malloc(n * sizeof *keep);
+  size_t *nxt = malloc(n * sizeof *nxt);
+  double *cw = malloc(H * n * sizeof *cw), *nw = malloc(n * sizeof *nw);
+  double *mult = malloc(n * sizeof *mult);
+  int8_t *s = malloc(H * n);
+  if ((o->T > 0 && !wk) || !cur || !keep || !nxt || !cw || !nw || !mult || !s)
+    rc = KVB_ERROR(KVB_ENOMEM, "balancekv_block: out of memory for n = %zu, b = %zu", n, o->b);
+  for (size_t h = 0; !rc && h < H; h++)
+    for (size_t i = 0; i < n; i++) cur[h * n + i] = i, cw[h * n + i] = 1.0; /* w_i = 1 at first */
+  /* With more than one worker kvb_parallel_for runs the BLAS on one thread per worker; with one
+   * worker the BLAS runs as the caller set it (OPENBLAS_NUM_THREADS; one thread is faster for
+   * these small SYRKs). The library does not change that setting itself here: callers may run
+   * compressions concurrently, and the setting is process-wide. */
+  size_t m = n;
+  for (unsigned r = 0; !rc && r < o->T; r++) {
+    SFX(round) R = {n, d, dv, m, (m + o->b - 1) / o->b, K, V, o, u[r], cur, cw, s,
+                    r == 0 && !check_early, r == 0, wk};
+    rc = kvb_parallel_for(H * R.nb, threads, SFX(block_item), &R);
+    size_t half = m / 2;
+    for (size_t h = 0; !rc && h < H; h++) { /* halving of each head (O(m), serial) */
+      size_t *ch = cur + h * n;
+      double *wh = cw + h * n;
+      double th0 = bkvb_now();
+      size_t got = kvb_bkvb_halve(m, s + h * n, o->mutant, keep, mult);
+      if (got != half) {
+        rc = KVB_ERROR(KVB_ESTATE, "balancekv_block: halving kept %zu of %zu", got, m);
+        break;
+      }
+      for (size_t k = 0; k < half; k++) { /* survivors in the new order; weights multiply */
+        nxt[k] = ch[keep[k]];
+        nw[k] = wh[keep[k]] * mult[k];
+      }
+      memcpy(ch, nxt, half * sizeof *ch);
+      memcpy(wh, nw, half * sizeof *wh);
+      wk[0].st.t_walk += bkvb_now() - th0;
+    }
+    m = half;
   }
-  if (!arc) SFX(scratch_free)(&hs);
+  size_t kept = n >> o->T;
+  if (!rc)
+    for (size_t h = 0; h < H; h++)
+      for (size_t k = 0; k < kept; k++)
+        idx[h * kept + k] = cur[h * n + k], w[h * kept + k] = cw[h * n + k];
+  if (!rc && st)
+    for (int i = 0; wk && i < threads; i++) {
+      const kvb_bkvb_stats *l = &wk[i].st;
+      st->steps += l->steps, st->clipped0 += l->clipped0, st->clipped1 += l->clipped1;
+      st->nan_p += l->nan_p, st->exps += l->exps;
+      st->t_center += l->t_center, st->t_gram += l->t_gram, st->t_exp += l->t_exp;
+      st->t_walk += l->t_walk, st->t_gather += l->t_gather;
+    }
+  SFX(workers_free)(wk, threads);
+  free(cur), free(keep), free(nxt), free(cw), free(nw), free(mult), free(s);
   if (drawn) {
     for (unsigned r = 0; r < o->T; r++) free(drawn[r]);
     free(drawn);
-  }
-  if (!rc && st) {
-    st->steps += local.steps, st->clipped0 += local.clipped0, st->clipped1 += local.clipped1;
-    st->nan_p += local.nan_p, st->exps += local.exps;
   }
   return rc;
 }

@@ -32,6 +32,9 @@ static const kvb_param_spec bkvb_params[] = {
     {"c0", KVB_PARAM_REAL, 0.025, 0, 1e300, NULL, "kernel offset c₀ >= 0 (authors' balanced_walk.py: 0.025)"},
     {"tau", KVB_PARAM_REAL, 1, -1e300, 1e300, NULL, "key temperature τ (1; 0.1 in 003 §4.1)"},
     {"beta", KVB_PARAM_REAL, 0, -1e300, 1e300, NULL, "kernel shift β (0)"},
+    {"threads", KVB_PARAM_INT, 1, 0, 256, NULL,
+     "workers of the compression (0 = all cores; results identical for any value; 1 by default "
+     "because runs already go in parallel over trials)"},
     {"denominator", KVB_PARAM_STRING, 0, 0, 0, "paper",
      "\"paper\": Σ 2^T e^s (003's experiments) or \"consistent\": Σ w e^s"},
     {NULL, 0, 0, 0, 0, NULL, NULL}};
@@ -74,6 +77,7 @@ static int bkvb_init(kvb_method *m, const kvb_params *p) {
   st->o.c0 = kvb_params_get(p, bkvb_params, "c0");
   st->o.tau = kvb_params_get(p, bkvb_params, "tau");
   st->o.beta = kvb_params_get(p, bkvb_params, "beta");
+  st->o.threads = (int)kvb_params_get(p, bkvb_params, "threads");
   st->o.mutant = kvb_bkvb_flags_for(kvb_method_mutant_name(m)); /* the core's flags */
   if (kvb_method_is_mutant(m, "first_not_exact")) st->f = 0;
   m->state = st;
@@ -133,6 +137,8 @@ static int compress(kvb_method *m) {
   st->pos = pos, st->w = w, st->kept = kept, st->fresh = 1;
   st->stats.steps += s.steps, st->stats.clipped0 += s.clipped0;
   st->stats.clipped1 += s.clipped1, st->stats.nan_p += s.nan_p, st->stats.exps += s.exps;
+  st->stats.t_center += s.t_center, st->stats.t_gram += s.t_gram, st->stats.t_exp += s.t_exp;
+  st->stats.t_walk += s.t_walk, st->stats.t_gather += s.t_gather;
   m->work.exps += s.exps;
   m->work.coins += s.steps;
   return KVB_OK;
