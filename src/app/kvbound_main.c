@@ -130,8 +130,9 @@ static void run_usage(FILE *f) {
           "  --jobs N   parallel trials (default: the number of cores); results do not depend on N\n"
           "  --threads N  threads one method may use inside a trial, given to every method with a\n"
           "             `threads` parameter that the spec does not set (default: the number of\n"
-          "             cores, or $KVBOUND_THREADS); results do not depend on N. Up to jobs x N\n"
-          "             threads run at once: for a few large trials use --jobs 1 --threads N\n"
+          "             cores, or $KVBOUND_THREADS, divided by the jobs, at least 1, so jobs x\n"
+          "             threads fills the cores once); results do not depend on N. For a few\n"
+          "             large trials use --jobs 1 (then the default is every core)\n"
           "  --out DIR  output directory (default out/NAME, NAME from the spec); refused, before\n"
           "             any trial runs, when it holds another spec's results\n"
           "  --force    replace another spec's results in DIR (its old plots are removed)\n"
@@ -179,7 +180,7 @@ static int parse_run_args(int argc, char **argv, run_opts *o) {
   unsigned long long v;
   memset(o, 0, sizeof *o);
   o->jobs = sysconf(_SC_NPROCESSORS_ONLN);
-  o->threads = kvb_threads_default();
+  o->threads = 0; /* not given: the cores divided among the jobs (cmd_run) */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       run_usage(stdout);
@@ -252,7 +253,9 @@ static int cmd_run(int argc, char **argv) {
     return 2;
   }
   if (o.have_seed) e.seed = o.seed;
-  e.threads = o.threads;
+  /* Not given: every core once in all (jobs run side by side, each method's workers inside
+   * its trial), never jobs × cores threads on the cores. */
+  e.threads = o.threads ? o.threads : (int)(kvb_threads_default() / jobs > 1 ? kvb_threads_default() / jobs : 1);
   char dir[600];
   if (out)
     snprintf(dir, sizeof dir, "%s", out);
