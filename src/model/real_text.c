@@ -91,8 +91,12 @@ int kvb_text_read(const char *name, char **out, size_t *out_len) {
   size_t len = 0, cap = 0;
   int missing = 0, st = KVB_OK;
   if (strcmp(name, KVB_TEXT_LICENSES) == 0) {
-    static const char *const files[2] = {KVB_TEXT_GPL3, KVB_TEXT_GFDL13};
+    static const char *const base[2] = {"GPL-3", "GFDL-1.3"};
     static const char *const sums[2] = {KVB_TEXT_GPL3_SHA256, KVB_TEXT_GFDL13_SHA256};
+    const char *dir = getenv("KVB_COMMON_LICENSES");
+    if (!dir || !dir[0]) dir = "/usr/share/common-licenses";
+    char files[2][4200];
+    for (int i = 0; i < 2; i++) snprintf(files[i], sizeof files[i], "%.4000s/%s", dir, base[i]);
     for (int i = 0; i < 2 && !st; i++) {
       size_t start = len;
       st = append_file(files[i], &buf, &len, &cap, &missing);

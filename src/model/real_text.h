@@ -5,7 +5,9 @@
  * /usr/share/common-licenses/GFDL-1.3 (both shipped by base-files, an Essential package, on
  * every Debian system; Debian 12: base-files 12.4), 12 839 tokens of SmolLM2's tokenizer —
  * enough for the model's 8192-token context, which GPL-3 alone (7639 tokens) is not. Each file
- * is checked against its SHA-256 before use, so every machine reads the same bytes. */
+ * is checked against its SHA-256 before use, so every machine reads the same bytes.
+ * $KVB_COMMON_LICENSES replaces the directory /usr/share/common-licenses (tests use it to show
+ * that a changed file is refused). */
 #ifndef KVB_REAL_TEXT_H
 #define KVB_REAL_TEXT_H
 
