@@ -2,6 +2,7 @@
 #include "kv_dump.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,35 @@ typedef struct {
   const char *dir;
   int status;
   int n_head, n_head_kv, head_dim;
+  FILE *norms; /* the per-layer norm table, or NULL */
 } dump_ctx;
+
+/* Mean and sd of the row norms of heads × n rows of dimension d (after subtracting each head's
+ * mean row when centered). */
+static void norm_stats(const float *x, size_t heads, size_t n, size_t d, int centered, double *mean,
+                       double *sd) {
+  double s = 0, s2 = 0, mu[256] = {0};
+  for (size_t h = 0; h < heads; h++) {
+    const float *X = x + h * n * d;
+    for (size_t a = 0; a < d && centered; a++) {
+      mu[a] = 0;
+      for (size_t i = 0; i < n; i++) mu[a] += X[i * d + a];
+      mu[a] /= (double)n;
+    }
+    for (size_t i = 0; i < n; i++) {
+      double r = 0;
+      for (size_t a = 0; a < d; a++) {
+        double y = X[i * d + a] - (centered ? mu[a] : 0);
+        r += y * y;
+      }
+      r = sqrt(r);
+      s += r, s2 += r * r;
+    }
+  }
+  double N = (double)(heads * n);
+  *mean = s / N;
+  *sd = N > 1 ? sqrt(fmax(0, (s2 - s * s / N) / (N - 1))) : 0;
+}
 
 static int write_f32(const char *path, const float *x, size_t heads, size_t n, size_t d) {
   size_t cnt = heads * n * d, shape[3] = {heads, n, d};
@@ -39,6 +68,16 @@ static void on_qkv(void *vctx, int layer, size_t n, const float *q, const float 
     snprintf(path, sizeof path, "%s/layer%02d_%s.npy", c->dir, layer, what[i]);
     c->status = write_f32(path, src[i], (size_t)(i == 0 ? c->n_head : c->n_head_kv), n,
                           (size_t)c->head_dim);
+  }
+  if (c->norms && !c->status && c->head_dim <= 256) {
+    size_t d = (size_t)c->head_dim, hq = (size_t)c->n_head, hk = (size_t)c->n_head_kv;
+    double m[4], sd[4];
+    norm_stats(q, hq, n, d, 0, &m[0], &sd[0]);
+    norm_stats(k, hk, n, d, 0, &m[1], &sd[1]);
+    norm_stats(k, hk, n, d, 1, &m[2], &sd[2]);
+    norm_stats(v, hk, n, d, 0, &m[3], &sd[3]);
+    fprintf(c->norms, "%d\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\n", layer, m[0], sd[0],
+            m[1], sd[1], m[2], sd[2], m[3], sd[3]);
   }
 }
 
@@ -77,7 +116,14 @@ int kvb_dump_kv(const char *text, long want, const char *model, const char *out,
     if (mkdir(out, 0777) != 0 && errno != EEXIST)
       st = KVB_ERROR(KVB_EIO, "dump-kv: cannot create %s (%s)", out, strerror(errno));
   }
-  dump_ctx c = {out, KVB_OK, m.cfg.n_head, m.cfg.n_head_kv, m.cfg.head_dim};
+  dump_ctx c = {out, KVB_OK, m.cfg.n_head, m.cfg.n_head_kv, m.cfg.head_dim, NULL};
+  char npath[4200];
+  snprintf(npath, sizeof npath, "%s/norms.tsv", out);
+  if (!st && !(c.norms = fopen(npath, "w")))
+    st = KVB_ERROR(KVB_EIO, "dump-kv: cannot write %s (%s)", npath, strerror(errno));
+  if (c.norms)
+    fprintf(c.norms, "# layer\tq_mean\tq_sd\tk_mean\tk_sd\tkc_mean\tkc_sd\tv_mean\tv_sd "
+            "(row norms over all heads and tokens; kc: keys minus their head's mean key)\n");
   float *hid = NULL;
   if (!st) {
     hid = malloc(n * (size_t)m.cfg.d_model * sizeof(float));
@@ -95,6 +141,7 @@ int kvb_dump_kv(const char *text, long want, const char *model, const char *out,
       if (fclose(t) != 0) st = KVB_ERROR(KVB_EIO, "dump-kv: error writing %s", path);
     }
   }
+  if (c.norms && fclose(c.norms) != 0 && !st) st = KVB_ERROR(KVB_EIO, "dump-kv: error writing %s", npath);
   if (!st && n_out) *n_out = n;
   free(hid);
   free(ids);
@@ -108,7 +155,8 @@ static void usage(FILE *f, const char *prog) {
           "  Runs SmolLM2-135M (scripts/fetch-model) over the text and writes, for every layer\n"
           "  LL = 00..29, the post-RoPE queries DIR/layerLL_q.npy [9, n, 64] and keys and values\n"
           "  DIR/layerLL_k.npy, DIR/layerLL_v.npy [3, n, 64] (float32; query head j attends with\n"
-          "  key/value head j/3), and DIR/tokens.txt (token ids) -- the layout the \"npy\" stream reads.\n"
+          "  key/value head j/3), DIR/tokens.txt (token ids) and DIR/norms.tsv (per layer: mean and sd of\n"
+          "  the norms of q, k, k - mean key, v) -- the layout the \"npy\" stream reads.\n"
           "  --text FILE   a text file, or \"%s\": /usr/share/common-licenses/GPL-3 then GFDL-1.3\n"
           "                (Debian's base-files), each checked by its SHA-256; 12839 tokens\n"
           "  --tokens N    keep the first N tokens (default: all, at most the context, 8192)\n"

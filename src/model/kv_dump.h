@@ -10,7 +10,9 @@
  * real_text.h), keeping its first `tokens` tokens (0 = all, at most the model's context), and
  * writes into the directory out (created when absent):
  *   out/layerLL_q.npy [n_head, n, head_dim], out/layerLL_k.npy and out/layerLL_v.npy
- *   [n_head_kv, n, head_dim] (float32, LL = 00..29), out/tokens.txt (the token ids, one a line).
+ *   [n_head_kv, n, head_dim] (float32, LL = 00..29), out/tokens.txt (the token ids, one a line)
+ *   and out/norms.tsv (per layer: mean and sd of ‖q‖, ‖k‖, ‖k − mean key‖, ‖v‖ over heads and
+ *   tokens; 001 Table 1, 003 Table 3).
  * *n_out gets n. KVB_EINVAL when the text has fewer than `tokens` tokens or none; the model's
  * and the text's errors as kvb_model_load and kvb_text_read give them. */
 int kvb_dump_kv(const char *text, long tokens, const char *model, const char *out, size_t *n_out);
