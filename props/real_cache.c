@@ -341,7 +341,7 @@ static void practical_claim(prop_ctx *ctx) {
   if (!rc_have_model(ctx)) return;
   const double scale = 1.0 / 8.0, nctx = 8192;
   int vf_mut = prop_check_mutant(ctx, "eps_star_vf");
-  double e000[RC_UNITS], e003[RC_UNITS], lt000[RC_UNITS], lt31[RC_UNITS];
+  double e000[RC_UNITS], e003[RC_UNITS], lt000[RC_UNITS], lt31[RC_UNITS], dr[RC_UNITS], mfrac[RC_UNITS];
   int fit000 = 0, fit31 = 0, bad_ratio = 0, bad_svd = 0, u = 0;
   char line[RC_LAYERS][112];
   double *attn = malloc(RC_D * sizeof *attn);
@@ -412,6 +412,8 @@ static void practical_claim(prop_ctx *ctx) {
         return;
       }
       lt000[u] = lt / log(10.0);
+      /* 000 §2.1 / §3.1 (S-PRAC.clus): sublinearity wants δ·r·scale = o(log n) and m′ ≪ n */
+      dr[u] = delta * rq * scale, mfrac[u] = (double)mp / (double)n;
       /* m′ measured on n tokens; at the context n = 8192 there are at least as many clusters */
       fit000 += (double)mp * (1 + t) + 2 * s < 2 * nctx;
       double r31 = fmax(rq, rk);
@@ -444,6 +446,11 @@ static void practical_claim(prop_ctx *ctx) {
             kvb_quantile(e003, RC_UNITS, 0.5), kvb_quantile(e003, RC_UNITS, 0),
             kvb_quantile(e003, RC_UNITS, 1), 2 * nctx, fit000, kvb_quantile(lt000, RC_UNITS, 0.5),
             fit31, kvb_quantile(lt31, RC_UNITS, 0.5), t0, s0, t31_0);
+  prop_note(ctx, "clustering at δ = ½·RMS‖k − mean‖ (000 §2.1: sublinear memory needs δ·r·scale = "
+            "o(log n) and m′ ≪ n): δ·max‖q‖/8 median %.1f [%.1f, %.1f] against log n = %.1f; m′/n "
+            "median %.2f [%.2f, %.2f]", kvb_quantile(dr, RC_UNITS, 0.5), kvb_quantile(dr, RC_UNITS, 0),
+            kvb_quantile(dr, RC_UNITS, 1), log((double)rc_tokens(ctx)), kvb_quantile(mfrac, RC_UNITS, 0.5),
+            kvb_quantile(mfrac, RC_UNITS, 0), kvb_quantile(mfrac, RC_UNITS, 1));
   prop_note(ctx, "per layer, KV head 0 (ε*_000/ε*_003, max norms, m′, Theorem 1's t and s, "
             "Theorem 3.1's batch): %s; %s; %s; %s; %s; %s", line[0], line[1], line[10], line[20],
             line[28], line[29]);
@@ -634,7 +641,7 @@ const prop_claim props_real_cache[] = {
      "units), keys and values centered and scaled to RMS norm 1: keys more clusterable than values "
      "— cells [greedy k-center radius at k = 16], [m′(δ = 0.5)], [m′(δ = 1)], each a sign test over "
      "the units at α = 1e-6 each way (HOLDS / FAILS / NOT-OBSERVED)",
-     {"check:values_as_keys"}, cluster_claim, {"S-FIG1", "S-CG-FIG1", "S-PRAC.clus"}},
+     {"check:values_as_keys"}, cluster_claim, {"S-FIG1", "S-CG-FIG1"}},
     {"real.norms", "001 Table 1, §3.2; 003 Table 3, §4.5 (1)", "scaling",
      "per layer ‖q‖, ‖k‖, ‖k − mean‖, ‖v‖ (mean ± sd); one cell per layer: slope of the mean query "
      "norm vs log₂ position below 5% of ‖q‖ per doubling (one-sided t at α = 1e-6: HOLDS), above "
@@ -644,7 +651,8 @@ const prop_claim props_real_cache[] = {
      "practicality",
      "at the measured norms, the ε* below which eq. (3) / Theorem 3.1 say more than z ≡ 0 (= z ≡ 0's "
      "ratio, exact), and the t, s, memory (Theorem 1) and batch (Theorem 3.1) demanded there "
-     "against the exact cache at n = 8192; VACUOUS-AT-PRACTICAL-PARAMETERS when no unit fits",
+     "against the exact cache at n = 8192 (with δ·r·scale and m′/n at δ = ½·RMS‖k − mean‖, 000 "
+     "§2.1's sublinearity condition); VACUOUS-AT-PRACTICAL-PARAMETERS when no unit fits",
      {"check:eps_star_vf"}, practical_claim, {"S-PRAC.mem", "B-PRAC"}},
     {"real.bkvb.fig1", "003 Fig. 1, §4.1, App. B.1", "comparison",
      "every layer and KV head: block BalanceKV (b = 128, f = w = 32) vs uniform sampling at equal "
