@@ -18,6 +18,7 @@ extern const prop_claim props_subgen_practicality[];
 extern const prop_claim props_stats_calibration[];
 extern const prop_claim props_baselines[];
 extern const prop_claim props_baselines_tables[];
+extern const prop_claim props_real_cache[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
@@ -36,6 +37,7 @@ const prop_claim *const prop_claim_tables[] = {
     props_stats_calibration,
     props_baselines,
     props_baselines_tables,
+    props_real_cache,
     NULL,
 };
 

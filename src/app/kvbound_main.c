@@ -1,6 +1,7 @@
 /* kvbound_main.c — the kvbound command: `list` (methods, streams, measures), `run` (a Lua
  * experiment spec, runner.c + lua_spec.c; --shard I/N for one shard), `merge` (shards into the
- * outputs of one run, runner.c), `plot` (gnuplot, plot.c). Exit status: 0 success,
+ * outputs of one run, runner.c), `plot` (gnuplot, plot.c), `dump-kv` (the real model's caches as
+ * .npy, src/model/kv_dump.c). Exit status: 0 success,
  * 1 a run or plot failed (including a run whose rows failed: its outputs are written), 2 usage
  * or spec error (nothing ran). */
 #include "kvbound.h"
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kv_dump.h"
 #include "lua_spec.h"
 #include "probe.h"
 #include "plot.h"
@@ -24,6 +26,7 @@ static void usage(FILE *f) {
           "  merge SHARD_DIR... --out DIR   merge the shards of a run (byte-identical to one run)\n"
           "  plot DIR    PNG and SVG plots of a run's results through gnuplot\n"
           "  devices     the OpenCL and CUDA devices a spec's backend = \"opencl\" | \"cuda\" can use\n"
+          "  dump-kv --text FILE [--tokens N] --out DIR   the real model's per-layer Q, K, V as .npy\n"
           "  version     print the version\n"
           "  --help      this text (COMMAND --help for a command's own)\n");
 }
@@ -436,6 +439,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "plot") == 0) return cmd_plot(argc - 1, argv + 1);
   if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - 1, argv + 1);
   if (strcmp(cmd, "devices") == 0) return kvb_run_devices();
+  if (strcmp(cmd, "dump-kv") == 0) return kvb_dump_kv_main(argc - 1, argv + 1, "kvbound dump-kv");
   fprintf(stderr, "kvbound: unknown command '%s'\n", cmd);
   usage(stderr);
   return 2;

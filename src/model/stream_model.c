@@ -4,6 +4,9 @@
  *
  *   stream "model" { text = "FILE", layer = 0..29, head = 0..8, n = ... }
  *
+ * text is a file, or "debian-licenses": GPL-3 then GFDL-1.3 from /usr/share/common-licenses,
+ * each checked by its SHA-256 (real_text.h) — the real-cache checks' text.
+ *
  * Query head `head` attends with key/value head head / 3 (grouped-query attention), so the
  * stream is (q of `head`, k and v of head / 3). The forward pass runs once per (model, text,
  * token count): every layer's q, k, v are cached as .npy ([heads, n, 64], float32) under
@@ -23,10 +26,11 @@
 #include "kvb_error.h"
 #include "model.h"
 #include "npy.h"
+#include "real_text.h"
 #include "stream.h"
 
 static const kvb_param_spec model_params[] = {
-    {"text", KVB_PARAM_STRING, 0, 0, 0, "", "path of the text the model reads (required)"},
+    {"text", KVB_PARAM_STRING, 0, 0, 0, "", "text file the model reads, or \"debian-licenses\" (required)"},
     {"layer", KVB_PARAM_INT, 0, 0, 29, NULL, "transformer layer, 0..29"},
     {"head", KVB_PARAM_INT, 0, 0, 8, NULL, "query head, 0..8 (keys and values of head/3)"},
     {"n", KVB_PARAM_INT, 1, 1, 8192, NULL, "tokens (default: the whole text, at most 8192)"},
@@ -58,26 +62,6 @@ static void write_layer(void *vc, int layer, size_t n, const float *q, const flo
     c->status = kvb_npy_write(path, y, 3, shape, "<f4", 1);
     free(y);
   }
-}
-
-static int read_text(const char *path, char **buf, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return KVB_ERROR(KVB_EIO, "model stream: cannot open the text %s (%s)", path, strerror(errno));
-  size_t cap = 1 << 16, n = 0, r;
-  char *b = malloc(cap);
-  while (b && (r = fread(b + n, 1, cap - n, f)) > 0) {
-    n += r;
-    if (n == cap) {
-      char *nb = realloc(b, cap *= 2);
-      if (!nb) free(b);
-      b = nb;
-    }
-  }
-  fclose(f);
-  if (!b) return KVB_ERROR(KVB_ENOMEM, "model stream: out of memory reading %s", path);
-  *buf = b;
-  *len = n;
-  return KVB_OK;
 }
 
 /* Runs the model over the text's first n_proc tokens into dir (through a temporary directory
@@ -116,7 +100,7 @@ static int gen_model(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng
   if (st) return st;
   char *buf = NULL;
   size_t len = 0;
-  if ((st = read_text(text, &buf, &len))) return st;
+  if ((st = kvb_text_read(text, &buf, &len))) return st;
   /* The cache key: model size, text hash, token count (n asked, or "all"). */
   uint64_t h = 1469598103934665603ull;
   for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)buf[i]) * 1099511628211ull;

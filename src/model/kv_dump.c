@@ -1,0 +1,214 @@
+/* kv_dump.c — `kvbound dump-kv` (kv_dump.h). */
+#include "kv_dump.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kvb_error.h"
+#include "model.h"
+#include "npy.h"
+#include "real_text.h"
+
+typedef struct {
+  const char *dir;
+  int status;
+  int n_head, n_head_kv, head_dim;
+  FILE *norms; /* the per-layer norm table, or NULL */
+} dump_ctx;
+
+/* Mean and sd of the row norms of heads × n rows of dimension d (after subtracting each head's
+ * mean row when centered). */
+static void norm_stats(const float *x, size_t heads, size_t n, size_t d, int centered, double *mean,
+                       double *sd) {
+  double s = 0, s2 = 0, mu[256] = {0};
+  for (size_t h = 0; h < heads; h++) {
+    const float *X = x + h * n * d;
+    for (size_t a = 0; a < d && centered; a++) {
+      mu[a] = 0;
+      for (size_t i = 0; i < n; i++) mu[a] += X[i * d + a];
+      mu[a] /= (double)n;
+    }
+    for (size_t i = 0; i < n; i++) {
+      double r = 0;
+      for (size_t a = 0; a < d; a++) {
+        double y = X[i * d + a] - (centered ? mu[a] : 0);
+        r += y * y;
+      }
+      r = sqrt(r);
+      s += r, s2 += r * r;
+    }
+  }
+  double N = (double)(heads * n);
+  *mean = s / N;
+  *sd = N > 1 ? sqrt(fmax(0, (s2 - s * s / N) / (N - 1))) : 0;
+}
+
+static int write_f32(const char *path, const float *x, size_t heads, size_t n, size_t d) {
+  size_t cnt = heads * n * d, shape[3] = {heads, n, d};
+  double *y = malloc(cnt * sizeof *y);
+  if (!y) return KVB_ERROR(KVB_ENOMEM, "out of memory writing %s", path);
+  for (size_t i = 0; i < cnt; i++) y[i] = x[i];
+  int st = kvb_npy_write(path, y, 3, shape, "<f4", 1);
+  free(y);
+  return st;
+}
+
+/* The prefill's per-layer callback (model.h): one layer's q, k, v to their files. */
+static void on_qkv(void *vctx, int layer, size_t n, const float *q, const float *k, const float *v) {
+  dump_ctx *c = vctx;
+  if (c->status) return;
+  char path[4200];
+  const char *what[3] = {"q", "k", "v"};
+  const float *src[3] = {q, k, v};
+  for (int i = 0; i < 3 && !c->status; i++) {
+    snprintf(path, sizeof path, "%s/layer%02d_%s.npy", c->dir, layer, what[i]);
+    c->status = write_f32(path, src[i], (size_t)(i == 0 ? c->n_head : c->n_head_kv), n,
+                          (size_t)c->head_dim);
+  }
+  if (c->norms && !c->status && c->head_dim <= 256) {
+    size_t d = (size_t)c->head_dim, hq = (size_t)c->n_head, hk = (size_t)c->n_head_kv;
+    double m[4], sd[4];
+    norm_stats(q, hq, n, d, 0, &m[0], &sd[0]);
+    norm_stats(k, hk, n, d, 0, &m[1], &sd[1]);
+    norm_stats(k, hk, n, d, 1, &m[2], &sd[2]);
+    norm_stats(v, hk, n, d, 0, &m[3], &sd[3]);
+    fprintf(c->norms, "%d\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\n", layer, m[0], sd[0],
+            m[1], sd[1], m[2], sd[2], m[3], sd[3]);
+  }
+}
+
+int kvb_dump_kv(const char *text, long want, const char *model, const char *out, size_t *n_out) {
+  if (!text || !out) return KVB_ERROR(KVB_ENULL, "dump-kv: the text and the output directory are required");
+  if (want < 0) return KVB_ERROR(KVB_EINVAL, "dump-kv: the token count must be positive");
+  if (strlen(out) > 4000) return KVB_ERROR(KVB_EINVAL, "dump-kv: output path too long");
+  struct stat sb;
+  if (stat(out, &sb) == 0 && !S_ISDIR(sb.st_mode))
+    return KVB_ERROR(KVB_EINVAL, "dump-kv: %s exists and is not a directory", out);
+  char *buf = NULL;
+  size_t len = 0;
+  int st = kvb_text_read(text, &buf, &len);
+  if (st) return st;
+  if (!model && (st = kvb_model_available())) {
+    free(buf);
+    return st;
+  }
+  kvb_model m;
+  if ((st = kvb_model_load(model, &m))) {
+    free(buf);
+    return st;
+  }
+  int32_t *ids = NULL;
+  size_t n = 0;
+  st = kvb_tok_encode(m.tok, buf, len, &ids, &n);
+  free(buf);
+  if (!st && n == 0) st = KVB_ERROR(KVB_EINVAL, "dump-kv: %s has no tokens", text);
+  if (!st && want > 0 && (size_t)want > n)
+    st = KVB_ERROR(KVB_EINVAL, "dump-kv: %s has %zu tokens, fewer than the %ld asked", text, n, want);
+  if (!st && want > (long)m.cfg.n_ctx)
+    st = KVB_ERROR(KVB_EINVAL, "dump-kv: %ld tokens asked, the model's context is %d", want, m.cfg.n_ctx);
+  if (!st) {
+    if (want > 0) n = (size_t)want;
+    if (n > (size_t)m.cfg.n_ctx) n = (size_t)m.cfg.n_ctx;
+    if (mkdir(out, 0777) != 0 && errno != EEXIST)
+      st = KVB_ERROR(KVB_EIO, "dump-kv: cannot create %s (%s)", out, strerror(errno));
+  }
+  dump_ctx c = {out, KVB_OK, m.cfg.n_head, m.cfg.n_head_kv, m.cfg.head_dim, NULL};
+  char npath[4200];
+  snprintf(npath, sizeof npath, "%s/norms.tsv", out);
+  if (!st && !(c.norms = fopen(npath, "w")))
+    st = KVB_ERROR(KVB_EIO, "dump-kv: cannot write %s (%s)", npath, strerror(errno));
+  if (c.norms)
+    fprintf(c.norms, "# layer\tq_mean\tq_sd\tk_mean\tk_sd\tkc_mean\tkc_sd\tv_mean\tv_sd "
+            "(row norms over all heads and tokens; kc: keys minus their head's mean key)\n");
+  float *hid = NULL;
+  if (!st) {
+    hid = malloc(n * (size_t)m.cfg.d_model * sizeof(float));
+    st = hid ? kvb_model_prefill(&m, ids, n, hid, on_qkv, &c)
+             : KVB_ERROR(KVB_ENOMEM, "dump-kv: out of memory");
+    if (!st) st = c.status;
+  }
+  if (!st) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tokens.txt", out);
+    FILE *t = fopen(path, "w");
+    if (!t) st = KVB_ERROR(KVB_EIO, "dump-kv: cannot write %s (%s)", path, strerror(errno));
+    else {
+      for (size_t i = 0; i < n; i++) fprintf(t, "%d\n", (int)ids[i]);
+      if (fclose(t) != 0) st = KVB_ERROR(KVB_EIO, "dump-kv: error writing %s", path);
+    }
+  }
+  if (c.norms && fclose(c.norms) != 0 && !st) st = KVB_ERROR(KVB_EIO, "dump-kv: error writing %s", npath);
+  if (!st && n_out) *n_out = n;
+  free(hid);
+  free(ids);
+  kvb_model_free(&m);
+  return st;
+}
+
+static void usage(FILE *f, const char *prog) {
+  fprintf(f,
+          "usage: %s --text FILE [--tokens N] [--model PATH] --out DIR\n"
+          "  Runs SmolLM2-135M (scripts/fetch-model) over the text and writes, for every layer\n"
+          "  LL = 00..29, the post-RoPE queries DIR/layerLL_q.npy [9, n, 64] and keys and values\n"
+          "  DIR/layerLL_k.npy, DIR/layerLL_v.npy [3, n, 64] (float32; query head j attends with\n"
+          "  key/value head j/3), DIR/tokens.txt (token ids) and DIR/norms.tsv (per layer: mean and sd of\n"
+          "  the norms of q, k, k - mean key, v) -- the layout the \"npy\" stream reads.\n"
+          "  --text FILE   a text file, or \"%s\": /usr/share/common-licenses/GPL-3 then GFDL-1.3\n"
+          "                (Debian's base-files), each checked by its SHA-256; 12839 tokens\n"
+          "  --tokens N    keep the first N tokens (default: all, at most the context, 8192)\n"
+          "  --model PATH  the GGUF file (default: $KVB_MODEL, else the fetch-model cache)\n"
+          "  --out DIR     output directory (created when absent; files in it are replaced)\n"
+          "  Exit status 0 done, 1 failed, 2 usage error.\n",
+          prog, KVB_TEXT_LICENSES);
+}
+
+int kvb_dump_kv_main(int argc, char **argv, const char *prog) {
+  const char *text = NULL, *out = NULL, *model = NULL;
+  long want = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout, prog);
+      return 0;
+    }
+    int known = !strcmp(a, "--text") || !strcmp(a, "--out") || !strcmp(a, "--model") ||
+                !strcmp(a, "--tokens");
+    if (!known) {
+      fprintf(stderr, "%s: unknown option '%s' (see %s --help)\n", prog, a, prog);
+      return 2;
+    }
+    if (i + 1 >= argc) {
+      fprintf(stderr, "%s: %s needs a value (see %s --help)\n", prog, a, prog);
+      return 2;
+    }
+    const char *v = argv[++i];
+    if (!strcmp(a, "--text")) text = v;
+    else if (!strcmp(a, "--out")) out = v;
+    else if (!strcmp(a, "--model")) model = v;
+    else {
+      char *e;
+      errno = 0;
+      want = strtol(v, &e, 10);
+      if (e == v || *e || errno || want < 1 || want > 8192) {
+        fprintf(stderr, "%s: --tokens needs an integer in [1, 8192], got '%s'\n", prog, v);
+        return 2;
+      }
+    }
+  }
+  if (!text || !out) {
+    fprintf(stderr, "%s: %s is required (see %s --help)\n", prog, !text ? "--text" : "--out", prog);
+    return 2;
+  }
+  size_t n = 0;
+  if (kvb_dump_kv(text, want, model, out, &n)) {
+    fprintf(stderr, "%s: %s\n", prog, kvb_strerror_last());
+    return 1;
+  }
+  printf("%s: %zu tokens, 30 layers of q [9, %zu, 64], k and v [3, %zu, 64] in %s\n", prog, n, n,
+         n, out);
+  return 0;
+}

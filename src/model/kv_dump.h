@@ -1,0 +1,24 @@
+/* kv_dump.h — `kvbound dump-kv` (and its alias build/kvb-dump-kv): SmolLM2-135M's post-RoPE
+ * queries, keys and values of every layer written as .npy in the layout the "npy" stream reads
+ * (README, The real model). */
+#ifndef KVB_KV_DUMP_H
+#define KVB_KV_DUMP_H
+
+#include <stddef.h>
+
+/* Runs the model (path NULL = the default path) over the text (a file, or "debian-licenses":
+ * real_text.h), keeping its first `tokens` tokens (0 = all, at most the model's context), and
+ * writes into the directory out (created when absent):
+ *   out/layerLL_q.npy [n_head, n, head_dim], out/layerLL_k.npy and out/layerLL_v.npy
+ *   [n_head_kv, n, head_dim] (float32, LL = 00..29), out/tokens.txt (the token ids, one a line)
+ *   and out/norms.tsv (per layer: mean and sd of ‖q‖, ‖k‖, ‖k − mean key‖, ‖v‖ over heads and
+ *   tokens; 001 Table 1, 003 Table 3).
+ * *n_out gets n. KVB_EINVAL when the text has fewer than `tokens` tokens or none; the model's
+ * and the text's errors as kvb_model_load and kvb_text_read give them. */
+int kvb_dump_kv(const char *text, long tokens, const char *model, const char *out, size_t *n_out);
+
+/* The command line: prog --text FILE [--tokens N] [--model PATH] --out DIR (and --help).
+ * Returns the exit status: 0 done, 1 failed (message on stderr), 2 usage error. */
+int kvb_dump_kv_main(int argc, char **argv, const char *prog);
+
+#endif
