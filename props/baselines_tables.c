@@ -47,6 +47,7 @@
  * δ_g = med‖k‖·2^{g/4 − 6}, g = 0..48, at which SubGen's stored vectors are ≤ 2φn (found by
  * bisection over g; the clustering is deterministic). The budget is what SubGen then stores. */
 #include "balancekv_block.h"
+#include "model.h"
 #include "prop.h"
 
 #include <math.h>
@@ -95,6 +96,10 @@ static int ev_model(prop_ctx *ctx, const char *text, int layer, int head, size_t
   snprintf(a2, sizeof a2, "head=%d", head), snprintf(a3, sizeof a3, "n=%zu", n + nq);
   const char *as[] = {a0, a1, a2, a3, NULL};
   memset(e, 0, sizeof *e);
+  if (kvb_model_available() != KVB_OK) { /* an absent input: SKIPPED, never a pass or a failure */
+    prop_skip(ctx, "the real model is absent (%s; scripts/fetch-model)", kvb_strerror_last());
+    return 0;
+  }
   e->s = prop_stream(ctx, 0, "model", as);
   if (!prop_check(ctx, e->s != NULL, "model stream %s layer %d head %d: %s (the model: "
                   "scripts/fetch-model)", text, layer, head, kvb_strerror_last()))

@@ -241,8 +241,19 @@ void prop_cell(prop_ctx *ctx, prop_verdict v, const char *cell, const char *fmt,
   prop_note(ctx, "cell [%s] %s: %s", cell, prop_verdict_name(v), buf);
 }
 
+void prop_skip(prop_ctx *ctx, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  ctx->skipped = 1;
+  prop_note(ctx, "skipped: %s", buf);
+}
+
 prop_verdict prop_verdict_of(const prop_ctx *ctx) {
   if (ctx->failures) return PROP_FAILS;
+  if (ctx->skipped) return PROP_SKIPPED;
   if (ctx->controls_passed) return PROP_VACUOUS;
   if (ctx->vacuous_practical) return PROP_VACUOUS_PRACTICAL;
   if (ctx->ncells) {

@@ -33,7 +33,7 @@ typedef enum {
   PROP_VACUOUS_PRACTICAL,  /* the guarantee demands parameters no real run uses (from its inputs) */
   PROP_NOT_OBSERVED,       /* a claimed rate or advantage not seen at the tested parameters */
   PROP_UNCHECKED,          /* a paper claim no check covers */
-  PROP_SKIPPED
+  PROP_SKIPPED             /* the check's input is absent here (prop_skip): never a pass */
 } prop_verdict;
 
 const char *prop_verdict_name(prop_verdict v);
@@ -52,6 +52,7 @@ typedef struct {
   int controls_run;     /* controls run through the claim's assertion (prop_control) */
   int controls_passed;  /* of those, how many passed it (then the verdict is VACUOUS) */
   int controls_na;      /* set by prop_control_na(): no trivial control applies, with the reason */
+  int skipped;          /* set by prop_skip(): the input (the real model) is absent here */
   int ncells;           /* pre-registered cells reported with prop_cell() */
   prop_verdict cells[PROP_MAX_CELLS];
   FILE *log;            /* details (stdout for faithful runs, /dev/null-like for mutants) */
@@ -147,6 +148,11 @@ void prop_not_observed(prop_ctx *ctx, const char *fmt, ...) __attribute__((forma
  * finding, not an assertion failure (use prop_check/prop_pvalue for those). */
 void prop_cell(prop_ctx *ctx, prop_verdict v, const char *cell, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* The check cannot run here because an input it needs is absent (the real model before
+ * scripts/fetch-model): the claim returns at once, its verdict is SKIPPED (printed as a SKIP
+ * line, counted apart, never as passed), its mutants are not run, and the report's paper-claim
+ * rows ignore it. The reason goes to the notes. Only for a missing input, never for a result. */
+void prop_skip(prop_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The claim's verdict from what it recorded (failures, cells, controls, flags). */
 prop_verdict prop_verdict_of(const prop_ctx *ctx);
 /* ---- Trial blocks: one claim's trials over many shards (kvb-props --shard, --merge) ----

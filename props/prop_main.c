@@ -94,7 +94,7 @@ static prop_verdict run_claim(const prop_claim *c, uint64_t seed, int full, cons
 static int lacks_control(const prop_claim *c, const prop_ctx *ctx) {
   int needs = strcmp(c->kind, "bound") == 0 || strcmp(c->kind, "scaling") == 0 ||
               strcmp(c->kind, "comparison") == 0;
-  return needs && ctx->controls_run == 0 && !ctx->controls_na;
+  return needs && ctx->controls_run == 0 && !ctx->controls_na && !ctx->skipped;
 }
 
 /* Every id a check covers must be a row of the papers' claim list. */
@@ -186,7 +186,7 @@ static void write_report(FILE *rep, const check_result *res, size_t nres) {
     prop_verdict v = PROP_UNCHECKED;
     int any = 0, fails = 0, agree = 1;
     for (size_t r = 0; r < nres; r++) {
-      if (!covers(res[r].c, pc->id)) continue;
+      if (!covers(res[r].c, pc->id) || res[r].v == PROP_SKIPPED) continue;
       if (any && res[r].v != v) agree = 0;
       if (!any) v = res[r].v;
       fails |= res[r].v == PROP_FAILS;
@@ -335,6 +335,11 @@ static int judge_faithful(const prop_claim *c, const options *o, prop_run_rec *r
     r->failures++;
     printf("    %s claim ran no control through its assertion and gave no reason\n", c->kind);
   }
+  if (!r->failures && r->v == PROP_SKIPPED) {
+    printf("SKIP %s: %s\n", c->id, r->notes);
+    fflush(stdout);
+    return 0;
+  }
   if (!r->failures) {
     printf("PASS %s: %s [%.1fs]\n", c->id, prop_verdict_name(r->v), r->secs);
     fflush(stdout);
@@ -444,7 +449,8 @@ static int judge_all(const source *src, FILE *rep) {
         continue;
       }
       if (!o->only_mutant) failed += judge_faithful(c, o, &f);
-      for (int k = 0; k < 8 && c->mutants[k]; k++) {
+      /* a skipped check's mutants are not run: there is no faithful verdict to compare with */
+      for (int k = 0; k < 8 && c->mutants[k] && !(f.v == PROP_SKIPPED && !f.failures); k++) {
         if (!mutant_selected(o, c->mutants[k])) continue;
         nmut++;
         if (get_run(src, c, c->mutants[k], &m)) {

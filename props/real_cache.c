@@ -18,7 +18,7 @@
  * head) pair: the 90 units are the "every layer and head" of the claims, and a sign test over
  * them asks whether the paper's direction holds on more units than chance (α = 1e-6 each way,
  * with the smallest effect detected at power 0.9 stated). Without the model file
- * (scripts/fetch-model) each claim reports one UNCHECKED cell saying so. */
+ * (scripts/fetch-model) each claim is SKIPPED (prop_skip), never passed. */
 #include "prop.h"
 #include "balancekv_block.h"
 #include "kcenter.h"
@@ -62,11 +62,10 @@ static void rc_drop(rc_layer *ly) {
 /* Releases nothing: the cache owns the layer (kept for the next claim). */
 static void rc_layer_free(rc_layer *ly) { memset(ly, 0, sizeof *ly); }
 
-/* 1 when the model is here; else one UNCHECKED cell naming the reason and 0. */
+/* 1 when the model is here; else the check is SKIPPED (prop_skip: never a pass) and 0. */
 static int rc_have_model(prop_ctx *ctx) {
   if (kvb_model_available() == KVB_OK) return 1;
-  prop_cell(ctx, PROP_UNCHECKED, "model", "%s", kvb_strerror_last());
-  prop_control_na(ctx, "the real model is absent here; nothing was measured");
+  prop_skip(ctx, "the real model is absent (%s; scripts/fetch-model)", kvb_strerror_last());
   return 0;
 }
 
