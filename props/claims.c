@@ -17,6 +17,7 @@ extern const prop_claim props_adversarial[];
 extern const prop_claim props_subgen_practicality[];
 extern const prop_claim props_stats_calibration[];
 extern const prop_claim props_baselines[];
+extern const prop_claim props_real_model_e2e[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
@@ -34,5 +35,6 @@ const prop_claim *const prop_claim_tables[] = {
     props_subgen_practicality,
     props_stats_calibration,
     props_baselines,
+    props_real_model_e2e,
     NULL,
 };

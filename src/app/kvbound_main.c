@@ -23,6 +23,7 @@ static void usage(FILE *f) {
           "  run SPEC.lua [--jobs N] [--out DIR] [--seed S] [--force] [--shard I/N]   run a Lua experiment spec\n"
           "  merge SHARD_DIR... --out DIR   merge the shards of a run (byte-identical to one run)\n"
           "  plot DIR    PNG and SVG plots of a run's results through gnuplot\n"
+          "  decode --method NAME ...   compressed decoding inside the real model (perplexity, KL, pass key)\n"
           "  version     print the version\n"
           "  --help      this text (COMMAND --help for a command's own)\n");
 }
@@ -395,6 +396,8 @@ static int cmd_plot(int argc, char **argv) {
   return 0;
 }
 
+int kvb_cmd_decode(int argc, char **argv); /* decode_cli.c */
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
@@ -417,6 +420,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
   if (strcmp(cmd, "plot") == 0) return cmd_plot(argc - 1, argv + 1);
   if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - 1, argv + 1);
+  if (strcmp(cmd, "decode") == 0) return kvb_cmd_decode(argc - 1, argv + 1);
   fprintf(stderr, "kvbound: unknown command '%s'\n", cmd);
   usage(stderr);
   return 2;

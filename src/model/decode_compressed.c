@@ -124,8 +124,11 @@ static int feed_head(kvb_method *me, const kvb_dec_prefix *p, int layer, int g, 
     for (size_t i = 0; i < hd; i++) kd[i] = K[t * hd + i], vd[i] = V[t * hd + i];
     int st = kvb_method_update(me, kd, hd, vd, hd);
     if (st) return st;
-    if (t + observe < n0) continue;
-    for (size_t j = (size_t)g * grp; j < ((size_t)g + 1) * grp; j++) {
+    /* observe == 0: one query still, the last prompt token's of the group's first head, so
+     * the one-shot compressors have compressed when the memory is read (kvb_dec_open) */
+    if (t + observe < n0 && !(observe == 0 && t + 1 == n0)) continue;
+    size_t jend = observe == 0 ? (size_t)g * grp + 1 : ((size_t)g + 1) * grp;
+    for (size_t j = (size_t)g * grp; j < jend; j++) {
       const float *Q = p->q + (((size_t)layer * H + j) * n0 + t) * hd;
       for (size_t i = 0; i < hd; i++) qd[i] = Q[i];
       if ((st = kvb_method_query(me, qd, hd, z, hd))) return st;
@@ -179,6 +182,13 @@ int kvb_dec_open(const kvb_model *m, const kvb_dec_prefix *p, kvb_dec_make_fn ma
   s->mem_prefill = kvb_dec_memory_now(s);
   *out = s;
   return KVB_OK;
+}
+
+size_t kvb_dec_observe_default(const char *method, size_t n0, size_t window) {
+  if (!method) return 0;
+  if (!strcmp(method, "h2o") || !strcmp(method, "tova")) return n0;
+  if (!strcmp(method, "snapkv") || !strcmp(method, "pyramidkv")) return window < n0 ? window : n0;
+  return 0;
 }
 
 /* ------------------------------------------------------------------ forward */

@@ -16,7 +16,9 @@
  *     tokens are queried after their own update, each by all query heads of the group (see
  *     GQA below), answers discarded. observe = 0 for methods that ignore queries (it would only
  *     cost time), n₀ for h2o / tova (every token, as autoregressive attention), the window for
- *     snapkv / pyramidkv. The caller chooses (kvb_dec_opts).
+ *     snapkv / pyramidkv. The caller chooses (kvb_dec_opts). With observe = 0 the method is
+ *     still asked one query, the last prompt token's of the group's first head, so that the
+ *     one-shot compressors have compressed when the memory after the prompt is read.
  *   - New tokens. Each token after the prompt (teacher-forced or generated) is FED TO THE
  *     METHOD (kvb_method_update) before the query, in every layer and head; the method alone
  *     stands for the whole cache, the token's own key included. So the memory the method
@@ -96,6 +98,12 @@ double kvb_dec_memory_prefill(const kvb_dec_session *s);
 size_t kvb_dec_memory_of(const kvb_dec_session *s, int layer, int kv_head);
 /* Tokens the session holds (n0 plus those forwarded). */
 size_t kvb_dec_position(const kvb_dec_session *s);
+
+/* The prefill queries a method needs (the `observe` of kvb_dec_opts) by kvbound's reading of its
+ * paper: n0 for h2o and tova (every token's query, as autoregressive attention pays it), the
+ * observation window for snapkv and pyramidkv (their `window` parameter: the last `window`
+ * tokens, whose 3·window queries include the last `window` the method keeps), 0 otherwise. */
+size_t kvb_dec_observe_default(const char *method, size_t n0, size_t window);
 
 /* ---- measures ---- */
 
