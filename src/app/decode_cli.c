@@ -209,7 +209,7 @@ int kvb_cmd_decode(int argc, char **argv) {
   const char *text = NULL, *model = NULL;
   size_t start = 0, n0 = 0, n1 = 0, tasks = 0, reps = 20, observe = (size_t)-2, seed = 1;
   int have_n0 = 0, have_n1 = 0;
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i < argc; i += 2) { /* every option takes one value */
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       decode_usage(stdout);
@@ -244,7 +244,6 @@ int kvb_cmd_decode(int argc, char **argv) {
               v ? v : "(nothing)");
       return 2;
     }
-    i++;
   }
   if (!mk.method) {
     fprintf(stderr, "kvbound decode: --method NAME is required (see kvbound decode --help)\n");
