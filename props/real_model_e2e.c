@@ -66,7 +66,7 @@ enum { M_BKV, M_UNI, M_SINK, M_SNAP, M_PYR, M_SUBGEN, M_RKC, M_H2O, M_TOVA, M_KN
 static const char *const MNAME[NMETH] = {"balancekv_block", "uniform_sample", "sink_recent",
                                          "snapkv", "pyramidkv", "subgen", "recent_kcenter",
                                          "h2o", "tova", "knorm", "z_zero"};
-enum { MAXSEG = 2, MAXLEV = 3, MAXTOK = 128, MAXTASK = 16, FW = 16, SNAPW = 16 };
+enum { MAXSEG = 2, MAXLEV = 3, MAXTOK = 128, MAXTASK = 32, FW = 16, SNAPW = 16 };
 
 typedef struct {
   size_t n0, n1, nseg, starts[MAXSEG];
@@ -443,6 +443,8 @@ static void needle_notes(prop_ctx *ctx, const design_t *D, const int *meths, int
 /* One table claim: the methods under test vs the contenders, KL at every level and retrieval. */
 static void table_claim(prop_ctx *ctx, const int *under, int nu, const int *cont, int nc) {
   const design_t *D = ctx->full ? &D_FULL : &D_CHECK;
+  if (!prop_check(ctx, D->tasks <= MAXTASK && D->nseg * D->n1 <= MAXTOK && D->nseg <= MAXSEG,
+                  "the design fits the result arrays")) return;
   if (!model_ready(ctx)) return;
   if (!exact_path_check(ctx, D)) return;
   run_ppl(ctx, D);
