@@ -56,6 +56,7 @@
 #include "prop.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,7 +88,16 @@ static int model_state; /* 0 untried, 1 loaded, -1 unavailable */
 static int32_t *GPL;
 static size_t GPL_N;
 
+typedef struct {
+  int built;
+  kvb_dec_prefix pre;
+  float *ref; /* exact log-probabilities [n1][V] */
+} seg_t;
+static seg_t SEG[2][MAXSEG]; /* [tier][segment] */
+
 static void model_release(void) {
+  for (int t = 0; t < 2; t++)
+    for (int i = 0; i < MAXSEG; i++) kvb_dec_prefix_free(&SEG[t][i].pre), free(SEG[t][i].ref);
   if (model_state == 1) kvb_model_free(&MODEL);
   free(GPL);
 }
@@ -115,13 +125,6 @@ static int model_ready(prop_ctx *ctx) {
   return 1;
 }
 
-typedef struct {
-  int built;
-  kvb_dec_prefix pre;
-  float *ref; /* exact log-probabilities [n1][V] */
-} seg_t;
-static seg_t SEG[2][MAXSEG]; /* [tier][segment] */
-
 static seg_t *segment(prop_ctx *ctx, const design_t *D, size_t i) {
   seg_t *s = &SEG[ctx->full != 0][i];
   if (s->built) return s->built > 0 ? s : NULL;
@@ -147,6 +150,7 @@ typedef struct {
 static size_t count_clusters(const float *K, size_t n, size_t d, double delta, size_t stop) {
   static double rep[1024 * 64];
   size_t m = 0;
+  if (d > 64) return SIZE_MAX; /* the model's head dimension is 64 */
   for (size_t t = 0; t < n && m <= stop; t++) {
     double best = INFINITY;
     for (size_t i = 0; i < m && best > delta; i++) {
