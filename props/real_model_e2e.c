@@ -27,7 +27,8 @@
  *            −log p (perplexity = exp of the mean), top-1 agreement with exact.
  *   retrieval the pass-key prompt of decode_compressed.h (reps filler paragraphs, depth
  *            0.05 + 0.9·i/(N − 1), 5-digit keys from this claim's PCG32 substream 7), answered by
- *            6 greedy tokens, at T = 2 (≈ 1/4, as 003 Fig. 4's ≈ 0.25); exact attention's
+ *            6 greedy tokens, at T = 2 (a quarter of the prompt's middle: with the 32 exact first
+ *            and recent tokens, about 1/3 of a 255-token prompt; 003 Fig. 4 uses ≈ 0.25); exact attention's
  *            success rate is reported first (the task is meaningful only where it is ≥ 0.9).
  *   cells    one per (method under test, contender, measure, level): the paper's method vs the
  *            contender at equal memory by the three-way rule at α = 1e-6 each way —
@@ -510,14 +511,16 @@ static void e2e_balancekv(prop_ctx *ctx) {
 const prop_claim props_real_model_e2e[] = {
     {"real_model.e2e.subgen", "000 Table 1 / 001 Table 2 (LongEval) shape, inside SmolLM2-135M",
      "comparison",
-     "inside SmolLM2-135M at equal memory (2B stored vectors per cache after the prompt, T = 1..3): "
+     "inside SmolLM2-135M at equal memory (2B stored vectors per cache after the prompt, 2^-T of "
+     "the prompt's middle, T = 2, 3): "
      "SubGen and recent window + k-center vs H2O, StreamingLLM and uniform sampling — per-token "
      "KL(exact ‖ method) (paired t) and pass-key retrieval (McNemar), α = 1e-6 each way, z ≡ 0 "
      "through the same tests; the decode path reproduces exact attention",
      {"check:rope_shift", "control:z_zero"}, e2e_subgen, {"S-TAB1.acc", "S-CG-TAB3"}},
     {"real_model.e2e.balancekv", "003 Table 1 (LongBench) / Fig. 4 (needle) shape, inside SmolLM2-135M",
      "comparison",
-     "inside SmolLM2-135M at compression 2^-T (T = 1..3, equal memory): block BalanceKV vs uniform "
+     "inside SmolLM2-135M at compression 2^-T of the prompt's middle (T = 2, 3, equal memory): block "
+     "BalanceKV vs uniform "
      "sampling, StreamingLLM, SnapKV and PyramidKV — per-token KL(exact ‖ method) (paired t) and "
      "pass-key retrieval at T = 2 (McNemar), α = 1e-6 each way, z ≡ 0 through the same tests",
      {"check:rope_shift", "control:z_zero"}, e2e_balancekv, {"B-TAB1", "B-FIG4"}},
