@@ -47,9 +47,10 @@
  *            log-probabilities (KL ≤ 1e-6, |Δ log p| ≤ 1e-3 per token) — the check mutant
  *            check:rope_shift (new tokens rotated one position too far) must fail it.
  * Tiers: make check n0 = 96, n1 = 16, one segment, T = 2, one pass-key task of 4 filler
- * paragraphs (seconds; every cell is NOT-OBSERVED by power); --full n0 = 384, n1 = 48, two
- * segments (96 scored tokens), T = 2, 3, 24 pass-key tasks of 8 paragraphs (≈ 270 tokens) —
- * sized for 2 shared cores (the k-center and block methods recompress at every new token). The faithful run's numbers are computed once per process and shared by the two
+ * paragraphs (about 15 s of CPU; its retrieval cells cannot reach α); --full n0 = 384,
+ * n1 = 48, two segments (96 scored tokens), T = 2, 3, 24 pass-key tasks of 8 paragraphs (259
+ * tokens) — sized for 2 shared cores (the k-center and block methods recompress at every new
+ * token). The faithful run's numbers are computed once per process and shared by the two
  * claims (their mutant runs recompute what the mutant changes). */
 #include "baselines.h"
 #include "decode_compressed.h"
