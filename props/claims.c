@@ -19,6 +19,7 @@ extern const prop_claim props_stats_calibration[];
 extern const prop_claim props_baselines[];
 extern const prop_claim props_baselines_tables[];
 extern const prop_claim props_real_cache[];
+extern const prop_claim props_real_model_e2e[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
@@ -38,6 +39,7 @@ const prop_claim *const prop_claim_tables[] = {
     props_baselines,
     props_baselines_tables,
     props_real_cache,
+    props_real_model_e2e,
     NULL,
 };
 

@@ -27,6 +27,7 @@ static void usage(FILE *f) {
           "  plot DIR    PNG and SVG plots of a run's results through gnuplot\n"
           "  devices     the OpenCL and CUDA devices a spec's backend = \"opencl\" | \"cuda\" can use\n"
           "  dump-kv --text FILE [--tokens N] --out DIR   the real model's per-layer Q, K, V as .npy\n"
+          "  decode --method NAME ...   compressed decoding inside the real model (perplexity, KL, pass key)\n"
           "  version     print the version\n"
           "  --help      this text (COMMAND --help for a command's own)\n");
 }
@@ -416,6 +417,8 @@ static int cmd_plot(int argc, char **argv) {
   return 0;
 }
 
+int kvb_cmd_decode(int argc, char **argv); /* decode_cli.c */
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
@@ -440,6 +443,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - 1, argv + 1);
   if (strcmp(cmd, "devices") == 0) return kvb_run_devices();
   if (strcmp(cmd, "dump-kv") == 0) return kvb_dump_kv_main(argc - 1, argv + 1, "kvbound dump-kv");
+  if (strcmp(cmd, "decode") == 0) return kvb_cmd_decode(argc - 1, argv + 1);
   fprintf(stderr, "kvbound: unknown command '%s'\n", cmd);
   usage(stderr);
   return 2;

@@ -1,0 +1,285 @@
+/* decode_cli.c — `kvbound decode`: compressed decoding inside SmolLM2-135M with any registered
+ * method (src/model/decode_compressed.h; README, Compressed decoding inside the model).
+ *
+ *   kvbound decode --method NAME [--param k=v]... --text FILE [--start S] --n0 N --n1 N
+ *   kvbound decode --method NAME [--param k=v]... --passkey TASKS [--reps R]
+ *
+ * Text mode: tokens S..S+n0 of FILE are the prompt (prefilled exactly, then handed to the
+ * method), the next n1 tokens are scored teacher-forced; prints the exact and compressed
+ * perplexity, its increase, the mean KL(exact ‖ method) per token, the top-1 agreement and the
+ * stored vectors per (layer, kv head) cache. Pass-key mode: TASKS prompts (depths spread evenly
+ * over [0.05, 0.95], keys from --seed), answered by greedy decoding with exact attention and with
+ * the method; prints each answer and both accuracies. Exit status 0, 1 on a run error, 2 on a
+ * usage error. */
+#include "kvbound.h"
+#include "decode_compressed.h"
+#include "model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void decode_usage(FILE *f) {
+  fprintf(f,
+          "usage: kvbound decode --method NAME [--param k=v]... --text FILE [--start S] --n0 N --n1 N\n"
+          "       kvbound decode --method NAME [--param k=v]... --passkey TASKS [--reps R]\n"
+          "  Compressed decoding inside SmolLM2-135M: the prompt is prefilled exactly, every\n"
+          "  (layer, key/value head) cache is handed to method NAME (see `kvbound list`), and the\n"
+          "  following tokens are run with the method's answer standing in for exact attention\n"
+          "  (new tokens are fed to the method; README, Compressed decoding inside the model).\n"
+          "  --method NAME     a registered method (exact, subgen, balancekv_block, h2o, ...)\n"
+          "  --param k=v       a method parameter (repeatable); pyramidkv gets layer = its layer\n"
+          "                    and layers = 30 unless given\n"
+          "  --text FILE       text mode: score tokens [S+n0+1, S+n0+n1] of FILE teacher-forced\n"
+          "  --start S         first token of the prompt (default 0)\n"
+          "  --n0 N            prompt tokens (compressed)      --n1 N  scored tokens\n"
+          "  --passkey TASKS   pass-key mode: TASKS retrieval prompts, greedy answers\n"
+          "  --reps R          filler paragraphs per pass-key prompt (default 20, about 450 tokens)\n"
+          "  --observe N|all   prompt tokens whose queries the method sees (default: all for h2o\n"
+          "                    and tova, the window for snapkv/pyramidkv, none otherwise)\n"
+          "  --seed S          the methods' random streams and the pass keys (default 1)\n"
+          "  --model PATH      the GGUF file (default: scripts/fetch-model's cache)\n"
+          "  Prints perplexity (exact and method, and the increase), mean KL(exact || method) per\n"
+          "  token, top-1 agreement and stored vectors per cache; or the pass-key accuracies.\n"
+          "  Exit status 0, 1 on a run error, 2 on a usage error.\n");
+}
+
+typedef struct {
+  const char *method;
+  kvb_params params;
+  int n_layer;
+} cli_mk;
+
+static int cli_make(void *vc, int layer, int g, const kvb_method_config *cfg, kvb_method **out) {
+  cli_mk *c = vc;
+  (void)g;
+  kvb_params p = c->params;
+  if (!strcmp(c->method, "pyramidkv")) {
+    if (!kvb_params_has(&p, "layer")) kvb_params_set(&p, "layer", layer);
+    if (!kvb_params_has(&p, "layers")) kvb_params_set(&p, "layers", c->n_layer);
+  }
+  return kvb_method_alloc(c->method, cfg, &p, out);
+}
+
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 1 << 16, n = 0, r;
+  char *b = malloc(cap);
+  while (b && (r = fread(b + n, 1, cap - n, f)) > 0) {
+    n += r;
+    if (n == cap) {
+      char *nb = realloc(b, cap *= 2);
+      if (!nb) free(b);
+      b = nb;
+    }
+  }
+  fclose(f);
+  *len = n;
+  return b;
+}
+
+static int parse_size(const char *s, size_t *out) {
+  char *e;
+  if (!s || !*s || *s == '-') return 1;
+  unsigned long long v = strtoull(s, &e, 10);
+  if (*e) return 1;
+  *out = (size_t)v;
+  return 0;
+}
+
+static int mk_exact(void *vc, int layer, int g, const kvb_method_config *cfg, kvb_method **out) {
+  (void)vc, (void)layer, (void)g;
+  kvb_params p;
+  kvb_params_init(&p);
+  return kvb_method_alloc("exact", cfg, &p, out);
+}
+
+static int run_text(const kvb_model *m, cli_mk *mk, const char *text, size_t start, size_t n0,
+                    size_t n1, size_t observe, uint64_t seed) {
+  size_t len = 0, nt = 0;
+  char *buf = slurp(text, &len);
+  if (!buf) {
+    fprintf(stderr, "kvbound decode: cannot read the text %s\n", text);
+    return 1;
+  }
+  int32_t *ids = NULL;
+  int st = kvb_tok_encode(m->tok, buf, len, &ids, &nt);
+  free(buf);
+  if (st) {
+    fprintf(stderr, "kvbound decode: %s\n", kvb_strerror_last());
+    return 1;
+  }
+  if (start + n0 + n1 + 1 > nt) {
+    fprintf(stderr, "kvbound decode: the text has %zu tokens; --start %zu --n0 %zu --n1 %zu need %zu\n",
+            nt, start, n0, n1, start + n0 + n1 + 1);
+    free(ids);
+    return 2;
+  }
+  const int32_t *t = ids + start;
+  kvb_dec_prefix pre;
+  float *ref = NULL;
+  size_t V = (size_t)m->cfg.n_vocab;
+  double *nll = malloc(n1 * sizeof *nll), *kl = malloc(n1 * sizeof *kl), mem1 = 0;
+  int *ag = malloc(n1 * sizeof *ag);
+  kvb_dec_session *s = NULL;
+  kvb_dec_opts o = {observe == (size_t)-1 ? n0 : observe, seed, 0};
+  if (!nll || !kl || !ag) st = KVB_ERROR(KVB_ENOMEM, "out of memory");
+  if (!st) st = kvb_dec_prefix_build(m, t, n0, &pre);
+  if (!st) st = kvb_dec_reference(m, t, n0, n1, &ref);
+  if (!st) st = kvb_dec_open(m, &pre, cli_make, mk, &o, &s);
+  if (!st) st = kvb_dec_score(s, t + n0, n1, ref, nll, kl, ag, &mem1);
+  if (!st) {
+    double se = 0, sm = 0, sk = 0;
+    int agree = 0;
+    for (size_t i = 0; i < n1; i++) {
+      se -= ref[i * V + (size_t)t[n0 + 1 + i]], sm += nll[i], sk += kl[i], agree += ag[i];
+    }
+    double pe = exp(se / (double)n1), pm = exp(sm / (double)n1);
+    printf("method %s  prompt %zu tokens (from %zu), scored %zu\n", mk->method, n0, start, n1);
+    printf("perplexity exact %.4f  method %.4f  increase %+.4f (%+.2f%%)\n", pe, pm, pm - pe,
+           100 * (pm / pe - 1));
+    printf("mean KL(exact || method) %.5f nats/token  top-1 agreement %d/%zu\n", sk / (double)n1,
+           agree, n1);
+    printf("stored vectors per (layer, kv head) cache: %.1f after the prompt, %.1f after the "
+           "scored tokens (exact: %zu, %zu)\n", kvb_dec_memory_prefill(s), mem1, 2 * n0,
+           2 * (n0 + n1));
+  } else {
+    fprintf(stderr, "kvbound decode: %s\n", kvb_strerror_last());
+  }
+  kvb_dec_close(s);
+  kvb_dec_prefix_free(&pre);
+  free(ref), free(ids), free(nll), free(kl), free(ag);
+  return st ? 1 : 0;
+}
+
+static int run_passkey(const kvb_model *m, cli_mk *mk, size_t tasks, size_t reps, size_t observe,
+                       uint64_t seed) {
+  gsl_rng *r = kvb_rng_alloc_substream(seed, 999);
+  if (!r) return 1;
+  int ok_e = 0, ok_m = 0, st = KVB_OK;
+  for (size_t i = 0; i < tasks && !st; i++) {
+    unsigned key = 10000 + (unsigned)gsl_rng_uniform_int(r, 90000);
+    double depth = tasks > 1 ? 0.05 + 0.9 * (double)i / (double)(tasks - 1) : 0.5;
+    int32_t *ids = NULL, ge[8], gm[8];
+    size_t n0 = 0, nt = 0;
+    kvb_dec_prefix pre;
+    memset(&pre, 0, sizeof pre);
+    kvb_dec_session *se = NULL, *sm = NULL;
+    st = kvb_dec_passkey_prompt(m->tok, key, depth, (unsigned)reps, &ids, &n0, &nt);
+    if (!st) st = kvb_dec_prefix_build(m, ids, n0, &pre);
+    kvb_dec_opts oe = {0, seed, 0}, om = {observe == (size_t)-1 ? n0 : observe, seed, 0};
+    if (om.observe > n0) om.observe = n0;
+    if (!st) st = kvb_dec_open(m, &pre, mk_exact, NULL, &oe, &se);
+    if (!st) st = kvb_dec_greedy(se, ids + n0, nt, 7, ge);
+    if (!st) st = kvb_dec_open(m, &pre, cli_make, mk, &om, &sm);
+    if (!st) st = kvb_dec_greedy(sm, ids + n0, nt, 7, gm);
+    if (!st) {
+      int ce = kvb_dec_passkey_correct(m->tok, ge, 7, key);
+      int cm = kvb_dec_passkey_correct(m->tok, gm, 7, key);
+      char *te = NULL, *tm = NULL;
+      size_t l;
+      kvb_tok_decode(m->tok, ge, 7, &te, &l);
+      kvb_tok_decode(m->tok, gm, 7, &tm, &l);
+      for (char *c = te; c && *c; c++) if (*c == '\n') *c = ' ';
+      for (char *c = tm; c && *c; c++) if (*c == '\n') *c = ' ';
+      printf("task %zu: key %u depth %.2f prompt %zu tokens  exact %s \"%s\"  %s %s \"%s\" "
+             "(memory %.1f)\n", i, key, depth, n0 + nt, ce ? "right" : "wrong", te ? te : "",
+             mk->method, cm ? "right" : "wrong", tm ? tm : "", kvb_dec_memory_prefill(sm));
+      free(te), free(tm);
+      ok_e += ce, ok_m += cm;
+    }
+    kvb_dec_close(se), kvb_dec_close(sm);
+    kvb_dec_prefix_free(&pre);
+    free(ids);
+  }
+  gsl_rng_free(r);
+  if (st) {
+    fprintf(stderr, "kvbound decode: %s\n", kvb_strerror_last());
+    return 1;
+  }
+  printf("pass-key accuracy: exact %d/%zu, %s %d/%zu\n", ok_e, tasks, mk->method, ok_m, tasks);
+  return 0;
+}
+
+int kvb_cmd_decode(int argc, char **argv) {
+  cli_mk mk = {NULL, {0}, 30};
+  kvb_params_init(&mk.params);
+  const char *text = NULL, *model = NULL;
+  size_t start = 0, n0 = 0, n1 = 0, tasks = 0, reps = 20, observe = (size_t)-2, seed = 1;
+  int have_n0 = 0, have_n1 = 0;
+  for (int i = 1; i < argc; i += 2) { /* every option takes one value */
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      decode_usage(stdout);
+      return 0;
+    }
+    int bad = 0;
+    if (!v) bad = 1;
+    else if (!strcmp(a, "--method")) mk.method = v;
+    else if (!strcmp(a, "--param")) {
+      if (kvb_params_parse(&mk.params, v)) {
+        fprintf(stderr, "kvbound decode: --param %s: %s\n", v, kvb_strerror_last());
+        return 2;
+      }
+    } else if (!strcmp(a, "--text")) text = v;
+    else if (!strcmp(a, "--model")) model = v;
+    else if (!strcmp(a, "--start")) bad = parse_size(v, &start);
+    else if (!strcmp(a, "--n0")) bad = parse_size(v, &n0), have_n0 = 1;
+    else if (!strcmp(a, "--n1")) bad = parse_size(v, &n1), have_n1 = 1;
+    else if (!strcmp(a, "--passkey")) bad = parse_size(v, &tasks) || tasks == 0;
+    else if (!strcmp(a, "--reps")) bad = parse_size(v, &reps) || reps > 10000;
+    else if (!strcmp(a, "--seed")) bad = parse_size(v, &seed);
+    else if (!strcmp(a, "--observe")) {
+      if (!strcmp(v, "all")) observe = (size_t)-1;
+      else bad = parse_size(v, &observe);
+    } else {
+      fprintf(stderr, "kvbound decode: unknown option '%s' (see kvbound decode --help)\n", a);
+      return 2;
+    }
+    if (bad) {
+      fprintf(stderr, "kvbound decode: %s needs %s, not '%s'\n", a,
+              !strcmp(a, "--observe") ? "a count or 'all'" : "a non-negative integer (TASKS >= 1)",
+              v ? v : "(nothing)");
+      return 2;
+    }
+  }
+  if (!mk.method) {
+    fprintf(stderr, "kvbound decode: --method NAME is required (see kvbound decode --help)\n");
+    return 2;
+  }
+  const kvb_method_type *t = kvb_method_lookup(mk.method);
+  if (!t) {
+    fprintf(stderr, "kvbound decode: unknown method '%s' (see `kvbound list`)\n", mk.method);
+    return 2;
+  }
+  if (!text == !tasks) {
+    fprintf(stderr, "kvbound decode: give either --text FILE (with --n0, --n1) or --passkey TASKS\n");
+    return 2;
+  }
+  if (text && (!have_n0 || !have_n1 || n0 == 0 || n1 == 0)) {
+    fprintf(stderr, "kvbound decode: --text needs --n0 N and --n1 N, both >= 1\n");
+    return 2;
+  }
+  /* parameters checked against the method's table before the model loads */
+  if (kvb_params_validate(&mk.params, t->params, mk.method)) {
+    fprintf(stderr, "kvbound decode: %s\n", kvb_strerror_last());
+    return 2;
+  }
+  if (observe == (size_t)-2) {
+    double w = kvb_params_has(&mk.params, "window") ? kvb_params_get(&mk.params, t->params, "window") : 32;
+    size_t big = text ? n0 : (size_t)-1;
+    observe = kvb_dec_observe_default(mk.method, big, (size_t)w);
+  }
+  kvb_model m;
+  if (kvb_model_load(model, &m)) {
+    fprintf(stderr, "kvbound decode: %s\n", kvb_strerror_last());
+    return 1;
+  }
+  mk.n_layer = m.cfg.n_layer;
+  int rc = text ? run_text(&m, &mk, text, start, n0, n1, observe, seed)
+                : run_passkey(&m, &mk, tasks, reps, observe, seed);
+  kvb_model_free(&m);
+  return rc;
+}

@@ -1,0 +1,60 @@
+/* test_cli_decode.c — `kvbound decode` (src/app/decode_cli.c): --help, every usage error with
+ * a clear message and exit status 2 before the model loads, and (with the model) one short text
+ * run whose exact method reports zero KL and full top-1 agreement, and a too-short text. */
+#include "cli_harness.h"
+#include "kvb_error.h"
+#include "model.h"
+
+int main(int argc, char **argv) {
+  (void)argc;
+  if (cli_harness_init(argv[0], "/tmp/kvb-decode-XXXXXX", "cli_decode")) return 1;
+  char out[16384], cmd[2048];
+  snprintf(cmd, sizeof cmd, "%s decode --help", kvbound);
+  int rc = sh(cmd, out, sizeof out);
+  CHECK(rc == 0 && strstr(out, "--passkey") && strstr(out, "--n0"), "cli_decode.help", "rc %d: %s", rc, out);
+  static const struct {
+    const char *args, *msg, *name;
+  } bad[] = {
+      {"--passkey 2", "--method NAME is required", "cli_decode.no_method"},
+      {"--method nope --passkey 2", "unknown method 'nope'", "cli_decode.unknown_method"},
+      {"--method h2o --param budget=x --passkey 2", "budget", "cli_decode.bad_param_value"},
+      {"--method h2o --param bogus=3 --passkey 2", "bogus", "cli_decode.unknown_param"},
+      {"--method exact", "either --text FILE", "cli_decode.no_mode"},
+      {"--method exact --text /x --passkey 2", "either --text FILE", "cli_decode.two_modes"},
+      {"--method exact --text /x --n0 5", "--n0 N and --n1 N", "cli_decode.missing_n1"},
+      {"--method exact --text /x --n0 5 --n1 0", "--n0 N and --n1 N", "cli_decode.zero_n1"},
+      {"--method exact --passkey -3", "--passkey needs", "cli_decode.negative_tasks"},
+      {"--method exact --passkey 2 --observe lots", "a count or 'all'", "cli_decode.bad_observe"},
+      {"--method exact --passkey 2 --frobnicate 1", "unknown option", "cli_decode.unknown_option"},
+      {"--method exact --n0", "--n0 needs", "cli_decode.option_without_value"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    snprintf(cmd, sizeof cmd, "%s decode %s", kvbound, bad[i].args);
+    rc = sh(cmd, out, sizeof out);
+    CHECK(rc == 2 && strstr(out, bad[i].msg), bad[i].name, "rc %d, wanted 2 and \"%s\": %s", rc,
+          bad[i].msg, out);
+  }
+  if (kvb_model_available() != KVB_OK) {
+    printf("SKIP cli_decode.text_exact: %s\n", kvb_strerror_last());
+    return unit_failed ? 1 : 0;
+  }
+  snprintf(cmd, sizeof cmd, "OPENBLAS_NUM_THREADS=1 %s decode --method exact --text "
+           "/usr/share/common-licenses/GPL-3 --n0 24 --n1 4", kvbound);
+  rc = sh(cmd, out, sizeof out);
+  CHECK(rc == 0 && (strstr(out, "increase +0.0000") || strstr(out, "increase -0.0000")) &&
+            strstr(out, "top-1 agreement 4/4") &&
+            strstr(out, "KL(exact || method) 0.00000"),
+        "cli_decode.text_exact", "rc %d: %s", rc, out);
+  char path[128];
+  snprintf(path, sizeof path, "%s/short.txt", tmp);
+  write_file(path, "Too short.");
+  snprintf(cmd, sizeof cmd, "%s decode --method exact --text %s --n0 24 --n1 4", kvbound, path);
+  rc = sh(cmd, out, sizeof out);
+  CHECK(rc == 2 && strstr(out, "the text has"), "cli_decode.text_too_short", "rc %d: %s", rc, out);
+  char *back = read_file(path); /* the run left the input as it was */
+  CHECK(back && strcmp(back, "Too short.") == 0, "cli_decode.input_untouched", "%s", back ? back : "(gone)");
+  free(back);
+  remove(path);
+  rmdir(tmp);
+  return unit_failed ? 1 : 0;
+}
