@@ -433,6 +433,29 @@ static void table_notes(prop_ctx *ctx, const design_t *D, const int *meths, int 
   }
 }
 
+/* The table as TSV for the report's plot (scripts/real-e2e-plot), when $KVB_E2E_TSV names a
+ * file: one row per (compression level, method) — stored vectors per cache after the prompt,
+ * perplexity, its increase over exact, mean KL and top-1 agreement. Faithful runs only. */
+static void table_tsv(const prop_ctx *ctx, const design_t *D) {
+  const char *path = getenv("KVB_E2E_TSV");
+  if (!path || !*path || ctx->mutant) return;
+  FILE *f = fopen(path, "w");
+  if (!f) return;
+  int tier = ctx->full != 0;
+  double pe = exp(prop_mean(EXACT_NLL[tier], RES[tier][0][0].N));
+  fprintf(f, "# T\tmethod\tvectors\tppl\tppl_increase\tkl\ttop1\n");
+  for (int lv = 0; lv < D->nlev; lv++)
+    for (int me = 0; me < NMETH; me++) {
+      const res_t *r = &RES[tier][lv][me];
+      int ag = 0;
+      for (size_t i = 0; i < r->N; i++) ag += r->agree[i];
+      double pm = exp(prop_mean(r->nll, r->N));
+      fprintf(f, "%u\t%s\t%.1f\t%.6g\t%.6g\t%.6g\t%.4f\n", D->T[lv], MNAME[me], r->mem0, pm,
+              pm / pe - 1, prop_mean(r->kl, r->N), (double)ag / (double)r->N);
+    }
+  fclose(f);
+}
+
 static void needle_notes(prop_ctx *ctx, const design_t *D, const int *meths, int nm) {
   const needle_t *nd = &NEEDLE[ctx->full != 0];
   unsigned e = 0;
@@ -499,6 +522,7 @@ static void table_claim(prop_ctx *ctx, const int *under, int nu, const int *cont
   int all[NMETH];
   for (int i = 0; i < NMETH; i++) all[i] = i;
   table_notes(ctx, D, all, NMETH);
+  table_tsv(ctx, D);
   needle_notes(ctx, D, all, NMETH);
   prop_note(ctx, "KL cells: paired one-sided t over scored tokens, α=1e-6 each way ('detects' = the "
             "smallest mean KL difference found with power 0.9; tokens of one text are correlated)");
