@@ -151,6 +151,10 @@ int kvb_bkvb_compress_f32(size_t H, size_t n, size_t d, size_t dv, const float *
  * returns how many differ, or (size_t)−1 where there is no vector path. */
 size_t kvb_bkvb_expf_check(uint64_t first, uint64_t count, uint64_t stride);
 
+/* The core's options from the method's parameters (b, T, gamma, c0, tau, beta, threads; the rest
+ * default): one reading for the CPU method and its device version (src/gpu/gpu_methods.c). */
+void kvb_bkvb_opts_from_params(const kvb_params *p, kvb_bkvb_opts *o);
+
 /* Method "balancekv_block" accessors. */
 /* Compresses the current middle now (otherwise the next query does). */
 int kvb_bkvb_compress_now(kvb_method *m);

@@ -70,14 +70,7 @@ static int bkvb_init(kvb_method *m, const kvb_params *p) {
   st->consistent = consistent;
   st->f = (size_t)kvb_params_get(p, bkvb_params, "f");
   st->wr = (size_t)kvb_params_get(p, bkvb_params, "w");
-  kvb_bkvb_opts_default(&st->o);
-  st->o.b = (size_t)kvb_params_get(p, bkvb_params, "b");
-  st->o.T = (unsigned)kvb_params_get(p, bkvb_params, "T");
-  st->o.gamma = kvb_params_get(p, bkvb_params, "gamma");
-  st->o.c0 = kvb_params_get(p, bkvb_params, "c0");
-  st->o.tau = kvb_params_get(p, bkvb_params, "tau");
-  st->o.beta = kvb_params_get(p, bkvb_params, "beta");
-  st->o.threads = (int)kvb_params_get(p, bkvb_params, "threads");
+  kvb_bkvb_opts_from_params(p, &st->o);
   st->o.mutant = kvb_bkvb_flags_for(kvb_method_mutant_name(m)); /* the core's flags */
   if (kvb_method_is_mutant(m, "first_not_exact")) st->f = 0;
   m->state = st;
@@ -89,6 +82,17 @@ static void bkvb_free(void *state) {
   if (!st) return;
   kvb_kv_free(&st->kv), free(st->pos), free(st->w), free(st->scratch);
   free(st);
+}
+
+void kvb_bkvb_opts_from_params(const kvb_params *p, kvb_bkvb_opts *o) {
+  kvb_bkvb_opts_default(o);
+  o->b = (size_t)kvb_params_get(p, bkvb_params, "b");
+  o->T = (unsigned)kvb_params_get(p, bkvb_params, "T");
+  o->gamma = kvb_params_get(p, bkvb_params, "gamma");
+  o->c0 = kvb_params_get(p, bkvb_params, "c0");
+  o->tau = kvb_params_get(p, bkvb_params, "tau");
+  o->beta = kvb_params_get(p, bkvb_params, "beta");
+  o->threads = (int)kvb_params_get(p, bkvb_params, "threads");
 }
 
 static int bkvb_update(kvb_method *m, const double *k, const double *v) {

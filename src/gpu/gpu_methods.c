@@ -135,13 +135,7 @@ static int bk_init(kvb_method *m, const kvb_params *p) {
   st->consistent = !strcmp(den, "consistent");
   st->f = (size_t)kvb_params_get(p, ps, "f");
   st->wr = (size_t)kvb_params_get(p, ps, "w");
-  kvb_bkvb_opts_default(&st->o);
-  st->o.b = (size_t)kvb_params_get(p, ps, "b");
-  st->o.T = (unsigned)kvb_params_get(p, ps, "T");
-  st->o.gamma = kvb_params_get(p, ps, "gamma");
-  st->o.c0 = kvb_params_get(p, ps, "c0");
-  st->o.tau = kvb_params_get(p, ps, "tau");
-  st->o.beta = kvb_params_get(p, ps, "beta");
+  kvb_bkvb_opts_from_params(p, &st->o); /* the CPU method's reading of its parameters */
   m->state = st;
   return KVB_OK;
 }
