@@ -97,22 +97,14 @@ int kvb_dump_kv(const char *text, long want, const char *model, const char *out,
     return st;
   }
   kvb_model m;
-  if ((st = kvb_model_load(model, &m))) {
-    free(buf);
-    return st;
-  }
   int32_t *ids = NULL;
   size_t n = 0;
-  st = kvb_tok_encode(m.tok, buf, len, &ids, &n);
+  st = kvb_model_load_tokens(model, buf, len, text, want, "dump-kv", &m, &ids, &n);
   free(buf);
-  if (!st && n == 0) st = KVB_ERROR(KVB_EINVAL, "dump-kv: %s has no tokens", text);
-  if (!st && want > 0 && (size_t)want > n)
-    st = KVB_ERROR(KVB_EINVAL, "dump-kv: %s has %zu tokens, fewer than the %ld asked", text, n, want);
-  if (!st && want > (long)m.cfg.n_ctx)
+  if (st) return st;
+  if (want > (long)m.cfg.n_ctx)
     st = KVB_ERROR(KVB_EINVAL, "dump-kv: %ld tokens asked, the model's context is %d", want, m.cfg.n_ctx);
   if (!st) {
-    if (want > 0) n = (size_t)want;
-    if (n > (size_t)m.cfg.n_ctx) n = (size_t)m.cfg.n_ctx;
     if (mkdir(out, 0777) != 0 && errno != EEXIST)
       st = KVB_ERROR(KVB_EIO, "dump-kv: cannot create %s (%s)", out, strerror(errno));
   }

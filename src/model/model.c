@@ -44,6 +44,25 @@ void kvb_model_free(kvb_model *m) {
   memset(m, 0, sizeof *m);
 }
 
+int kvb_model_load_tokens(const char *path, const char *buf, size_t len, const char *text,
+                          long want, const char *who, kvb_model *m, int32_t **ids, size_t *n) {
+  *ids = NULL, *n = 0;
+  int st = kvb_model_load(path, m);
+  if (st) return st;
+  st = kvb_tok_encode(m->tok, buf, len, ids, n);
+  if (!st && *n == 0) st = KVB_ERROR(KVB_EINVAL, "%s: %s has no tokens", who, text);
+  if (!st && want > 0 && (size_t)want > *n)
+    st = KVB_ERROR(KVB_EINVAL, "%s: %ld tokens asked but %s has %zu", who, want, text, *n);
+  if (st) {
+    free(*ids), *ids = NULL, *n = 0;
+    kvb_model_free(m);
+    return st;
+  }
+  if (want > 0) *n = (size_t)want;
+  if (*n > (size_t)m->cfg.n_ctx) *n = (size_t)m->cfg.n_ctx;
+  return KVB_OK;
+}
+
 /* Dequantizes tensor `name`, which must have shape [ne0, ne1] (ne1 = 1 for vectors), into *at
  * and advances it. */
 static int take(const kvb_gguf *g, const char *name, uint64_t ne0, uint64_t ne1, float **at,

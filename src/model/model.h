@@ -56,6 +56,13 @@ int kvb_model_available(void);
 int kvb_model_load(const char *path, kvb_model *m);
 void kvb_model_free(kvb_model *m);
 
+/* The model (path NULL = the default) and the tokens of a text for a run over its first n: all
+ * of them (want <= 0) or exactly `want` (KVB_EINVAL when the text has fewer), at most the
+ * model's context. Errors are prefixed by `who` and name the text. On success the caller frees
+ * *ids and the model (kvb_model_free); on error nothing is left allocated. */
+int kvb_model_load_tokens(const char *path, const char *buf, size_t len, const char *text,
+                          long want, const char *who, kvb_model *m, int32_t **ids, size_t *n);
+
 /* Called after RoPE in every layer with that layer's post-RoPE q [n_head][n][head_dim],
  * k and v [n_head_kv][n][head_dim] (positions 0..n-1); may be NULL. */
 typedef void (*kvb_model_qkv_fn)(void *ctx, int layer, size_t n, const float *q, const float *k,

@@ -118,22 +118,15 @@ static int gen_model(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng
   snprintf(vf, sizeof vf, "%s/layer%02d_v.npy", dir, layer);
   if (access(qf, R_OK) != 0) {
     kvb_model m;
-    if ((st = kvb_model_load(NULL, &m))) {
+    int32_t *ids = NULL;
+    size_t n = 0;
+    st = kvb_model_load_tokens(NULL, buf, len, text, want, "model stream", &m, &ids, &n);
+    if (st) {
       free(buf);
       return st;
     }
-    int32_t *ids = NULL;
-    size_t n = 0;
-    st = kvb_tok_encode(m.tok, buf, len, &ids, &n);
-    if (!st && n == 0) st = KVB_ERROR(KVB_EINVAL, "model stream: %s has no tokens", text);
-    if (!st && want > 0 && (size_t)want > n)
-      st = KVB_ERROR(KVB_EINVAL, "model stream: n = %ld asked but %s has %zu tokens", want, text, n);
-    if (!st) {
-      if (want > 0) n = (size_t)want;
-      if (n > (size_t)m.cfg.n_ctx) n = (size_t)m.cfg.n_ctx;
-      if (mkdir(root, 0777) != 0 && errno != EEXIST)
-        st = KVB_ERROR(KVB_EIO, "model stream: cannot create %s (%s)", root, strerror(errno));
-    }
+    if (mkdir(root, 0777) != 0 && errno != EEXIST)
+      st = KVB_ERROR(KVB_EIO, "model stream: cannot create %s (%s)", root, strerror(errno));
     if (!st) st = build_cache(&m, ids, n, dir);
     free(ids);
     kvb_model_free(&m);
