@@ -1269,18 +1269,24 @@ static int write_outputs(const kvb_experiment *e, const char *dir, const unit_re
   return st;
 }
 
+/* What a run and a shard check before any trial: the spec has a stream and a method, its trials
+ * are countable, and the output directory exists (created). */
+static int run_prepare(const kvb_experiment *e, const char *dir, size_t *units) {
+  if (e->nstreams == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no stream");
+  if (e->nmethods == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no method or probe");
+  if (kvb_experiment_units(e, NULL, units) != 0 || *units > KVB_RUN_MAX_UNITS)
+    return KVB_ERROR(KVB_EINVAL, "the sweep points x trials exceed %.0e trials", (double)KVB_RUN_MAX_UNITS);
+  return mkdir_p(dir);
+}
+
 int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int progress,
                        kvb_run_report *rep) {
   if (!e || !dir || !rep) return KVB_ERROR(KVB_ENULL, "run: NULL argument");
   memset(rep, 0, sizeof *rep);
-  if (e->nstreams == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no stream");
-  if (e->nmethods == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no method or probe");
   size_t units = 0;
-  if (kvb_experiment_units(e, NULL, &units) != 0 || units > KVB_RUN_MAX_UNITS)
-    return KVB_ERROR(KVB_EINVAL, "the sweep points x trials exceed %.0e trials", (double)KVB_RUN_MAX_UNITS);
-  if (jobs < 1) jobs = 1;
-  int st = mkdir_p(dir);
+  int st = run_prepare(e, dir, &units);
   if (st) return st;
+  if (jobs < 1) jobs = 1;
   struct stat sb;
   if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
     return KVB_ERROR(KVB_EINVAL, "%s is not a directory", dir);
@@ -1407,14 +1413,10 @@ int kvb_experiment_run_shard(const kvb_experiment *e, const char *dir, size_t sh
   memset(rep, 0, sizeof *rep);
   if (nshards < 1 || shard >= nshards)
     return KVB_ERROR(KVB_EINVAL, "shard %zu/%zu: need 0 <= I < N", shard, nshards);
-  if (e->nstreams == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no stream");
-  if (e->nmethods == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no method or probe");
   size_t units = 0;
-  if (kvb_experiment_units(e, NULL, &units) != 0 || units > KVB_RUN_MAX_UNITS)
-    return KVB_ERROR(KVB_EINVAL, "the sweep points x trials exceed %.0e trials", (double)KVB_RUN_MAX_UNITS);
-  if (jobs < 1) jobs = 1;
-  int st = mkdir_p(dir);
+  int st = run_prepare(e, dir, &units);
   if (st) return st;
+  if (jobs < 1) jobs = 1;
   /* the previous shard's completion mark and failure marker go first: while this runs, the
    * directory claims no complete shard */
   char path[1200];
