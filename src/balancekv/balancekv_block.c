@@ -3,6 +3,8 @@
  * balanced_walk), core compression and the method "balancekv_block" (see balancekv_block.h). */
 #include "balancekv_block.h"
 #include "attention.h"
+#include "block_gram.h"
+#include "simd.h"
 #include "kvb_error.h"
 #include "parallel.h"
 
@@ -11,7 +13,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <cblas.h>
 
 void kvb_bkvb_opts_default(kvb_bkvb_opts *o) {
   o->b = 256;
@@ -225,15 +226,96 @@ __attribute__((target("avx2,fma"))) static void krow_f32_vec(float *g, const flo
   }
 }
 
-static int bkvb_have_avx2_fma(void) {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+/* The same, sixteen floats at a time on AVX-512: the table lookup by two-source permutes (no
+ * gather), every floating-point operation the one above, lane by lane. */
+#define BKVB_T512 __attribute__((target("avx512f,fma")))
+BKVB_T512 static inline __m512d bkvb_exp8(__m512d xd) {
+  const __m512d invln2n = _mm512_set1_pd(0x1.71547652b82fep+5);
+  const __m512d shift = _mm512_set1_pd(0x1.8p52);
+  const __m512d c0 = _mm512_set1_pd(0x1.c6af84b912394p-20);
+  const __m512d c1 = _mm512_set1_pd(0x1.ebfce50fac4f3p-13);
+  const __m512d c2 = _mm512_set1_pd(0x1.62e42ff0c52d6p-6);
+  const __m512i *tab = (const __m512i *)bkvb_exp2_tab;
+  __m512d kds = _mm512_fmadd_pd(invln2n, xd, shift);
+  __m512i ki = _mm512_castpd_si512(kds);
+  __m512d kd = _mm512_sub_pd(kds, shift);
+  __m512d r = _mm512_fmsub_pd(invln2n, xd, kd);
+  /* entry k mod 32: bits 0–3 pick within a 16-entry half, bit 4 picks the half */
+  __m512i lo = _mm512_permutex2var_epi64(_mm512_loadu_si512(tab), ki, _mm512_loadu_si512(tab + 1));
+  __m512i hi = _mm512_permutex2var_epi64(_mm512_loadu_si512(tab + 2), ki, _mm512_loadu_si512(tab + 3));
+  __m512i t = _mm512_mask_blend_epi64(_mm512_test_epi64_mask(ki, _mm512_set1_epi64(16)), lo, hi);
+  t = _mm512_add_epi64(t, _mm512_slli_epi64(ki, 47));
+  __m512d z = _mm512_fmadd_pd(r, c0, c1);
+  __m512d r2 = _mm512_mul_pd(r, r);
+  __m512d y = _mm512_fmadd_pd(r, c2, _mm512_set1_pd(1.0));
+  y = _mm512_fmadd_pd(z, r2, y);
+  return _mm512_mul_pd(y, _mm512_castsi512_pd(t));
 }
+
+BKVB_T512 static inline __m512 bkvb_expf16(__m512 x) {
+  __m256 lo = _mm512_cvtpd_ps(bkvb_exp8(_mm512_cvtps_pd(_mm512_castps512_ps256(x))));
+  __m256 hi = _mm512_cvtpd_ps(
+      bkvb_exp8(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)))));
+  return _mm512_castpd_ps(
+      _mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(lo)), _mm256_castps_pd(hi), 1));
+}
+
+/* a lane the library treats specially (|x| >= 88 or not finite) in this group of sixteen? */
+BKVB_T512 static inline int bkvb_special16(__m512 x) {
+  __m512i top = _mm512_and_si512(_mm512_srli_epi32(_mm512_castps_si512(x), 20),
+                                 _mm512_set1_epi32(0x7ff));
+  return _mm512_cmpgt_epi32_mask(top, _mm512_set1_epi32(0x42a)) != 0;
+}
+
+BKVB_T512 static void exprow_f32_avx512(float *g, size_t n) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512 x = _mm512_loadu_ps(g + i);
+    if (bkvb_special16(x)) {
+      for (size_t k = i; k < i + 16; k++) g[k] = expf(g[k]);
+      continue;
+    }
+    _mm512_storeu_ps(g + i, bkvb_expf16(x));
+  }
+  exprow_f32_vec(g + i, n - i);
+}
+
+BKVB_T512 static void krow_f32_avx512(float *g, const float *gv, float ks, float beta, float c0,
+                                      size_t n) {
+  size_t i = 0;
+  const __m512 vks = _mm512_set1_ps(ks), vbeta = _mm512_set1_ps(beta), vc0 = _mm512_set1_ps(c0);
+  for (; i + 16 <= n; i += 16) {
+    __m512 x = _mm512_sub_ps(_mm512_mul_ps(vks, _mm512_loadu_ps(g + i)), vbeta);
+    __m512 f = _mm512_add_ps(_mm512_loadu_ps(gv + i), vc0);
+    __m512 e;
+    if (bkvb_special16(x)) {
+      float t[16];
+      _mm512_storeu_ps(t, x);
+      for (int k = 0; k < 16; k++) t[k] = expf(t[k]);
+      e = _mm512_loadu_ps(t);
+    } else {
+      e = bkvb_expf16(x);
+    }
+    _mm512_storeu_ps(g + i, _mm512_mul_ps(e, f));
+  }
+  if (i < n) { /* the last 1–15: masked lanes (loaded as 0) compute something and are not stored */
+    __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+    __m512 x = _mm512_sub_ps(_mm512_mul_ps(vks, _mm512_maskz_loadu_ps(m, g + i)), vbeta);
+    __m512 f = _mm512_add_ps(_mm512_maskz_loadu_ps(m, gv + i), vc0);
+    if (bkvb_special16(x)) {
+      for (size_t k = i; k < n; k++) g[k] = expf(ks * g[k] - beta) * (gv[k] + c0);
+      return;
+    }
+    _mm512_mask_storeu_ps(g + i, m, _mm512_mul_ps(bkvb_expf16(x), f));
+  }
+}
+
 #endif
 
 size_t kvb_bkvb_expf_check(uint64_t first, uint64_t count, uint64_t stride) {
 #ifdef BKVB_VEXP
-  if (!bkvb_have_avx2_fma()) return (size_t)-1;
+  int lvl = kvb_simd_level();
+  if (lvl < KVB_SIMD_AVX2) return (size_t)-1;
   float x[64], y[64];
   size_t bad = 0;
   uint64_t k = 0;
@@ -244,7 +326,8 @@ size_t kvb_bkvb_expf_check(uint64_t first, uint64_t count, uint64_t stride) {
       memcpy(&x[m], &bits, sizeof bits);
       y[m] = x[m];
     }
-    exprow_f32_vec(y, m);
+    if (lvl >= KVB_SIMD_AVX512) exprow_f32_avx512(y, m);
+    else exprow_f32_vec(y, m);
     for (size_t i = 0; i < m; i++) {
       float e = expf(x[i]);
       bad += memcmp(&e, &y[i], sizeof e) != 0;
@@ -257,54 +340,69 @@ size_t kvb_bkvb_expf_check(uint64_t first, uint64_t count, uint64_t stride) {
 #endif
 }
 
-/* 0 = not decided, 1 = the vector path, 2 = the library's loop. */
+/* Per SIMD level: 0 = not decided, 1 = the vector path, 2 = the library's loop. */
 #ifdef BKVB_VEXP
-static atomic_int bkvb_vexp_state;
+static atomic_int bkvb_vexp_state[3];
 #endif
 
-static int bkvb_use_vexp(void) {
+/* The SIMD level whose vector expf is in use (after its self-test), or 0 (the library's loop). */
+static int bkvb_vexp_level(void) {
 #ifdef BKVB_VEXP
-  int st = atomic_load_explicit(&bkvb_vexp_state, memory_order_relaxed);
-  if (st) return st == 1;
+  int lvl = kvb_simd_level();
+  if (lvl < KVB_SIMD_AVX2) return 0;
+  int st = atomic_load_explicit(&bkvb_vexp_state[lvl], memory_order_relaxed);
+  if (st) return st == 1 ? lvl : 0;
   /* every 65537th bit pattern (all signs and exponents) and 4096 points of [−90, 90) */
   size_t bad = kvb_bkvb_expf_check(0, 65536, 65537);
   float x[64], y[64];
   for (int c = 0; c < 64 && bad == 0; c++) {
     for (int i = 0; i < 64; i++) x[i] = y[i] = -90.0f + 180.0f * (float)(64 * c + i) / 4096.0f;
-    exprow_f32_vec(y, 64);
+    if (lvl >= KVB_SIMD_AVX512) exprow_f32_avx512(y, 64);
+    else exprow_f32_vec(y, 64);
     for (int i = 0; i < 64; i++) {
       float e = expf(x[i]);
       bad += memcmp(&e, &y[i], sizeof e) != 0;
     }
   }
   st = bad == 0 ? 1 : 2;
-  atomic_store_explicit(&bkvb_vexp_state, st, memory_order_relaxed);
-  return st == 1;
+  atomic_store_explicit(&bkvb_vexp_state[lvl], st, memory_order_relaxed);
+  return st == 1 ? lvl : 0;
 #else
   return 0;
 #endif
 }
 
-/* The fused row where the vector expf is in use; 0 = not handled (the core's three loops). */
+/* The fused row where a vector expf is in use (lvl from bkvb_vexp_level); 0 = not handled (the
+ * core's three loops). */
 static int krow_fast_f64(double *g, const double *gv, double ks, double beta, double c0,
-                         size_t n) {
-  (void)g, (void)gv, (void)ks, (void)beta, (void)c0, (void)n;
+                         size_t n, int lvl) {
+  (void)g, (void)gv, (void)ks, (void)beta, (void)c0, (void)n, (void)lvl;
   return 0;
 }
-static int krow_fast_f32(float *g, const float *gv, float ks, float beta, float c0, size_t n) {
+static int krow_fast_f32(float *g, const float *gv, float ks, float beta, float c0, size_t n,
+                         int lvl) {
 #ifdef BKVB_VEXP
-  if (bkvb_use_vexp()) {
+  if (lvl >= KVB_SIMD_AVX512) {
+    krow_f32_avx512(g, gv, ks, beta, c0, n);
+    return 1;
+  }
+  if (lvl >= KVB_SIMD_AVX2) {
     krow_f32_vec(g, gv, ks, beta, c0, n);
     return 1;
   }
 #endif
-  (void)g, (void)gv, (void)ks, (void)beta, (void)c0, (void)n;
+  (void)g, (void)gv, (void)ks, (void)beta, (void)c0, (void)n, (void)lvl;
   return 0;
 }
 
 static void exprow_f32(float *g, size_t j) {
 #ifdef BKVB_VEXP
-  if (bkvb_use_vexp()) {
+  int lvl = bkvb_vexp_level();
+  if (lvl >= KVB_SIMD_AVX512) {
+    exprow_f32_avx512(g, j);
+    return;
+  }
+  if (lvl >= KVB_SIMD_AVX2) {
     exprow_f32_vec(g, j);
     return;
   }
@@ -331,40 +429,46 @@ static int check_opts(const kvb_bkvb_opts *o, size_t n) {
 
 /* The double reference. */
 #define REAL double
-#define SYRK cblas_dsyrk
+#define GRAM kvb_gram_lower_f64
+#define PACK kvb_gram_pack_f64
+#define CENTER kvb_gram_center_f64
 #define FINITE finite_f64
 #define EXPROW exprow_f64
 #define KROW_FAST krow_fast_f64
 #define SFX(name) name##_f64
 #include "balancekv_block_core.h"
 #undef REAL
-#undef SYRK
+#undef GRAM
+#undef PACK
+#undef CENTER
 #undef FINITE
 #undef EXPROW
 #undef KROW_FAST
 #undef SFX
 #undef VL
 #undef VLD
-#undef PF_AHEAD
 #undef VST
 
 /* The float32 path: same steps in single precision (ssyrk, expf); u compared in double. */
 #define REAL float
-#define SYRK cblas_ssyrk
+#define GRAM kvb_gram_lower_f32
+#define PACK kvb_gram_pack_f32
+#define CENTER kvb_gram_center_f32
 #define FINITE finite_f32
 #define EXPROW exprow_f32
 #define KROW_FAST krow_fast_f32
 #define SFX(name) name##_f32
 #include "balancekv_block_core.h"
 #undef REAL
-#undef SYRK
+#undef GRAM
+#undef PACK
+#undef CENTER
 #undef FINITE
 #undef EXPROW
 #undef KROW_FAST
 #undef SFX
 #undef VL
 #undef VLD
-#undef PF_AHEAD
 #undef VST
 
 int kvb_bkvb_compress(size_t H, size_t n, size_t d, size_t dv, const double *K, const double *V,

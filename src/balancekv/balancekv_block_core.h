@@ -37,48 +37,6 @@ typedef REAL SFX(vec) __attribute__((vector_size(32)));
 #define VLD(v, p) memcpy(&(v), (p), sizeof(v))
 #define VST(p, v) memcpy((p), &(v), sizeof(v))
 
-/* Rows after round 0 are gathered from scattered positions: the hardware prefetcher follows
- * a row but not the jump to the next one, so the rows PF_AHEAD tokens ahead are requested
- * early (a hint only; no effect on any value). */
-#define PF_AHEAD 4
-static inline void SFX(prefetch_row)(const REAL *p, size_t n) {
-  for (size_t a = 0; a < n; a += 64 / sizeof(REAL)) __builtin_prefetch(p + a, 0, 3);
-}
-
-/* dst = src, sum += src */
-static void SFX(copy_sum)(REAL *restrict dst, REAL *restrict sum, const REAL *restrict src,
-                          size_t n) {
-  size_t a = 0;
-  for (; a + VL <= n; a += VL) {
-    SFX(vec) x, y;
-    VLD(x, src + a), VLD(y, sum + a);
-    y += x;
-    VST(dst + a, x), VST(sum + a, y);
-  }
-  for (; a < n; a++) dst[a] = src[a], sum[a] += src[a];
-}
-/* x −= m */
-static void SFX(sub)(REAL *restrict x, const REAL *restrict m, size_t n) {
-  size_t a = 0;
-  for (; a + VL <= n; a += VL) {
-    SFX(vec) u, v;
-    VLD(u, x + a), VLD(v, m + a);
-    u -= v;
-    VST(x + a, u);
-  }
-  for (; a < n; a++) x[a] -= m[a];
-}
-/* dst = w·src */
-static void SFX(scale)(REAL *restrict dst, const REAL *restrict src, REAL w, size_t n) {
-  size_t a = 0;
-  for (; a + VL <= n; a += VL) {
-    SFX(vec) v;
-    VLD(v, src + a);
-    v = w * v;
-    VST(dst + a, v);
-  }
-  for (; a < n; a++) dst[a] = w * src[a];
-}
 /* g = ks·g − β */
 static void SFX(affine)(REAL *restrict g, REAL ks, REAL beta, size_t n) {
   size_t a = 0;
@@ -104,7 +62,10 @@ static void SFX(times_offset)(REAL *restrict g, const REAL *restrict gv, REAL c0
 
 /* ---- per-worker scratch: allocated once per call, rewritten by every item ---- */
 typedef struct {
-  REAL *Kc, *Vw, *Gk, *Gv, *mean, *sg; /* b×d, b×dv, b×b (then F), b×b, d, b (signs ±1) */
+  REAL *Pk, *Pv, *Gk, *Gv, *mean, *sg, *wr; /* packed keys d×ld and values dv×ld (block_gram.h),
+                                               Grams rows×ld (Gk then F), d, b (signs), b (w) */
+  const REAL **rk, **rv;                    /* the block's key and value rows */
+  const void **nk, **nv;                    /* the next block's (prefetched during the Grams) */
   kvb_bkvb_stats st;
   char pad[64]; /* workers' counters on different cache lines */
 } SFX(worker);
@@ -112,22 +73,29 @@ typedef struct {
 static void SFX(workers_free)(SFX(worker) *w, int nw) {
   if (!w) return;
   for (int i = 0; i < nw; i++)
-    free(w[i].Kc), free(w[i].Vw), free(w[i].Gk), free(w[i].Gv), free(w[i].mean), free(w[i].sg);
+    free(w[i].Pk), free(w[i].Pv), free(w[i].Gk), free(w[i].Gv), free(w[i].mean), free(w[i].sg),
+        free(w[i].wr), free(w[i].rk), free(w[i].rv), free(w[i].nk), free(w[i].nv);
   free(w);
 }
 
 static SFX(worker) *SFX(workers_alloc)(int nw, size_t n, size_t d, size_t dv, size_t b) {
   SFX(worker) *w = calloc((size_t)nw, sizeof *w);
   if (!w) return NULL;
-  size_t bb = b < n ? b : n;
+  size_t bb = b < n ? b : n, ld = kvb_gram_ld(bb), rows = kvb_gram_rows(bb);
   for (int i = 0; i < nw; i++) {
-    w[i].Kc = malloc(bb * d * sizeof(REAL));
-    w[i].Vw = malloc(bb * dv * sizeof(REAL));
-    w[i].Gk = malloc(bb * b * sizeof(REAL));
-    w[i].Gv = malloc(bb * b * sizeof(REAL));
+    w[i].Pk = malloc(d * ld * sizeof(REAL));
+    w[i].Pv = malloc(dv * ld * sizeof(REAL));
+    w[i].Gk = malloc(rows * ld * sizeof(REAL));
+    w[i].Gv = malloc(rows * ld * sizeof(REAL));
     w[i].mean = malloc(d * sizeof(REAL));
     w[i].sg = malloc(bb * sizeof(REAL));
-    if (!w[i].Kc || !w[i].Vw || !w[i].Gk || !w[i].Gv || !w[i].mean || !w[i].sg) {
+    w[i].wr = malloc(bb * sizeof(REAL));
+    w[i].rk = malloc(bb * sizeof(REAL *));
+    w[i].rv = malloc(bb * sizeof(REAL *));
+    w[i].nk = malloc(bb * sizeof(void *));
+    w[i].nv = malloc(bb * sizeof(void *));
+    if (!w[i].Pk || !w[i].Pv || !w[i].Gk || !w[i].Gv || !w[i].mean || !w[i].sg || !w[i].wr ||
+        !w[i].rk || !w[i].rv || !w[i].nk || !w[i].nv) {
       SFX(workers_free)(w, nw);
       return NULL;
     }
@@ -137,7 +105,10 @@ static SFX(worker) *SFX(workers_alloc)(int nw, size_t n, size_t d, size_t dv, si
 
 /* ---- one round of every head: the items ---- */
 typedef struct {
-  size_t n, d, dv, m, nb; /* tokens per head, dims, current length m_r, blocks per head */
+  size_t H, n, d, dv, m, nb; /* heads, tokens per head, dims, length m_r, blocks per head */
+  size_t ld;              /* leading dimension of the packed blocks and Grams */
+  int threads;            /* workers: a worker's next item is probably item + threads */
+  int vexp;               /* the SIMD level of the vector expf in use, 0 = the library's */
   const REAL *K, *V;
   const kvb_bkvb_opts *o;
   const double *ur;       /* this round's H·m_r uniforms */
@@ -149,54 +120,49 @@ typedef struct {
   SFX(worker) *w;
 } SFX(round);
 
-/* Gathers block [start, start+len) of head h into Kc (centered keys) and, unless the values can
- * be read in place, Vw (w_i v_i). Returns the value rows' pointer (ld = dv) or NULL when a row is
- * not finite (only when R->check). */
-static const REAL *SFX(gather)(const SFX(round) *R, size_t h, size_t start, size_t len,
-                               SFX(worker) *W) {
+/* Gathers block [start, start+len) of head h, packed (block_gram.h): the keys as they are, with
+ * their sum in token order (the reference's order) into mean, and the values as w_i v_i (in
+ * round 0 w = 1 and they are packed as they are). Each row is read once here. Returns 0, or 1
+ * when a row is not finite (only when R->check). */
+static int SFX(gather)(const SFX(round) *R, size_t h, size_t start, size_t len, SFX(worker) *W) {
   size_t d = R->d, dv = R->dv;
   const REAL *K = R->K + h * R->n * d, *V = R->V + h * R->n * dv;
   const size_t *cur = R->cur + h * R->n + start;
   const double *cw = R->cw + h * R->n + start;
-  REAL *mean = W->mean, *Kc = W->Kc;
+  REAL *mean = W->mean;
+  for (size_t i = 0; i < len; i++)
+    W->rk[i] = K + cur[i] * d, W->rv[i] = V + cur[i] * dv, W->wr[i] = (REAL)cw[i];
   for (size_t a = 0; a < d; a++) mean[a] = 0;
-  for (size_t i = 0; i < len; i++) { /* copy, and sum in token order (the reference's order) */
-    if (i + PF_AHEAD < len) SFX(prefetch_row)(K + cur[i + PF_AHEAD] * d, d);
-    SFX(copy_sum)(Kc + i * d, mean, K + cur[i] * d, d);
-  }
-  if (R->check && !FINITE(Kc, len * d)) return NULL; /* the copy is the rows, now in cache */
-  const REAL *Vr;
-  if (R->ident) { /* round 0: the block's value rows are contiguous and w = 1: w·v = v, in place */
-    Vr = V + start * dv;
-    if (R->check && !FINITE(Vr, len * dv)) return NULL;
-  } else {
-    REAL *Vw = W->Vw;
-    for (size_t i = 0; i < len; i++) {
-      if (i + PF_AHEAD < len) SFX(prefetch_row)(V + cur[i + PF_AHEAD] * dv, dv);
-      const REAL *v = V + cur[i] * dv;
-      SFX(scale)(Vw + i * dv, v, (REAL)cw[i], dv); /* w_i v_i */
-    }
-    Vr = Vw;
-  }
-  return Vr;
+  PACK(len, d, W->rk, NULL, mean, W->Pk, R->ld);
+  /* Keys: a non-finite entry makes its lane's sum non-finite (Inf + x is Inf or NaN, NaN stays),
+   * so a finite sum proves every key finite; a non-finite sum (also reached when finite keys
+   * overflow) is resolved row by row. */
+  if (R->check && !FINITE(mean, d))
+    for (size_t i = 0; i < len; i++)
+      if (!FINITE(W->rk[i], d)) return 1;
+  PACK(len, dv, W->rv, R->ident ? NULL : W->wr, NULL, W->Pv, R->ld); /* w = 1: w·v = v */
+  /* Values: checked in round 0 only (R->check), where w = 1 and the packed block holds the
+   * values themselves (and zero padding). */
+  if (R->check && !FINITE(W->Pv, dv * R->ld)) return 1;
+  return 0;
 }
 
+/* Keys centered by the block mean (of the real tokens), in the packed block. */
 static void SFX(center)(const SFX(round) *R, size_t len, SFX(worker) *W) {
-  size_t d = R->d;
   if (R->o->mutant & KVB_BKVB_MUT_NO_CENTER) return;
-  REAL *mean = W->mean, *Kc = W->Kc;
-  for (size_t a = 0; a < d; a++) mean[a] /= (REAL)len; /* mean of the real tokens */
-  for (size_t i = 0; i < len; i++) SFX(sub)(Kc + i * d, mean, d);
+  REAL *mean = W->mean;
+  for (size_t a = 0; a < R->d; a++) mean[a] /= (REAL)len;
+  CENTER(len, R->d, W->Pk, R->ld, mean);
 }
 
 /* F_ij = exp(ks·Gk_ij − β)·(Gv_ij + c₀) for i < j, in place of Gk (row j at j·b). */
 static void SFX(kernel_rows)(size_t len, size_t b, size_t d, const kvb_bkvb_opts *o, REAL *Gk,
-                             const REAL *Gv) {
+                             const REAL *Gv, int vexp) {
   REAL ks = (REAL)(o->tau / sqrt((double)d)), beta = (REAL)o->beta, c0 = (REAL)o->c0;
   for (size_t j = 1; j < len; j++) {
     REAL *g = Gk + j * b;
     const REAL *gv = Gv + j * b;
-    if (KROW_FAST(g, gv, ks, beta, c0, j)) continue; /* one pass, same operations */
+    if (KROW_FAST(g, gv, ks, beta, c0, j, vexp)) continue; /* one pass, same operations */
     SFX(affine)(g, ks, beta, j);
     EXPROW(g, j);
     SFX(times_offset)(g, gv, c0, j);
@@ -258,20 +224,30 @@ static int SFX(block_item)(size_t item, void *arg, int worker) {
   size_t h = item / R->nb, blk = item % R->nb, b = R->o->b;
   size_t start = blk * b, len = R->m - start < b ? R->m - start : b;
   double t0 = bkvb_now();
-  const REAL *Vr = SFX(gather)(R, h, start, len, W);
-  if (!Vr) return KVB_ERROR(KVB_EDOM, "balancekv_block compress: non-finite key or value");
+  if (SFX(gather)(R, h, start, len, W))
+    return KVB_ERROR(KVB_EDOM, "balancekv_block compress: non-finite key or value");
   double t1 = bkvb_now();
   SFX(center)(R, len, W);
   double t2 = bkvb_now();
-  /* Key and value Gram products, lower triangle (the walk reads K_ij for i < j). */
-  SYRK(CblasRowMajor, CblasLower, CblasNoTrans, (int)len, (int)R->d, 1.0, W->Kc, (int)R->d, 0.0,
-       W->Gk, (int)b);
-  SYRK(CblasRowMajor, CblasLower, CblasNoTrans, (int)len, (int)R->dv, 1.0, Vr, (int)R->dv, 0.0,
-       W->Gv, (int)b);
+  /* Key and value Gram products, lower triangle (the walk reads K_ij for i < j), while the rows
+   * of the block this worker probably does next come from memory (items are claimed in order,
+   * so with equal items that is item + threads; a wrong guess costs only the prefetches). */
+  kvb_gram_pf pk = {NULL, 0, 0}, pv = {NULL, 0, 0};
+  size_t nx = item + (size_t)R->threads;
+  if (R->threads > 0 && nx < R->nb * R->H) {
+    size_t nh = nx / R->nb, ns = (nx % R->nb) * b, nl = R->m - ns < b ? R->m - ns : b;
+    const size_t *nc = R->cur + nh * R->n + ns;
+    const REAL *K = R->K + nh * R->n * R->d, *V = R->V + nh * R->n * R->dv;
+    for (size_t i = 0; i < nl; i++) W->nk[i] = K + nc[i] * R->d, W->nv[i] = V + nc[i] * R->dv;
+    pk = (kvb_gram_pf){(const void *const *)W->nk, nl, R->d * sizeof(REAL)};
+    pv = (kvb_gram_pf){(const void *const *)W->nv, nl, R->dv * sizeof(REAL)};
+  }
+  GRAM(len, R->d, W->Pk, R->ld, W->Gk, R->ld, &pk);
+  GRAM(len, R->dv, W->Pv, R->ld, W->Gv, R->ld, &pv);
   double t3 = bkvb_now();
-  SFX(kernel_rows)(len, b, R->d, R->o, W->Gk, W->Gv);
+  SFX(kernel_rows)(len, R->ld, R->d, R->o, W->Gk, W->Gv, R->vexp);
   double t4 = bkvb_now();
-  SFX(walk)(len, b, R->o, W->Gk, W->sg, R->ur + h * R->m + start, R->s + h * R->n + start,
+  SFX(walk)(len, R->ld, R->o, W->Gk, W->sg, R->ur + h * R->m + start, R->s + h * R->n + start,
             &W->st);
   double t5 = bkvb_now();
   W->st.t_gather += t1 - t0, W->st.t_center += t2 - t1, W->st.t_gram += t3 - t2;
@@ -338,9 +314,11 @@ int SFX(kvb_bkvb_compress)(size_t H, size_t n, size_t d, size_t dv, const REAL *
    * worker the BLAS runs as the caller set it (OPENBLAS_NUM_THREADS; one thread is faster for
    * these small SYRKs). The library does not change that setting itself here: callers may run
    * compressions concurrently, and the setting is process-wide. */
+  int vexp = sizeof(REAL) == sizeof(float) ? bkvb_vexp_level() : 0; /* once per call */
   size_t m = n;
   for (unsigned r = 0; !rc && r < o->T; r++) {
-    SFX(round) R = {n, d, dv, m, (m + o->b - 1) / o->b, K, V, o, u[r], cur, cw, s,
+    SFX(round) R = {H, n, d, dv, m, (m + o->b - 1) / o->b, kvb_gram_ld(o->b < n ? o->b : n),
+                    threads, vexp, K, V, o, u[r], cur, cw, s,
                     r == 0 && !check_early, r == 0, wk};
     rc = kvb_parallel_for(H * R.nb, threads, SFX(block_item), &R);
     size_t half = m / 2;

@@ -1,0 +1,108 @@
+/* block_gram_kernels.h — the Gram kernels of block_gram.c, written once for float and double
+ * (not a public header: included by block_gram.c with R, SFX and the intrinsic names defined).
+ * Every version computes each entry G_ji, i < j, as the fma chain a = 0 … k−1 from 0 (see
+ * block_gram.h); they differ only in how many entries run side by side. */
+
+/* Portable: row j, then a, then i — entry (j, i)'s chain still runs a = 0, 1, … in order. */
+static void SFX(gram_generic)(size_t len, size_t k, const R *P, size_t ld, R *G, size_t ldg,
+                              const kvb_gram_pf *pf) {
+  bkg_pf_walk w = bkg_pf_start(pf, len);
+  for (size_t j = 1; j < len; j++) {
+    R *g = G + j * ldg;
+    bkg_pf_step(&w, j);
+    for (size_t i = 0; i < j; i++) g[i] = 0;
+    for (size_t a = 0; a < k; a++) {
+      const R *p = P + a * ld;
+      R pj = p[j];
+      for (size_t i = 0; i < j; i++) g[i] = FMA1(p[i], pj, g[i]);
+    }
+  }
+  bkg_pf_step(&w, len);
+}
+
+#ifdef BKG_X86
+/* Rows j0 … j0+7 (broadcast from row a of P) × NV vectors of columns from i0; 8·NV accumulators.
+ * The fma(column value, row value, acc) is the scalar chain's fma(x_i, x_j, acc) lane by lane. */
+#define BKG_TILE(NAME, ATTR, V, LD, ST, BC, FM, ZR, L, NV)                                      \
+  ATTR static inline void NAME(size_t k, const R *P, size_t ld, size_t j0, size_t i0, R *G,     \
+                               size_t ldg) {                                                    \
+    V c[8][NV];                                                                                 \
+    _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++)                                         \
+      _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) c[r][v] = ZR();                      \
+    for (size_t a = 0; a < k; a++) {                                                            \
+      const R *p = P + a * ld;                                                                  \
+      V x[NV];                                                                                  \
+      _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) x[v] = LD(p + i0 + (size_t)v * L);   \
+      _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++) {                                     \
+        V y = BC(p[j0 + r]);                                                                    \
+        _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) c[r][v] = FM(x[v], y, c[r][v]);    \
+      }                                                                                         \
+    }                                                                                           \
+    _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++)                                         \
+      _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) ST(G + (j0 + r) * ldg + i0 + (size_t)v * L, c[r][v]);        \
+  }
+
+BKG_TILE(SFX(tile512x2), BKG_T512, V512, LD512, ST512, BC512, FM512, ZR512, L512, 2)
+BKG_TILE(SFX(tile512x1), BKG_T512, V512, LD512, ST512, BC512, FM512, ZR512, L512, 1)
+BKG_TILE(SFX(tile256x1), BKG_T256, V256, LD256, ST256, BC256, FM256, ZR256, L256, 1)
+BKG_TILE(SFX(tile256x1e), BKG_T512, V256, LD256, ST256, BC256, FM256, ZR256, L256, 1)
+
+/* Row blocks of 8; row j needs columns i < j, so block j0 needs i < min(j0+8, len) − 1. The
+ * last columns go in the narrowest tile that covers them (a 256-bit vector does the same flops
+ * per cycle as a 512-bit one on CPUs that split 512-bit operations), so little of the diagonal's
+ * square is computed for nothing. Column starts stay multiples of the tile width: in bounds of
+ * ld = kvb_gram_ld(len). */
+BKG_T512 static void SFX(gram_avx512)(size_t len, size_t k, const R *P, size_t ld, R *G,
+                                      size_t ldg, const kvb_gram_pf *pf) {
+  bkg_pf_walk w = bkg_pf_start(pf, len);
+  for (size_t j0 = 0; j0 < len; j0 += 8) {
+    size_t iend = (j0 + 8 < len ? j0 + 8 : len) - 1, i0 = 0;
+    bkg_pf_step(&w, j0);
+    for (; i0 < iend && iend - i0 > L512; i0 += 2 * L512) SFX(tile512x2)(k, P, ld, j0, i0, G, ldg);
+    if (i0 < iend && iend - i0 > L256) SFX(tile512x1)(k, P, ld, j0, i0, G, ldg), i0 += L512;
+    if (i0 < iend) SFX(tile256x1e)(k, P, ld, j0, i0, G, ldg);
+  }
+  bkg_pf_step(&w, len);
+}
+BKG_T256 static void SFX(gram_avx2)(size_t len, size_t k, const R *P, size_t ld, R *G,
+                                    size_t ldg, const kvb_gram_pf *pf) {
+  bkg_pf_walk w = bkg_pf_start(pf, len);
+  for (size_t j0 = 0; j0 < len; j0 += 8) {
+    size_t iend = (j0 + 8 < len ? j0 + 8 : len) - 1;
+    bkg_pf_step(&w, j0);
+    for (size_t i0 = 0; i0 < iend; i0 += L256) SFX(tile256x1)(k, P, ld, j0, i0, G, ldg);
+  }
+  bkg_pf_step(&w, len);
+}
+#endif
+
+void SFX(kvb_gram_lower)(size_t len, size_t k, const R *P, size_t ld, R *G, size_t ldg,
+                        const kvb_gram_pf *pf) {
+#ifdef BKG_X86
+  int lvl = kvb_simd_level();
+  if (lvl >= KVB_SIMD_AVX512) {
+    SFX(gram_avx512)(len, k, P, ld, G, ldg, pf);
+    return;
+  }
+  if (lvl >= KVB_SIMD_AVX2) {
+    SFX(gram_avx2)(len, k, P, ld, G, ldg, pf);
+    return;
+  }
+#endif
+  SFX(gram_generic)(len, k, P, ld, G, ldg, pf);
+}
+
+/* Packing, portable: column i of P is token i's vector after its one operation; the sums run
+ * over the tokens in order. */
+static void SFX(pack_generic)(size_t i0, size_t len, size_t k, const R *const *rows,
+                              const R *mul, R *sum, R *P, size_t ld) {
+  for (size_t i = i0; i < len; i++) {
+    const R *x = rows[i];
+    if (sum)
+      for (size_t a = 0; a < k; a++) sum[a] += x[a];
+    if (mul)
+      for (size_t a = 0; a < k; a++) P[a * ld + i] = mul[i] * x[a];
+    else
+      for (size_t a = 0; a < k; a++) P[a * ld + i] = x[a];
+  }
+}
