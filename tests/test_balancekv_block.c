@@ -257,20 +257,6 @@ static void threads_identical(gsl_rng *r) {
         "%s", "");
 }
 
-/* The float path's vector expf returns the C library's bits: 2^22 consecutive patterns around
- * the walk's range (|x| ≲ 2) and a stride through all 2^32 (size_t)-1 = no vector path here. */
-static void expf_identical(void) {
-  size_t a = kvb_bkvb_expf_check(0x3f800000u - (1u << 21), 1u << 22, 1);
-  size_t b = kvb_bkvb_expf_check(0xbf800000u - (1u << 21), 1u << 22, 1);
-  size_t c = kvb_bkvb_expf_check(12345, 1u << 20, 4093);
-  if (a == (size_t)-1) {
-    printf("SKIP vector expf: no AVX2+FMA path on this CPU\n");
-    return;
-  }
-  CHECK(a == 0 && b == 0 && c == 0, "vector expf = the C library's expf, 9.4M inputs",
-        "differ: %zu %zu %zu", a, b, c);
-}
-
 static void api_bad_input(void) {
   const double K[8] = {1, 2, 3, 4, 5, 6, 7, 8}, V[8] = {1, 1, 1, 1, 1, 1, 1, 1};
   double u0[8] = {.1, .2, .3, .4, .5, .6, .7, .8}, u1[4] = {.1, .2, .3, .4};
@@ -433,7 +419,6 @@ int main(void) {
   api_bad_input();
   f32_examples();
   threads_identical(r);
-  expf_identical();
   method_bad_input(r);
   usample_weight_examples(r);
   gsl_rng_free(r);

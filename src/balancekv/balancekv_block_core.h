@@ -314,7 +314,7 @@ int SFX(kvb_bkvb_compress)(size_t H, size_t n, size_t d, size_t dv, const REAL *
    * worker the BLAS runs as the caller set it (OPENBLAS_NUM_THREADS; one thread is faster for
    * these small SYRKs). The library does not change that setting itself here: callers may run
    * compressions concurrently, and the setting is process-wide. */
-  int vexp = sizeof(REAL) == sizeof(float) ? bkvb_vexp_level() : 0; /* once per call */
+  int vexp = sizeof(REAL) == sizeof(float) ? kvb_vexpf_level() : 0; /* once per call */
   size_t m = n;
   for (unsigned r = 0; !rc && r < o->T; r++) {
     SFX(round) R = {H, n, d, dv, m, (m + o->b - 1) / o->b, kvb_gram_ld(o->b < n ? o->b : n),

@@ -17,6 +17,8 @@
 #include "attention_batch.h"
 #include "kvb_error.h"
 #include "parallel.h"
+#include "simd.h"
+#include "vexpf.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -34,7 +36,7 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTB_VEC 1
 #if defined(__x86_64__)
-#define ATTB_AVX2 1 /* a second copy of the kernels compiled for AVX2, chosen at run time */
+#define ATTB_AVX2 1 /* copies of the kernels compiled for AVX2 and AVX-512, chosen at run time */
 #endif
 #endif
 
@@ -98,6 +100,7 @@ typedef struct {
   const double *Kd, *Vd, *Qd;
   double *part;    /* [h][c][i] partials, (dv + 2) doubles each: M, den, acc */
   double *scratch; /* per worker: TILE + dv doubles (floats on the float32 path) */
+  int vexp;        /* float32: the level of the vector expf in use (vexpf.h), 0 = the library */
 } job;
 
 static double *partial(const job *J, size_t h, size_t c, size_t i) {
@@ -138,11 +141,12 @@ static int bad_values(const job *J, int f32, size_t h, size_t lo, size_t hi) {
 #define ATTB_CAT(a, b) ATTB_CAT2(a, b)
 #define K(name) ATTB_CAT(name, SUF)
 
-/* The kernels (dot products, axpy, the items) are compiled twice by including this file into
- * itself: with 16-byte vectors and no target flags (native on every x86-64 and AArch64), and on
- * x86-64 with 32-byte vectors for AVX2, picked at run time when the CPU has it. The per-lane
- * arithmetic is the same in both (16 lanes, same order, no FMA), so both give identical bits
- * (tests/test_attention_batch.c compares them; KVBOUND_SIMD=generic forces the first). */
+/* The kernels (dot products, axpy, the items) are compiled three times by including this file
+ * into itself: with 16-byte vectors and no target flags (native on every x86-64 and AArch64),
+ * and on x86-64 with 32-byte vectors for AVX2 and 64-byte vectors for AVX-512, picked at run
+ * time (kvb_simd_level). The per-lane arithmetic is the same in all (16 lanes, same order, no
+ * FMA), so all give identical bits (tests/test_attention_batch.c compares them; KVBOUND_SIMD =
+ * generic or avx2 caps the choice). */
 #define ATTB_KERNEL_PASS 1
 #define SUF _v16
 #define VW 16
@@ -159,19 +163,15 @@ static int bad_values(const job *J, int f32, size_t h, size_t lo, size_t hi) {
 #undef SUF
 #undef VW
 #undef ATTR
+#define SUF _avx512
+#define VW 64
+#define ATTR __attribute__((target("avx512f")))
+#include "attention_batch.c"
+#undef SUF
+#undef VW
+#undef ATTR
 #endif
 #undef ATTB_KERNEL_PASS
-
-/* The AVX2 kernels when the CPU has AVX2 and $KVBOUND_SIMD is not "generic". */
-static int use_avx2(void) {
-#ifdef ATTB_AVX2
-  const char *e = getenv("KVBOUND_SIMD");
-  if (e && !strcmp(e, "generic")) return 0;
-  return __builtin_cpu_supports("avx2") ? 1 : 0;
-#else
-  return 0;
-#endif
-}
 
 /* Chunk c = 0's slot of (h, i) receives the merge over every chunk, in chunk order. */
 static int merge_head(size_t h, void *arg, int worker) {
@@ -264,8 +264,11 @@ static int run(job *J, int f32, int threads, float *Zf, double *Zd, double *lse)
   }
   kvb_parallel_fn fn = f32 ? item_f32_v16 : item_f64_v16;
 #ifdef ATTB_AVX2
-  if (use_avx2()) fn = f32 ? item_f32_avx2 : item_f64_avx2;
+  int lvl = kvb_simd_level();
+  if (lvl >= KVB_SIMD_AVX512) fn = f32 ? item_f32_avx512 : item_f64_avx512;
+  else if (lvl >= KVB_SIMD_AVX2) fn = f32 ? item_f32_avx2 : item_f64_avx2;
 #endif
+  J->vexp = f32 ? kvb_vexpf_level() : 0;
   int st = kvb_parallel_for(items, (int)workers, fn, J);
   if (!st && J->nch > 1) st = kvb_parallel_for(H, (int)workers, merge_head, J);
   if (!st)
@@ -426,8 +429,10 @@ static ATTR int K(item_f32)(size_t it, void *arg, int worker) {
       }
       float den = 0;
       memset(acc, 0, dv * sizeof *acc);
+      for (size_t k = 0; k < nt; k++) s[k] -= m;
+      kvb_vexpf_inplace(s, nt, J->vexp); /* e_t = expf(s_t − m), the library's bits */
       for (size_t k = 0; k < nt; k++) {
-        float e = expf(s[k] - m);
+        float e = s[k];
         den += e;
         if (pf && k < nxt) prefetch(Vt + (TILE + k) * dv, dv * sizeof *Vt);
         K(axpy_f32)(acc, e, Vt + k * dv, dv);
