@@ -56,7 +56,7 @@ static int shape_f32(size_t len, size_t k, kvb_pcg32 *g, int *reverse_differs) {
                                                                   : X[i * k + a];
           if (memcmp(&want, &P[a * ld + i], sizeof want)) bad++;
         }
-      kvb_gram_lower_f32(len, k, P, ld, G[l], ld, &pf);
+      kvb_gram_upper_f32(len, k, P, ld, G[l], ld, &pf);
       unsetenv("KVBOUND_SIMD");
     }
     for (size_t j = 1; j < len; j++)
@@ -71,7 +71,7 @@ static int shape_f32(size_t len, size_t k, kvb_pcg32 *g, int *reverse_differs) {
         for (size_t a = k; a-- > 0;) rev = fmaf(P[a * ld + i], P[a * ld + j], rev);
         if (memcmp(&rev, &chain, sizeof rev)) *reverse_differs = 1;
         for (int l = 0; l < 3; l++)
-          if (memcmp(&G[l][j * ld + i], &chain, sizeof chain)) bad++;
+          if (memcmp(&G[l][i * ld + j], &chain, sizeof chain)) bad++;
         if (fabsl(chain - ref) > (long double)k * FLT_EPSILON / 2 * mag * 1.0001L) bad++;
       }
   }
@@ -113,7 +113,7 @@ static int shape_f64(size_t len, size_t k, kvb_pcg32 *g, int *reverse_differs) {
                                                                  : X[i * k + a];
           if (memcmp(&want, &P[a * ld + i], sizeof want)) bad++;
         }
-      kvb_gram_lower_f64(len, k, P, ld, G[l], ld, &pf);
+      kvb_gram_upper_f64(len, k, P, ld, G[l], ld, &pf);
       unsetenv("KVBOUND_SIMD");
     }
     for (size_t j = 1; j < len; j++)
@@ -128,7 +128,7 @@ static int shape_f64(size_t len, size_t k, kvb_pcg32 *g, int *reverse_differs) {
         for (size_t a = k; a-- > 0;) rev = fma(P[a * ld + i], P[a * ld + j], rev);
         if (memcmp(&rev, &chain, sizeof rev)) *reverse_differs = 1;
         for (int l = 0; l < 3; l++)
-          if (memcmp(&G[l][j * ld + i], &chain, sizeof chain)) bad++;
+          if (memcmp(&G[l][i * ld + j], &chain, sizeof chain)) bad++;
         /* long double has 11 more bits than double: the reference's own error is ≪ the bound */
         if (fabsl(chain - ref) > (long double)k * DBL_EPSILON / 2 * mag * 1.01L) bad++;
       }

@@ -171,7 +171,7 @@ static int check_opts(const kvb_bkvb_opts *o, size_t n) {
 
 /* The double reference. */
 #define REAL double
-#define GRAM kvb_gram_lower_f64
+#define GRAM kvb_gram_upper_f64
 #define PACK kvb_gram_pack_f64
 #define CENTER kvb_gram_center_f64
 #define FINITE finite_f64
@@ -193,7 +193,7 @@ static int check_opts(const kvb_bkvb_opts *o, size_t n) {
 
 /* The float32 path: same steps in single precision (ssyrk, expf); u compared in double. */
 #define REAL float
-#define GRAM kvb_gram_lower_f32
+#define GRAM kvb_gram_upper_f32
 #define PACK kvb_gram_pack_f32
 #define CENTER kvb_gram_center_f32
 #define FINITE finite_f32

@@ -155,17 +155,19 @@ static void SFX(center)(const SFX(round) *R, size_t len, SFX(worker) *W) {
   CENTER(len, R->d, W->Pk, R->ld, mean);
 }
 
-/* F_ij = exp(ks·Gk_ij − β)·(Gv_ij + c₀) for i < j, in place of Gk (row j at j·b). */
-static void SFX(kernel_rows)(size_t len, size_t b, size_t d, const kvb_bkvb_opts *o, REAL *Gk,
+/* F_ij = exp(ks·Gk_ij − β)·(Gv_ij + c₀) for i < j, in place of Gk (row i at i·ld: the upper
+ * triangle, block_gram.h). */
+static void SFX(kernel_rows)(size_t len, size_t ld, size_t d, const kvb_bkvb_opts *o, REAL *Gk,
                              const REAL *Gv, int vexp) {
   REAL ks = (REAL)(o->tau / sqrt((double)d)), beta = (REAL)o->beta, c0 = (REAL)o->c0;
-  for (size_t j = 1; j < len; j++) {
-    REAL *g = Gk + j * b;
-    const REAL *gv = Gv + j * b;
-    if (KROW_FAST(g, gv, ks, beta, c0, j, vexp)) continue; /* one pass, same operations */
-    SFX(affine)(g, ks, beta, j);
-    EXPROW(g, j);
-    SFX(times_offset)(g, gv, c0, j);
+  for (size_t i = 0; i + 1 < len; i++) {
+    REAL *g = Gk + i * ld + i + 1;
+    const REAL *gv = Gv + i * ld + i + 1;
+    size_t n = len - 1 - i;
+    if (KROW_FAST(g, gv, ks, beta, c0, n, vexp)) continue; /* one pass, same operations */
+    SFX(affine)(g, ks, beta, n);
+    EXPROW(g, n);
+    SFX(times_offset)(g, gv, c0, n);
   }
 }
 
@@ -182,41 +184,50 @@ static inline void SFX(step)(size_t j, REAL acc, const kvb_bkvb_opts *o, REAL *s
   s[j] = plus ? 1 : -1, sg[j] = plus ? 1 : -1;
 }
 
-/* The walk of one block over the factors F (row j at j·b): s_0 = +1, then
- * s_j = +1 iff u_j < ½ − γ·Σ_{i<j} F_ij s_i, each row's sum in the order i = 0..j−1.
- * A row's sum is one dependent chain of additions; eight rows j..j+7 run their common part
- * i < j as eight independent chains side by side (each still in its own order i = 0, 1, …),
- * then finish i = j..j+r−1 one row at a time, as the signs s_j.. become known. */
-static void SFX(walk)(size_t len, size_t b, const kvb_bkvb_opts *o, const REAL *F, REAL *sg,
+/* The walk of one block over the factors F (F_ij at i·ld + j, i < j): s_0 = +1, then
+ * s_j = +1 iff u_j < ½ − γ·Σ_{i<j} F_ij s_i, each j's sum in the order i = 0..j−1.
+ * A sum is one dependent chain of additions; the WL sums of j = j0 … j0+WL−1 run their common
+ * part i < j0 side by side as the lanes of one vector (lane r: F_{i,j0+r}·s_i added in the order
+ * i = 0, 1, …; F's row i holds them contiguously), then each finishes i = j0 … j−1 alone, as the
+ * signs s_j0 … become known. */
+#define WL 16
+#define WN (WL * sizeof(REAL) / 16) /* 16-byte vectors (native on every x86-64) per group */
+typedef REAL SFX(wvec) __attribute__((vector_size(16)));
+static void SFX(walk)(size_t len, size_t ld, const kvb_bkvb_opts *o, const REAL *F, REAL *sg,
                       const double *u, int8_t *s, kvb_bkvb_stats *st) {
   s[0] = 1, sg[0] = 1; /* s_0 = +1 */
-  size_t j = 1;
-  for (; j + 8 <= len; j += 8) {
-    const REAL *f0 = F + j * b, *f1 = f0 + b, *f2 = f1 + b, *f3 = f2 + b, *f4 = f3 + b,
-               *f5 = f4 + b, *f6 = f5 + b, *f7 = f6 + b;
-    REAL a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
-    for (size_t i = 0; i < j; i++) {
-      REAL si = sg[i];
-      a0 += f0[i] * si, a1 += f1[i] * si, a2 += f2[i] * si, a3 += f3[i] * si;
-      a4 += f4[i] * si, a5 += f5[i] * si, a6 += f6[i] * si, a7 += f7[i] * si;
+  for (size_t j0 = 0; j0 < len; j0 += WL) {
+    size_t nr = len - j0 < WL ? len - j0 : WL;
+    REAL a[WL] = {0};
+    if (nr == WL) {
+      SFX(wvec) acc[WN];
+      _Pragma("GCC unroll 8") for (size_t v = 0; v < WN; v++) acc[v] = (SFX(wvec)){0};
+      for (size_t i = 0; i < j0; i++) {
+        const REAL *f = F + i * ld + j0;
+        REAL si = sg[i];
+        _Pragma("GCC unroll 8") for (size_t v = 0; v < WN; v++) {
+          SFX(wvec) x;
+          VLD(x, f + v * (16 / sizeof(REAL)));
+          acc[v] += x * si;
+        }
+      }
+      memcpy(a, acc, sizeof a);
+    } else { /* the last, partial group: only its real columns */
+      for (size_t i = 0; i < j0; i++)
+        for (size_t r = 0; r < nr; r++) a[r] += F[i * ld + j0 + r] * sg[i];
     }
-    REAL acc[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
-    for (size_t r = 0; r < 8; r++) {
-      const REAL *f = F + (j + r) * b;
-      REAL a = acc[r];
-      for (size_t i = j; i < j + r; i++) a += f[i] * sg[i];
-      SFX(step)(j + r, a, o, sg, u, s, st);
+    for (size_t r = j0 ? 0 : 1; r < nr; r++) {
+      size_t j = j0 + r;
+      REAL x = a[r];
+      for (size_t i = j0; i < j; i++) x += F[i * ld + j] * sg[i];
+      SFX(step)(j, x, o, sg, u, s, st);
     }
-  }
-  for (; j < len; j++) {
-    const REAL *f = F + j * b;
-    REAL acc = 0;
-    for (size_t i = 0; i < j; i++) acc += f[i] * sg[i]; /* Σ_{i<j} K_ij s_i, in order */
-    SFX(step)(j, acc, o, sg, u, s, st);
   }
   st->steps += len - 1;
   st->exps += (uint64_t)len * (len - 1) / 2;
 }
+#undef WL
+#undef WN
 
 static int SFX(block_item)(size_t item, void *arg, int worker) {
   const SFX(round) *R = arg;
@@ -229,7 +240,7 @@ static int SFX(block_item)(size_t item, void *arg, int worker) {
   double t1 = bkvb_now();
   SFX(center)(R, len, W);
   double t2 = bkvb_now();
-  /* Key and value Gram products, lower triangle (the walk reads K_ij for i < j), while the rows
+  /* Key and value Gram products, upper triangle (the walk reads K_ij for i < j), while the rows
    * of the block this worker probably does next come from memory (items are claimed in order,
    * so with equal items that is item + threads; a wrong guess costs only the prefetches). */
   kvb_gram_pf pk = {NULL, 0, 0}, pv = {NULL, 0, 0};

@@ -1,4 +1,4 @@
-/* block_gram.c — lower-triangle Gram products of packed blocks, one fma order on every CPU
+/* block_gram.c — upper-triangle Gram products of packed blocks, one fma order on every CPU
  * (see block_gram.h for the definition and why block BalanceKV does not use BLAS here). */
 #include "block_gram.h"
 #include "simd.h"
@@ -19,30 +19,32 @@ size_t kvb_gram_rows(size_t len) { return (len + 7) / 8 * 8; }
 #endif
 
 /* ---- prefetching while the products run (kvb_gram_pf) ----
- * The work of row j is about j, so by the time the rows before j are done a share
- * (j/len)² of the lines is requested: evenly over the work, a few lines per tile, never a burst
- * that would fill the core's miss buffers and stall it. */
+ * Lines are requested in proportion to the share of the products done, a few per tile, never
+ * in a burst that would fill the core's miss buffers and stall it. */
 typedef struct {
   const kvb_gram_pf *pf;
-  size_t lpr, lines, done, len, row, off; /* done = row·lpr + off */
+  size_t lines, row; /* lines per row; rows[0 … row) requested so far */
 } bkg_pf_walk;
 
-static bkg_pf_walk bkg_pf_start(const kvb_gram_pf *pf, size_t len) {
-  bkg_pf_walk w = {pf, 0, 0, 0, len, 0, 0};
-  if (pf && pf->nrows && pf->row_bytes && len) {
-    w.lpr = (pf->row_bytes + 63) / 64;
-    w.lines = pf->nrows * w.lpr;
-  }
+static bkg_pf_walk bkg_pf_start(const kvb_gram_pf *pf) {
+  bkg_pf_walk w = {pf, 0, 0};
+  if (pf && pf->nrows && pf->row_bytes) w.lines = (pf->row_bytes + 63) / 64;
   return w;
 }
 
-static void bkg_pf_step(bkg_pf_walk *w, size_t j) {
+/* The share of the upper triangle in rows before i: row i has len − 1 − i entries. */
+static double bkg_upper_done(size_t i, size_t len) {
+  double r = (double)(len - i) / (double)len;
+  return 1.0 - r * r;
+}
+
+/* Requests whole rows (a row is a few lines) up to the share `done` of all of them. */
+static void bkg_pf_to(bkg_pf_walk *w, double done) {
   if (!w->lines) return;
-  double f = (double)j / (double)w->len;
-  size_t upto = j >= w->len ? w->lines : (size_t)(f * f * (double)w->lines);
-  for (; w->done < upto; w->done++) {
-    __builtin_prefetch((const char *)w->pf->rows[w->row] + 64 * w->off, 0, 2);
-    if (++w->off == w->lpr) w->off = 0, w->row++;
+  size_t upto = done >= 1.0 ? w->pf->nrows : (size_t)(done * (double)w->pf->nrows);
+  for (; w->row < upto; w->row++) {
+    const char *r = w->pf->rows[w->row];
+    for (size_t l = 0; l < w->lines; l++) __builtin_prefetch(r + 64 * l, 0, 2);
   }
 }
 

@@ -1,30 +1,31 @@
 /* block_gram_kernels.h — the Gram kernels of block_gram.c, written once for float and double
  * (not a public header: included by block_gram.c with R, SFX and the intrinsic names defined).
- * Every version computes each entry G_ji, i < j, as the fma chain a = 0 … k−1 from 0 (see
+ * Every version computes each entry G_ij, i < j, as the fma chain a = 0 … k−1 from 0 (see
  * block_gram.h); they differ only in how many entries run side by side. */
 
-/* Portable: row j, then a, then i — entry (j, i)'s chain still runs a = 0, 1, … in order. */
+/* Portable: row i, then a, then j — entry (i, j)'s chain still runs a = 0, 1, … in order
+ * (fma(x_j, x_i, acc) = fma(x_i, x_j, acc): the product is exact before the one rounding). */
 static void SFX(gram_generic)(size_t len, size_t k, const R *P, size_t ld, R *G, size_t ldg,
                               const kvb_gram_pf *pf) {
-  bkg_pf_walk w = bkg_pf_start(pf, len);
-  for (size_t j = 1; j < len; j++) {
-    R *g = G + j * ldg;
-    bkg_pf_step(&w, j);
-    for (size_t i = 0; i < j; i++) g[i] = 0;
+  bkg_pf_walk w = bkg_pf_start(pf);
+  for (size_t i = 0; i + 1 < len; i++) {
+    R *g = G + i * ldg;
+    bkg_pf_to(&w, bkg_upper_done(i, len));
+    for (size_t j = i + 1; j < len; j++) g[j] = 0;
     for (size_t a = 0; a < k; a++) {
       const R *p = P + a * ld;
-      R pj = p[j];
-      for (size_t i = 0; i < j; i++) g[i] = FMA1(p[i], pj, g[i]);
+      R pi = p[i];
+      for (size_t j = i + 1; j < len; j++) g[j] = FMA1(p[j], pi, g[j]);
     }
   }
-  bkg_pf_step(&w, len);
+  bkg_pf_to(&w, 1.0);
 }
 
 #ifdef BKG_X86
-/* Rows j0 … j0+7 (broadcast from row a of P) × NV vectors of columns from i0; 8·NV accumulators.
- * The fma(column value, row value, acc) is the scalar chain's fma(x_i, x_j, acc) lane by lane. */
+/* Rows i0 … i0+7 (broadcast from row a of P) × NV vectors of columns from j0; 8·NV accumulators.
+ * The fma(column value, row value, acc) is the scalar chain's fma(x_j, x_i, acc) lane by lane. */
 #define BKG_TILE(NAME, ATTR, V, LD, ST, BC, FM, ZR, L, NV)                                      \
-  ATTR static inline void NAME(size_t k, const R *P, size_t ld, size_t j0, size_t i0, R *G,     \
+  ATTR static inline void NAME(size_t k, const R *P, size_t ld, size_t i0, size_t j0, R *G,     \
                                size_t ldg) {                                                    \
     V c[8][NV];                                                                                 \
     _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++)                                         \
@@ -32,14 +33,14 @@ static void SFX(gram_generic)(size_t len, size_t k, const R *P, size_t ld, R *G,
     for (size_t a = 0; a < k; a++) {                                                            \
       const R *p = P + a * ld;                                                                  \
       V x[NV];                                                                                  \
-      _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) x[v] = LD(p + i0 + (size_t)v * L);   \
+      _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) x[v] = LD(p + j0 + (size_t)v * L);   \
       _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++) {                                     \
-        V y = BC(p[j0 + r]);                                                                    \
+        V y = BC(p[i0 + r]);                                                                    \
         _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) c[r][v] = FM(x[v], y, c[r][v]);    \
       }                                                                                         \
     }                                                                                           \
     _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++)                                         \
-      _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) ST(G + (j0 + r) * ldg + i0 + (size_t)v * L, c[r][v]);        \
+      _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) ST(G + (i0 + r) * ldg + j0 + (size_t)v * L, c[r][v]);        \
   }
 
 BKG_TILE(SFX(tile512x2), BKG_T512, V512, LD512, ST512, BC512, FM512, ZR512, L512, 2)
@@ -47,36 +48,35 @@ BKG_TILE(SFX(tile512x1), BKG_T512, V512, LD512, ST512, BC512, FM512, ZR512, L512
 BKG_TILE(SFX(tile256x1), BKG_T256, V256, LD256, ST256, BC256, FM256, ZR256, L256, 1)
 BKG_TILE(SFX(tile256x1e), BKG_T512, V256, LD256, ST256, BC256, FM256, ZR256, L256, 1)
 
-/* Row blocks of 8; row j needs columns i < j, so block j0 needs i < min(j0+8, len) − 1. The
- * last columns go in the narrowest tile that covers them (a 256-bit vector does the same flops
- * per cycle as a 512-bit one on CPUs that split 512-bit operations), so little of the diagonal's
- * square is computed for nothing. Column starts stay multiples of the tile width: in bounds of
- * ld = kvb_gram_ld(len). */
+/* Row blocks of 8; row i needs columns j > i, so block i0 needs j from i0 + 1 to len − 1; the
+ * column tiles start at the multiple of 2L at or below i0 (loads stay aligned to the tile
+ * width and in bounds of ld = kvb_gram_ld(len)), and the last columns go in the narrowest tile
+ * that covers them (a 256-bit vector does the same flops per cycle as a 512-bit one on CPUs that
+ * split 512-bit operations), so little of the diagonal's square is computed for nothing. */
 BKG_T512 static void SFX(gram_avx512)(size_t len, size_t k, const R *P, size_t ld, R *G,
                                       size_t ldg, const kvb_gram_pf *pf) {
-  bkg_pf_walk w = bkg_pf_start(pf, len);
-  for (size_t j0 = 0; j0 < len; j0 += 8) {
-    size_t iend = (j0 + 8 < len ? j0 + 8 : len) - 1, i0 = 0;
-    bkg_pf_step(&w, j0);
-    for (; i0 < iend && iend - i0 > L512; i0 += 2 * L512) SFX(tile512x2)(k, P, ld, j0, i0, G, ldg);
-    if (i0 < iend && iend - i0 > L256) SFX(tile512x1)(k, P, ld, j0, i0, G, ldg), i0 += L512;
-    if (i0 < iend) SFX(tile256x1e)(k, P, ld, j0, i0, G, ldg);
+  bkg_pf_walk w = bkg_pf_start(pf);
+  for (size_t i0 = 0; i0 + 1 < len; i0 += 8) {
+    size_t j = i0 / (2 * L512) * (2 * L512);
+    bkg_pf_to(&w, bkg_upper_done(i0, len));
+    for (; j < len && len - j > L512; j += 2 * L512) SFX(tile512x2)(k, P, ld, i0, j, G, ldg);
+    if (j < len && len - j > L256) SFX(tile512x1)(k, P, ld, i0, j, G, ldg), j += L512;
+    if (j < len) SFX(tile256x1e)(k, P, ld, i0, j, G, ldg);
   }
-  bkg_pf_step(&w, len);
+  bkg_pf_to(&w, 1.0);
 }
 BKG_T256 static void SFX(gram_avx2)(size_t len, size_t k, const R *P, size_t ld, R *G,
                                     size_t ldg, const kvb_gram_pf *pf) {
-  bkg_pf_walk w = bkg_pf_start(pf, len);
-  for (size_t j0 = 0; j0 < len; j0 += 8) {
-    size_t iend = (j0 + 8 < len ? j0 + 8 : len) - 1;
-    bkg_pf_step(&w, j0);
-    for (size_t i0 = 0; i0 < iend; i0 += L256) SFX(tile256x1)(k, P, ld, j0, i0, G, ldg);
+  bkg_pf_walk w = bkg_pf_start(pf);
+  for (size_t i0 = 0; i0 + 1 < len; i0 += 8) {
+    bkg_pf_to(&w, bkg_upper_done(i0, len));
+    for (size_t j = i0 / L256 * L256; j < len; j += L256) SFX(tile256x1)(k, P, ld, i0, j, G, ldg);
   }
-  bkg_pf_step(&w, len);
+  bkg_pf_to(&w, 1.0);
 }
 #endif
 
-void SFX(kvb_gram_lower)(size_t len, size_t k, const R *P, size_t ld, R *G, size_t ldg,
+void SFX(kvb_gram_upper)(size_t len, size_t k, const R *P, size_t ld, R *G, size_t ldg,
                         const kvb_gram_pf *pf) {
 #ifdef BKG_X86
   int lvl = kvb_simd_level();
