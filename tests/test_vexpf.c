@@ -26,7 +26,7 @@ int main(void) {
     size_t s = kvb_vexpf_check(12345, 1u << 20, 4093);
     snprintf(name, sizeof name, "vexpf [%s, level %d]: = the C library's expf on 9.4M inputs",
              caps[c] ? caps[c] : "best", lvl);
-    if (a == (size_t)-1) printf("SKIP %s: no vector path at this level\n", name);
+    if (a == (size_t)-1) printf("# %s: no vector path at this level (the library's expf)\n", name);
     else CHECK(a == 0 && b == 0 && s == 0, name, "differ: %zu %zu %zu", a, b, s);
 
     float sp[] = {NAN, INFINITY, -INFINITY, 88.7f, 89.0f, -87.0f, -100.0f, -104.0f, -150.0f,

@@ -191,7 +191,7 @@ static int check_opts(const kvb_bkvb_opts *o, size_t n) {
 #undef VLD
 #undef VST
 
-/* The float32 path: same steps in single precision (ssyrk, expf); u compared in double. */
+/* The float32 path: same steps in single precision (expf); u compared in double. */
 #define REAL float
 #define GRAM kvb_gram_upper_f32
 #define PACK kvb_gram_pack_f32

@@ -48,18 +48,23 @@
  *   - T larger than ⌊log₂ m⌋ (some round would have fewer than 2 tokens) is bad input (KVB_EINVAL),
  *     detected at query time because m depends on the stream. T = 0 keeps every token: exact.
  *
- * Kernel products: the b×b key and value Gram matrices of a block are computed with
- * cblas_dsyrk (lower triangle only — the walk reads K_ij for i < j).
+ * Kernel products: the key and value Gram entries ⟨k̃_i, k̃_j⟩, ⟨w_i v_i, w_j v_j⟩, i < j, of a block
+ * are computed by block_gram.h, each as one chain of fused multiply-adds over the coordinates in
+ * order, with the same bits on every CPU and SIMD level (not BLAS, whose rounding depends on the
+ * kernel it picks for the CPU; and faster at these small shapes). The oracle (props, loops in
+ * plain double) sums differently and still gives the same kept sets: a sign changes only where
+ * u_j is within rounding of p_j.
  *
  * Threads. A round's blocks are independent (each reads its own tokens and its own uniforms
  * u_r[h·m_r + start + j] and writes its own signs), so every round runs its H·⌈m_r/b⌉
- * (head, block) items on opts.threads workers (kvb_parallel_for, one BLAS thread per worker; with
- * one worker the BLAS keeps the caller's setting — set OPENBLAS_NUM_THREADS=1 for speed), with
- * per-worker scratch allocated once per call. Rounds are sequential (round r + 1 gathers in the order round r's halving made).
- * Every item does the same operations on the same numbers whichever worker runs it, so the
- * indices, weights and counters are identical for any thread count. The float path evaluates
- * expf eight at a time where the CPU allows by the C library's own algorithm, and only where it
- * returns the library's bits (kvb_bkvb_expf_check); the double path calls exp. */
+ * (head, block) items on opts.threads workers (kvb_parallel_for), with per-worker scratch
+ * allocated once per call; while a worker computes a block's products it prefetches the rows of
+ * the block it will probably take next. Rounds are sequential (round r + 1 gathers in the order
+ * round r's halving made). Every item does the same operations on the same numbers whichever
+ * worker runs it, so the indices, weights and counters are identical for any thread count. The
+ * float path evaluates expf 8 or 16 at a time where the CPU allows by the C library's own
+ * algorithm, and only where it returns the library's bits (src/core/vexpf.h); the double path
+ * calls exp. */
 #ifndef KVB_BALANCEKV_BLOCK_H
 #define KVB_BALANCEKV_BLOCK_H
 
@@ -99,9 +104,9 @@ typedef struct {
   uint64_t nan_p;    /* steps whose p was NaN (kernel overflow) */
   uint64_t exps;     /* kernel exponentials */
   /* Seconds per phase, summed over workers (so they add up to the CPU time, not the wall
-   * time), read once per phase per block: t_gather (copy the block's keys and sum them,
+   * time), read once per phase per block: t_gather (pack the block's keys and sum them, pack
    * w_i v_i, finiteness in round 0), t_center (divide by the length, subtract the mean),
-   * t_gram (the two SYRKs), t_exp (the kernel factors: scale, exp, times (Gv + c₀)), t_walk
+   * t_gram (the two Gram products, block_gram.h), t_exp (the kernel factors: scale, exp, times (Gv + c₀)), t_walk
    * (the walk, and the per-head halving). Wall-clock readings: on a loaded machine they include
    * time the worker was descheduled. */
   double t_center, t_gram, t_exp, t_walk, t_gather;
@@ -138,8 +143,8 @@ int kvb_bkvb_compress(size_t H, size_t n, size_t d, size_t dv, const double *K, 
                       const kvb_bkvb_opts *o, const double *const *u, gsl_rng *rng, size_t *idx,
                       double *w, kvb_bkvb_stats *st);
 
-/* The same in float32 (keys, values, Gram products, kernel and walk sum in single precision via
- * cblas_ssyrk/expf; uniforms and p compared in double; weights exact). For speed, not a reference:
+/* The same in float32 (keys, values, Gram products, kernel and walk sum in single precision;
+ * expf; uniforms and p compared in double; weights exact). For speed, not a reference:
  * signs may differ from the double path where p is within float rounding of u. */
 int kvb_bkvb_compress_f32(size_t H, size_t n, size_t d, size_t dv, const float *K, const float *V,
                           const kvb_bkvb_opts *o, const double *const *u, gsl_rng *rng,

@@ -1,7 +1,7 @@
 /* balancekv_block_core.h — the compression core of balancekv_block.c, written once and
  * instantiated twice there: double (the reference) and float (the float32 path, for speed).
- * Not a public header: include only from balancekv_block.c with REAL, SYRK, FINITE, EXPROW,
- * KROW_FAST and SFX defined. See balancekv_block.h for what every line implements (003 App. B; the
+ * Not a public header: include only from balancekv_block.c with REAL, GRAM, PACK, CENTER,
+ * FINITE, EXPROW, KROW_FAST and SFX defined. See balancekv_block.h for what every line implements (003 App. B; the
  * authors' src/balanced_walk.py).
  *
  * Work decomposition (why it is deterministic). Round r of head h walks ⌈m_r/b⌉ independent
@@ -17,16 +17,14 @@
  * keeps every core busy also for H = 1 (the method compresses one head) and for H not a multiple
  * of the thread count, at the cost of T pool start-ups per call (microseconds).
  *
- * Per item the phases are: gather + center the keys (and scale the values by their weights) into
- * contiguous b×d / b×dv blocks; the two lower-triangle Gram products (SYRK); the kernel factors
+ * Per item the phases are: gather the keys (with their sum) and the values scaled by their
+ * weights into packed blocks (block_gram.h), center the keys there; the two upper-triangle Gram
+ * products (block_gram.h, prefetching the next block's rows meanwhile); the kernel factors
  * F_ij = exp(τ⟨k̃_i,k̃_j⟩/√d − β)·(⟨w_i v_i, w_j v_j⟩ + c₀), i < j, computed row by row in place
- * of the key Gram (each row is in cache right after the SYRK); the walk, which reads row j of F
- * once. The arithmetic of every entry is the same as the fused loop it replaces: F_ij is
- * exp(ks·G_ij − β) rounded, times (Gv_ij + c₀) rounded, and the walk adds F_ij·s_i (exact: s = ±1)
- * in the order i = 0..j−1. Identity with the previous one-thread loop was checked by hashing
- * the indices, weights and counters of both builds over 3 240 configurations and at H = 8,
- * n = 16384, d = 128, b = 64/128/256, T = 1/2 (clipped and unclipped walks, f32 and f64, gcc
- * and clang builds). */
+ * of the key Gram; the walk. The arithmetic of every entry is fixed: F_ij is exp(ks·G_ij − β)
+ * rounded, times (Gv_ij + c₀) rounded, and the walk adds F_ij·s_i (exact: s = ±1) in the order
+ * i = 0..j−1, so the result depends neither on the thread count nor on the SIMD level
+ * (tests/test_balancekv_block.c). */
 
 /* ---- elementwise loops on GCC/Clang vector types (the build's -O2 does not auto-vectorize
  * loops of unknown length). Each lane does the scalar operation: results are those of the
@@ -321,10 +319,6 @@ int SFX(kvb_bkvb_compress)(size_t H, size_t n, size_t d, size_t dv, const REAL *
     rc = KVB_ERROR(KVB_ENOMEM, "balancekv_block: out of memory for n = %zu, b = %zu", n, o->b);
   for (size_t h = 0; !rc && h < H; h++)
     for (size_t i = 0; i < n; i++) cur[h * n + i] = i, cw[h * n + i] = 1.0; /* w_i = 1 at first */
-  /* With more than one worker kvb_parallel_for runs the BLAS on one thread per worker; with one
-   * worker the BLAS runs as the caller set it (OPENBLAS_NUM_THREADS; one thread is faster for
-   * these small SYRKs). The library does not change that setting itself here: callers may run
-   * compressions concurrently, and the setting is process-wide. */
   int vexp = sizeof(REAL) == sizeof(float) ? kvb_vexpf_level() : 0; /* once per call */
   size_t m = n;
   for (unsigned r = 0; !rc && r < o->T; r++) {
