@@ -71,8 +71,9 @@ int main(int argc, char **argv) {
             strstr(out, "\"lim_gram\":") && strstr(out, "\"t_walk\":"),
         "bench_cli: block BalanceKV reports its time, Gram bound and phases", "%.400s", out);
   CHECK(strstr(out, "\"bench\":\"exact_decode\",") && strstr(out, "\"dtype\":\"f64\"") &&
-            strstr(out, "\"fraction_copy\":"),
-        "bench_cli: exact decode reports its fraction of the copy bandwidth", "%.400s", out);
+            strstr(out, "\"fraction_copy\":") && strstr(out, "\"fraction_copy_paired_median\":"),
+        "bench_cli: exact decode reports its fraction of the copy bandwidth (best and paired)",
+        "%.400s", out);
   CHECK(strstr(out, "\"bench\":\"subgen\"") && strstr(out, "\"fraction_roofline\":") &&
             strstr(out, "\"bench\":\"subgen_slope\""),
         "bench_cli: SubGen reports its roofline fraction and slope", "%.400s", out);
