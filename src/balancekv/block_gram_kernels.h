@@ -48,17 +48,20 @@ BKG_TILE(SFX(tile512x1), BKG_T512, V512, LD512, ST512, BC512, FM512, ZR512, L512
 BKG_TILE(SFX(tile256x1), BKG_T256, V256, LD256, ST256, BC256, FM256, ZR256, L256, 1)
 BKG_TILE(SFX(tile256x1e), BKG_T512, V256, LD256, ST256, BC256, FM256, ZR256, L256, 1)
 
-/* Row blocks of 8; row i needs columns j > i, so block i0 needs j from i0 + 1 to len − 1; the
- * column tiles start at the multiple of 2L at or below i0 (loads stay aligned to the tile
- * width and in bounds of ld = kvb_gram_ld(len)), and the last columns go in the narrowest tile
- * that covers them (a 256-bit vector does the same flops per cycle as a 512-bit one on CPUs that
- * split 512-bit operations), so little of the diagonal's square is computed for nothing. */
+/* Row blocks of 8; row i needs columns j > i, so block i0 needs j from i0 + 1 to len − 1. The
+ * columns start at i0 in the narrowest tiles until j is a multiple of the widest, and the last
+ * ones go in the narrowest tile that covers them (a 256-bit vector does the same flops per
+ * cycle as a 512-bit one on CPUs that split 512-bit operations): only about the 8×8 square on
+ * the diagonal is computed for nothing. Every tile at j reads columns below the multiple of its
+ * width above j, in bounds of ld = kvb_gram_ld(len). */
 BKG_T512 static void SFX(gram_avx512)(size_t len, size_t k, const R *P, size_t ld, R *G,
                                       size_t ldg, const kvb_gram_pf *pf) {
   bkg_pf_walk w = bkg_pf_start(pf);
   for (size_t i0 = 0; i0 + 1 < len; i0 += 8) {
-    size_t j = i0 / (2 * L512) * (2 * L512);
+    size_t j = i0; /* a multiple of 8 = L256 (float) or L512 (double) */
     bkg_pf_to(&w, bkg_upper_done(i0, len));
+    if (j % L512 && j < len) SFX(tile256x1e)(k, P, ld, i0, j, G, ldg), j += L256;
+    if (j % (2 * L512) && j < len) SFX(tile512x1)(k, P, ld, i0, j, G, ldg), j += L512;
     for (; j < len && len - j > L512; j += 2 * L512) SFX(tile512x2)(k, P, ld, i0, j, G, ldg);
     if (j < len && len - j > L256) SFX(tile512x1)(k, P, ld, i0, j, G, ldg), j += L512;
     if (j < len) SFX(tile256x1e)(k, P, ld, i0, j, G, ldg);
@@ -70,7 +73,7 @@ BKG_T256 static void SFX(gram_avx2)(size_t len, size_t k, const R *P, size_t ld,
   bkg_pf_walk w = bkg_pf_start(pf);
   for (size_t i0 = 0; i0 + 1 < len; i0 += 8) {
     bkg_pf_to(&w, bkg_upper_done(i0, len));
-    for (size_t j = i0 / L256 * L256; j < len; j += L256) SFX(tile256x1)(k, P, ld, i0, j, G, ldg);
+    for (size_t j = i0; j < len; j += L256) SFX(tile256x1)(k, P, ld, i0, j, G, ldg);
   }
   bkg_pf_to(&w, 1.0);
 }
