@@ -48,79 +48,26 @@ static void bkg_pf_to(bkg_pf_walk *w, double done) {
   }
 }
 
-/* ---- float ---- */
+/* ---- the kernels, once per type (block_gram_kernels.h names the intrinsics from VS) ---- */
 #define R float
 #define SFX(name) name##_f32
 #define FMA1 fmaf
+#define VS ps
 #define V512 __m512
-#define LD512 _mm512_loadu_ps
-#define ST512 _mm512_storeu_ps
-#define BC512 _mm512_set1_ps
-#define FM512 _mm512_fmadd_ps
-#define ZR512 _mm512_setzero_ps
-#define L512 16
 #define V256 __m256
-#define LD256 _mm256_loadu_ps
-#define ST256 _mm256_storeu_ps
-#define BC256 _mm256_set1_ps
-#define FM256 _mm256_fmadd_ps
-#define ZR256 _mm256_setzero_ps
+#define L512 16
 #define L256 8
 #include "block_gram_kernels.h"
-#undef R
-#undef SFX
-#undef FMA1
-#undef V512
-#undef LD512
-#undef ST512
-#undef BC512
-#undef FM512
-#undef ZR512
-#undef L512
-#undef V256
-#undef LD256
-#undef ST256
-#undef BC256
-#undef FM256
-#undef ZR256
-#undef L256
 
-/* ---- double ---- */
 #define R double
 #define SFX(name) name##_f64
 #define FMA1 fma
+#define VS pd
 #define V512 __m512d
-#define LD512 _mm512_loadu_pd
-#define ST512 _mm512_storeu_pd
-#define BC512 _mm512_set1_pd
-#define FM512 _mm512_fmadd_pd
-#define ZR512 _mm512_setzero_pd
-#define L512 8
 #define V256 __m256d
-#define LD256 _mm256_loadu_pd
-#define ST256 _mm256_storeu_pd
-#define BC256 _mm256_set1_pd
-#define FM256 _mm256_fmadd_pd
-#define ZR256 _mm256_setzero_pd
+#define L512 8
 #define L256 4
 #include "block_gram_kernels.h"
-#undef R
-#undef SFX
-#undef FMA1
-#undef V512
-#undef LD512
-#undef ST512
-#undef BC512
-#undef FM512
-#undef ZR512
-#undef L512
-#undef V256
-#undef LD256
-#undef ST256
-#undef BC256
-#undef FM256
-#undef ZR256
-#undef L256
 
 /* ---- packing: 8×8 (float) and 4×4 (double) register transposes; the one operation per entry
  * (mul·x) is done lane by lane before the transpose, and the sums are kept lane by lane with
@@ -246,46 +193,29 @@ BKG_T256 static void center_f64_avx2(size_t len, size_t k, double *P, size_t ld,
 }
 #endif
 
-void kvb_gram_pack_f32(size_t len, size_t k, const float *const *rows, const float *mul,
-                       float *sum, float *P, size_t ld) {
-  size_t i0 = 0;
 #ifdef BKG_X86
-  if (kvb_simd_level() >= KVB_SIMD_AVX2) i0 = pack_f32_avx2(len, k, rows, mul, sum, P, ld);
+#define BKG_AVX2(call) if (kvb_simd_level() >= KVB_SIMD_AVX2) call
+#else
+#define BKG_AVX2(call)
 #endif
-  pack_generic_f32(i0, len, k, rows, mul, sum, P, ld);
-  if (ld > len)
-    for (size_t a = 0; a < k; a++) memset(P + a * ld + len, 0, (ld - len) * sizeof *P);
-}
 
-void kvb_gram_pack_f64(size_t len, size_t k, const double *const *rows, const double *mul,
-                       double *sum, double *P, size_t ld) {
-  size_t i0 = 0;
-#ifdef BKG_X86
-  if (kvb_simd_level() >= KVB_SIMD_AVX2) i0 = pack_f64_avx2(len, k, rows, mul, sum, P, ld);
-#endif
-  pack_generic_f64(i0, len, k, rows, mul, sum, P, ld);
-  if (ld > len)
-    for (size_t a = 0; a < k; a++) memset(P + a * ld + len, 0, (ld - len) * sizeof *P);
-}
-
-void kvb_gram_center_f32(size_t len, size_t k, float *P, size_t ld, const float *m) {
-#ifdef BKG_X86
-  if (kvb_simd_level() >= KVB_SIMD_AVX2) {
-    center_f32_avx2(len, k, P, ld, m);
-    return;
+/* The public packing and centering, once for both types. */
+#define BKG_API(T, S)                                                                          \
+  void kvb_gram_pack_##S(size_t len, size_t k, const T *const *rows, const T *mul, T *sum,    \
+                         T *P, size_t ld) {                                                    \
+    size_t i0 = 0;                                                                             \
+    BKG_AVX2(i0 = pack_##S##_avx2(len, k, rows, mul, sum, P, ld));                             \
+    pack_generic_##S(i0, len, k, rows, mul, sum, P, ld);                                       \
+    if (ld > len)                                                                              \
+      for (size_t a = 0; a < k; a++) memset(P + a * ld + len, 0, (ld - len) * sizeof *P);      \
+  }                                                                                            \
+  void kvb_gram_center_##S(size_t len, size_t k, T *P, size_t ld, const T *m) {                \
+    BKG_AVX2({                                                                                 \
+      center_##S##_avx2(len, k, P, ld, m);                                                     \
+      return;                                                                                  \
+    });                                                                                        \
+    for (size_t a = 0; a < k; a++)                                                             \
+      for (size_t i = 0; i < len; i++) P[a * ld + i] -= m[a];                                  \
   }
-#endif
-  for (size_t a = 0; a < k; a++)
-    for (size_t i = 0; i < len; i++) P[a * ld + i] -= m[a];
-}
-
-void kvb_gram_center_f64(size_t len, size_t k, double *P, size_t ld, const double *m) {
-#ifdef BKG_X86
-  if (kvb_simd_level() >= KVB_SIMD_AVX2) {
-    center_f64_avx2(len, k, P, ld, m);
-    return;
-  }
-#endif
-  for (size_t a = 0; a < k; a++)
-    for (size_t i = 0; i < len; i++) P[a * ld + i] -= m[a];
-}
+BKG_API(float, f32)
+BKG_API(double, f64)

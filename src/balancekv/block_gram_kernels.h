@@ -1,5 +1,6 @@
 /* block_gram_kernels.h — the Gram kernels of block_gram.c, written once for float and double
- * (not a public header: included by block_gram.c with R, SFX and the intrinsic names defined).
+ * (not a public header: included by block_gram.c with R, SFX, FMA1, VS (ps or pd), V512, V256,
+ * L512 and L256 defined; it undefines them at the end).
  * Every version computes each entry G_ij, i < j, as the fma chain a = 0 … k−1 from 0 (see
  * block_gram.h); they differ only in how many entries run side by side. */
 
@@ -22,6 +23,19 @@ static void SFX(gram_generic)(size_t len, size_t k, const R *P, size_t ld, R *G,
 }
 
 #ifdef BKG_X86
+#define BKG_CAT2(a, b) a##b
+#define BKG_CAT(a, b) BKG_CAT2(a, b)
+#define LD512 BKG_CAT(_mm512_loadu_, VS)
+#define ST512 BKG_CAT(_mm512_storeu_, VS)
+#define BC512 BKG_CAT(_mm512_set1_, VS)
+#define FM512 BKG_CAT(_mm512_fmadd_, VS)
+#define ZR512 BKG_CAT(_mm512_setzero_, VS)
+#define LD256 BKG_CAT(_mm256_loadu_, VS)
+#define ST256 BKG_CAT(_mm256_storeu_, VS)
+#define BC256 BKG_CAT(_mm256_set1_, VS)
+#define FM256 BKG_CAT(_mm256_fmadd_, VS)
+#define ZR256 BKG_CAT(_mm256_setzero_, VS)
+
 /* Rows i0 … i0+7 (broadcast from row a of P) × NV vectors of columns from j0; 8·NV accumulators.
  * The fma(column value, row value, acc) is the scalar chain's fma(x_j, x_i, acc) lane by lane. */
 #define BKG_TILE(NAME, ATTR, V, LD, ST, BC, FM, ZR, L, NV)                                      \
@@ -109,3 +123,25 @@ static void SFX(pack_generic)(size_t i0, size_t len, size_t k, const R *const *r
       for (size_t a = 0; a < k; a++) P[a * ld + i] = x[a];
   }
 }
+
+#ifdef BKG_X86
+#undef LD512
+#undef ST512
+#undef BC512
+#undef FM512
+#undef ZR512
+#undef LD256
+#undef ST256
+#undef BC256
+#undef FM256
+#undef ZR256
+#undef BKG_TILE
+#endif
+#undef R
+#undef SFX
+#undef FMA1
+#undef VS
+#undef V512
+#undef V256
+#undef L512
+#undef L256

@@ -25,6 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef __clang__
+/* no fused multiply-adds: clang contracts a·b + c by default where the target has FMA (the
+ * AVX-512 pass), which would make that pass's bits differ from the others */
+#pragma STDC FP_CONTRACT OFF
+#endif
+
 #define TILE KVB_ATTB_TILE
 #define QB KVB_ATTB_QBLOCK
 #define LANES 16

@@ -7,6 +7,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF /* the scalar tails must round each operation, as the vector bodies */
+#endif
+
 /* ---- expf, eight or sixteen at a time, bit-identical to the C library's ----
  * Callers may only replace the C library's expf by something that returns the same bits for
  * every float (vexpf.h). On x86-64 glibc (2.28 and later) selects
