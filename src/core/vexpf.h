@@ -6,7 +6,8 @@
  * double-precision algorithm; the vector versions here repeat its operations lane by lane (AVX2:
  * 8 lanes, AVX-512: 16), send the library's special inputs (|x| >= 88, Inf, NaN) to the library
  * itself, and are used only after a self-test against the library's expf at first use
- * (kvb_vexpf_level). tests/bench_balancekv_block --exp-exhaustive compares all 2^32 floats. */
+ * (kvb_vexpf_level). build/bench/bench_balancekv_block --exp-exhaustive compares all 2^32 floats
+ * (at the level $KVBOUND_SIMD allows). */
 #ifndef KVB_VEXPF_H
 #define KVB_VEXPF_H
 
