@@ -68,6 +68,7 @@ int main(int argc, char **argv) {
             strstr(out, "\"sgemm_gflops\":") && strstr(out, "\"expf_ns\":"),
         "bench_cli: the limits are measured and reported", "%.400s", out);
   CHECK(strstr(out, "\"bench\":\"balancekv_block\"") && strstr(out, "\"x_bound\":") &&
+            strstr(out, "\"x_bound_paired_median\":") &&
             strstr(out, "\"lim_gram\":") && strstr(out, "\"t_walk\":"),
         "bench_cli: block BalanceKV reports its time, Gram bound and phases", "%.400s", out);
   CHECK(strstr(out, "\"bench\":\"exact_decode\",") && strstr(out, "\"dtype\":\"f64\"") &&
