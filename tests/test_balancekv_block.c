@@ -123,6 +123,22 @@ static void f32_examples(void) {
   CHECK(rc == KVB_EINVAL, "f32 b = 0 -> KVB_EINVAL", "rc=%d", rc);
 }
 
+/* b = 16, T = 2 on H×n tokens (n·H/4 <= 150 kept) with a non-finite key or value: KVB_EDOM and
+ * the outputs untouched, on t threads. */
+static int edom_untouched(size_t H, size_t n, size_t d, size_t dv, const double *K,
+                          const double *V, const double *const *u, int t) {
+  kvb_bkvb_opts o;
+  kvb_bkvb_opts_default(&o);
+  o.b = 16, o.T = 2, o.threads = t;
+  size_t idx[150];
+  double w[150];
+  int ok = 1;
+  for (int k = 0; k < 150; k++) idx[k] = 7, w[k] = -1;
+  int rc = kvb_bkvb_compress(H, n, d, dv, K, V, &o, u, NULL, idx, w, NULL);
+  for (int k = 0; k < 150; k++) ok &= idx[k] == 7 && w[k] == -1;
+  return ok && rc == KVB_EDOM;
+}
+
 /* The (head, block) parallel path: indices, weights and every counter identical for threads =
  * 2, 3, 7 to threads = 1, float64 and float32, at shapes where n is not a multiple of b, the
  * tail block has 1 token, H is not a multiple of the thread count, T = 1..3, and through the
@@ -203,17 +219,7 @@ static void threads_identical(gsl_rng *r) {
   const double *u[] = {u0, u1};
   V[(2 * n + 190) * dv + 1] = INFINITY;
   int ok = 1;
-  for (int t = 1; t <= 4; t++) {
-    kvb_bkvb_opts o;
-    kvb_bkvb_opts_default(&o);
-    o.b = 16, o.T = 2, o.threads = t;
-    size_t idx[150];
-    double w[150];
-    for (int k = 0; k < 150; k++) idx[k] = 7, w[k] = -1;
-    int rc = kvb_bkvb_compress(H, n, d, dv, K, V, &o, u, NULL, idx, w, NULL);
-    for (int k = 0; k < 150; k++) ok &= idx[k] == 7 && w[k] == -1;
-    ok &= rc == KVB_EDOM;
-  }
+  for (int t = 1; t <= 4; t++) ok &= edom_untouched(H, n, d, dv, K, V, u, t);
   CHECK(ok, "non-finite value found by a worker -> KVB_EDOM, nothing written, threads 1..4",
         "%s", "");
   V[(2 * n + 190) * dv + 1] = 0.5;
@@ -221,15 +227,7 @@ static void threads_identical(gsl_rng *r) {
   for (int bad = 0; bad < 2; bad++)
     for (int t = 1; t <= 3; t++) {
       K[(1 * n + 77) * d + 3] = bad ? -INFINITY : NAN; /* head 1, block 4 of 13 */
-      kvb_bkvb_opts o;
-      kvb_bkvb_opts_default(&o);
-      o.b = 16, o.T = 2, o.threads = t;
-      size_t idx[150];
-      double w[150];
-      for (int k = 0; k < 150; k++) idx[k] = 7, w[k] = -1;
-      int rc = kvb_bkvb_compress(H, n, d, dv, K, V, &o, u, NULL, idx, w, NULL);
-      for (int k = 0; k < 150; k++) ok &= idx[k] == 7 && w[k] == -1;
-      ok &= rc == KVB_EDOM;
+      ok &= edom_untouched(H, n, d, dv, K, V, u, t);
     }
   K[(1 * n + 77) * d + 3] = 0.25;
   /* finite keys whose block sum overflows (the gather's quick test sees an infinite sum) are

@@ -92,7 +92,18 @@ int main(void) {
   kvb_pcg32_seed(&g, 2026, 1123);
   static const size_t lens[] = {1, 2, 7, 8, 9, 17, 31, 33, 50, 64, 100, 128, 256};
   static const size_t ks[] = {1, 3, 8, 13, 128};
-  printf("# SIMD level of this CPU: %d (0 generic, 1 AVX2+FMA, 2 AVX-512F)\n", kvb_simd_level());
+  int best = kvb_simd_level();
+  printf("# SIMD level of this CPU: %d (0 generic, 1 AVX2+FMA, 2 AVX-512F)\n", best);
+  setenv("KVBOUND_SIMD", "generic", 1);
+  int lg = kvb_simd_level();
+  setenv("KVBOUND_SIMD", "avx2", 1);
+  int la = kvb_simd_level();
+  setenv("KVBOUND_SIMD", "no-such-level", 1);
+  int lx = kvb_simd_level();
+  unsetenv("KVBOUND_SIMD");
+  CHECK(lg == 0 && la == (best < 1 ? best : 1) && lx == best,
+        "KVBOUND_SIMD: generic -> 0, avx2 caps at 1, another value -> the CPU's best",
+        "generic %d, avx2 %d, other %d, best %d", lg, la, lx, best);
   int bad32 = 0, bad64 = 0, rev32 = 0, rev64 = 0;
   for (size_t a = 0; a < sizeof lens / sizeof *lens; a++)
     for (size_t b = 0; b < sizeof ks / sizeof *ks; b++) {

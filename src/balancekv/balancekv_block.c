@@ -128,9 +128,6 @@ static void exprow_f32_libm(float *g, size_t j) {
 /* The float path's exponentials: the C library's expf, or the vector expf of src/core/vexpf.h,
  * which returns the library's bits (self-tested before first use; the walk's signs must not
  * change with the instruction set). */
-size_t kvb_bkvb_expf_check(uint64_t first, uint64_t count, uint64_t stride) {
-  return kvb_vexpf_check(first, count, stride);
-}
 
 /* The fused row where a vector expf is in use (lvl from kvb_vexpf_level); 0 = not handled (the
  * core's three loops). */
@@ -169,49 +166,15 @@ static int check_opts(const kvb_bkvb_opts *o, size_t n) {
 #pragma STDC FP_CONTRACT OFF /* no fused multiply-adds: the results are specified per operation */
 #endif
 
-/* The double reference. */
+/* The double reference, then the float32 path: same steps in single precision (expf); u
+ * compared in double. The core derives its helpers' names from the suffix S. */
 #define REAL double
-#define GRAM kvb_gram_upper_f64
-#define PACK kvb_gram_pack_f64
-#define CENTER kvb_gram_center_f64
-#define FINITE finite_f64
-#define EXPROW exprow_f64
-#define KROW_FAST krow_fast_f64
-#define SFX(name) name##_f64
+#define S f64
 #include "balancekv_block_core.h"
-#undef REAL
-#undef GRAM
-#undef PACK
-#undef CENTER
-#undef FINITE
-#undef EXPROW
-#undef KROW_FAST
-#undef SFX
-#undef VL
-#undef VLD
-#undef VST
 
-/* The float32 path: same steps in single precision (expf); u compared in double. */
 #define REAL float
-#define GRAM kvb_gram_upper_f32
-#define PACK kvb_gram_pack_f32
-#define CENTER kvb_gram_center_f32
-#define FINITE finite_f32
-#define EXPROW exprow_f32
-#define KROW_FAST krow_fast_f32
-#define SFX(name) name##_f32
+#define S f32
 #include "balancekv_block_core.h"
-#undef REAL
-#undef GRAM
-#undef PACK
-#undef CENTER
-#undef FINITE
-#undef EXPROW
-#undef KROW_FAST
-#undef SFX
-#undef VL
-#undef VLD
-#undef VST
 
 int kvb_bkvb_compress(size_t H, size_t n, size_t d, size_t dv, const double *K, const double *V,
                       const kvb_bkvb_opts *o, const double *const *u, gsl_rng *rng, size_t *idx,

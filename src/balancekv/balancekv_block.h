@@ -150,11 +150,6 @@ int kvb_bkvb_compress_f32(size_t H, size_t n, size_t d, size_t dv, const float *
                           const kvb_bkvb_opts *o, const double *const *u, gsl_rng *rng,
                           size_t *idx, double *w, kvb_bkvb_stats *st);
 
-/* The float path's exponentials: where the CPU has AVX2 and FMA, eight expf at a time by the
- * C library's own algorithm (see balancekv_block.c), used only when it returns the library's
- * bits. Compares it with expf on the bit patterns first + k·stride (mod 2^32), k < count;
- * returns how many differ, or (size_t)−1 where there is no vector path. */
-size_t kvb_bkvb_expf_check(uint64_t first, uint64_t count, uint64_t stride);
 
 /* The core's options from the method's parameters (b, T, gamma, c0, tau, beta, threads; the rest
  * default): one reading for the CPU method and its device version (src/gpu/gpu_methods.c). */

@@ -1,7 +1,8 @@
 /* balancekv_block_core.h — the compression core of balancekv_block.c, written once and
  * instantiated twice there: double (the reference) and float (the float32 path, for speed).
- * Not a public header: include only from balancekv_block.c with REAL, GRAM, PACK, CENTER,
- * FINITE, EXPROW, KROW_FAST and SFX defined. See balancekv_block.h for what every line implements (003 App. B; the
+ * Not a public header: include only from balancekv_block.c with REAL (float or double) and S
+ * (f32 or f64) defined; the per-type helpers (block_gram.h's, finite_S, exprow_S, krow_fast_S)
+ * are named from S, and everything is undefined again at the end. See balancekv_block.h for what every line implements (003 App. B; the
  * authors' src/balanced_walk.py).
  *
  * Work decomposition (why it is deterministic). Round r of head h walks ⌈m_r/b⌉ independent
@@ -25,6 +26,16 @@
  * rounded, times (Gv_ij + c₀) rounded, and the walk adds F_ij·s_i (exact: s = ±1) in the order
  * i = 0..j−1, so the result depends neither on the thread count nor on the SIMD level
  * (tests/test_balancekv_block.c). */
+
+#define BKC_CAT2(a, b) a##b
+#define BKC_CAT(a, b) BKC_CAT2(a, b)
+#define SFX(name) BKC_CAT(BKC_CAT(name, _), S)
+#define GRAM SFX(kvb_gram_upper)
+#define PACK SFX(kvb_gram_pack)
+#define CENTER SFX(kvb_gram_center)
+#define FINITE SFX(finite)
+#define EXPROW SFX(exprow)
+#define KROW_FAST SFX(krow_fast)
 
 /* ---- elementwise loops on GCC/Clang vector types (the build's -O2 does not auto-vectorize
  * loops of unknown length). Each lane does the scalar operation: results are those of the
@@ -153,8 +164,9 @@ static void SFX(center)(const SFX(round) *R, size_t len, SFX(worker) *W) {
   CENTER(len, R->d, W->Pk, R->ld, mean);
 }
 
-/* F_ij = exp(ks·Gk_ij − β)·(Gv_ij + c₀) for i < j, in place of Gk (row i at i·ld: the upper
- * triangle, block_gram.h). */
+/* F_ij = exp(ks·Gk_ij − β)·(Gv_ij + c₀) for i < j (ks = τ/√d; the kernel of 003 App. B with the
+ * offset c₀ of the authors' balanced_walk.py), in place of Gk (row i at i·ld: the upper triangle,
+ * block_gram.h). */
 static void SFX(kernel_rows)(size_t len, size_t ld, size_t d, const kvb_bkvb_opts *o, REAL *Gk,
                              const REAL *Gv, int vexp) {
   REAL ks = (REAL)(o->tau / sqrt((double)d)), beta = (REAL)o->beta, c0 = (REAL)o->c0;
@@ -182,7 +194,8 @@ static inline void SFX(step)(size_t j, REAL acc, const kvb_bkvb_opts *o, REAL *s
   s[j] = plus ? 1 : -1, sg[j] = plus ? 1 : -1;
 }
 
-/* The walk of one block over the factors F (F_ij at i·ld + j, i < j): s_0 = +1, then
+/* The walk of one block (003 App. B; balanced_walk.py) over the factors F (F_ij at i·ld + j,
+ * i < j): s_0 = +1, then
  * s_j = +1 iff u_j < ½ − γ·Σ_{i<j} F_ij s_i, each j's sum in the order i = 0..j−1.
  * A sum is one dependent chain of additions; the WL sums of j = j0 … j0+WL−1 run their common
  * part i < j0 side by side as the lanes of one vector (lane r: F_{i,j0+r}·s_i added in the order
@@ -367,3 +380,16 @@ int SFX(kvb_bkvb_compress)(size_t H, size_t n, size_t d, size_t dv, const REAL *
   }
   return rc;
 }
+
+#undef SFX
+#undef GRAM
+#undef PACK
+#undef CENTER
+#undef FINITE
+#undef EXPROW
+#undef KROW_FAST
+#undef VL
+#undef VLD
+#undef VST
+#undef REAL
+#undef S

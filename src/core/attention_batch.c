@@ -328,83 +328,60 @@ typedef double K(vd) __attribute__((vector_size(VW)));
 #define ND (VW / 8)
 #endif
 
-/* Lane i of the 16 accumulates a[j]·b[j] for j ≡ i (mod 16), in increasing j. */
-static inline ATTR float K(dot_f32)(const float *a, const float *b, size_t d) {
-  float l[LANES];
-  size_t j = 0;
 #ifdef ATTB_VEC
-  VF s[LANES / NF];
-  memset(s, 0, sizeof s);
-  for (; j + LANES <= d; j += LANES)
-    for (int v = 0; v < LANES / NF; v++) {
-      VF x, y;
-      memcpy(&x, a + j + NF * v, sizeof x);
-      memcpy(&y, b + j + NF * v, sizeof y);
-      s[v] += x * y;
-    }
+#define ATTB_VEC_DOT(T, V, NV, J)                                                               \
+  V s[LANES / NV];                                                                             \
+  memset(s, 0, sizeof s);                                                                      \
+  for (; J + LANES <= d; J += LANES)                                                           \
+    for (int v = 0; v < LANES / NV; v++) {                                                     \
+      V x, y;                                                                                  \
+      memcpy(&x, a + J + NV * v, sizeof x);                                                    \
+      memcpy(&y, b + J + NV * v, sizeof y);                                                    \
+      s[v] += x * y;                                                                           \
+    }                                                                                          \
   memcpy(l, s, sizeof s);
-#else
-  for (int i = 0; i < LANES; i++) l[i] = 0;
-  for (; j + LANES <= d; j += LANES)
-    for (int i = 0; i < LANES; i++) l[i] += a[j + i] * b[j + i];
-#endif
-  for (; j < d; j++) l[j % LANES] += a[j] * b[j];
-  TREE16(l);
-  return l[0];
-}
-
-static inline ATTR double K(dot_f64)(const double *a, const double *b, size_t d) {
-  double l[LANES];
-  size_t j = 0;
-#ifdef ATTB_VEC
-  VD s[LANES / ND];
-  memset(s, 0, sizeof s);
-  for (; j + LANES <= d; j += LANES)
-    for (int v = 0; v < LANES / ND; v++) {
-      VD x, y;
-      memcpy(&x, a + j + ND * v, sizeof x);
-      memcpy(&y, b + j + ND * v, sizeof y);
-      s[v] += x * y;
-    }
-  memcpy(l, s, sizeof s);
-#else
-  for (int i = 0; i < LANES; i++) l[i] = 0;
-  for (; j + LANES <= d; j += LANES)
-    for (int i = 0; i < LANES; i++) l[i] += a[j + i] * b[j + i];
-#endif
-  for (; j < d; j++) l[j % LANES] += a[j] * b[j];
-  TREE16(l);
-  return l[0];
-}
-
-/* y += e·x (n entries). */
-static inline ATTR void K(axpy_f32)(float *restrict y, float e, const float *restrict x, size_t n) {
-  size_t j = 0;
-#ifdef ATTB_VEC
-  for (; j + NF <= n; j += NF) {
-    VF a, b;
-    memcpy(&a, y + j, sizeof a);
-    memcpy(&b, x + j, sizeof b);
-    a += e * b;
-    memcpy(y + j, &a, sizeof a);
+#define ATTB_VEC_AXPY(V, NV, J)                                                                 \
+  for (; J + NV <= n; J += NV) {                                                               \
+    V u, w;                                                                                    \
+    memcpy(&u, y + J, sizeof u);                                                               \
+    memcpy(&w, x + J, sizeof w);                                                               \
+    u += e * w;                                                                                \
+    memcpy(y + J, &u, sizeof u);                                                               \
   }
+#else
+#define ATTB_VEC_DOT(T, V, NV, J)                                                               \
+  for (int i = 0; i < LANES; i++) l[i] = 0;                                                    \
+  for (; J + LANES <= d; J += LANES)                                                           \
+    for (int i = 0; i < LANES; i++) l[i] += a[J + i] * b[J + i];
+#define ATTB_VEC_AXPY(V, NV, J)
 #endif
-  for (; j < n; j++) y[j] += e * x[j];
-}
 
-static inline ATTR void K(axpy_f64)(double *restrict y, double e, const double *restrict x, size_t n) {
-  size_t j = 0;
-#ifdef ATTB_VEC
-  for (; j + ND <= n; j += ND) {
-    VD a, b;
-    memcpy(&a, y + j, sizeof a);
-    memcpy(&b, x + j, sizeof b);
-    a += e * b;
-    memcpy(y + j, &a, sizeof a);
+/* Lane i of the 16 accumulates a[j]·b[j] for j ≡ i (mod 16), in increasing j; then the fixed
+ * tree. And y += e·x (n entries). Once per type: T, its vector type V with NV lanes. */
+#define ATTB_DOT_AXPY(T, V, NV, SFXT)                                                           \
+  static inline ATTR T K(dot_##SFXT)(const T *a, const T *b, size_t d) {                       \
+    T l[LANES];                                                                                \
+    size_t j = 0;                                                                              \
+    ATTB_VEC_DOT(T, V, NV, j)                                                                  \
+    for (; j < d; j++) l[j % LANES] += a[j] * b[j];                                            \
+    TREE16(l);                                                                                 \
+    return l[0];                                                                               \
+  }                                                                                            \
+  static inline ATTR void K(axpy_##SFXT)(T *restrict y, T e, const T *restrict x, size_t n) {  \
+    size_t j = 0;                                                                              \
+    ATTB_VEC_AXPY(V, NV, j)                                                                    \
+    for (; j < n; j++) y[j] += e * x[j];                                                       \
   }
+#ifdef ATTB_VEC
+ATTB_DOT_AXPY(float, VF, NF, f32)
+ATTB_DOT_AXPY(double, VD, ND, f64)
+#else
+ATTB_DOT_AXPY(float, float, 1, f32)
+ATTB_DOT_AXPY(double, double, 1, f64)
 #endif
-  for (; j < n; j++) y[j] += e * x[j];
-}
+#undef ATTB_VEC_DOT
+#undef ATTB_VEC_AXPY
+#undef ATTB_DOT_AXPY
 
 static ATTR int K(item_f32)(size_t it, void *arg, int worker) {
   const job *J = arg;
