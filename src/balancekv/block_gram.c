@@ -4,6 +4,7 @@
 #include "simd.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 /* + 16: rows of P at a power-of-two stride (b = 128, 256) would all map to a few L1 sets, and the
@@ -19,17 +20,45 @@ size_t kvb_gram_rows(size_t len) { return (len + 7) / 8 * 8; }
 #endif
 
 /* ---- prefetching while the products run (kvb_gram_pf) ----
- * Lines are requested in proportion to the share of the products done, a few per tile, never
- * in a burst that would fill the core's miss buffers and stall it. */
+ * A core keeps only a few misses in flight (16 to 24 on current x86 cores): a burst of prefetches
+ * stalls it until they drain, which only moves the gather's wait into the products. So the
+ * SIMD tiles request one line every `stride` steps of their inner loop (bkg_pf_tick), spread so
+ * that the last line goes out before the products end; the portable kernel requests whole rows
+ * in proportion to the share of the products done (bkg_pf_to). */
 typedef struct {
   const kvb_gram_pf *pf;
-  size_t lines, row; /* lines per row; rows[0 … row) requested so far */
+  size_t lines, row, line; /* lines per row; next line to request: rows[row] + 64·line */
+  size_t stride, count;    /* tile steps between requests; steps left to the next one */
 } bkg_pf_walk;
 
 static bkg_pf_walk bkg_pf_start(const kvb_gram_pf *pf) {
-  bkg_pf_walk w = {pf, 0, 0};
+  bkg_pf_walk w = {pf, 0, 0, 0, SIZE_MAX, SIZE_MAX};
   if (pf && pf->nrows && pf->row_bytes) w.lines = (pf->row_bytes + 63) / 64;
+  else w.row = SIZE_MAX; /* nothing to request */
   return w;
+}
+
+/* Tile steps between requests when the products take about `steps` steps in all: every line
+ * requested by about 4/5 of them. */
+static void bkg_pf_pace(bkg_pf_walk *w, size_t steps) {
+  if (!w->lines) return;
+  size_t total = w->pf->nrows * w->lines;
+  w->stride = steps / (total + total / 4);
+  if (w->stride < 1) w->stride = 1;
+  w->count = w->stride;
+}
+
+static inline __attribute__((always_inline)) void bkg_pf_line(bkg_pf_walk *w) {
+  if (w->row >= w->pf->nrows) return;
+  __builtin_prefetch((const char *)w->pf->rows[w->row] + 64 * w->line, 0, 2);
+  if (++w->line == w->lines) w->line = 0, w->row++;
+}
+
+/* One tile step: a request every stride steps. */
+static inline __attribute__((always_inline)) void bkg_pf_tick(bkg_pf_walk *w) {
+  if (--w->count) return;
+  w->count = w->stride;
+  if (w->row != SIZE_MAX) bkg_pf_line(w);
 }
 
 /* The share of the upper triangle in rows before i: row i has len − 1 − i entries. */
@@ -38,14 +67,20 @@ static double bkg_upper_done(size_t i, size_t len) {
   return 1.0 - r * r;
 }
 
-/* Requests whole rows (a row is a few lines) up to the share `done` of all of them. */
+/* About how many inner steps the tiles of a triangle take: row blocks of 8, tiles about `width`
+ * columns wide (for pacing only). */
+static size_t bkg_tile_steps(size_t len, size_t k, size_t width) {
+  size_t tiles = 0;
+  for (size_t i0 = 0; i0 + 1 < len; i0 += 8) tiles += (len - i0 + width - 1) / width;
+  return tiles * k;
+}
+
+/* Requests lines up to the share `done` of all of them (done = 1: everything left). */
 static void bkg_pf_to(bkg_pf_walk *w, double done) {
   if (!w->lines) return;
-  size_t upto = done >= 1.0 ? w->pf->nrows : (size_t)(done * (double)w->pf->nrows);
-  for (; w->row < upto; w->row++) {
-    const char *r = w->pf->rows[w->row];
-    for (size_t l = 0; l < w->lines; l++) __builtin_prefetch(r + 64 * l, 0, 2);
-  }
+  size_t n = w->pf->nrows;
+  size_t upto = done >= 1.0 ? n : (size_t)(done * (double)n);
+  while (w->row < upto) bkg_pf_line(w);
 }
 
 /* ---- the kernels, once per type (block_gram_kernels.h names the intrinsics from VS) ---- */

@@ -40,12 +40,13 @@ static void SFX(gram_generic)(size_t len, size_t k, const R *P, size_t ld, R *G,
  * The fma(column value, row value, acc) is the scalar chain's fma(x_j, x_i, acc) lane by lane. */
 #define BKG_TILE(NAME, ATTR, V, LD, ST, BC, FM, ZR, L, NV)                                      \
   ATTR static inline void NAME(size_t k, const R *P, size_t ld, size_t i0, size_t j0, R *G,     \
-                               size_t ldg) {                                                    \
+                               size_t ldg, bkg_pf_walk *w) {                                    \
     V c[8][NV];                                                                                 \
     _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++)                                         \
       _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) c[r][v] = ZR();                      \
     for (size_t a = 0; a < k; a++) {                                                            \
       const R *p = P + a * ld;                                                                  \
+      bkg_pf_tick(w);                                                                           \
       V x[NV];                                                                                  \
       _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) x[v] = LD(p + j0 + (size_t)v * L);   \
       _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++) {                                     \
@@ -71,23 +72,23 @@ BKG_TILE(SFX(tile256x1e), BKG_T512, V256, LD256, ST256, BC256, FM256, ZR256, L25
 BKG_T512 static void SFX(gram_avx512)(size_t len, size_t k, const R *P, size_t ld, R *G,
                                       size_t ldg, const kvb_gram_pf *pf) {
   bkg_pf_walk w = bkg_pf_start(pf);
+  bkg_pf_pace(&w, bkg_tile_steps(len, k, 2 * L512));
   for (size_t i0 = 0; i0 + 1 < len; i0 += 8) {
     size_t j = i0; /* a multiple of 8 = L256 (float) or L512 (double) */
-    bkg_pf_to(&w, bkg_upper_done(i0, len));
-    if (j % L512 && j < len) SFX(tile256x1e)(k, P, ld, i0, j, G, ldg), j += L256;
-    if (j % (2 * L512) && j < len) SFX(tile512x1)(k, P, ld, i0, j, G, ldg), j += L512;
-    for (; j < len && len - j > L512; j += 2 * L512) SFX(tile512x2)(k, P, ld, i0, j, G, ldg);
-    if (j < len && len - j > L256) SFX(tile512x1)(k, P, ld, i0, j, G, ldg), j += L512;
-    if (j < len) SFX(tile256x1e)(k, P, ld, i0, j, G, ldg);
+    if (j % L512 && j < len) SFX(tile256x1e)(k, P, ld, i0, j, G, ldg, &w), j += L256;
+    if (j % (2 * L512) && j < len) SFX(tile512x1)(k, P, ld, i0, j, G, ldg, &w), j += L512;
+    for (; j < len && len - j > L512; j += 2 * L512) SFX(tile512x2)(k, P, ld, i0, j, G, ldg, &w);
+    if (j < len && len - j > L256) SFX(tile512x1)(k, P, ld, i0, j, G, ldg, &w), j += L512;
+    if (j < len) SFX(tile256x1e)(k, P, ld, i0, j, G, ldg, &w);
   }
   bkg_pf_to(&w, 1.0);
 }
 BKG_T256 static void SFX(gram_avx2)(size_t len, size_t k, const R *P, size_t ld, R *G,
                                     size_t ldg, const kvb_gram_pf *pf) {
   bkg_pf_walk w = bkg_pf_start(pf);
+  bkg_pf_pace(&w, bkg_tile_steps(len, k, L256));
   for (size_t i0 = 0; i0 + 1 < len; i0 += 8) {
-    bkg_pf_to(&w, bkg_upper_done(i0, len));
-    for (size_t j = i0; j < len; j += L256) SFX(tile256x1)(k, P, ld, i0, j, G, ldg);
+    for (size_t j = i0; j < len; j += L256) SFX(tile256x1)(k, P, ld, i0, j, G, ldg, &w);
   }
   bkg_pf_to(&w, 1.0);
 }
