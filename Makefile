@@ -82,7 +82,7 @@ $(B)/tests/%: $(B)/obj/tests/%.o $(B)/libkvbound.a
 # Allocation-failure injection: the library's own allocations go through the test's wrappers.
 $(B)/tests/test_alloc_fail: $(B)/obj/tests/test_alloc_fail.o $(B)/libkvbound.a
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(B)/libkvbound.a -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc $(LIBS)
+	$(CC) -o $@ $< $(B)/libkvbound.a -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc $(LIBS)
 
 # The benchmark command (README, Benchmarks): `build/kvb-bench --help`.
 $(B)/kvb-bench: $(B)/obj/tests/bench_main.o $(B)/libkvbound.a

@@ -14,6 +14,8 @@
  * nothing here fails because a figure is slow. With --json every result is also one JSON line
  * (lines starting with '{') so results can be tracked over commits. */
 #include "kvbound.h"
+#include "block_gram.h"
+#include "simd.h"
 
 #include <errno.h>
 #include <math.h>
@@ -70,6 +72,30 @@ static double gauss(gsl_rng *r) {
   return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
 }
 static char g_commit[64] = "";
+/* The CPU, so that figures from different machines are not compared unknowingly: the limits
+ * (SGEMM above all) and the ratios to them differ between CPU families. */
+static char g_cpu[128] = "?";
+static const char *simd_name(void) {
+  int l = kvb_simd_level();
+  return l == KVB_SIMD_AVX512 ? "avx512" : l == KVB_SIMD_AVX2 ? "avx2" : "generic";
+}
+static void read_cpu(void) {
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char line[256];
+  if (!f) return;
+  while (fgets(line, sizeof line, f))
+    if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+      const char *v = strchr(line, ':') + 1;
+      while (*v == ' ' || *v == '\t') v++;
+      snprintf(g_cpu, sizeof g_cpu, "%s", v);
+      for (char *c = g_cpu; *c; c++)
+        if (*c == '"' || *c == '\\' || (unsigned char)*c < 32) *c = ' ';
+      g_cpu[strcspn(g_cpu, "\n")] = 0;
+      while (*g_cpu && g_cpu[strlen(g_cpu) - 1] == ' ') g_cpu[strlen(g_cpu) - 1] = 0;
+      break;
+    }
+  fclose(f);
+}
 
 /* ---- JSON: one line per result ---- */
 static char jbuf[4096];
@@ -254,6 +280,7 @@ static void measure_limits(void) {
          L.copyT / 1e9, T, L.copy1 / 1e9, L.sgemmT / 1e9, T, L.sgemm1 / 1e9, L.dgemmT / 1e9, T,
          L.dgemm1 / 1e9, L.expf_s * 1e9, L.exp_s * 1e9);
   jbegin("limits");
+  jstr("cpu", g_cpu), jstr("simd", simd_name());
   jnum("copy_gbps", L.copyT / 1e9), jnum("copy1_gbps", L.copy1 / 1e9);
   jnum("sgemm_gflops", L.sgemmT / 1e9), jnum("sgemm1_gflops", L.sgemm1 / 1e9);
   jnum("dgemm_gflops", L.dgemmT / 1e9), jnum("dgemm1_gflops", L.dgemm1 / 1e9);
@@ -276,6 +303,40 @@ static double gram_flops(size_t H, size_t n, size_t b, unsigned T, size_t d, siz
     f += (double)H * (double)nb * (double)b * (double)b * (double)(d + dv);
   }
   return f;
+}
+
+/* The Gram products' time if every block were in cache: kvb_gram_upper on one packed block of b
+ * rows (the first b keys), repeated, times the number of Gram products of the run (two per
+ * block: keys and values; every block counted as full). Set beside the measured Gram phase it
+ * splits that phase's distance from the SGEMM limit into the kernel's own (the triangle's small
+ * products) and what memory traffic and prefetching add during the run. */
+static double gram_in_cache_s(int f32, const void *K, size_t H, size_t n, size_t b, unsigned T,
+                              size_t d) {
+  size_t len = b < n ? b : n, ld = kvb_gram_ld(len), rows = kvb_gram_rows(len);
+  size_t es = f32 ? sizeof(float) : sizeof(double);
+  void *P = aligned_alloc(64, (d * ld * es + 63) / 64 * 64),
+       *G = aligned_alloc(64, (rows * ld * es + 63) / 64 * 64); /* as the library's workers */
+  const void **rp = malloc(len * sizeof *rp);
+  double best = INFINITY;
+  if (P && G && rp) {
+    for (size_t i = 0; i < len; i++) rp[i] = (const char *)K + i * d * es;
+    if (f32) kvb_gram_pack_f32(len, d, (const float *const *)rp, NULL, NULL, P, ld);
+    else kvb_gram_pack_f64(len, d, (const double *const *)rp, NULL, NULL, P, ld);
+    for (int rep = 0; rep < 3; rep++) {
+      size_t calls = 0;
+      double t0 = now(), t;
+      do {
+        if (f32) kvb_gram_upper_f32(len, d, P, ld, G, ld, NULL);
+        else kvb_gram_upper_f64(len, d, P, ld, G, ld, NULL);
+        calls++;
+      } while ((t = now() - t0) < 0.02);
+      best = fmin(best, t / (double)calls);
+    }
+  }
+  free(P), free(G), free(rp);
+  double grams = 0;
+  for (unsigned r = 0; r < T; r++) grams += 2.0 * (double)H * (double)(((n >> r) + b - 1) / b);
+  return best * grams;
 }
 
 /* Walk multiply-adds: Σ_{j<b} j per block (the sum Σ_{i<j} K_ij s_i), 2 flops each. */
@@ -403,11 +464,12 @@ static int bench_bkvb(int f32) {
       for (unsigned rr = 0; rr < o.T; rr++) bytes += (double)H * (double)(n >> rr) * (double)(2 * d) * es;
       double lim_c = bytes / L.copy1, lim_g = gf / gemm1, lim_e = (double)st.exps * ex,
              lim_w = walk_flops(H, n, o.b, o.T) / gemm1, lim_x = bytes / L.copy1;
+      double lim_gc = gram_in_cache_s(f32, K, H, n, o.b, o.T, d);
       double tot = st.t_center + st.t_gram + st.t_exp + st.t_walk + st.t_gather;
       printf("       phases (CPU s, first run; limit = one thread's): center %.4f [copy %.4f] "
-             "gram %.4f [%s %.4f] exp %.4f [%llu used exps %.4f] walk %.4f [its MACs at %s "
-             "%.4f] gather %.4f [copy %.4f]%s\n",
-             st.t_center, lim_c, st.t_gram, f32 ? "SGEMM" : "DGEMM", lim_g, st.t_exp,
+             "gram %.4f [%s %.4f; the kernel on a cached block %.4f] exp %.4f [%llu used exps "
+             "%.4f] walk %.4f [its MACs at %s %.4f] gather %.4f [copy %.4f]%s\n",
+             st.t_center, lim_c, st.t_gram, f32 ? "SGEMM" : "DGEMM", lim_g, lim_gc, st.t_exp,
              (unsigned long long)st.exps, lim_e, st.t_walk, f32 ? "SGEMM" : "DGEMM", lim_w,
              st.t_gather, lim_x, tot == 0 ? " (phase timers not filled by this build)" : "");
       jbegin("balancekv_block");
@@ -418,7 +480,7 @@ static int bench_bkvb(int f32) {
       jnum("gemm_gflops", rate / 1e9);
       jnum("seconds_1thread", best1), jnum("speedup", best1 / best), jnum("gram_gflop", gf / 1e9);
       jnum("t_center", st.t_center), jnum("lim_center", lim_c);
-      jnum("t_gram", st.t_gram), jnum("lim_gram", lim_g);
+      jnum("t_gram", st.t_gram), jnum("lim_gram", lim_g), jnum("gram_in_cache", lim_gc);
       jnum("t_exp", st.t_exp), jnum("lim_exp", lim_e), jnum("exps", (double)st.exps);
       jnum("t_walk", st.t_walk), jnum("lim_walk", lim_w);
       jnum("t_gather", st.t_gather), jnum("lim_gather", lim_x);
@@ -1094,10 +1156,12 @@ int main(int argc, char **argv) {
     pclose(g);
   }
   openblas_set_num_threads(1);
+  read_cpu();
   double t0 = now();
   printf("kvb-bench %s (commit %s): threads %d, load average %.2f at the start (the machine is "
-         "shared when this exceeds the cores: figures are then indicative, ratios less affected)\n",
-         KVBOUND_VERSION, g_commit[0] ? g_commit : "?", O.threads, load1());
+         "shared when this exceeds the cores: figures are then indicative, ratios less affected)\n"
+         "cpu: %s; kernels: %s (ratios to the limits differ between CPU families)\n",
+         KVBOUND_VERSION, g_commit[0] ? g_commit : "?", O.threads, load1(), g_cpu, simd_name());
   measure_limits();
   for (int f = 0; f < 2 && !rc; f++) {
     int f32 = f == 0;

@@ -1,13 +1,14 @@
 /* test_alloc_fail.c — an allocation that fails inside a method's update is never hidden: the
  * update reports it, and a sketch whose parts it may have left out of step refuses to answer.
  *
- * This binary is linked with --wrap=malloc,calloc,realloc (Makefile), so the library's own
- * allocations go through the wrappers below; allocation number `fail_at` (counted from when the
- * test arms it) fails. For every injection point over a short stream, for the streaming
- * methods built from two MergeAndReduce instances (003 Alg. 1, Alg. 4): an update during which
- * an allocation failed must not return OK, and after a failed update the method either answers
- * (its parts consistent; an empty denominator or no token yet is its ordinary KVB_ESTATE) or
- * refuses every later update and query with KVB_ESTATE, saying its parts are out of step. */
+ * This binary is linked with --wrap=malloc,calloc,realloc,aligned_alloc (Makefile), so the
+ * library's own allocations go through the wrappers below; allocation number `fail_at` (counted
+ * from when the test arms it) fails. For every injection point over a short stream, for the
+ * streaming methods built from two MergeAndReduce instances (003 Alg. 1, Alg. 4): an update
+ * during which an allocation failed must not return OK, and after a failed update the method
+ * either answers (its parts consistent; an empty denominator or no token yet is its ordinary
+ * KVB_ESTATE) or refuses every later update and query with KVB_ESTATE, saying its parts are out
+ * of step. */
 #include "kvbound.h"
 #include "unit.h"
 
@@ -18,6 +19,7 @@
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t a, size_t b);
 void *__real_realloc(void *p, size_t n);
+void *__real_aligned_alloc(size_t al, size_t n);
 
 static long armed = -1, count = 0, failed_allocs = 0;
 
@@ -30,6 +32,9 @@ static int should_fail(void) {
 void *__wrap_malloc(size_t n) { return should_fail() ? NULL : __real_malloc(n); }
 void *__wrap_calloc(size_t a, size_t b) { return should_fail() ? NULL : __real_calloc(a, b); }
 void *__wrap_realloc(void *p, size_t n) { return should_fail() ? NULL : __real_realloc(p, n); }
+void *__wrap_aligned_alloc(size_t al, size_t n) {
+  return should_fail() ? NULL : __real_aligned_alloc(al, n);
+}
 
 /* One run with failure at allocation `at` (counted from the first update). Returns 1 when the
  * contract held; *reached says whether the injection point was reached at all. */
