@@ -147,8 +147,12 @@ static int SFX(gather)(const SFX(round) *R, size_t h, size_t start, size_t len, 
   const size_t *cur = R->cur + h * R->n + start;
   const double *cw = R->cw + h * R->n + start;
   REAL *mean = W->mean;
-  for (size_t i = 0; i < len; i++)
-    W->rk[i] = K + cur[i] * d, W->rv[i] = V + cur[i] * dv, W->wr[i] = (REAL)cw[i];
+  if (R->ident) /* round 0: token start + i, weight 1 (cur and cw are not yet written) */
+    for (size_t i = 0; i < len; i++)
+      W->rk[i] = K + (start + i) * d, W->rv[i] = V + (start + i) * dv, W->wr[i] = 1;
+  else
+    for (size_t i = 0; i < len; i++)
+      W->rk[i] = K + cur[i] * d, W->rv[i] = V + cur[i] * dv, W->wr[i] = (REAL)cw[i];
   for (size_t a = 0; a < d; a++) mean[a] = 0;
   PACK(len, d, W->rk, NULL, mean, W->Pk, R->ld);
   /* Keys: a non-finite entry makes its lane's sum non-finite (Inf + x is Inf or NaN, NaN stays),
@@ -268,7 +272,10 @@ static int SFX(block_item)(size_t item, void *arg, int worker) {
     size_t nh = nx / R->nb, ns = (nx % R->nb) * b, nl = R->m - ns < b ? R->m - ns : b;
     const size_t *nc = R->cur + nh * R->n + ns;
     const REAL *K = R->K + nh * R->n * R->d, *V = R->V + nh * R->n * R->dv;
-    for (size_t i = 0; i < nl; i++) W->nk[i] = K + nc[i] * R->d, W->nv[i] = V + nc[i] * R->dv;
+    for (size_t i = 0; i < nl; i++) {
+      size_t t = R->ident ? ns + i : nc[i];
+      W->nk[i] = K + t * R->d, W->nv[i] = V + t * R->dv;
+    }
     pk = (kvb_gram_pf){(const void *const *)W->nk, nl, R->d * sizeof(REAL)};
     pv = (kvb_gram_pf){(const void *const *)W->nv, nl, R->dv * sizeof(REAL)};
   }
@@ -282,6 +289,39 @@ static int SFX(block_item)(size_t item, void *arg, int worker) {
   double t5 = bkvb_now();
   W->st.t_gather += t1 - t0, W->st.t_center += t2 - t1, W->st.t_gram += t3 - t2;
   W->st.t_exp += t4 - t3, W->st.t_walk += t5 - t4;
+  return KVB_OK;
+}
+
+/* ---- the halving of every head after a round: H independent items ---- */
+typedef struct {
+  size_t n, m;       /* tokens per head, this round's length */
+  int mutant, ident; /* ident: round 0, cur and cw not yet written (the identity, weights 1) */
+  const int8_t *s;   /* H×n signs of the round */
+  size_t *cur;       /* H×n order, rewritten with the survivors' order */
+  double *cw;        /* H×n weights, likewise */
+  size_t **keep;     /* per worker: n/2 positions */
+  double **mult;     /* per worker: n/2 multipliers */
+  SFX(worker) *w;    /* for the time counter (t_walk) */
+} SFX(halving);
+
+static int SFX(halve_item)(size_t h, void *arg, int worker) {
+  const SFX(halving) *A = arg;
+  double t0 = bkvb_now();
+  size_t *keep = A->keep[worker], half = A->m / 2;
+  double *mult = A->mult[worker];
+  size_t got = kvb_bkvb_halve(A->m, A->s + h * A->n, A->mutant, keep, mult);
+  if (got != half)
+    return KVB_ERROR(KVB_ESTATE, "balancekv_block: halving kept %zu of %zu", got, A->m);
+  size_t *ch = A->cur + h * A->n;
+  double *wh = A->cw + h * A->n;
+  /* Survivors in the new order; weights multiply. In place: the kept positions are strictly
+   * increasing (the ×2 group lies at or before c, the ×1 group after it; each in position
+   * order), so keep[k] >= k and entry keep[k] is read before anything overwrites it. */
+  if (A->ident)
+    for (size_t k = 0; k < half; k++) ch[k] = keep[k], wh[k] = mult[k]; /* 1·mult */
+  else
+    for (size_t k = 0; k < half; k++) ch[k] = ch[keep[k]], wh[k] = wh[keep[k]] * mult[k];
+  A->w[worker].st.t_walk += bkvb_now() - t0;
   return KVB_OK;
 }
 
@@ -331,15 +371,25 @@ int SFX(kvb_bkvb_compress)(size_t H, size_t n, size_t d, size_t dv, const REAL *
   size_t max_items = H * ((n + o->b - 1) / o->b);
   if ((size_t)threads > max_items) threads = (int)max_items;
   SFX(worker) *wk = o->T > 0 ? SFX(workers_alloc)(threads, n, d, dv, o->b) : NULL;
-  size_t *cur = malloc(H * n * sizeof *cur), *keep = malloc(n * sizeof *keep);
-  size_t *nxt = malloc(n * sizeof *nxt);
-  double *cw = malloc(H * n * sizeof *cw), *nw = malloc(n * sizeof *nw);
-  double *mult = malloc(n * sizeof *mult);
+  /* the halving's scratch, for the workers that halve (at most one per head) */
+  int hthreads = (size_t)threads < H ? threads : (int)H;
+  size_t *keep[KVB_MAX_THREADS] = {NULL};
+  double *mult[KVB_MAX_THREADS] = {NULL};
+  int scratch_ok = 1;
+  for (int i = 0; o->T > 0 && i < hthreads; i++) {
+    keep[i] = malloc((n / 2 + 1) * sizeof *keep[i]), mult[i] = malloc((n / 2 + 1) * sizeof *mult[i]);
+    scratch_ok &= keep[i] && mult[i];
+  }
+  size_t *cur = malloc(H * n * sizeof *cur);
+  double *cw = malloc(H * n * sizeof *cw);
   int8_t *s = malloc(H * n);
-  if ((o->T > 0 && !wk) || !cur || !keep || !nxt || !cw || !nw || !mult || !s)
+  if ((o->T > 0 && (!wk || !scratch_ok)) || !cur || !cw || !s)
     rc = KVB_ERROR(KVB_ENOMEM, "balancekv_block: out of memory for n = %zu, b = %zu", n, o->b);
-  for (size_t h = 0; !rc && h < H; h++)
-    for (size_t i = 0; i < n; i++) cur[h * n + i] = i, cw[h * n + i] = 1.0; /* w_i = 1 at first */
+  /* cur and cw start as the identity with weights 1 (w_i = 1 at first); round 0 reads them as
+   * such without their being written (R.ident), and its halving writes them. */
+  if (!rc && o->T == 0)
+    for (size_t h = 0; h < H; h++)
+      for (size_t i = 0; i < n; i++) cur[h * n + i] = i, cw[h * n + i] = 1.0;
   int vexp = sizeof(REAL) == sizeof(float) ? kvb_vexpf_level() : 0; /* once per call */
   size_t m = n;
   for (unsigned r = 0; !rc && r < o->T; r++) {
@@ -347,25 +397,9 @@ int SFX(kvb_bkvb_compress)(size_t H, size_t n, size_t d, size_t dv, const REAL *
                     threads, vexp, K, V, o, u[r], cur, cw, s,
                     r == 0 && !check_early, r == 0, wk};
     rc = kvb_parallel_for(H * R.nb, threads, SFX(block_item), &R);
-    size_t half = m / 2;
-    for (size_t h = 0; !rc && h < H; h++) { /* halving of each head (O(m), serial) */
-      size_t *ch = cur + h * n;
-      double *wh = cw + h * n;
-      double th0 = bkvb_now();
-      size_t got = kvb_bkvb_halve(m, s + h * n, o->mutant, keep, mult);
-      if (got != half) {
-        rc = KVB_ERROR(KVB_ESTATE, "balancekv_block: halving kept %zu of %zu", got, m);
-        break;
-      }
-      for (size_t k = 0; k < half; k++) { /* survivors in the new order; weights multiply */
-        nxt[k] = ch[keep[k]];
-        nw[k] = wh[keep[k]] * mult[k];
-      }
-      memcpy(ch, nxt, half * sizeof *ch);
-      memcpy(wh, nw, half * sizeof *wh);
-      wk[0].st.t_walk += bkvb_now() - th0;
-    }
-    m = half;
+    SFX(halving) A = {n, m, o->mutant, r == 0, s, cur, cw, keep, mult, wk};
+    if (!rc) rc = kvb_parallel_for(H, hthreads, SFX(halve_item), &A);
+    m /= 2;
   }
   size_t kept = n >> o->T;
   if (!rc)
@@ -381,7 +415,8 @@ int SFX(kvb_bkvb_compress)(size_t H, size_t n, size_t d, size_t dv, const REAL *
       st->t_walk += l->t_walk, st->t_gather += l->t_gather;
     }
   SFX(workers_free)(wk, threads);
-  free(cur), free(keep), free(nxt), free(cw), free(nw), free(mult), free(s);
+  for (int i = 0; i < hthreads; i++) free(keep[i]), free(mult[i]);
+  free(cur), free(cw), free(s);
   if (drawn) {
     for (unsigned r = 0; r < o->T; r++) free(drawn[r]);
     free(drawn);
