@@ -106,9 +106,9 @@ typedef struct {
   /* Seconds per phase, summed over workers (so they add up to the CPU time, not the wall
    * time), read once per phase per block: t_gather (pack the block's keys and sum them, pack
    * w_i v_i, finiteness in round 0), t_center (divide by the length, subtract the mean),
-   * t_gram (the two Gram products, block_gram.h), t_exp (the kernel factors: scale, exp, times (Gv + c₀)), t_walk
-   * (the walk, and the per-head halving). Wall-clock readings: on a loaded machine they include
-   * time the worker was descheduled. */
+   * t_gram (the two Gram products, block_gram.h), t_exp (the kernel factors: scale, exp, times
+   * (Gv + c₀)), t_walk (the walk, and the per-head halving). Wall-clock readings: on a loaded
+   * machine they include time the worker was descheduled. */
   double t_center, t_gram, t_exp, t_walk, t_gather;
 } kvb_bkvb_stats;
 
