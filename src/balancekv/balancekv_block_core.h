@@ -133,7 +133,8 @@ typedef struct {
   const double *cw;       /* H×n: its weights */
   int8_t *s;              /* H×n: signs written by the walk */
   int check;              /* round 0: check every key/value row is finite while gathering */
-  int ident;              /* round 0: cur is the identity and every weight 1 */
+  int ident;              /* round 0: the order is the identity and every weight 1 (cur and
+                             cw are not read: they are written by round 0's halving) */
   SFX(worker) *w;
 } SFX(round);
 
@@ -377,7 +378,8 @@ int SFX(kvb_bkvb_compress)(size_t H, size_t n, size_t d, size_t dv, const REAL *
   double *mult[KVB_MAX_THREADS] = {NULL};
   int scratch_ok = 1;
   for (int i = 0; o->T > 0 && i < hthreads; i++) {
-    keep[i] = malloc((n / 2 + 1) * sizeof *keep[i]), mult[i] = malloc((n / 2 + 1) * sizeof *mult[i]);
+    keep[i] = malloc((n / 2 + 1) * sizeof *keep[i]);
+    mult[i] = malloc((n / 2 + 1) * sizeof *mult[i]);
     scratch_ok &= keep[i] && mult[i];
   }
   size_t *cur = malloc(H * n * sizeof *cur);
