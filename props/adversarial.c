@@ -639,7 +639,9 @@ const prop_claim props_adversarial[] = {
     {"adversarial.collinear.advantage", "003 Alg. 3, Theorem A.1", "comparison",
      "near-collinear keys: the walk's max|corr|/r² below random signs' (Welch one-sided, alpha = "
      "1e-6), cells [paper c], [c = 16]; a second random-sign walk through the same test",
-     {"method:merge_reduce:random_signs"}, collinear_advantage, {"B-TA.1"}},
+     {"method:merge_reduce:random_signs"}, collinear_advantage, {NULL},
+     "On near-collinear keys, does the walk balance better than random signs? (003 Theorem A.1 "
+     "only bounds the walk's discrepancy)"},
     {"adversarial.values.balancekv", "003 Alg. 1 lines 5-8", "invariant",
      "value norms 2^-30..2^30: every token goes to bucket ⌈log2‖v‖⌉, no live bucket has "
      "2^i <= (ε/2n)e^{-r²/√d}v_max after any step, every erasure is at that threshold (exact)",

@@ -422,7 +422,9 @@ const prop_claim props_balancekv_error[] = {
      "BalanceKV's relative error at t = 64, n = 1024 below the same algorithm with random halving "
      "(one-sided Welch, α = 1e-6), cells [paper c] and [c = 16]; a second random halving through "
      "the same test",
-     {"method:balancekv:random_signs"}, thm31_advantage, {"B-T3.1"}},
+     {"method:balancekv:random_signs"}, thm31_advantage, {NULL},
+     "Does BalanceKV err less than the same algorithm with random halving? (003 Theorem 3.1 only "
+     "bounds the error; it does not compare with random signs)"},
     {"balancekv.thm31.practical", "003 Theorem 3.1, Table 3", "practicality",
      "t and memory Theorem 3.1 demands at 003 Table 3 norms; VACUOUS when beyond any context; "
      "at the theorem's t for r = 1, d = 16: every level ≤ t and memory ≤ (2·buckets + 1)·t(T+1) "

@@ -197,5 +197,6 @@ const prop_claim props_balancekv_sb[] = {
     {"balancekv.sb.thm33.advantage", "003 Theorem 3.3, §2.2", "comparison",
      "SoftmaxBalance's Δ below random halving's at n = 256 (Welch one-sided, α = 1e-6), cells "
      "[paper c], [c = 16]; a second random halving through the same test",
-     {"method:merge_reduce:random_signs", "method:merge_reduce:walk_sign"}, sb_advantage, {"B-T3.3"}},
+     {"method:merge_reduce:random_signs", "method:merge_reduce:walk_sign"}, sb_advantage, {NULL},
+     "Is SoftmaxBalance's discrepancy below random halving's? (003 Theorem 3.3 only bounds it)"},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

@@ -363,5 +363,7 @@ const prop_claim props_kcenter[] = {
      "in 4 pre-registered cells, {skewed, balanced clusters} × {retrieval (query at the rarest "
      "cluster), random} queries: HOLDS / FAILS / NOT-OBSERVED by one-sided Welch tests at "
      "α = 1e-6 (MIXED when cells disagree); control: the random_centers variant in every cell",
-     {"method:recent_kcenter:random_centers", "method:recent_kcenter:nearest_centers"}, beats_random, {NULL}},
+     {"method:recent_kcenter:random_centers", "method:recent_kcenter:nearest_centers"}, beats_random, {NULL},
+     "Do greedy k-center tokens beat the same number of random older tokens beside the recent "
+     "window? (000 §3.2 runs k-center but never compares it with random tokens)"},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

@@ -25,6 +25,7 @@ const char *prop_verdict_name(prop_verdict v) {
     case PROP_VACUOUS: return "VACUOUS";
     case PROP_VACUOUS_PRACTICAL: return "VACUOUS-AT-PRACTICAL-PARAMETERS";
     case PROP_NOT_OBSERVED: return "NOT-OBSERVED";
+    case PROP_INCONCLUSIVE: return "INCONCLUSIVE";
     case PROP_UNCHECKED: return "UNCHECKED";
     default: return "SKIPPED";
   }
@@ -184,6 +185,8 @@ int prop_pvalue(prop_ctx *ctx, double pvalue, double alpha, const char *fmt, ...
   fprintf(ctx->log, "    %s %s: p = %.3g (alpha = %.0e)\n", ok ? "test:" : "REJECTED:", buf,
           pvalue, alpha);
   if (!ok) ctx->failures++;
+  ctx->ntests++;
+  ctx->alpha_sum += alpha;
   return ok;
 }
 
@@ -234,6 +237,25 @@ void prop_not_observed(prop_ctx *ctx, const char *fmt, ...) {
   prop_note(ctx, "NOT-OBSERVED: %s", buf);
 }
 
+void prop_inconclusive(prop_ctx *ctx, double power, const char *fmt, ...) {
+  FORMAT(buf, fmt);
+  ctx->inconclusive = 1;
+  prop_note(ctx, "INCONCLUSIVE: the design could not detect the stated effect with power >= 0.9; "
+                 "power = %.3g: %s", power, buf);
+}
+
+void prop_unit(prop_ctx *ctx, const char *unit, size_t n, const char *fmt, ...) {
+  FORMAT(buf, fmt);
+  prop_note(ctx, "unit = %s, N = %zu; powered for: %s", unit, n, buf);
+}
+
+void prop_miss(prop_ctx *ctx, double p) {
+  if (!ctx->mutant) return;
+  if (!ctx->miss_set || p > ctx->miss) ctx->miss = p;
+  ctx->miss_set = 1;
+  fprintf(ctx->log, "    mutant miss probability: %.3g\n", p);
+}
+
 void prop_cell(prop_ctx *ctx, prop_verdict v, const char *cell, const char *fmt, ...) {
   FORMAT(buf, fmt);
   if (ctx->ncells < PROP_MAX_CELLS) ctx->cells[ctx->ncells++] = v;
@@ -261,6 +283,7 @@ prop_verdict prop_verdict_of(const prop_ctx *ctx) {
       if (ctx->cells[i] != ctx->cells[0]) return PROP_MIXED;
     if (ctx->cells[0] != PROP_HOLDS) return ctx->cells[0];
   }
+  if (ctx->inconclusive) return PROP_INCONCLUSIVE;
   if (ctx->not_observed) return PROP_NOT_OBSERVED;
   return PROP_HOLDS;
 }

@@ -31,7 +31,9 @@ typedef enum {
   PROP_MIXED,              /* pre-registered cells disagree (the cell table is in the notes) */
   PROP_VACUOUS,            /* a trivial control passes the same assertion at the tested parameters */
   PROP_VACUOUS_PRACTICAL,  /* the guarantee demands parameters no real run uses (from its inputs) */
-  PROP_NOT_OBSERVED,       /* a claimed rate or advantage not seen at the tested parameters */
+  PROP_NOT_OBSERVED,       /* a claimed rate or advantage not seen although the design had power
+                              >= 0.9 to see the stated effect */
+  PROP_INCONCLUSIVE,       /* the design could not detect the stated effect with power >= 0.9 */
   PROP_UNCHECKED,          /* a paper claim no check covers */
   PROP_SKIPPED             /* the check's input is absent here (prop_skip): never a pass */
 } prop_verdict;
@@ -49,6 +51,11 @@ typedef struct {
   int failures;         /* assertions failed so far */
   int vacuous_practical;/* set by prop_vacuous_practical() */
   int not_observed;     /* set by prop_not_observed() */
+  int inconclusive;     /* set by prop_inconclusive(): the design lacked power 0.9 */
+  int ntests;           /* hypothesis tests made (prop_pvalue) ... */
+  double alpha_sum;     /* ... and the sum of their α: this run's false-alarm bound */
+  int miss_set;         /* a mutant run stated its miss probability (prop_miss) */
+  double miss;          /* that probability */
   int controls_run;     /* controls run through the claim's assertion (prop_control) */
   int controls_passed;  /* of those, how many passed it (then the verdict is VACUOUS) */
   int controls_na;      /* set by prop_control_na(): no trivial control applies, with the reason */
@@ -72,6 +79,11 @@ typedef struct {
   const char *mutants[8];/* mutants this claim must reject (verdict changed); at least one */
   void (*run)(prop_ctx *ctx);
   const char *covers[8]; /* ids of the papers' claims (paper_claims.c) this check bears on */
+  /* Non-NULL: the check asks kvbound's OWN question, one the papers do not state (e.g. "the walk
+   * beats random signs" beside a theorem that only bounds the error). Such a check covers no
+   * paper row (covers[0] == NULL); the report gives it its own row under that question, so its
+   * verdict is never folded into a paper claim's. */
+  const char *question;
 } prop_claim;
 
 /* A generator on substream i of this claim. Caller frees with gsl_rng_free. */
@@ -140,10 +152,26 @@ void prop_control_na(prop_ctx *ctx, const char *fmt, ...) __attribute__((format(
  * (changing them can change the verdict): VACUOUS-AT-PRACTICAL-PARAMETERS. */
 void prop_vacuous_practical(prop_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* A claimed rate or advantage not seen at the tested parameters (say the CI): NOT-OBSERVED. */
+/* A claimed rate or advantage not seen although the design had power >= 0.9 at the stated
+ * effect (say the CI and the power): NOT-OBSERVED. A design without that power calls
+ * prop_inconclusive instead. */
 void prop_not_observed(prop_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* One pre-registered cell's outcome (HOLDS, NOT_OBSERVED, VACUOUS or FAILS) with its numbers.
- * Cells are fixed in the claim before it runs; all are reported by the same rule. When cells
+/* The design could not detect the stated effect with power >= 0.9 (`power` is its power at that
+ * effect, computed before reading the outcome): INCONCLUSIVE, never NOT-OBSERVED. */
+void prop_inconclusive(prop_ctx *ctx, double power, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The unit of replication of a comparison or rate (DESIGN, The sampling unit): notes
+ * "unit = UNIT, N = n; powered for: ...". α, p and power are those of this unit: queries that
+ * share one compressed cache, tokens of one text, the (layer, head) caches of one text are
+ * aggregated to one number per unit before any test. */
+void prop_unit(prop_ctx *ctx, const char *unit, size_t n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* In a mutant run: the probability that this mutant survives the check (from the check's power
+ * at the mutant's effect). kvb-props adds these over the battery with the faithful runs'
+ * false-alarm bounds (README, Verdicts: the per-run budget). Exact checks need not call it. */
+void prop_miss(prop_ctx *ctx, double p);
+/* One pre-registered cell's outcome (HOLDS, NOT_OBSERVED, INCONCLUSIVE, VACUOUS or FAILS) with
+ * its numbers. Cells are fixed in the claim before it runs; all are reported by the same rule. When cells
  * disagree the claim's verdict is MIXED; when all agree, theirs. A cell's FAILS is an empirical
  * finding, not an assertion failure (use prop_check/prop_pvalue for those). */
 void prop_cell(prop_ctx *ctx, prop_verdict v, const char *cell, const char *fmt, ...)

@@ -108,6 +108,14 @@ static int check_covers(void) {
                   c->covers[k]);
           bad = 1;
         }
+  /* a question of kvbound's own is never folded into a paper claim's verdict */
+  for (size_t t = 0; prop_claim_tables[t]; t++)
+    for (const prop_claim *c = prop_claim_tables[t]; c->id; c++)
+      if (c->question && c->covers[0]) {
+        fprintf(stderr, "kvb-props: claim %s asks kvbound's own question but also covers paper "
+                        "claim '%s'\n", c->id, c->covers[0]);
+        bad = 1;
+      }
   return bad;
 }
 
@@ -173,27 +181,96 @@ static int check_claims_list(const char *path) {
   return bad;
 }
 
-/* The report: one row per paper claim (the denominator is the papers), its verdict combined
- * from the checks that cover it — UNCHECKED with none; theirs when they agree; FAILS if any
- * fails; MIXED otherwise — then one row per check with its measured numbers. */
-static void write_report(FILE *rep, const check_result *res, size_t nres) {
+/* The run's chance of a wrong PASS/FAIL line (README, Verdicts: the per-run budget): a faithful
+ * run raises a false alarm with probability at most the sum of its tests' α (Bonferroni over
+ * every prop_pvalue), and a statistical mutant survives with the probability its check states
+ * (prop_miss); mutants caught by exact assertions count zero. The sum must stay <= 0.01. */
+#define PROP_RUN_BUDGET 0.01
+typedef struct {
+  int faithful, tests;   /* faithful runs and their hypothesis tests */
+  double alpha_sum;      /* their α, summed */
+  int mutants, declared; /* mutant runs; those that stated a miss probability */
+  double miss_sum;       /* the stated miss probabilities, summed */
+  int exact;             /* mutant runs that made no hypothesis test (caught exactly or not at all) */
+  const char *undeclared[512]; /* "check <- mutant" of statistical mutant runs with no statement */
+  char names[512][300];
+  int nundeclared;
+} budget;
+
+static void budget_add(budget *b, const prop_run_rec *r) {
+  if (!r->mutant[0]) {
+    b->faithful++, b->tests += r->ntests, b->alpha_sum += r->alpha_sum;
+    return;
+  }
+  b->mutants++;
+  if (r->miss_set) b->declared++, b->miss_sum += r->miss;
+  else if (r->ntests == 0) b->exact++;
+  else if (b->nundeclared < 512) {
+    snprintf(b->names[b->nundeclared], sizeof b->names[0], "%s <- %s", r->id, r->mutant);
+    b->undeclared[b->nundeclared] = b->names[b->nundeclared];
+    b->nundeclared++;
+  }
+}
+
+static void budget_print(FILE *f, const budget *b) {
+  fprintf(f, "Faithful runs: %d, making %d hypothesis tests; family-wise false-alarm probability "
+             "<= %.3g (the sum of their alpha).\n", b->faithful, b->tests, b->alpha_sum);
+  fprintf(f, "Mutant runs: %d: %d with no hypothesis test (exact; miss probability 0), %d with a "
+             "stated miss probability (sum %.3g), %d statistical without a stated one.\n",
+          b->mutants, b->exact, b->declared, b->miss_sum, b->nundeclared);
+  fprintf(f, "Budget: %.3g of %.2g per run (false alarms + stated misses)%s\n",
+          b->alpha_sum + b->miss_sum, PROP_RUN_BUDGET,
+          b->nundeclared ? "; the unstated misses are measured by scripts/fresh-seeds" : "");
+  for (int i = 0; i < b->nundeclared; i++)
+    fprintf(f, "%s%s", i ? ", " : "Statistical mutants without a stated miss probability: ",
+            b->undeclared[i]);
+  if (b->nundeclared) fprintf(f, ".\n");
+}
+
+/* A paper claim's verdict from the checks of that claim only (DESIGN, Claims): UNCHECKED with
+ * none; FAILS if any fails; VACUOUS if any is VACUOUS (a bound a trivial control meets says
+ * nothing about the claim, whatever else agrees); theirs when they agree; MIXED otherwise.
+ * Skipped checks (an absent input) do not vote. */
+static prop_verdict roll_up(const check_result *res, size_t nres, const char *id) {
+  prop_verdict v = PROP_UNCHECKED;
+  int any = 0, fails = 0, vacuous = 0, agree = 1;
+  for (size_t r = 0; r < nres; r++) {
+    if (!covers(res[r].c, id) || res[r].v == PROP_SKIPPED) continue;
+    if (any && res[r].v != v) agree = 0;
+    if (!any) v = res[r].v;
+    fails |= res[r].v == PROP_FAILS;
+    vacuous |= res[r].v == PROP_VACUOUS;
+    any = 1;
+  }
+  if (fails) return PROP_FAILS;
+  if (vacuous) return PROP_VACUOUS;
+  return agree ? v : PROP_MIXED;
+}
+
+/* "Totals: HOLDS a; FAILS b; ..." with every verdict named, zeros included, so no verdict can
+ * hide by being absent from the line. */
+static void write_totals(FILE *rep, const char *what, const int *count, int with_unchecked) {
+  fprintf(rep, "\n%s:", what);
+  for (int v = 0; v <= PROP_SKIPPED; v++) {
+    if (v == PROP_UNCHECKED && !with_unchecked) continue;
+    if (v == PROP_SKIPPED && with_unchecked) continue;
+    fprintf(rep, " %s %d;", prop_verdict_name((prop_verdict)v), count[v]);
+  }
+  fprintf(rep, "\n");
+}
+
+/* The report: one row per paper claim (the denominator is the papers), its verdict rolled up
+ * from the checks of that claim (roll_up); one row per question of kvbound's own (checks with
+ * a `question`: never folded into a paper claim); then one row per check with its numbers, and
+ * the run's statistical budget. */
+static void write_report(FILE *rep, const check_result *res, size_t nres, const budget *b) {
   int count[PROP_SKIPPED + 1] = {0};
   fprintf(rep, "### The papers' claims\n\n"
                "| id | source | kind | verdict | checks (verdict, mutants caught) |\n"
                "|---|---|---|---|---|\n");
   for (int i = 0; paper_claims[i].id; i++) {
     const paper_claim *pc = &paper_claims[i];
-    prop_verdict v = PROP_UNCHECKED;
-    int any = 0, fails = 0, agree = 1;
-    for (size_t r = 0; r < nres; r++) {
-      if (!covers(res[r].c, pc->id) || res[r].v == PROP_SKIPPED) continue;
-      if (any && res[r].v != v) agree = 0;
-      if (!any) v = res[r].v;
-      fails |= res[r].v == PROP_FAILS;
-      any = 1;
-    }
-    if (fails) v = PROP_FAILS;
-    else if (!agree) v = PROP_MIXED;
+    prop_verdict v = roll_up(res, nres, pc->id);
     count[v]++;
     fprintf(rep, "| %s | %s | %s | **%s** | ", pc->id, pc->source, pc->kind, prop_verdict_name(v));
     int first = 1;
@@ -205,21 +282,40 @@ static void write_report(FILE *rep, const check_result *res, size_t nres) {
     }
     fprintf(rep, "%s |\n", first ? "—" : "");
   }
-  fprintf(rep, "\nTotals:");
-  for (int v = 0; v < PROP_SKIPPED; v++)
-    if (count[v]) fprintf(rep, " %s %d;", prop_verdict_name((prop_verdict)v), count[v]);
-  fprintf(rep, "\n\n### The checks\n\n"
+  write_totals(rep, "Totals (the papers' claims)", count, 1);
+  memset(count, 0, sizeof count);
+  fprintf(rep, "\n### kvbound's additional questions\n\n"
+               "Statements the papers do not make, asked by kvbound beside the claims they "
+               "accompany; their verdicts are not the papers' claims' verdicts.\n\n"
+               "| question | check | source | verdict | mutants caught |\n"
+               "|---|---|---|---|---|\n");
+  for (size_t r = 0; r < nres; r++) {
+    const prop_claim *c = res[r].c;
+    if (!c->question) continue;
+    count[res[r].v]++;
+    fprintf(rep, "| ");
+    md_escape(rep, c->question);
+    fprintf(rep, " | `%s` | %s | **%s** | %d/%d |\n", c->id, c->source,
+            prop_verdict_name(res[r].v), res[r].caught, res[r].nmut);
+  }
+  write_totals(rep, "Totals (kvbound's questions)", count, 0);
+  memset(count, 0, sizeof count);
+  for (size_t r = 0; r < nres; r++) count[res[r].v]++;
+  write_totals(rep, "Totals (every check)", count, 0);
+  fprintf(rep, "\n### The checks\n\n"
                "| check | source | kind | covers | verdict | mutants caught | measured |\n"
                "|---|---|---|---|---|---|---|\n");
   for (size_t r = 0; r < nres; r++) {
     const prop_claim *c = res[r].c;
     fprintf(rep, "| `%s` | %s | %s | ", c->id, c->source, c->kind);
     for (int k = 0; k < 8 && c->covers[k]; k++) fprintf(rep, "%s%s", k ? ", " : "", c->covers[k]);
-    if (!c->covers[0]) fprintf(rep, "(supporting)");
+    if (!c->covers[0]) fprintf(rep, c->question ? "(kvbound's question)" : "(supporting)");
     fprintf(rep, " | %s | %d/%d | ", prop_verdict_name(res[r].v), res[r].caught, res[r].nmut);
     md_escape(rep, res[r].notes);
     fprintf(rep, " |\n");
   }
+  fprintf(rep, "\n### The run's statistical budget\n\n");
+  budget_print(rep, b);
 }
 
 static int selected(const char *id, const char *const *only, int nonly) {
@@ -305,7 +401,9 @@ static void list_claim(const prop_claim *c) {
   for (int k = 0; k < 8 && c->mutants[k]; k++) printf(" %s", c->mutants[k]);
   printf("\n    covers:");
   for (int k = 0; k < 8 && c->covers[k]; k++) printf(" %s", c->covers[k]);
-  printf("%s\n    %s\n", c->covers[0] ? "" : " (supporting check)", c->statement);
+  printf("%s\n    %s\n", c->covers[0] ? "" : c->question ? " (kvbound's own question)" :
+         " (supporting check)", c->statement);
+  if (c->question) printf("    question: %s\n", c->question);
 }
 
 
@@ -322,6 +420,8 @@ static void run_into(const prop_claim *c, const options *o, const char *mutant, 
   r->failures = ctx.failures;
   r->lacks_control = !mutant && lacks_control(c, &ctx);
   r->applied = ctx.mutant_applied;
+  r->ntests = ctx.ntests, r->alpha_sum = ctx.alpha_sum;
+  r->miss_set = ctx.miss_set, r->miss = ctx.miss;
   r->ncells = ctx.ncells;
   memcpy(r->cells, ctx.cells, sizeof r->cells);
   snprintf(r->notes, sizeof r->notes, "%s", ctx.notes);
@@ -427,6 +527,8 @@ static int judge_all(const source *src, FILE *rep) {
   const options *o = src->o;
   static check_result res[512];
   static prop_run_rec f, m;
+  static budget b;
+  memset(&b, 0, sizeof b);
   size_t nres = 0;
   int failed = 0, index = -1;
   for (size_t t = 0; prop_claim_tables[t]; t++) {
@@ -449,6 +551,7 @@ static int judge_all(const source *src, FILE *rep) {
         continue;
       }
       if (!o->only_mutant) failed += judge_faithful(c, o, &f);
+      if (!o->only_mutant) budget_add(&b, &f);
       /* a skipped check's mutants are not run: there is no faithful verdict to compare with */
       for (int k = 0; k < 8 && c->mutants[k] && !(f.v == PROP_SKIPPED && !f.failures); k++) {
         if (!mutant_selected(o, c->mutants[k])) continue;
@@ -460,6 +563,7 @@ static int judge_all(const source *src, FILE *rep) {
           continue;
         }
         failed += judge_mutant(c, o, &f, &m, &caught);
+        budget_add(&b, &m);
       }
       if (nres < sizeof res / sizeof *res) {
         check_result *r = &res[nres++];
@@ -468,7 +572,21 @@ static int judge_all(const source *src, FILE *rep) {
       }
     }
   }
-  if (rep) write_report(rep, res, nres);
+  if (rep) write_report(rep, res, nres, &b);
+  if (!o->list && b.faithful + b.mutants > 0) {
+    /* The budget is a check of the battery itself: false alarms and stated misses must fit
+     * 0.01 per run. A process judging one of several shards prints its part, which
+     * scripts/run-checks adds up into the battery's PASS/FAIL line. */
+    double used = b.alpha_sum + b.miss_sum;
+    char tag[64];
+    if (o->shard_n > 1) snprintf(tag, sizeof tag, "# statistical budget (shard %d/%d)", o->shard_k, o->shard_n);
+    else snprintf(tag, sizeof tag, "%s statistical budget", used <= PROP_RUN_BUDGET ? "PASS" : "FAIL");
+    printf("%s: %.6g of %.2g (faithful alpha %.3g over %d tests; stated mutant misses %.3g over "
+           "%d of %d mutant runs; %d statistical without a statement)\n", tag, used,
+           PROP_RUN_BUDGET, b.alpha_sum, b.tests, b.miss_sum, b.declared, b.mutants,
+           b.nundeclared);
+    if (o->shard_n == 1 && used > PROP_RUN_BUDGET) failed++;
+  }
   return failed ? 1 : 0;
 }
 

@@ -15,8 +15,9 @@ static void put_escaped(FILE *f, const char *s) {
 }
 
 int prop_rec_write(FILE *f, const prop_run_rec *r) {
-  fprintf(f, "run\t%s\t%s\t%d\t%d\t%d\t%d\t%.17g\t%d\t", r->id, r->mutant[0] ? r->mutant : "-",
-          (int)r->v, r->failures, r->lacks_control, r->applied, r->secs, r->ncells);
+  fprintf(f, "run\t%s\t%s\t%d\t%d\t%d\t%d\t%.17g\t%d\t%.17g\t%d\t%.17g\t%d\t",
+          r->id, r->mutant[0] ? r->mutant : "-", (int)r->v, r->failures, r->lacks_control,
+          r->applied, r->secs, r->ntests, r->alpha_sum, r->miss_set, r->miss, r->ncells);
   for (int q = 0; q < r->ncells; q++) fprintf(f, "%s%d", q ? "," : "", (int)r->cells[q]);
   fputc('\t', f);
   put_escaped(f, r->notes);
@@ -40,8 +41,8 @@ int prop_rec_read(FILE *f, prop_run_rec *r) {
   if (len == 0 || line[len - 1] != '\n') return -1;
   line[len - 1] = 0;
   memset(r, 0, sizeof *r);
-  char *p = line, *fs[11];
-  for (int i = 0; i < 11; i++)
+  char *p = line, *fs[15];
+  for (int i = 0; i < 15; i++)
     if (!(fs[i] = field(&p))) return -1;
   if (p || strcmp(fs[0], "run") != 0) return -1;
   if (strlen(fs[1]) >= sizeof r->id || strlen(fs[2]) >= sizeof r->mutant) return -1;
@@ -59,9 +60,17 @@ int prop_rec_read(FILE *f, prop_run_rec *r) {
   if (*end) return -1;
   r->secs = strtod(fs[7], &end);
   if (*end) return -1;
-  r->ncells = (int)strtol(fs[8], &end, 10);
+  r->ntests = (int)strtol(fs[8], &end, 10);
+  if (*end) return -1;
+  r->alpha_sum = strtod(fs[9], &end);
+  if (*end) return -1;
+  r->miss_set = (int)strtol(fs[10], &end, 10);
+  if (*end) return -1;
+  r->miss = strtod(fs[11], &end);
+  if (*end) return -1;
+  r->ncells = (int)strtol(fs[12], &end, 10);
   if (*end || r->ncells < 0 || r->ncells > PROP_MAX_CELLS) return -1;
-  char *c = fs[9];
+  char *c = fs[13];
   for (int q = 0; q < r->ncells; q++) {
     long cv = strtol(c, &end, 10);
     if (end == c || cv < 0 || cv > PROP_SKIPPED || (*end != ',' && *end != 0)) return -1;
@@ -69,7 +78,7 @@ int prop_rec_read(FILE *f, prop_run_rec *r) {
     c = *end ? end + 1 : end;
   }
   size_t o = 0;
-  for (const char *s = fs[10]; *s; s++) {
+  for (const char *s = fs[14]; *s; s++) {
     char ch = *s;
     if (ch == '\\') {
       s++;

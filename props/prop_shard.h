@@ -18,6 +18,10 @@ typedef struct {
   int ncells;
   prop_verdict cells[PROP_MAX_CELLS];
   double secs;
+  int ntests;         /* hypothesis tests made, and the sum of their α (the run's false-alarm bound) */
+  double alpha_sum;
+  int miss_set;       /* a mutant run's stated miss probability (prop_miss), when it gave one */
+  double miss;
   char notes[sizeof ((prop_ctx *)0)->notes];
 } prop_run_rec;
 
