@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_cdf.h>
+
 static uint64_t hash_id(const char *s) {
   /* FNV-1a: a fixed, documented map from claim id to substream family. */
   uint64_t h = 1469598103934665603ULL;
@@ -166,6 +168,7 @@ static void vlog(prop_ctx *ctx, const char *tag, const char *fmt, va_list ap) {
 int prop_check(prop_ctx *ctx, int cond, const char *fmt, ...) {
   if (!cond) {
     ctx->failures++;
+    ctx->check_failures++;
     va_list ap;
     va_start(ap, fmt);
     vlog(ctx, "violated:", fmt, ap);
@@ -184,7 +187,16 @@ int prop_pvalue(prop_ctx *ctx, double pvalue, double alpha, const char *fmt, ...
   va_end(ap);
   fprintf(ctx->log, "    %s %s: p = %.3g (alpha = %.0e)\n", ok ? "test:" : "REJECTED:", buf,
           pvalue, alpha);
-  if (!ok) ctx->failures++;
+  if (!ok) {
+    /* How robust a mutant's catch by this rejection is: were the test's statistic z_obs
+     * (= Q⁻¹(p)) drawn again around its observed value, it would fall short of z_α with
+     * probability Φ(−(z_obs − z_α)) (a plug-in estimate, stated as such in the budget). */
+    double m = pvalue <= 0 ? 0 : gsl_cdf_ugaussian_P(gsl_cdf_ugaussian_Qinv(alpha) -
+                                                    gsl_cdf_ugaussian_Qinv(pvalue));
+    if (!ctx->rejected || m < ctx->reject_miss) ctx->reject_miss = m;
+    ctx->rejected++;
+    ctx->failures++;
+  }
   ctx->ntests++;
   ctx->alpha_sum += alpha;
   return ok;
@@ -215,6 +227,8 @@ int prop_control(prop_ctx *ctx, const char *control, int passed, const char *fmt
   FORMAT(buf, fmt);
   ctx->controls_run++;
   ctx->controls_passed += passed != 0;
+  /* a control decided by a test at α can pass by chance: counted in the false-alarm bound */
+  ctx->ntests++, ctx->alpha_sum += PROP_ALPHA;
   prop_note(ctx, "control %s %s the assertion: %s", control, passed ? "PASSES" : "fails", buf);
   return passed;
 }
@@ -260,6 +274,9 @@ void prop_cell(prop_ctx *ctx, prop_verdict v, const char *cell, const char *fmt,
   FORMAT(buf, fmt);
   if (ctx->ncells < PROP_MAX_CELLS) ctx->cells[ctx->ncells++] = v;
   else prop_check(ctx, 0, "more than %d cells", PROP_MAX_CELLS);
+  /* a cell is decided by at most two one-sided tests at α (HOLDS or FAILS): counted as 2α in
+   * the false-alarm bound, whether or not this cell's decision was a test (an upper bound) */
+  ctx->ntests++, ctx->alpha_sum += 2 * PROP_ALPHA;
   prop_note(ctx, "cell [%s] %s: %s", cell, prop_verdict_name(v), buf);
 }
 

@@ -56,6 +56,10 @@ typedef struct {
   double alpha_sum;     /* ... and the sum of their α: this run's false-alarm bound */
   int miss_set;         /* a mutant run stated its miss probability (prop_miss) */
   double miss;          /* that probability */
+  int check_failures;   /* of `failures`, those of exact assertions (prop_check) */
+  int rejected;         /* of `failures`, hypothesis tests rejected (prop_pvalue) ... */
+  double reject_miss;   /* ... and the smallest chance that one of them would not have been:
+                           Φ(−(z_obs − z_α)), the plug-in normal approximation at its p */
   int controls_run;     /* controls run through the claim's assertion (prop_control) */
   int controls_passed;  /* of those, how many passed it (then the verdict is VACUOUS) */
   int controls_na;      /* set by prop_control_na(): no trivial control applies, with the reason */

@@ -134,6 +134,9 @@ static int check_mutant_names(void) {
   return bad;
 }
 
+/* How a mutant run's miss probability is known (prop_run_rec.miss_kind). */
+enum { PROP_MISS_NONE = 0, PROP_MISS_STATED, PROP_MISS_EXACT, PROP_MISS_PLUGIN };
+
 /* What one check contributed to the report. */
 typedef struct {
   const prop_claim *c;
@@ -187,14 +190,15 @@ static int check_claims_list(const char *path) {
  * (prop_miss); mutants caught by exact assertions count zero. The sum must stay <= 0.01. */
 #define PROP_RUN_BUDGET 0.01
 typedef struct {
-  int faithful, tests;   /* faithful runs and their hypothesis tests */
+  int faithful, tests;   /* faithful runs and their hypothesis tests (cells and controls included) */
   double alpha_sum;      /* their α, summed */
-  int mutants, declared; /* mutant runs; those that stated a miss probability */
-  double miss_sum;       /* the stated miss probabilities, summed */
-  int exact;             /* mutant runs that made no hypothesis test (caught exactly or not at all) */
-  const char *undeclared[512]; /* "check <- mutant" of statistical mutant runs with no statement */
+  int mutants, exact;    /* mutant runs; those caught by an exact assertion (miss 0) */
+  int stated, plugin;    /* those whose miss probability the check stated / the plug-in gave */
+  double stated_sum, plugin_sum;
+  double worst;          /* the largest single miss probability, and whose */
+  char worst_name[300];
+  int nundeclared;       /* statistical mutant runs with no estimate: names listed */
   char names[512][300];
-  int nundeclared;
 } budget;
 
 static void budget_add(budget *b, const prop_run_rec *r) {
@@ -203,27 +207,34 @@ static void budget_add(budget *b, const prop_run_rec *r) {
     return;
   }
   b->mutants++;
-  if (r->miss_set) b->declared++, b->miss_sum += r->miss;
-  else if (r->ntests == 0) b->exact++;
-  else if (b->nundeclared < 512) {
-    snprintf(b->names[b->nundeclared], sizeof b->names[0], "%s <- %s", r->id, r->mutant);
-    b->undeclared[b->nundeclared] = b->names[b->nundeclared];
-    b->nundeclared++;
+  if (r->miss_kind == PROP_MISS_EXACT) b->exact++;
+  else if (r->miss_kind == PROP_MISS_STATED) b->stated++, b->stated_sum += r->miss;
+  else if (r->miss_kind == PROP_MISS_PLUGIN) b->plugin++, b->plugin_sum += r->miss;
+  else if (b->nundeclared < 512)
+    snprintf(b->names[b->nundeclared++], sizeof b->names[0], "%s <- %s", r->id, r->mutant);
+  if (r->miss_kind != PROP_MISS_NONE && r->miss > b->worst) {
+    b->worst = r->miss;
+    snprintf(b->worst_name, sizeof b->worst_name, "%s <- %s", r->id, r->mutant);
   }
 }
 
+static double budget_used(const budget *b) { return b->alpha_sum + b->stated_sum + b->plugin_sum; }
+
 static void budget_print(FILE *f, const budget *b) {
-  fprintf(f, "Faithful runs: %d, making %d hypothesis tests; family-wise false-alarm probability "
-             "<= %.3g (the sum of their alpha).\n", b->faithful, b->tests, b->alpha_sum);
-  fprintf(f, "Mutant runs: %d: %d with no hypothesis test (exact; miss probability 0), %d with a "
-             "stated miss probability (sum %.3g), %d statistical without a stated one.\n",
-          b->mutants, b->exact, b->declared, b->miss_sum, b->nundeclared);
-  fprintf(f, "Budget: %.3g of %.2g per run (false alarms + stated misses)%s\n",
-          b->alpha_sum + b->miss_sum, PROP_RUN_BUDGET,
-          b->nundeclared ? "; the unstated misses are measured by scripts/fresh-seeds" : "");
+  fprintf(f, "Faithful runs: %d, making %d hypothesis tests (every cell and control counted as "
+             "one); family-wise false-alarm probability <= %.3g (the sum of their alpha).\n",
+          b->faithful, b->tests, b->alpha_sum);
+  fprintf(f, "Mutant runs: %d: %d caught by an exact assertion (miss probability 0), %d with a "
+             "miss probability stated by the check (sum %.3g), %d with the plug-in estimate of "
+             "their rejected tests (sum %.3g), %d statistical without an estimate.\n",
+          b->mutants, b->exact, b->stated, b->stated_sum, b->plugin, b->plugin_sum,
+          b->nundeclared);
+  if (b->worst > 0) fprintf(f, "The largest single miss probability: %.3g (%s).\n", b->worst, b->worst_name);
+  fprintf(f, "Budget: %.3g of %.2g per run (false alarms + misses)%s\n", budget_used(b),
+          PROP_RUN_BUDGET,
+          b->nundeclared ? "; the misses without an estimate are measured by scripts/fresh-seeds" : "");
   for (int i = 0; i < b->nundeclared; i++)
-    fprintf(f, "%s%s", i ? ", " : "Statistical mutants without a stated miss probability: ",
-            b->undeclared[i]);
+    fprintf(f, "%s%s", i ? ", " : "Statistical mutants without an estimate: ", b->names[i]);
   if (b->nundeclared) fprintf(f, ".\n");
 }
 
@@ -421,7 +432,12 @@ static void run_into(const prop_claim *c, const options *o, const char *mutant, 
   r->lacks_control = !mutant && lacks_control(c, &ctx);
   r->applied = ctx.mutant_applied;
   r->ntests = ctx.ntests, r->alpha_sum = ctx.alpha_sum;
-  r->miss_set = ctx.miss_set, r->miss = ctx.miss;
+  /* a mutant's chance to survive: stated by its check (prop_miss); 0 when an exact assertion
+   * caught it; else the plug-in estimate of its rejected tests (prop.c); else unknown */
+  r->miss_kind = PROP_MISS_NONE, r->miss = 0;
+  if (mutant && ctx.miss_set) r->miss_kind = PROP_MISS_STATED, r->miss = ctx.miss;
+  else if (mutant && ctx.check_failures) r->miss_kind = PROP_MISS_EXACT;
+  else if (mutant && ctx.rejected) r->miss_kind = PROP_MISS_PLUGIN, r->miss = ctx.reject_miss;
   r->ncells = ctx.ncells;
   memcpy(r->cells, ctx.cells, sizeof r->cells);
   snprintf(r->notes, sizeof r->notes, "%s", ctx.notes);
@@ -577,14 +593,14 @@ static int judge_all(const source *src, FILE *rep) {
     /* The budget is a check of the battery itself: false alarms and stated misses must fit
      * 0.01 per run. A process judging one of several shards prints its part, which
      * scripts/run-checks adds up into the battery's PASS/FAIL line. */
-    double used = b.alpha_sum + b.miss_sum;
+    double used = budget_used(&b);
     char tag[64];
     if (o->shard_n > 1) snprintf(tag, sizeof tag, "# statistical budget (shard %d/%d)", o->shard_k, o->shard_n);
     else snprintf(tag, sizeof tag, "%s statistical budget", used <= PROP_RUN_BUDGET ? "PASS" : "FAIL");
-    printf("%s: %.6g of %.2g (faithful alpha %.3g over %d tests; stated mutant misses %.3g over "
-           "%d of %d mutant runs; %d statistical without a statement)\n", tag, used,
-           PROP_RUN_BUDGET, b.alpha_sum, b.tests, b.miss_sum, b.declared, b.mutants,
-           b.nundeclared);
+    printf("%s: %.6g of %.2g (faithful alpha %.3g over %d tests; mutant misses: stated %.3g, "
+           "plug-in %.3g, largest %.3g; %d of %d mutant runs statistical without an estimate)\n",
+           tag, used, PROP_RUN_BUDGET, b.alpha_sum, b.tests, b.stated_sum, b.plugin_sum, b.worst,
+           b.nundeclared, b.mutants);
     if (o->shard_n == 1 && used > PROP_RUN_BUDGET) failed++;
   }
   return failed ? 1 : 0;

@@ -17,7 +17,7 @@ static void put_escaped(FILE *f, const char *s) {
 int prop_rec_write(FILE *f, const prop_run_rec *r) {
   fprintf(f, "run\t%s\t%s\t%d\t%d\t%d\t%d\t%.17g\t%d\t%.17g\t%d\t%.17g\t%d\t",
           r->id, r->mutant[0] ? r->mutant : "-", (int)r->v, r->failures, r->lacks_control,
-          r->applied, r->secs, r->ntests, r->alpha_sum, r->miss_set, r->miss, r->ncells);
+          r->applied, r->secs, r->ntests, r->alpha_sum, r->miss_kind, r->miss, r->ncells);
   for (int q = 0; q < r->ncells; q++) fprintf(f, "%s%d", q ? "," : "", (int)r->cells[q]);
   fputc('\t', f);
   put_escaped(f, r->notes);
@@ -64,7 +64,7 @@ int prop_rec_read(FILE *f, prop_run_rec *r) {
   if (*end) return -1;
   r->alpha_sum = strtod(fs[9], &end);
   if (*end) return -1;
-  r->miss_set = (int)strtol(fs[10], &end, 10);
+  r->miss_kind = (int)strtol(fs[10], &end, 10);
   if (*end) return -1;
   r->miss = strtod(fs[11], &end);
   if (*end) return -1;

@@ -20,7 +20,7 @@ typedef struct {
   double secs;
   int ntests;         /* hypothesis tests made, and the sum of their α (the run's false-alarm bound) */
   double alpha_sum;
-  int miss_set;       /* a mutant run's stated miss probability (prop_miss), when it gave one */
+  int miss_kind;      /* a mutant run's miss probability: PROP_MISS_* (prop_main.c) */
   double miss;
   char notes[sizeof ((prop_ctx *)0)->notes];
 } prop_run_rec;
