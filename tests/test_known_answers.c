@@ -18,7 +18,9 @@
 static int close_rel(double a, double b, double tol) { return fabs(a - b) <= tol * fabs(b); }
 #define BR 1e-10 /* bracket half-width around an expected p */
 
-/* ---- 003 Alg. 3 line 2 / Alg. 2 line 3: c = 30·log(n/δ), natural log ---- */
+/* ---- 003 Alg. 3 line 2 / Alg. 2 line 3 (004 the same, in LaTeX): c = 30·log(n/δ) ----
+ * The papers write "log" with no base; walk.h and softmax_balance.h document the natural log,
+ * so this pins that documented reading (a change of base must be a deliberate edit here). */
 static void test_walk_constant(void) {
   /* 30·ln(1000/0.01) = 30·ln(1e5) = 345.38776394910685260... (mpmath). Wrong readings at these
    * inputs: log2 → 498.29, log10 → 150, 20 instead of 30 → 230.26, n instead of n/δ → 207.23. */
