@@ -553,6 +553,98 @@ static const sg_case SG_FULL[] = {
     {4, 600, 32, 32, 4, 16, 0, 600, 0.8, 1.0, 0.0, 1},
 };
 
+/* SubGen at exact δ ties (000 Alg. 1 line 13: join iff ‖k − x_i*‖₂ <= δ). The random cases above
+ * excuse a difference at a near tie, so an exact tie needs its own known answer. δ = 5/8; every
+ * number is dyadic, so distances are exact in float and double:
+ *   head 0: x = (1, −2, ½, 0); x + (3/8, ½, 0, 0) at distance exactly δ (a 3-4-5 triangle / 8)
+ *           joins; x + (3/8, ½ + 2⁻²⁰, 0, 0) is just beyond δ and opens: m′ = 2, n = (2, 1);
+ *   head 1: (−3, 0, 0, 0) and (2, 2, 0, 0) open two clusters; (2, 2, −½, 3/8) is exactly δ from
+ *           the second (the arg min over several representatives) and joins: m′ = 2, n = (1, 2).
+ * The device and subgen.c (fed the same coins) must both give these counts; the mutant
+ * KVB_MUT_SG_CLUSTER_LT (< instead of <=) must fail. Returns 1 OK, 0 FAIL, -1 error. */
+static int run_subgen_tie(kvb_gpu *g, int quiet, char *why, size_t whycap) {
+  enum { H = 2, NT = 3, DK = 4, DV = 4, T = 2, SL = 2, UT = T + SL };
+  const double delta = 0.625;
+  const float K[H * NT * DK] = {1, -2, 0.5f, 0, 1.375f, -1.5f, 0.5f, 0, 1.375f, -1.5f + 0x1p-20f, 0.5f, 0,
+                                -3, 0, 0, 0, 2, 2, 0, 0, 2, 2, -0.5f, 0.375f};
+  float V[H * NT * DV], u[H * NT * UT];
+  const int want_mc[H] = {2, 2}, want_cnt[H][2] = {{2, 1}, {1, 2}};
+  for (size_t i = 0; i < H * NT * DV; i++) V[i] = (float)(1 + i % 3);
+  for (size_t i = 0; i < H * NT * UT; i++) u[i] = 0.5f;
+  const char *name = "subgen_tie(H=2,dk=4,dv=4,t=2,s=2,delta=0.625,keys at distance exactly delta)";
+  /* the CPU reference */
+  int cpu_ok = 1;
+  char cpu_got[120] = "";
+  gsl_rng *rng = gsl_rng_alloc(kvb_rng_pcg32);
+  if (!rng) {
+    snprintf(why, whycap, "%s: out of host memory", name);
+    if (!quiet) printf("FAIL %s\n", why);
+    return -1;
+  }
+  for (size_t h = 0; h < H; h++) {
+    kvb_params p;
+    kvb_params_init(&p);
+    kvb_params_set(&p, "delta", delta), kvb_params_set(&p, "t", T), kvb_params_set(&p, "s", SL);
+    kvb_method_config cfg = {DK, DV, 0.5, rng};
+    kvb_method *m = NULL;
+    if (kvb_method_alloc_type(&kvb_method_subgen, &cfg, &p, &m)) {
+      snprintf(why, whycap, "%s: CPU reference: %s", name, kvb_strerror_last());
+      gsl_rng_free(rng);
+      if (!quiet) printf("FAIL %s\n", why);
+      return -1;
+    }
+    for (size_t i = 0; i < NT; i++) {
+      double kd[DK], vd[DV], ud[UT];
+      for (size_t a = 0; a < DK; a++) kd[a] = K[(h * NT + i) * DK + a];
+      for (size_t a = 0; a < DV; a++) vd[a] = V[(h * NT + i) * DV + a];
+      for (size_t a = 0; a < UT; a++) ud[a] = u[(h * NT + i) * UT + a];
+      if (kvb_subgen_update_uniforms(m, kd, vd, ud, UT, NULL)) {
+        if (cpu_ok) snprintf(cpu_got, sizeof cpu_got, "CPU reference: %s", kvb_strerror_last());
+        cpu_ok = 0;
+      }
+    }
+    size_t mc = kvb_subgen_num_clusters(m);
+    uint64_t c[2] = {0, 0};
+    for (size_t ci = 0; ci < 2 && ci < mc; ci++) kvb_subgen_cluster(m, ci, NULL, &c[ci], NULL, NULL, NULL);
+    if (mc != (size_t)want_mc[h] || c[0] != (uint64_t)want_cnt[h][0] || c[1] != (uint64_t)want_cnt[h][1]) {
+      if (cpu_ok) /* the first failing head */
+        snprintf(cpu_got, sizeof cpu_got, "CPU head %zu: m' %zu n (%llu, %llu)", h, mc, (unsigned long long)c[0],
+               (unsigned long long)c[1]);
+      cpu_ok = 0;
+    }
+    kvb_method_free(m);
+  }
+  gsl_rng_free(rng);
+  /* the device */
+  kvb_gpu_subgen st;
+  memset(&st, 0, sizeof st);
+  if (kvb_gpu_subgen_init(&st, H, DK, DV, T, SL, delta) || kvb_gpu_subgen_update(g, &st, NT, K, V, u, NULL)) {
+    snprintf(why, whycap, "%s: device error: %s", name, kvb_strerror_last());
+    kvb_gpu_subgen_free(&st);
+    if (!quiet) printf("FAIL %s\n", why);
+    return -1;
+  }
+  int dev_ok = 1;
+  char dev_got[120] = "";
+  for (size_t h = 0; h < H; h++) {
+    int c0 = st.mc[h] > 0 ? st.cnt[h * st.cap] : 0, c1 = st.mc[h] > 1 ? st.cnt[h * st.cap + 1] : 0;
+    if (st.mc[h] != want_mc[h] || c0 != want_cnt[h][0] || c1 != want_cnt[h][1]) {
+      if (dev_ok) snprintf(dev_got, sizeof dev_got, "device head %zu: m' %d n (%d, %d)", h, st.mc[h], c0, c1);
+      dev_ok = 0;
+    }
+  }
+  kvb_gpu_subgen_free(&st);
+  int ok = cpu_ok && dev_ok;
+  if (ok)
+    snprintf(why, whycap, "%s: OK (device and CPU: m' = (2, 2), n = (2, 1) and (1, 2): both ties joined, "
+             "the key 2^-20 beyond delta opened a cluster)", name);
+  else
+    snprintf(why, whycap, "%s: FAIL (want m' = (2, 2), n = (2, 1) and (1, 2); %s%s%s)", name, cpu_got,
+             cpu_got[0] && dev_got[0] ? "; " : "", dev_got);
+  if (!quiet) printf("%s %s\n", ok ? "PASS" : "FAIL", why);
+  return ok;
+}
+
 static void sg_name(const sg_case *c, char *buf, size_t cap) {
   snprintf(buf, cap, "(H=%zu,n=%zu,dk=%zu,dv=%zu,t=%zu,s=%zu,delta=%g,%s%s,batch=%zu)", c->H, c->n, c->dk, c->dv,
            c->t, c->s, c->delta, c->m ? "clustered" : "unclustered", c->zero_v ? ",zero-values-first" : "", c->batch);
@@ -833,9 +925,9 @@ static int matches(const char *filter, const char *kernel) { return !filter || s
 /* Each mutant kernel (a -D define) and the kernel whose grid must reject it. */
 static const char *MUTANTS[] = {"KVB_MUT_NO_RESCALE",     "KVB_MUT_NO_BARRIER", "KVB_MUT_DROP_PARTIAL",
                                 "KVB_MUT_WALK_SIGN_FLIP", "KVB_MUT_WQ_NO_MAX",  "KVB_MUT_SG_OLD_COUNT",
-                                "KVB_MUT_SG_NO_COUNT"};
+                                "KVB_MUT_SG_NO_COUNT",    "KVB_MUT_SG_CLUSTER_LT"};
 static const char *MUTANT_KERNEL[] = {"attn_decode", "attn_decode", "attn_decode", "bkvb_compress",
-                                      "bkvb_query",  "subgen",      "subgen"};
+                                      "bkvb_query",  "subgen",      "subgen",      "subgen"};
 
 static int do_list(int full) {
   size_t na;
@@ -871,6 +963,7 @@ static int do_list(int full) {
     sg_name(i < ns ? &SG_SMALL[i] : &SG_FULL[i - ns], name, sizeof name);
     printf("%-18s %s\n%-18s (same shape, 2 queries on the device's state)\n", "subgen_update", name, "subgen_query");
   }
+  printf("%-18s %s\n", "subgen_tie", "(H=2,dk=4,dv=4,t=2,s=2,delta=0.625; keys at distance exactly delta join, device and CPU)");
   printf("mutants:");
   for (size_t i = 0; i < sizeof MUTANTS / sizeof *MUTANTS; i++) printf(" %s (%s)", MUTANTS[i], MUTANT_KERNEL[i]);
   printf("\n");
@@ -916,6 +1009,7 @@ static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
     for (size_t i = 0; i < sizeof US_SMALL / sizeof *US_SMALL; i++) fails += run_usample(g, &US_SMALL[i], 0) != 1;
   if (matches(filter, "subgen"))
     for (size_t i = 0; i < sizeof SG_SMALL / sizeof *SG_SMALL; i++) fails += run_subgen(g, &SG_SMALL[i], 0, why, sizeof why) != 1;
+  if (matches(filter, "subgen")) fails += run_subgen_tie(g, 0, why, sizeof why) != 1;
   if (full && matches(filter, "bkvb_query"))
     for (size_t i = 0; i < sizeof WQ_FULL / sizeof *WQ_FULL; i++) fails += run_wquery(g, &WQ_FULL[i], 0, why, sizeof why) != 1;
   if (full && matches(filter, "subgen"))
@@ -966,6 +1060,10 @@ static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
                   : run_attn(g, &ag[i], 1, why, sizeof why)) != 1) {
           if (!bad++) snprintf(first, sizeof first, "%s", why);
         }
+      if (sg) { /* the exact-tie case too (its own known answer) */
+        ncase++;
+        if (run_subgen_tie(g, 1, why, sizeof why) != 1 && !bad++) snprintf(first, sizeof first, "%s", why);
+      }
       if (bad) printf("PASS mutant %s rejected: %zu of %zu cases fail (first: %s)\n", MUTANTS[mi], bad, ncase, first);
       else printf("FAIL mutant %s not rejected: all %zu cases pass\n", MUTANTS[mi], ncase), fails++;
       kvb_gpu_close(g);

@@ -26,7 +26,8 @@
  * shifted by the max M over both sets of exponents (the common factor cancels in the ratio).
  *
  * Mutant defines: KVB_MUT_SG_OLD_COUNT (line 17 uses n_i before line 14's increment: p = 1/(n_i − 1)),
- * KVB_MUT_SG_NO_COUNT (line 30 without the n_i weight: ln(1/t)). */
+ * KVB_MUT_SG_NO_COUNT (line 30 without the n_i weight: ln(1/t)), KVB_MUT_SG_CLUSTER_LT (line 13 with
+ * < instead of <=: a key at distance exactly δ opens a cluster). */
 
 KVB_KERNEL kvb_subgen_update(int nt, int dk, int dv, int t, int s, int cap, int n0, float delta2,
                              KVB_GLOBAL const float *K, KVB_GLOBAL const float *V,
@@ -72,7 +73,11 @@ KVB_KERNEL kvb_subgen_update(int nt, int dk, int dv, int t, int s, int cap, int 
       KVB_BARRIER();
     }
     if (lid == 0) {
+#ifdef KVB_MUT_SG_CLUSTER_LT
+      int join = m > 0 && rd[0] < delta2;
+#else
       int join = m > 0 && rd[0] <= delta2; /* line 13 */
+#endif
       int b = join ? ri[0] : m;
       float v2 = 0.0f;
       for (int a = 0; a < dv; a++) v2 += v[a] * v[a];
