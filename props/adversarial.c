@@ -582,10 +582,11 @@ static void collinear_advantage(prop_ctx *ctx) {
     double tt, det, p = kvb_welch_less(mw, R, mr, R, PROP_ALPHA, 0.9, &tt, &det);
     double sw = 0, sr = 0;
     for (unsigned t = 0; t < R; t++) sw += mw[t] / R, sr += mr[t] / R;
-    prop_cell(ctx, p < PROP_ALPHA ? PROP_HOLDS : PROP_NOT_OBSERVED, cell[ci],
-              "c = %.0f: mean max|corr|/r² walk %.2f (FAIL in %u/%u) vs random signs %.2f; one-sided "
-              "Welch t = %.2f, p = %.2g, N = %u each, alpha = 1e-6, detects an advantage >= %.3g with "
-              "power 0.9", c, sw, fw, R, sr, tt, p, R, det);
+    prop_advantage_cell(ctx, cell[ci], p, det, 0.1 * sr, "an advantage of 10% of random signs' mean",
+                        "c = %.0f: mean max|corr|/r² walk %.2f (FAIL in %u/%u) vs random signs "
+                        "%.2f; unit = independent stream, N = %u each; one-sided Welch t = %.2f, "
+                        "p = %.2g, alpha = 1e-6, detects an advantage >= %.3g with power 0.9",
+                        c, sw, fw, R, sr, R, tt, p, det);
     if (ci == 1) {
       p = kvb_welch_less(m2, R, mr, R, PROP_ALPHA, 0.9, &tt, &det);
       prop_control(ctx, "random_signs", p < PROP_ALPHA, "a second random-sign walk vs random signs: "

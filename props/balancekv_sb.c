@@ -173,10 +173,13 @@ static void sb_advantage(prop_ctx *ctx) {
   for (int ci = 0; ci < 2; ci++) {
     sb_arm(ctx, 1 + ci, ci ? 16.0 : 0.0, flags, trials, dsb, drn);
     double t, det, p = kvb_welch_less(dsb, trials, drn, trials, PROP_ALPHA, 0.9, &t, &det);
-    prop_cell(ctx, p < PROP_ALPHA ? PROP_HOLDS : PROP_NOT_OBSERVED, cell[ci],
-              "n = 256, s = 1: mean Δ SoftmaxBalance %.3f vs random halving %.3f (ratio %.3f); one-sided "
-              "Welch t = %.2f, p = %.2g, N = %u each, alpha = 1e-6, detects an advantage >= %.3g with power 0.9",
-              prop_mean(dsb, trials), prop_mean(drn, trials), prop_mean(dsb, trials) / prop_mean(drn, trials), t, p, trials, det);
+    prop_advantage_cell(ctx, cell[ci], p, det, 0.1 * prop_mean(drn, trials),
+                        "an advantage of 10% of random halving's mean",
+                        "n = 256, s = 1: mean Δ SoftmaxBalance %.3f vs random halving %.3f (ratio "
+                        "%.3f); unit = independent draw of the n pairs, N = %u each; one-sided "
+                        "Welch t = %.2f, p = %.2g, alpha = 1e-6, detects an advantage >= %.3g "
+                        "with power 0.9", prop_mean(dsb, trials), prop_mean(drn, trials),
+                        prop_mean(dsb, trials) / prop_mean(drn, trials), trials, t, p, det);
   }
   /* The control: random halving in place of SoftmaxBalance through the same test. */
   sb_arm(ctx, 3, 16.0, flags | KVB_WALK_MUT_RANDOM_SIGNS, trials, dsb, drn);

@@ -287,10 +287,12 @@ static void constant_study(prop_ctx *ctx) {
     double c = ci ? 16.0 : kvb_walk_paper_c(n, delta);
     run_walk(rng, n, dim, c, tc, flags, &wr);
     double t, det, p = kvb_welch_less(wr.Dw, tc, wr.Dr, tc, PROP_ALPHA, 0.9, &t, &det);
-    prop_cell(ctx, p < PROP_ALPHA ? PROP_HOLDS : PROP_NOT_OBSERVED, cell[ci],
-              "n = 2^%d, c = %.0f: mean D walk %.3f vs random signs %.3f; one-sided Welch t = %.2f, "
-              "p = %.2g, N = %u each, alpha = 1e-6, detects an advantage >= %.3g with power 0.9",
-              hi, c, prop_mean(wr.Dw, tc), prop_mean(wr.Dr, tc), t, p, tc, det);
+    prop_advantage_cell(ctx, cell[ci], p, det, 0.1 * prop_mean(wr.Dr, tc),
+                        "an advantage of 10% of random signs' mean",
+                        "n = 2^%d, c = %.0f: mean D walk %.3f vs random signs %.3f; unit = "
+                        "independent draw of the vectors, N = %u each; one-sided Welch t = %.2f, "
+                        "p = %.2g, alpha = 1e-6, detects an advantage >= %.3g with power 0.9",
+                        hi, c, prop_mean(wr.Dw, tc), prop_mean(wr.Dr, tc), tc, t, p, det);
     if (ci == 0) memcpy(keep, wr.Dr, tc * sizeof(double));
   }
   {

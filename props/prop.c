@@ -280,6 +280,22 @@ void prop_cell(prop_ctx *ctx, prop_verdict v, const char *cell, const char *fmt,
   prop_note(ctx, "cell [%s] %s: %s", cell, prop_verdict_name(v), buf);
 }
 
+double prop_power_at(double detectable, double effect) {
+  if (!(detectable > 0)) return effect > 0 ? 1.0 : 0.0;
+  double za = gsl_cdf_ugaussian_Qinv(PROP_ALPHA), zb = gsl_cdf_ugaussian_Pinv(0.9);
+  return gsl_cdf_ugaussian_P(effect * (za + zb) / detectable - za);
+}
+
+prop_verdict prop_advantage_cell(prop_ctx *ctx, const char *cell, double p, double detectable,
+                                 double effect, const char *effect_what, const char *fmt, ...) {
+  FORMAT(buf, fmt);
+  double power = prop_power_at(detectable, effect);
+  prop_verdict v = p < PROP_ALPHA ? PROP_HOLDS : power >= 0.9 ? PROP_NOT_OBSERVED : PROP_INCONCLUSIVE;
+  prop_cell(ctx, v, cell, "%s; powered for %s = %.3g: power there %.3g%s", buf, effect_what,
+            effect, power, v == PROP_INCONCLUSIVE ? " < 0.9, so INCONCLUSIVE" : "");
+  return v;
+}
+
 void prop_skip(prop_ctx *ctx, const char *fmt, ...) {
   char buf[512];
   va_list ap;

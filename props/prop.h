@@ -164,6 +164,17 @@ void prop_not_observed(prop_ctx *ctx, const char *fmt, ...) __attribute__((forma
  * effect, computed before reading the outcome): INCONCLUSIVE, never NOT-OBSERVED. */
 void prop_inconclusive(prop_ctx *ctx, double power, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Power, at `effect`, of a one-sided test at PROP_ALPHA whose smallest effect detected with
+ * power 0.9 is `detectable` (the normal approximation: the test's se is
+ * detectable/(z_α + z_0.9)). */
+double prop_power_at(double detectable, double effect);
+/* A pre-registered one-sided advantage cell over independent units (streams, trials): HOLDS
+ * when p < PROP_ALPHA; otherwise NOT-OBSERVED if the design had power >= 0.9 at the stated
+ * `effect` (described by effect_what), else INCONCLUSIVE. The note gives the numbers (fmt),
+ * the effect and the power there. Returns the verdict. */
+prop_verdict prop_advantage_cell(prop_ctx *ctx, const char *cell, double p, double detectable,
+                                 double effect, const char *effect_what, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
 /* The unit of replication of a comparison or rate (DESIGN, The sampling unit): notes
  * "unit = UNIT, N = n; powered for: ...". α, p and power are those of this unit: queries that
  * share one compressed cache, tokens of one text, the (layer, head) caches of one text are

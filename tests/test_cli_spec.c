@@ -159,7 +159,8 @@ static void spec_errors(void) {
   bad_spec("failure above NaN", t, "3", "'above' must be a finite number");
   snprintf(t, sizeof t, "%smethod \"exact\" {}\nsweep \"n\" (setmetatable({}, { __len = function() "
            "return 3 end, __index = function() error(\"boom\") end }))\n", hdr);
-  bad_spec("sweep values raising an error", t, "3", "boom");
+  /* read raw: the metamethods never run, so the list is empty (and nothing raises) */
+  bad_spec("sweep values behind metamethods", t, "3", "expected a non-empty list of numbers");
   snprintf(t, sizeof t, "%smethod \"exact\" {}\ntrials(\"many\")\n", hdr);
   bad_spec("trials with a string", t, "3", "number expected, got string");
   snprintf(t, sizeof t, "%smethod \"exact\" {}\nplot { name = \"p\", x = \"j\", y = \"nonsense\" }\n", hdr);
@@ -772,6 +773,44 @@ static void sandbox(void) {
   double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
   printf("# runaway spec stopped after %.2f s\n", secs);
   CHECK(secs < 8, "cli: a runaway spec is stopped within 8 s", "%.2f s", secs);
+  /* the limit cannot be caught: loops under pcall, xpcall and nested pcalls end too */
+  const char *caught[] = {
+      "local function spin() while true do end end\nwhile true do pcall(spin) end\n",
+      "local function spin() while true do end end\n"
+      "while true do xpcall(spin, function(m) return m end) end\n",
+      "local function spin() while true do end end\n"
+      "pcall(function() while true do pcall(function() while true do pcall(spin) end end) end end)\n"
+      "while true do end\n"};
+  const char *caught_line[] = {"4", "4", "5"};
+  for (int i = 0; i < 3; i++) {
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    snprintf(t, sizeof t, "%s%s", hdr, caught[i]);
+    char label[64];
+    snprintf(label, sizeof label, "endless loop under pcall (%d)", i);
+    bad_spec(label, t, caught_line[i], "was stopped");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    CHECK(secs < 8, "cli: a runaway spec under pcall is stopped within 8 s", "case %d: %.2f s", i, secs);
+  }
+  /* finalizers run with hooks off (at a collection, at lua_close): refused when declared */
+  snprintf(t, sizeof t, "%ssetmetatable({}, {__gc = function() while true do end end})\n", hdr);
+  bad_spec("a __gc finalizer", t, "3", "a __gc finalizer is not allowed");
+  snprintf(t, sizeof t, "%slocal mt = {__gc = true}\nlocal x = setmetatable({}, mt)\n"
+           "mt.__gc = function() while true do end end\n", hdr);
+  bad_spec("a __gc placeholder", t, "4", "a __gc finalizer is not allowed");
+  /* readers read tables raw: metamethods cannot re-enter a reader between its check and its
+   * write (the sweep table, the query positions) */
+  snprintf(t, sizeof t, "%slocal n = 0\nlocal l = setmetatable({}, {__len = function() return 4 end,\n"
+           "  __index = function(_, i) n = n + 1; sweep { a = {1}, b = {2}, c = {3}, d = {4} }; return i end})\n"
+           "sweep \"T\" (l)\n", hdr);
+  bad_spec("a sweep list with metamethods", t, "6", "expected a non-empty list of numbers");
+  snprintf(t, sizeof t, "%slocal l = setmetatable({}, {__index = function(_, i) queries { at = {1, 2, 3} }; "
+           "return i end})\nqueries { at = l }\n", hdr);
+  bad_spec("query positions with metamethods", t, "4", "'at' must list 1 to");
+  snprintf(t, sizeof t, "%slocal s = setmetatable({}, {__index = function(_, k) return {1, 2} end})\n"
+           "queries(setmetatable({}, {__index = function() return 5 end}))\n"
+           "measures(setmetatable({}, {__len = function() return 1 end, __index = function() return \"error\" end}))\n", hdr);
+  bad_spec("measures with metamethods", t, "5", "measures: expected a non-empty list");
   snprintf(t, sizeof t, "%slocal s = \"x\"\nwhile true do s = s .. s end\n", hdr);
   bad_spec("memory cap", t, "", "more than 256 MiB");
   snprintf(t, sizeof t, "%splot { name = \"p\", x = \"j\", y = \"rel_error\", bound = \"system('touch %s/pwned')\" }\n",

@@ -97,10 +97,19 @@ static int text_ok(const char *s) {
   return 1;
 }
 
+/* Field `key` of the table at idx, pushed, read raw: no __index metamethod runs. Every spec
+ * reader reads tables raw (lua_rawlen, lua_rawgeti, lua_next), so no Lua code of the spec can
+ * run — and re-enter a reader — between a reader's bounds check and its write. */
+static int raw_field(lua_State *L, int idx, const char *key) {
+  idx = lua_absindex(L, idx);
+  lua_pushstring(L, key);
+  return lua_rawget(L, idx);
+}
+
 /* Copies string field `key` of the table at idx into buf (absent: leaves buf). */
 static void opt_string(lua_State *L, int idx, const char *what, const char *key, char *buf,
                        size_t cap) {
-  int t = lua_getfield(L, idx, key);
+  int t = raw_field(L, idx, key);
   if (t != LUA_TNIL) {
     if (t != LUA_TSTRING)
       luaL_error(L, "%s: field '%s' must be a string, got %s", what, key, lua_typename(L, t));
@@ -113,7 +122,7 @@ static void opt_string(lua_State *L, int idx, const char *what, const char *key,
 }
 
 static int opt_bool(lua_State *L, int idx, const char *what, const char *key, int def) {
-  int t = lua_getfield(L, idx, key), v = def;
+  int t = raw_field(L, idx, key), v = def;
   if (t != LUA_TNIL) {
     if (t != LUA_TBOOLEAN)
       luaL_error(L, "%s: field '%s' must be true or false, got %s", what, key, lua_typename(L, t));
@@ -294,7 +303,7 @@ static size_t add_sweep(lua_State *L, kvb_experiment *e, const char *param, int 
     luaL_error(L, "sweep: '%s' is not a parameter name", param);
   if (lua_type(L, idx) != LUA_TTABLE)
     luaL_error(L, "sweep \"%s\": expected a list of numbers { v1, v2, ... }", param);
-  lua_Integer n = luaL_len(L, idx);
+  lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
   if (n < 1) luaL_error(L, "sweep \"%s\": expected a non-empty list of numbers { v1, v2, ... }", param);
   if (n > 100000) luaL_error(L, "sweep \"%s\": more than 100000 values", param);
   if (e->nsweeps == KVB_RUN_MAX_SWEEPS) luaL_error(L, "more than %d swept parameters", KVB_RUN_MAX_SWEEPS);
@@ -305,7 +314,7 @@ static size_t add_sweep(lua_State *L, kvb_experiment *e, const char *param, int 
    * metamethod raising, memory) leaves nothing to free; the C copy is made last. */
   double *tmp = lua_newuserdatauv(L, (size_t)n * sizeof *tmp, 0);
   for (lua_Integer i = 1; i <= n; i++) {
-    if (lua_geti(L, idx, i) != LUA_TNUMBER)
+    if (lua_rawgeti(L, idx, i) != LUA_TNUMBER)
       luaL_error(L, "sweep \"%s\": value %I must be a number, got %s", param, (LUAI_UACINT)i,
                  luaL_typename(L, -1));
     tmp[i - 1] = lua_tonumber(L, -1);
@@ -331,9 +340,7 @@ static int sweep_body(lua_State *L) {
   return 0;
 }
 
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
+static int cmp_name(const void *a, const void *b) { return strcmp(a, b); }
 
 /* sweep "PARAM" { v1, ... }, or sweep { a = { ... }, b = { ... } }: parameters moving in step
  * (equal lengths), taken in name order so the columns do not depend on Lua's table order. */
@@ -347,23 +354,27 @@ static int l_sweep(lua_State *L) {
     return 1;
   }
   kvb_experiment *e = get_exp(L);
-  const char *names[KVB_RUN_MAX_SWEEPS];
+  /* the names are copied: a borrowed key string could be collected once its table changes */
+  char names[KVB_RUN_MAX_SWEEPS][KVB_PARAM_NAME_MAX];
   size_t k = 0;
   lua_pushnil(L);
   while (lua_next(L, 1)) {
     if (lua_type(L, -2) != LUA_TSTRING)
       luaL_error(L, "sweep { ... }: write parameter = { v1, v2, ... } for each parameter");
     if (k == KVB_RUN_MAX_SWEEPS) luaL_error(L, "more than %d swept parameters", KVB_RUN_MAX_SWEEPS);
-    names[k++] = lua_tostring(L, -2); /* the key stays referenced by the table */
+    const char *key = lua_tostring(L, -2);
+    if (strlen(key) >= KVB_PARAM_NAME_MAX || !label_ok(key))
+      luaL_error(L, "sweep: '%s' is not a parameter name", key);
+    memcpy(names[k++], key, strlen(key) + 1);
     lua_pop(L, 1);
   }
   if (k == 0) luaL_error(L, "sweep { ... }: expected parameter = { v1, v2, ... } fields");
-  qsort(names, k, sizeof names[0], cmp_str);
+  qsort(names, k, sizeof names[0], cmp_name);
   int lead = -1;
   lua_Integer len = 0;
   for (size_t i = 0; i < k; i++) {
-    lua_getfield(L, 1, names[i]);
-    lua_Integer n = lua_type(L, -1) == LUA_TTABLE ? luaL_len(L, -1) : 0;
+    raw_field(L, 1, names[i]);
+    lua_Integer n = lua_type(L, -1) == LUA_TTABLE ? (lua_Integer)lua_rawlen(L, -1) : 0;
     if (i == 0) len = n;
     if (n != len)
       luaL_error(L, "sweep { ... }: '%s' has %I values and '%s' %I; parameters swept together "
@@ -419,21 +430,21 @@ static int l_queries(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   e->q_every = 0;
   e->nq_at = 0;
-  int t = lua_getfield(L, 1, "every");
+  int t = raw_field(L, 1, "every");
   if (t != LUA_TNIL) {
     if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1)
       luaL_error(L, "queries: 'every' must be a positive integer");
     e->q_every = (size_t)lua_tointeger(L, -1);
   }
   lua_pop(L, 1);
-  t = lua_getfield(L, 1, "at");
+  t = raw_field(L, 1, "at");
   if (t != LUA_TNIL) {
     if (t != LUA_TTABLE) luaL_error(L, "queries: 'at' must be a list of token positions");
-    lua_Integer n = luaL_len(L, -1);
+    lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
     if (n < 1 || n > KVB_RUN_MAX_QUERIES)
       luaL_error(L, "queries: 'at' must list 1 to %d positions", KVB_RUN_MAX_QUERIES);
     for (lua_Integer i = 1; i <= n; i++) {
-      lua_geti(L, -1, i);
+      lua_rawgeti(L, -1, i);
       if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1)
         luaL_error(L, "queries: 'at' entry %d must be a positive integer", (int)i);
       size_t j = (size_t)lua_tointeger(L, -1);
@@ -463,9 +474,9 @@ static int l_measures(lua_State *L) {
   static const unsigned bits[] = {KVB_MEASURE_ERROR, KVB_MEASURE_BOUND, KVB_MEASURE_MEMORY,
                                   KVB_MEASURE_WORK,  KVB_MEASURE_TIME,  KVB_MEASURE_DECODE, 31};
   unsigned m = 0;
-  lua_Integer n = luaL_len(L, 1);
+  lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
   for (lua_Integer i = 1; i <= n; i++) {
-    lua_geti(L, 1, i);
+    lua_rawgeti(L, 1, i);
     const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
     size_t k = 0;
     while (names[k] && strcmp(names[k], s)) k++;
@@ -489,7 +500,7 @@ static int l_failure(lua_State *L) {
   opt_string(L, 1, "failure", "column", col, sizeof col);
   if (kvb_run_column_find(col) < 0)
     luaL_error(L, "failure: 'column' must name a measure column (e.g. \"ratio_op\"), got '%s'", col);
-  if (lua_getfield(L, 1, "above") != LUA_TNUMBER || !isfinite(lua_tonumber(L, -1)))
+  if (raw_field(L, 1, "above") != LUA_TNUMBER || !isfinite(lua_tonumber(L, -1)))
     luaL_error(L, "failure: 'above' must be a finite number (a failure is column > above)");
   e->fail_above = lua_tonumber(L, -1);
   lua_pop(L, 1);
@@ -722,6 +733,7 @@ static char *slurp(const char *path) {
 typedef struct {
   size_t used;  /* bytes held by the Lua state */
   double start; /* when the chunk started (CLOCK_MONOTONIC seconds) */
+  int expired;  /* the time limit was reached: the spec fails whatever it caught */
 } sandbox;
 
 static double now_s(void) {
@@ -753,13 +765,18 @@ static int panic(lua_State *L) {
 }
 
 /* Every KVB_SPEC_HOOK_COUNT instructions: a spec past its time limit is ended with the
- * file:line it was running. */
+ * file:line it was running. The limit cannot be caught: once it is reached the hook runs at
+ * EVERY instruction of the thread and raises each time, so a pcall/xpcall (or a to-be-closed
+ * variable, or a finalizer) that catches the error fails again at its next instruction and the
+ * error unwinds to the top; and the load fails once `expired` is set, whatever the chunk did. */
 static void time_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
   void *ud;
   lua_getallocf(L, &ud);
   sandbox *sb = ud;
-  if (now_s() - sb->start <= KVB_SPEC_TIME_LIMIT) return;
+  if (!sb->expired && now_s() - sb->start <= KVB_SPEC_TIME_LIMIT) return;
+  if (!sb->expired) lua_sethook(L, time_hook, LUA_MASKCOUNT, 1);
+  sb->expired = 1;
   lua_Debug d;
   int line = 0;
   const char *src = "?";
@@ -771,6 +788,24 @@ static void time_hook(lua_State *L, lua_Debug *ar) {
   lua_pushfstring(L, "%s:%d: the spec ran for more than %d s and was stopped (an endless "
                   "loop?); a spec only declares an experiment", src, line, (int)KVB_SPEC_TIME_LIMIT);
   lua_error(L);
+}
+
+/* setmetatable as the base library's, refusing a metatable with a __gc field: Lua runs
+ * finalizers with debug hooks off (lgc.c, GCTM), so a finalizer would run outside the time
+ * limit — during a collection, or at lua_close. An object is marked for finalization only when
+ * its metatable has the field as it is set, so refusing it then leaves nothing to finalize. */
+static int l_setmetatable(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  int t = lua_type(L, 2);
+  luaL_argexpected(L, t == LUA_TNIL || t == LUA_TTABLE, 2, "nil or table");
+  if (t == LUA_TTABLE && raw_field(L, 2, "__gc") != LUA_TNIL)
+    luaL_error(L, "setmetatable: a __gc finalizer is not allowed in a spec (it would run outside "
+                  "the spec's time limit)");
+  if (luaL_getmetafield(L, 1, "__metatable") != LUA_TNIL)
+    luaL_error(L, "cannot change a protected metatable");
+  lua_settop(L, 2);
+  lua_setmetatable(L, 1);
+  return 1;
 }
 
 /* base, math, string, table; nothing that reaches files, processes, other chunks or bytecode. */
@@ -789,6 +824,8 @@ static void open_sandbox(lua_State *L) {
     lua_pushnil(L);
     lua_setglobal(L, removed[i]);
   }
+  lua_pushcfunction(L, l_setmetatable);
+  lua_setglobal(L, "setmetatable");
   lua_getglobal(L, LUA_STRLIBNAME);
   lua_pushnil(L);
   lua_setfield(L, -2, "dump");
@@ -810,7 +847,7 @@ int kvb_spec_load(const char *path, kvb_experiment *e, char *err, size_t cap) {
   snprintf(e->name, sizeof e->name, "%s", b);
   char *dot = strstr(e->name, ".lua");
   if (dot) *dot = '\0';
-  sandbox sb = {0, now_s()};
+  sandbox sb = {0, now_s(), 0};
   lua_State *L = lua_newstate(capped_alloc, &sb);
   if (!L) {
     snprintf(err, cap, "cannot create a Lua state");
@@ -839,10 +876,17 @@ int kvb_spec_load(const char *path, kvb_experiment *e, char *err, size_t cap) {
     st = KVB_EFORMAT;
   }
   if (!st) {
+    /* the hook stays set until lua_close has run the finalizers (__gc), which are spec code */
     lua_sethook(L, time_hook, LUA_MASKCOUNT, KVB_SPEC_HOOK_COUNT);
     int rc = lua_pcall(L, 0, 0, 1);
-    lua_sethook(L, NULL, 0, 0);
-    if (rc == LUA_ERRMEM) { /* the message handler does not run for memory errors */
+    if (sb.expired) {
+      snprintf(err, cap, "%s: the spec ran for more than %d s and was stopped (an endless loop, "
+               "or one under pcall?); a spec only declares an experiment", path,
+               (int)KVB_SPEC_TIME_LIMIT);
+      if (rc != LUA_OK && lua_tostring(L, -1) && strstr(lua_tostring(L, -1), "was stopped"))
+        snprintf(err, cap, "%s", lua_tostring(L, -1));
+      st = KVB_EFORMAT;
+    } else if (rc == LUA_ERRMEM) { /* the message handler does not run for memory errors */
       snprintf(err, cap, "%s: the spec needs more than %u MiB of memory (the limit for a spec, "
                "which only declares an experiment)", path, KVB_SPEC_MEM_LIMIT >> 20);
       st = KVB_EFORMAT;
@@ -854,6 +898,11 @@ int kvb_spec_load(const char *path, kvb_experiment *e, char *err, size_t cap) {
     }
   }
   lua_close(L);
+  if (!st && sb.expired) { /* a finalizer ran past the limit while the state closed */
+    snprintf(err, cap, "%s: the spec's finalizers (__gc) ran for more than %d s and were "
+             "stopped; a spec only declares an experiment", path, (int)KVB_SPEC_TIME_LIMIT);
+    st = KVB_EFORMAT;
+  }
   if (st) kvb_experiment_free(e);
   return st;
 }
