@@ -846,6 +846,44 @@ static void sandbox(void) {
   free(gp);
 }
 
+/* Links planted in an output directory never make a run or a plot write outside it: links at
+ * the temporary names the old code used (DIR/.NAME.tmp.PID, the pid known through exec) and at
+ * every final name. Temporary files are created exclusively under unpredictable names
+ * (src/app/out_file.h) and renamed over the final names, which replaces a link, not its target. */
+static void planted_links(void) {
+  char spec[256], dir[256], cmd[4096], out[8192], target[256];
+  snprintf(spec, sizeof spec, "%s/links.lua", tmp);
+  write_file(spec, "stream \"gaussian\" { n = 32, d_key = 2, d_value = 2 }\nmethod \"exact\" {}\n"
+                   "plot { name = \"p\", x = \"j\", y = \"rel_error\" }\n");
+  snprintf(dir, sizeof dir, "%s/links", tmp);
+  snprintf(target, sizeof target, "%s/outside", tmp);
+  static const char *const names[] = {"results.csv", "meta.json", "summary.txt", "summary.md",
+                                      "quantiles.csv", "plots.tsv", "p.dat", "p.gp", "p.png",
+                                      "p.svg", NULL};
+  char links[2048] = "";
+  for (int i = 0; names[i]; i++)
+    snprintf(links + strlen(links), sizeof links - strlen(links),
+             "ln -s %s.%d %s/.%s.tmp.$$; ln -s %s.%d %s/.%s.tmp.$$.%s; ", target, i, dir,
+             names[i], target, i, dir, names[i], i < 6 ? "x" : "y");
+  snprintf(cmd, sizeof cmd, "mkdir -p %s && sh -c '%s exec %s run %s --out %s --jobs 1' && "
+           "sh -c '%s exec %s plot %s'", dir, links, kvbound, spec, dir, links, kvbound, dir);
+  int rc = sh(cmd, out, sizeof out);
+  snprintf(cmd, sizeof cmd, "ls %s.* 2>/dev/null | wc -l", target);
+  char ls[64];
+  sh(cmd, ls, sizeof ls);
+  CHECK(rc == 0 && atoi(ls) == 0, "cli: links planted at temporary names are never followed by "
+        "run or plot", "rc %d, %s files written outside the directory: %s", rc, ls, out);
+  /* links at the final names are replaced, their targets left alone */
+  snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s && for f in results.csv meta.json p.png; do "
+           "ln -s %s.final $dir%s/$f; done && %s run %s --out %s --jobs 1 --force && %s plot %s",
+           dir, dir, target, dir, kvbound, spec, dir, kvbound, dir);
+  rc = sh(cmd, out, sizeof out);
+  snprintf(cmd, sizeof cmd, "ls %s.final 2>/dev/null | wc -l", target);
+  sh(cmd, ls, sizeof ls);
+  CHECK(atoi(ls) == 0, "cli: links at the final output names are replaced, not written through",
+        "rc %d, target %s: %s", rc, atoi(ls) ? "written" : "untouched", out);
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   /* argv[0] is B/tests/test_cli_spec; the command is B/kvbound */
@@ -863,6 +901,7 @@ int main(int argc, char **argv) {
   overflow_spec();
   reliability();
   sandbox();
+  planted_links();
   char cmd[128], out[256];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
   sh(cmd, out, sizeof out);

@@ -16,6 +16,7 @@
  * files and renamed when complete. */
 #define _XOPEN_SOURCE 700
 #include "plot.h"
+#include "out_file.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -624,13 +626,13 @@ static void emit_gp(FILE *g, const plot_conf *c, int cairo, char series[][160], 
 /* Writes text through a temporary file renamed to DIR/NAME.ext when whole. */
 static int write_dat_file(const char *dir, const plot_conf *c, const group_row *g, size_t ng,
                           char series[][160], int nseries, char *err, size_t cap) {
-  char tmp[1300], fin[1300];
-  snprintf(tmp, sizeof tmp, "%s/.%s.dat.tmp.%ld", dir, c->name, (long)getpid());
+  char tmp[1300], fin[1300], base[200];
+  snprintf(base, sizeof base, "%s.dat", c->name);
   snprintf(fin, sizeof fin, "%s/%s.dat", dir, c->name);
-  FILE *d = fopen(tmp, "w");
+  FILE *d = kvb_out_create(tmp, sizeof tmp, dir, base);
   if (d) write_dat(d, g, ng, series, nseries);
   if (!d || fclose(d) != 0 || rename(tmp, fin) != 0) {
-    unlink(tmp);
+    if (d) unlink(tmp);
     snprintf(err, cap, "%s: cannot write", fin);
     return KVB_EIO;
   }
@@ -646,9 +648,15 @@ static int write_scripts(const char *dir, const plot_conf *c, int cairo, char se
   snprintf(png, sizeof png, "%s.png", c->name);
   snprintf(svg, sizeof svg, "%s.svg", c->name);
   snprintf(fin, sizeof fin, "%s/%s.gp", dir, c->name);
-  snprintf(tmp, sizeof tmp, "%s/%s", dir, gp_t);
   for (int k = 0; k < 2; k++) {
-    FILE *g = fopen(tmp, "w");
+    char base[200];
+    snprintf(base, sizeof base, "%s.gp", c->name);
+    /* k = 0: the user's script, renamed into place; k = 1: the temporary script one_plot
+     * created exclusively (gp_t), rewritten in place */
+    FILE *g = NULL;
+    if (k == 0) g = kvb_out_create(tmp, sizeof tmp, dir, base);
+    else snprintf(tmp, sizeof tmp, "%s/%s", dir, gp_t), g = fopen(tmp, "r+");
+    if (g && k == 1 && ftruncate(fileno(g), 0) != 0) fclose(g), g = NULL;
     if (!g) {
       snprintf(err, cap, "%s: cannot create", tmp);
       return KVB_EIO;
@@ -674,7 +682,8 @@ static int draw(const char *dir, const plot_conf *c, const char *gp_t, const cha
   for (int k = 0; k < 2; k++) {
     snprintf(tmp, sizeof tmp, "%s/%s", dir, outs[k]);
     snprintf(fin, sizeof fin, "%s/%s.%s", dir, c->name, ext[k]);
-    if (!st && rename(tmp, fin) != 0) {
+    struct stat sb; /* the file was created empty before gnuplot ran (one_plot) */
+    if (!st && (stat(tmp, &sb) != 0 || sb.st_size == 0 || rename(tmp, fin) != 0)) {
       snprintf(err, cap, "%s: gnuplot wrote no output", fin);
       st = KVB_EIO;
     }
@@ -707,14 +716,29 @@ static int one_plot(const char *dir, char **pf, int cairo, char *err, size_t cap
   st = write_dat_file(dir, &c, g, ng, series, nseries, err, cap);
   free(g);
   if (st) return st;
-  long pid = (long)getpid();
-  char png_t[200], svg_t[200], gp_t[200];
-  snprintf(png_t, sizeof png_t, ".%s.png.tmp.%ld", c.name, pid);
-  snprintf(svg_t, sizeof svg_t, ".%s.svg.tmp.%ld", c.name, pid);
-  snprintf(gp_t, sizeof gp_t, ".%s.gp.tmp.%ld", c.name, pid);
-  st = write_scripts(dir, &c, cairo, series, nseries, xmin, xmax, int_tics, gp_t, png_t, svg_t,
-                     err, cap);
-  return st ? st : draw(dir, &c, gp_t, png_t, svg_t, err, cap);
+  /* gnuplot opens its script and outputs by name (following links), so each is first created
+   * here exclusively under an unpredictable name (out_file.h): gnuplot then rewrites regular
+   * files this run owns, never a link planted in the directory */
+  char paths[3][1300], names[3][200];
+  static const char *const kinds[3] = {"png", "svg", "gp"};
+  for (int k = 0; k < 3; k++) {
+    char base[200];
+    snprintf(base, sizeof base, "%s.%s.run", c.name, kinds[k]);
+    FILE *f = kvb_out_create(paths[k], sizeof paths[k], dir, base);
+    if (!f || fclose(f) != 0) {
+      for (int i = 0; i < k; i++) unlink(paths[i]);
+      snprintf(err, cap, "%s/%s: cannot create a temporary file", dir, base);
+      return KVB_EIO;
+    }
+    snprintf(names[k], sizeof names[k], "%s", paths[k] + strlen(dir) + 1);
+  }
+  st = write_scripts(dir, &c, cairo, series, nseries, xmin, xmax, int_tics, names[2], names[0],
+                     names[1], err, cap);
+  if (st) {
+    for (int k = 0; k < 3; k++) unlink(paths[k]);
+    return st;
+  }
+  return draw(dir, &c, names[2], names[0], names[1], err, cap);
 }
 
 int kvb_plot_dir(const char *dir, int verbose, char *err, size_t cap) {

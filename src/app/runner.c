@@ -5,6 +5,7 @@
 
 #include "measures.h"
 #include "lua_spec.h"
+#include "out_file.h"
 #include "probe.h"
 #ifdef KVB_WITH_OPENCL
 #include "gpu.h"
@@ -605,7 +606,8 @@ static void params_str(const kvb_params *p, char *buf, size_t cap) {
   }
 }
 
-/* Outputs are written to hidden temporary files DIR/.NAME.tmp.PID and renamed over DIR/NAME
+/* Outputs are written to hidden temporary files DIR/.NAME.tmp.XXXXXX (out_file.h: created
+ * exclusively, so a planted link is never followed) and renamed over DIR/NAME
  * only once every output is complete (rename is atomic within a directory), meta.json last:
  * an interrupted run leaves either the previous complete set or temporary files, never a
  * truncated results.csv that looks whole. */
@@ -618,10 +620,9 @@ typedef struct {
 static FILE *stage_open(staged *sg, const char *dir, const char *name) {
   if (sg->n == KVB_RUN_OUTPUTS) return NULL;
   snprintf(sg->final[sg->n], sizeof sg->final[0], "%s/%s", dir, name);
-  snprintf(sg->tmp[sg->n], sizeof sg->tmp[0], "%s/.%s.tmp.%ld", dir, name, (long)getpid());
-  FILE *f = fopen(sg->tmp[sg->n], "w");
+  FILE *f = kvb_out_create(sg->tmp[sg->n], sizeof sg->tmp[0], dir, name);
   if (f) sg->n++;
-  else KVB_ERROR(KVB_EIO, "%s: cannot create (%s)", sg->tmp[sg->n], strerror(errno));
+  else KVB_ERROR(KVB_EIO, "%s/.%s.tmp.*: cannot create (%s)", dir, name, strerror(errno));
   return f;
 }
 
@@ -1372,12 +1373,12 @@ static int write_shard_meta(const kvb_experiment *e, FILE *f, size_t shard, size
 
 /* The failure marker of a shard: DIR/FAILED says which shard and why; the merge reports it. */
 static void shard_mark_failed(const char *dir, size_t shard, size_t nshards, const char *why) {
-  char path[1200];
+  char path[1200], tmp[1200];
   snprintf(path, sizeof path, "%s/FAILED", dir);
-  FILE *f = fopen(path, "w");
+  FILE *f = kvb_out_create(tmp, sizeof tmp, dir, "FAILED");
   if (!f) return;
   fprintf(f, "shard %zu/%zu failed: %s\n", shard, nshards, why);
-  fclose(f);
+  if (fclose(f) != 0 || rename(tmp, path) != 0) unlink(tmp);
 }
 
 int kvb_experiment_prepare_shard_out(const kvb_experiment *e, const char *dir, size_t shard,
