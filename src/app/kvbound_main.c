@@ -260,7 +260,13 @@ static int cmd_run(int argc, char **argv) {
   /* Not given: every core once in all (jobs run side by side, each method's workers inside
    * its trial), never jobs × cores threads on the cores. */
   e.threads = o.threads ? o.threads : (int)(kvb_threads_default() / jobs > 1 ? kvb_threads_default() / jobs : 1);
-  char dir[600];
+  char dir[KVB_RUN_DIR_MAX + 2];
+  if (out && strlen(out) > KVB_RUN_DIR_MAX) {
+    fprintf(stderr, "kvbound run: --out: the path is %zu bytes long; the limit is %d\n",
+            strlen(out), KVB_RUN_DIR_MAX);
+    kvb_experiment_free(&e);
+    return 2;
+  }
   if (out)
     snprintf(dir, sizeof dir, "%s", out);
   else if (o.sharded)

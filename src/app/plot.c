@@ -17,6 +17,7 @@
 #define _XOPEN_SOURCE 700
 #include "plot.h"
 #include "out_file.h"
+#include "runner.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -742,6 +743,11 @@ static int one_plot(const char *dir, char **pf, int cairo, char *err, size_t cap
 }
 
 int kvb_plot_dir(const char *dir, int verbose, char *err, size_t cap) {
+  if (strlen(dir) > KVB_RUN_DIR_MAX) {
+    snprintf(err, cap, "the directory path is %zu bytes long; the limit is %d", strlen(dir),
+             KVB_RUN_DIR_MAX);
+    return KVB_EINVAL;
+  }
   char path[1200];
   snprintf(path, sizeof path, "%s/plots.tsv", dir);
   FILE *f = fopen(path, "r");

@@ -1172,8 +1172,17 @@ static char *slurp_small(const char *path, size_t max) {
   return b;
 }
 
+/* A directory path every buffer of the runner holds with its file names. */
+static int dir_fits(const char *what, const char *dir) {
+  size_t n = strlen(dir);
+  return n > KVB_RUN_DIR_MAX ? KVB_ERROR(KVB_EINVAL, "%s: the path is %zu bytes long; the limit is "
+                                         "%d", what, n, KVB_RUN_DIR_MAX)
+                             : KVB_OK;
+}
+
 int kvb_experiment_prepare_out(const kvb_experiment *e, const char *dir, int force) {
   if (!e || !dir) return KVB_ERROR(KVB_ENULL, "run: NULL argument");
+  if (dir_fits("--out", dir)) return KVB_EINVAL;
   struct stat sb;
   if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode))
     return KVB_ERROR(KVB_EINVAL, "--out %s is a file, not a directory", dir);
@@ -1620,6 +1629,9 @@ int kvb_experiment_merge(const char *const *dirs, size_t ndirs, const char *out,
   if (!dirs || !out || !rep) return KVB_ERROR(KVB_ENULL, "merge: NULL argument");
   memset(rep, 0, sizeof *rep);
   if (ndirs == 0) return KVB_ERROR(KVB_EINVAL, "merge: no shard directory given");
+  if (dir_fits("merge --out", out)) return KVB_EINVAL;
+  for (size_t i = 0; i < ndirs; i++)
+    if (dir_fits("merge: shard directory", dirs[i])) return KVB_EINVAL;
   shard_info *si = calloc(ndirs, sizeof *si);
   if (!si) return KVB_ERROR(KVB_ENOMEM, "merge: out of memory");
   int st = KVB_OK;

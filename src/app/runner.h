@@ -45,6 +45,9 @@
 #define KVB_RUN_MAX_STREAMS 8
 #define KVB_RUN_MAX_METHODS 16
 #define KVB_RUN_MAX_SWEEPS 4
+/* The longest output or shard directory path a run, merge or plot accepts (bytes): longer is
+ * an error naming the limit, never a path silently cut (every file name is built from it). */
+#define KVB_RUN_DIR_MAX 800
 #define KVB_RUN_MAX_PLOTS 8
 #define KVB_RUN_MAX_QUERIES 256
 #define KVB_LABEL_MAX 48
