@@ -650,6 +650,31 @@ static void overflow_spec(void) {
             "rc %d, %d rows, %d bad, %d failed: %s", rc, rows, bad, failed, out);
     free(a);
   }
+  /* values whose Attn is finite (~1e200) but whose norm is not: the measure is an error that
+   * reaches the rows, the summary and the exit status (it was NaN with status 0 and exit 0) */
+  for (int i = 0; i < 16; i++) {
+    Q[i] = 1e-3 * (i + 1);
+    K[i] = 1e-3 * (i % 3);
+    V[i] = 1e200 * (1 + 0.1 * (i % 4));
+  }
+  kvb_npy_write(pq, Q, 2, (size_t[]){8, 2}, "<f8", 1);
+  kvb_npy_write(pk, K, 2, (size_t[]){8, 2}, "<f8", 1);
+  kvb_npy_write(pv, V, 2, (size_t[]){8, 2}, "<f8", 1);
+  int rc;
+  snprintf(text, sizeof text, "stream \"npy\" { q = \"%s\", k = \"%s\", v = \"%s\" }\n"
+           "method \"exact\" {}\nmethod \"uniform_sample\" {}\nmeasures { \"all\" }\n", pq, pk, pv);
+  char *a = run_spec("ovf_values", text, &rc, out, sizeof out);
+  int st = a ? csv_column(a, "status") : -1, ok_rows = 0, rows = 0;
+  for (const char *l = a ? strchr(a, '\n') : NULL; l && l[1]; l = strchr(l + 1, '\n')) {
+    char fs[16];
+    csv_field(l + 1, st, fs, sizeof fs);
+    rows++, ok_rows += strcmp(fs, "0") == 0;
+  }
+  CHECK(rc == 1 && a && rows > 0 && ok_rows == 0 && strstr(out, "outside double range") &&
+            strstr(out, "rows failed"),
+        "cli: a measure outside double range (‖Attn‖ of values ~1e200) fails its rows, the summary "
+        "and the exit status", "rc %d, %d rows, %d with status 0: %s", rc, rows, ok_rows, out);
+  free(a);
 }
 
 /* ---- the runner's reliability ---- */

@@ -373,10 +373,14 @@ static int exact_side(const kvb_experiment *e, const kvb_stream *s, const size_t
   return KVB_OK;
 }
 
-/* The measures of one answer z against the exact side (measures.h) into the row. */
-static void record_errors(row *w, const kvb_exact_side *x, const double *z) {
+/* The measures of one answer z against the exact side (measures.h) into the row; a status
+ * (an answer or an error outside double range) the caller turns into a failed row. */
+static int record_errors(row *w, const kvb_exact_side *x, const double *z) {
   kvb_errors er;
-  if (kvb_measure_errors(x, z, x->d_value, &er)) return; /* cannot happen: z and Attn finite */
+  int st = kvb_measure_errors(x, z, x->d_value, &er);
+  if (st) return st;
+  if (!isfinite(er.err_abs))
+    return KVB_ERROR(KVB_ERANGE, "the error ‖z − Attn‖ is outside double range");
   w->v[C_ABS] = er.err_abs;
   w->v[C_REL] = er.rel_error;
   w->v[C_ROP] = er.ratio_op;
@@ -385,6 +389,7 @@ static void record_errors(row *w, const kvb_exact_side *x, const double *z) {
   w->v[C_SM] = x->softmax_norm;
   w->v[C_VOP] = x->v_op;
   w->v[C_VF] = x->v_f;
+  return KVB_OK;
 }
 
 /* A method on stream si: error against the exact side at every query point. */
@@ -438,8 +443,13 @@ static int method_rows(const kvb_experiment *e, size_t point, size_t si, size_t 
       row_fail(w, mst ? mst : qst, e, &e->methods[k], merr);
     } else if (ref->st[a]) { /* the reference itself is not representable at this point */
       row_fail(w, ref->st[a], e, &e->streams[si], ref->msg);
+    } else if ((qst = record_errors(w, &ref->x[a], zm)) != KVB_OK) {
+      char m2[480];
+      last_message(m2, sizeof m2);
+      snprintf(merr, sizeof merr, "measuring the answer failed: %s", m2);
+      row_fail(w, qst, e, &e->methods[k], merr);
+      merr[0] = '\0'; /* the method itself is fine: later rows do not repeat this */
     } else {
-      record_errors(w, &ref->x[a], zm);
       record_memory(w, m);
     }
     record_work(w, m);

@@ -31,12 +31,20 @@ int kvb_exact_side_compute(size_t n, size_t dk, size_t dv, const double *K, cons
   int st = kvb_attention_exact(n, dk, dv, K, V, q, scale, attn, &x.log_sum);
   if (st) return st;
   x.attn_norm = kvb_norm2(attn, dv);
+  /* finite inputs whose Attn or ‖Attn‖ leave double range (values near 1e200): every ratio
+   * against them would be NaN, so this is an error, not a row of NaN measures */
+  if (!kvb_all_finite(attn, dv) || !isfinite(x.attn_norm))
+    return KVB_ERROR(KVB_ERANGE, "exact side: Attn or its norm is outside double range at "
+                     "token %zu (the values are too large to measure against)", n);
   x.softmax_norm = x.v_op = x.v_f = x.max_score = x.log_exp_norm = NAN;
   if (what & KVB_EXACT_V_OP) {
     st = kvb_operator_norm(n, dv, V, &x.v_op);
     if (st) return st;
   }
   if (what & KVB_EXACT_V_F) x.v_f = kvb_frobenius_norm(n, dv, V);
+  if (!(isfinite(x.v_op) || isnan(x.v_op)) || !(isfinite(x.v_f) || isnan(x.v_f)))
+    return KVB_ERROR(KVB_ERANGE, "exact side: ‖V‖_op or ‖V‖_F is outside double range at token "
+                     "%zu", n);
   if (what & KVB_EXACT_SOFTMAX) {
     x.softmax_norm = kvb_softmax_norm2(n, dk, K, q, scale);
     double M = -INFINITY, s2 = 0;
