@@ -934,6 +934,27 @@ static void long_paths(void) {
   }
 }
 
+/* One writer per output directory: a second run into a directory a run is writing stops
+ * before any trial with a clear error (two runs could replace each other's results and plots);
+ * once the first has ended the directory is free again. */
+static void one_writer(void) {
+  char spec[256], dir[256], cmd[4096], out[4096];
+  snprintf(spec, sizeof spec, "%s/slow.lua", tmp);
+  write_file(spec, "stream \"gaussian\" { n = 2048, d_key = 8, d_value = 8 }\nmethod \"exact\" {}\n"
+                   "trials(100000)\n");
+  snprintf(dir, sizeof dir, "%s/locked", tmp);
+  /* the first run holds the lock from before its first trial; the second waits 1 s for it */
+  snprintf(cmd, sizeof cmd, "{ %s run %s --out %s --jobs 1 >/dev/null 2>&1 & p=$!; sleep 1; "
+           "%s run %s --out %s --jobs 1; echo rc=$?; kill $p; wait $p 2>/dev/null; "
+           "%s run %s --out %s --jobs 1 >/dev/null 2>&1 & p=$!; sleep 1; kill $p; wait $p; "
+           "echo first_free=$?; } 2>&1", kvbound, spec, dir, kvbound, spec, dir, kvbound, spec, dir);
+  sh(cmd, out, sizeof out);
+  CHECK(strstr(out, "is being written by another kvbound run") && strstr(out, "rc=2") &&
+            !strstr(out, "first_free=2"),
+        "cli: a second run into a directory being written stops with a clear error; the lock "
+        "ends with the run", "%s", out);
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   /* argv[0] is B/tests/test_cli_spec; the command is B/kvbound */
@@ -953,6 +974,7 @@ int main(int argc, char **argv) {
   sandbox();
   planted_links();
   long_paths();
+  one_writer();
   char cmd[128], out[256];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
   sh(cmd, out, sizeof out);

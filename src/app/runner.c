@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -1190,6 +1192,28 @@ static int dir_fits(const char *what, const char *dir) {
                              : KVB_OK;
 }
 
+/* One writer per output directory: an advisory lock (flock) on the directory itself, taken
+ * when the directory is prepared and held until the process ends or prepares another, so a
+ * second run, shard or merge into the same directory stops with a clear error before any
+ * trial instead of replacing the first one's results or plots as both finish. */
+static int out_lock_fd = -1;
+
+static int lock_out_dir(const char *dir) {
+  if (out_lock_fd >= 0) close(out_lock_fd), out_lock_fd = -1;
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return KVB_ERROR(KVB_EIO, "--out %s: cannot open (%s)", dir, strerror(errno));
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int err = errno;
+    close(fd);
+    return err == EWOULDBLOCK
+               ? KVB_ERROR(KVB_ESTATE, "--out %s is being written by another kvbound run, shard "
+                           "or merge; wait for it to end or choose another --out", dir)
+               : KVB_ERROR(KVB_EIO, "--out %s: cannot lock (%s)", dir, strerror(err));
+  }
+  out_lock_fd = fd;
+  return KVB_OK;
+}
+
 int kvb_experiment_prepare_out(const kvb_experiment *e, const char *dir, int force) {
   if (!e || !dir) return KVB_ERROR(KVB_ENULL, "run: NULL argument");
   if (dir_fits("--out", dir)) return KVB_EINVAL;
@@ -1202,6 +1226,7 @@ int kvb_experiment_prepare_out(const kvb_experiment *e, const char *dir, int for
     return KVB_ERROR(KVB_EINVAL, "--out %s is not a directory", dir);
   if (access(dir, W_OK | X_OK) != 0)
     return KVB_ERROR(KVB_EIO, "--out %s is not writable (%s)", dir, strerror(errno));
+  if ((st = lock_out_dir(dir)) != KVB_OK) return st;
   char path[1200];
   snprintf(path, sizeof path, "%s/meta.json", dir);
   char *meta = slurp_small(path, 1 << 20);
