@@ -197,7 +197,7 @@ static void spec_errors(void) {
         "rc %d: %s", rc, out);
   snprintf(cmd, sizeof cmd, "%s run %s/does-not-exist.lua", kvbound, tmp);
   rc = sh(cmd, out, sizeof out);
-  CHECK(rc == 2 && strstr(out, "cannot read"), "cli: a missing spec file is an error", "rc %d: %s",
+  CHECK(rc == 2 && strstr(out, "cannot open"), "cli: a missing spec file is an error", "rc %d: %s",
         rc, out);
   snprintf(cmd, sizeof cmd, "%s run --jobs 0 x.lua", kvbound);
   rc = sh(cmd, out, sizeof out);
@@ -955,6 +955,47 @@ static void one_writer(void) {
         "ends with the run", "%s", out);
 }
 
+/* Every file read whole is a regular file within a stated size (src/core/read_file.h): a link
+ * to /dev/zero as a spec, a .npy or a shard's rows is refused at once, a spec over 1 MiB or
+ * holding a NUL byte is refused with the reason. */
+static void bounded_reads(void) {
+  char cmd[4096], out[4096];
+  snprintf(cmd, sizeof cmd, "{ ln -sf /dev/zero %s/zero.lua; timeout 20 %s run %s/zero.lua --out %s/zo; "
+           "echo rc=$?; } 2>&1", tmp, kvbound, tmp, tmp);
+  sh(cmd, out, sizeof out);
+  CHECK(strstr(out, "not a regular file") && strstr(out, "rc=2"),
+        "cli: a spec that is a link to /dev/zero is refused at once", "%s", out);
+  snprintf(cmd, sizeof cmd, "{ head -c 1048600 /dev/zero | tr '\\0' ' ' > %s/huge.lua; "
+           "%s run %s/huge.lua --out %s/ho; echo rc=$?; } 2>&1", tmp, kvbound, tmp, tmp);
+  sh(cmd, out, sizeof out);
+  CHECK(strstr(out, "more than the limit of 1048576") && strstr(out, "rc=2"),
+        "cli: a spec over 1 MiB is refused with the limit named", "%s", out);
+  snprintf(cmd, sizeof cmd, "{ printf 'stream \"gaussian\" { n = 8 }\\n\\000method \"exact\" {}\\n' > "
+           "%s/nul.lua; %s run %s/nul.lua --out %s/no; echo rc=$?; } 2>&1", tmp, kvbound, tmp, tmp);
+  sh(cmd, out, sizeof out);
+  CHECK(strstr(out, "NUL byte at offset") && strstr(out, "rc=2"),
+        "cli: a spec holding a NUL byte is refused, not cut short", "%s", out);
+  char spec[256];
+  snprintf(spec, sizeof spec, "%s/zeronpy.lua", tmp);
+  snprintf(cmd, sizeof cmd, "stream \"npy\" { q = \"%s/z.npy\", k = \"%s/z.npy\", v = \"%s/z.npy\" }\n"
+           "method \"exact\" {}\n", tmp, tmp, tmp);
+  write_file(spec, cmd);
+  snprintf(cmd, sizeof cmd, "{ ln -sf /dev/zero %s/z.npy; timeout 20 %s run %s --out %s/zn; echo rc=$?; } 2>&1",
+           tmp, kvbound, spec, tmp);
+  sh(cmd, out, sizeof out);
+  CHECK(strstr(out, "not a regular file") && !strstr(out, "rc=0") && !strstr(out, "rc=124"),
+        "cli: a .npy that is a link to /dev/zero is refused at once", "%s", out);
+  /* a shard whose rows.tsv is a link to /dev/zero: the merge refuses it at once */
+  snprintf(spec, sizeof spec, "%s/sh.lua", tmp);
+  write_file(spec, "stream \"gaussian\" { n = 16, d_key = 2, d_value = 2 }\nmethod \"exact\" {}\ntrials(2)\n");
+  snprintf(cmd, sizeof cmd, "{ %s run %s --shard 0/1 --out %s/s0 >/dev/null && ln -sf /dev/zero "
+           "%s/s0/rows.tsv && timeout 20 %s merge %s/s0 --out %s/sm; echo rc=$?; } 2>&1",
+           kvbound, spec, tmp, tmp, kvbound, tmp, tmp);
+  sh(cmd, out, sizeof out);
+  CHECK(strstr(out, "not a regular file") && strstr(out, "rc=1"),
+        "cli: merge refuses a shard whose rows are a link to /dev/zero, at once", "%s", out);
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   /* argv[0] is B/tests/test_cli_spec; the command is B/kvbound */
@@ -975,6 +1016,7 @@ int main(int argc, char **argv) {
   planted_links();
   long_paths();
   one_writer();
+  bounded_reads();
   char cmd[128], out[256];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
   sh(cmd, out, sizeof out);

@@ -13,6 +13,7 @@
  * usage error. */
 #include "kvbound.h"
 #include "decode_compressed.h"
+#include "read_file.h"
 #include "model.h"
 
 #include <math.h>
@@ -62,24 +63,6 @@ static int cli_make(void *vc, int layer, int g, const kvb_method_config *cfg, kv
   return kvb_method_alloc(c->method, cfg, &p, out);
 }
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 1 << 16, n = 0, r;
-  char *b = malloc(cap);
-  while (b && (r = fread(b + n, 1, cap - n, f)) > 0) {
-    n += r;
-    if (n == cap) {
-      char *nb = realloc(b, cap *= 2);
-      if (!nb) free(b);
-      b = nb;
-    }
-  }
-  fclose(f);
-  *len = n;
-  return b;
-}
-
 static int parse_size(const char *s, size_t *out) {
   char *e;
   if (!s || !*s || *s == '-') return 1;
@@ -99,9 +82,9 @@ static int mk_exact(void *vc, int layer, int g, const kvb_method_config *cfg, kv
 static int run_text(const kvb_model *m, cli_mk *mk, const char *text, size_t start, size_t n0,
                     size_t n1, size_t observe, uint64_t seed) {
   size_t len = 0, nt = 0;
-  char *buf = slurp(text, &len);
-  if (!buf) {
-    fprintf(stderr, "kvbound decode: cannot read the text %s\n", text);
+  char *buf = NULL;
+  if (kvb_read_file(text, KVB_TEXT_FILE_MAX, "--text", &buf, &len)) {
+    fprintf(stderr, "kvbound decode: %s\n", kvb_strerror_last());
     return 1;
   }
   int32_t *ids = NULL;

@@ -13,6 +13,7 @@
  * checked against a whitelist here and again by `kvbound plot`. */
 #define _XOPEN_SOURCE 700
 #include "lua_spec.h"
+#include "read_file.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -703,31 +704,6 @@ static int traceback(lua_State *L) {
   return 1;
 }
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 4096, len = 0;
-  char *b = malloc(cap);
-  while (b) {
-    size_t got = fread(b + len, 1, cap - len - 1, f);
-    len += got;
-    if (got == 0) break;
-    if (len + 1 == cap) {
-      char *nb = realloc(b, cap * 2);
-      if (!nb) {
-        free(b);
-        b = NULL;
-        break;
-      }
-      b = nb;
-      cap *= 2;
-    }
-  }
-  fclose(f);
-  if (b) b[len] = '\0';
-  return b;
-}
-
 /* ---- the sandbox ---- */
 
 typedef struct {
@@ -836,10 +812,18 @@ int kvb_spec_load(const char *path, kvb_experiment *e, char *err, size_t cap) {
   kvb_experiment_init(e);
   err[0] = '\0';
   snprintf(e->spec_path, sizeof e->spec_path, "%s", path);
-  e->spec_text = slurp(path);
-  if (!e->spec_text) {
-    snprintf(err, cap, "%s: cannot read the spec file", path);
-    return KVB_EIO;
+  size_t len = 0;
+  int rst = kvb_read_file(path, KVB_SPEC_FILE_MAX, "spec", &e->spec_text, &len);
+  if (rst) {
+    snprintf(err, cap, "%s", kvb_strerror_last());
+    return rst;
+  }
+  /* a NUL would end the text Lua reads and the text hashed into meta.json at different points */
+  if (strlen(e->spec_text) != len) {
+    snprintf(err, cap, "%s: the spec contains a NUL byte at offset %zu (a spec is text)", path,
+             strlen(e->spec_text));
+    kvb_experiment_free(e);
+    return KVB_EFORMAT;
   }
   /* default name: the file's base name without .lua */
   const char *b = strrchr(path, '/');

@@ -6,6 +6,7 @@
 #include "measures.h"
 #include "lua_spec.h"
 #include "out_file.h"
+#include "read_file.h"
 #include "probe.h"
 #ifdef KVB_WITH_OPENCL
 #include "gpu.h"
@@ -1174,14 +1175,11 @@ static int meta_field(const char *json, const char *key, char *buf, size_t cap) 
   return 0;
 }
 
+/* A small metadata file (meta.json, shard.json, FAILED) whole, or NULL when it is absent, not
+ * a regular file or larger than max (read_file.h). */
 static char *slurp_small(const char *path, size_t max) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  char *b = malloc(max + 1);
-  size_t n = b ? fread(b, 1, max, f) : 0;
-  if (b) b[n] = '\0';
-  fclose(f);
-  return b;
+  char *b = NULL;
+  return kvb_read_file(path, max, "metadata", &b, NULL) ? NULL : b;
 }
 
 /* A directory path every buffer of the runner holds with its file names. */
@@ -1566,19 +1564,28 @@ static int read_shard_rows(const shard_info *si, const kvb_experiment *e, unit_r
                            size_t units) {
   char path[1200];
   snprintf(path, sizeof path, "%s/rows.tsv", si->dir);
-  FILE *f = fopen(path, "r");
-  if (!f) return KVB_ERROR(KVB_EIO, "%s: cannot open (%s)", path, strerror(errno));
-  char *line = NULL;
-  size_t cap = 0, lineno = 0, nrows = 0;
+  FILE *f;
+  int ost = kvb_open_regular(path, KVB_ROWS_FILE_MAX, "shard rows", &f);
+  if (ost) return ost;
+  /* a row is a few hundred bytes (its message is at most a few KiB): a longer line is refused
+   * before it is held in memory */
+  enum { ROW_LINE_MAX = 1 << 16 };
+  size_t cap = ROW_LINE_MAX + 2, lineno = 0, nrows = 0;
+  char *line = malloc(cap);
   size_t *rcap = NULL; /* allocated rows per unit of this shard, by k = (u - shard) / nshards */
   ssize_t len;
   int st = KVB_OK;
   size_t count = kvb_shard_units(units, (size_t)si->shard, (size_t)si->nshards);
   rcap = calloc(count ? count : 1, sizeof *rcap);
-  if (!rcap) st = KVB_ERROR(KVB_ENOMEM, "merge: out of memory");
-  while (!st && (len = getline(&line, &cap, f)) > 0) {
+  if (!rcap || !line) st = KVB_ERROR(KVB_ENOMEM, "merge: out of memory");
+  while (!st && fgets(line, (int)cap, f) && (len = (ssize_t)strlen(line)) > 0) {
     lineno++;
     if (line[len - 1] == '\n') line[--len] = '\0';
+    else if (!feof(f)) {
+      st = KVB_ERROR(KVB_EFORMAT, "%s:%zu: a line longer than %d bytes (not a row)", path, lineno,
+                     ROW_LINE_MAX);
+      break;
+    }
     if (lineno == 1) {
       if (strcmp(line, KVB_SHARD_ROWS_HEADER))
         st = KVB_ERROR(KVB_EFORMAT, "%s: not a kvbound shard rows file", path);

@@ -5,6 +5,7 @@
  * bounds-checked scanner that accepts exactly the three keys numpy writes, in any order. */
 #include "npy.h"
 #include "kvb_error.h"
+#include "read_file.h"
 
 #include <float.h>
 #include <math.h>
@@ -238,8 +239,10 @@ int kvb_npy_read(const char *path, kvb_npy_array *out) {
   if (!out) return KVB_ERROR(KVB_ENULL, "npy: output is NULL");
   memset(out, 0, sizeof *out);
   if (!path) return KVB_ERROR(KVB_ENULL, "npy: path is NULL");
-  FILE *f = fopen(path, "rb");
-  if (!f) return KVB_ERROR(KVB_EIO, "%s: cannot open", path);
+  /* a regular file of at most KVB_NPY_FILE_MAX bytes (read_file.h); its message is kept */
+  FILE *f;
+  int ost = kvb_open_regular(path, KVB_NPY_FILE_MAX, "npy", &f);
+  if (ost) return ost;
   size_t cap = 1 << 16, len = 0;
   unsigned char *buf = malloc(cap);
   if (!buf) {
@@ -250,6 +253,11 @@ int kvb_npy_read(const char *path, kvb_npy_array *out) {
     size_t got = fread(buf + len, 1, cap - len, f);
     len += got;
     if (len < cap) break;
+    if (len > KVB_NPY_FILE_MAX) { /* it grew while being read */
+      free(buf);
+      fclose(f);
+      return KVB_ERROR(KVB_EINVAL, "%s: more than the limit of %zu bytes", path, KVB_NPY_FILE_MAX);
+    }
     unsigned char *nb = realloc(buf, cap * 2);
     if (!nb) {
       free(buf);

@@ -1,5 +1,6 @@
 /* real_text.c — SHA-256 and the verified real text of the real-cache checks (real_text.h). */
 #include "real_text.h"
+#include "read_file.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -65,6 +66,10 @@ static int append_file(const char *path, char **buf, size_t *len, size_t *cap, i
     return KVB_ERROR(*missing ? KVB_ENOTFOUND : KVB_EIO, "cannot open the text %s (%s)", path,
                      strerror(errno));
   }
+  fclose(f);
+  /* a regular file of at most KVB_TEXT_FILE_MAX bytes (read_file.h) */
+  int st = kvb_open_regular(path, KVB_TEXT_FILE_MAX, "text", &f);
+  if (st) return st;
   size_t r;
   for (;;) {
     if (*len == *cap) {
@@ -78,6 +83,11 @@ static int append_file(const char *path, char **buf, size_t *len, size_t *cap, i
     }
     if ((r = fread(*buf + *len, 1, *cap - *len, f)) == 0) break;
     *len += r;
+    if (*len > KVB_TEXT_FILE_MAX) { /* it grew while being read */
+      fclose(f);
+      return KVB_ERROR(KVB_EINVAL, "text %s: more than the limit of %zu bytes", path,
+                       KVB_TEXT_FILE_MAX);
+    }
   }
   int err = ferror(f);
   fclose(f);
