@@ -996,6 +996,41 @@ static void bounded_reads(void) {
         "cli: merge refuses a shard whose rows are a link to /dev/zero, at once", "%s", out);
 }
 
+/* The merge verifies what each shard.json commits to (row count, a digest of rows.tsv bound to
+ * spec hash, seed and shard): edited values, a duplicated row with its count fixed up, rows
+ * copied from another seed's shard and a forged seed are refused; an untouched shard merges. */
+static void merge_verifies(void) {
+  char spec[256], cmd[8192], out[4096], kb[1024], cwd[512];
+  /* the commands cd into tmp: the command's path made absolute */
+  if (kvbound[0] == '/' || !getcwd(cwd, sizeof cwd)) snprintf(kb, sizeof kb, "%s", kvbound);
+  else snprintf(kb, sizeof kb, "%s/%s", cwd, kvbound);
+  snprintf(spec, sizeof spec, "%s/mv.lua", tmp);
+  write_file(spec, "stream \"gaussian\" { n = 16, d_key = 2, d_value = 2 }\nmethod \"exact\" {}\n"
+                   "method \"uniform_sample\" {}\ntrials(4)\n");
+  snprintf(cmd, sizeof cmd, "cd %s && for s in 1 2; do for i in 0 1; do %s run mv.lua --shard $i/2 "
+           "--seed $s --out mv$s-$i >/dev/null || exit 1; done; done && %s merge mv1-0 mv1-1 --out mvok",
+           tmp, kb, kb);
+  int rc = sh(cmd, out, sizeof out);
+  CHECK(rc == 0, "cli: untouched shards merge", "rc %d: %s", rc, out);
+  const char *tamper[4][2] = {
+      {"edited value", "sed -i '2s/\\t0x[0-9a-f.p+-]*/\\t0x1p+0/' mvt-1/rows.tsv"},
+      {"duplicated row, count fixed up",
+       "sed -n 2p mvt-1/rows.tsv >> mvt-1/rows.tsv && n=$(grep -o '\"rows\": \"[0-9]*' mvt-1/shard.json "
+       "| grep -o '[0-9]*$') && sed -i \"s/\\\"rows\\\": \\\"$n\\\"/\\\"rows\\\": \\\"$((n+1))\\\"/\" mvt-1/shard.json"},
+      {"rows of another seed", "cp mv2-1/rows.tsv mvt-1/rows.tsv"},
+      {"forged seed", "sed -i 's/\"seed\": \"1\"/\"seed\": \"2\"/' mvt-1/shard.json mvt-0/shard.json"}};
+  for (int i = 0; i < 4; i++) {
+    snprintf(cmd, sizeof cmd, "{ cd %s && rm -rf mvt-0 mvt-1 && cp -r mv1-0 mvt-0 && cp -r mv1-1 mvt-1 && "
+             "%s && %s merge mvt-0 mvt-1 --out mvbad%d --force; echo rc=$?; } 2>&1", tmp,
+             tamper[i][1], kb, i);
+    sh(cmd, out, sizeof out);
+    char name[128];
+    snprintf(name, sizeof name, "cli: merge refuses a shard with %s", tamper[i][0]);
+    CHECK(strstr(out, "rc=1") && (strstr(out, "does not match the digest") || strstr(out, "rows, but shard.json")),
+          name, "%s", out);
+  }
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   /* argv[0] is B/tests/test_cli_spec; the command is B/kvbound */
@@ -1017,6 +1052,7 @@ int main(int argc, char **argv) {
   long_paths();
   one_writer();
   bounded_reads();
+  merge_verifies();
   char cmd[128], out[256];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
   sh(cmd, out, sizeof out);

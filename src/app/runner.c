@@ -1376,6 +1376,37 @@ static void tsv_msg(FILE *f, const char *m) {
 /* rows.tsv: every row of the shard's units, exactly: the measures as C99 hexadecimal floats
  * (%a), which strtod reads back to the same double. */
 #define KVB_SHARD_ROWS_HEADER "# kvbound shard rows 1: unit stream method j status 25 x %a msg"
+/* The digest a shard's shard.json commits to: FNV-1a 64 over the run's identity (spec hash,
+ * seed, shard, shard count, units) and then every byte of rows.tsv. The merge recomputes it,
+ * so edited, truncated, duplicated or borrowed rows (another seed's, another spec's) and a
+ * forged identity field are refused. It guards against corruption and mix-ups, not against
+ * someone who rewrites rows and digest together (README, shards and merge). */
+static uint64_t digest_bytes(uint64_t h, const void *p, size_t n) {
+  const unsigned char *c = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ULL;
+  return h;
+}
+
+static uint64_t digest_init(const char *spec_hash, unsigned long long seed, unsigned long long shard,
+                            unsigned long long nshards, unsigned long long units) {
+  char id[256];
+  int n = snprintf(id, sizeof id, "kvbound shard rows v1\n%s\n%llu\n%llu\n%llu\n%llu\n",
+                   spec_hash, seed, shard, nshards, units);
+  return digest_bytes(1469598103934665603ULL, id, (size_t)n);
+}
+
+/* The digest of the file at path after h (rows.tsv as staged). */
+static int digest_file(const char *path, uint64_t *h) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return KVB_ERROR(KVB_EIO, "%s: cannot read back (%s)", path, strerror(errno));
+  unsigned char buf[1 << 16];
+  size_t r;
+  while ((r = fread(buf, 1, sizeof buf, f)) > 0) *h = digest_bytes(*h, buf, r);
+  int bad = ferror(f);
+  fclose(f);
+  return bad ? KVB_ERROR(KVB_EIO, "%s: read error", path) : KVB_OK;
+}
+
 static int write_shard_rows(FILE *f, const unit_result *res, size_t units) {
   fprintf(f, "%s\n", KVB_SHARD_ROWS_HEADER);
   for (size_t u = 0; u < units; u++)
@@ -1395,7 +1426,7 @@ static int write_shard_rows(FILE *f, const unit_result *res, size_t units) {
 
 static int write_shard_meta(const kvb_experiment *e, FILE *f, size_t shard, size_t nshards,
                             size_t units, size_t count, size_t rows, size_t failed, int jobs,
-                            double wall) {
+                            double wall, uint64_t digest) {
   char real[4096];
   fprintf(f, "{\n  \"kvbound_version\": \"%s\",\n  \"name\": ", KVBOUND_VERSION);
   json_str(f, e->name);
@@ -1407,9 +1438,9 @@ static int write_shard_meta(const kvb_experiment *e, FILE *f, size_t shard, size
              "  \"nshards\": \"%zu\",\n  \"assignment\": \"unit u = point*trials + trial runs in "
              "shard u mod nshards\",\n  \"units_total\": \"%zu\",\n  \"units\": \"%zu\",\n"
              "  \"rows\": \"%zu\",\n  \"failed_rows\": \"%zu\",\n  \"jobs\": \"%d\",\n"
-             "  \"wall_seconds\": \"%.3f\"\n}\n",
+             "  \"wall_seconds\": \"%.3f\",\n  \"rows_digest\": \"%016llx\"\n}\n",
           (unsigned long long)text_hash(e->spec_text), (unsigned long long)e->seed, shard,
-          nshards, units, count, rows, failed, jobs, wall);
+          nshards, units, count, rows, failed, jobs, wall, (unsigned long long)digest);
   return stage_close(f, "shard.json");
 }
 
@@ -1488,9 +1519,14 @@ int kvb_experiment_run_shard(const kvb_experiment *e, const char *dir, size_t sh
     FILE *f;
     st = (f = stage_open(&sg, dir, "results.csv")) ? write_csv(e, f, res, units) : KVB_EIO;
     if (!st) st = (f = stage_open(&sg, dir, "rows.tsv")) ? write_shard_rows(f, res, units) : KVB_EIO;
+    char hash[32];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)text_hash(e->spec_text));
+    uint64_t digest = digest_init(hash, (unsigned long long)e->seed, shard, nshards, units);
+    if (!st) st = digest_file(sg.tmp[sg.n - 1], &digest); /* rows.tsv as it was written */
     if (!st) /* last: its presence marks a complete shard */
       st = (f = stage_open(&sg, dir, "shard.json"))
-               ? write_shard_meta(e, f, shard, nshards, units, count, rows, failed, jobs, wall)
+               ? write_shard_meta(e, f, shard, nshards, units, count, rows, failed, jobs, wall,
+                                  digest)
                : KVB_EIO;
     if (!st) st = stage_commit(&sg, dir);
     else stage_discard(&sg);
@@ -1508,6 +1544,7 @@ int kvb_experiment_run_shard(const kvb_experiment *e, const char *dir, size_t sh
 typedef struct {
   const char *dir;
   char version[32], name[KVB_LABEL_MAX + 16], spec_path[512], spec_real[4096], hash[32];
+  char digest[32];
   unsigned long long seed, shard, nshards, units_total, units, rows, failed, jobs;
   double wall;
 } shard_info;
@@ -1551,7 +1588,8 @@ static int read_shard_info(const char *dir, shard_info *si) {
             meta_ull(m, "nshards", &si->nshards) | meta_ull(m, "units_total", &si->units_total) |
             meta_ull(m, "units", &si->units) | meta_ull(m, "rows", &si->rows) |
             meta_ull(m, "failed_rows", &si->failed) | meta_ull(m, "jobs", &si->jobs) |
-            meta_field(m, "wall_seconds", buf, sizeof buf);
+            meta_field(m, "wall_seconds", buf, sizeof buf) |
+            meta_field(m, "rows_digest", si->digest, sizeof si->digest);
   free(m);
   if (bad || si->nshards == 0 || si->shard >= si->nshards)
     return KVB_ERROR(KVB_EFORMAT, "%s/shard.json: not a kvbound shard description", dir);
@@ -1578,8 +1616,10 @@ static int read_shard_rows(const shard_info *si, const kvb_experiment *e, unit_r
   size_t count = kvb_shard_units(units, (size_t)si->shard, (size_t)si->nshards);
   rcap = calloc(count ? count : 1, sizeof *rcap);
   if (!rcap || !line) st = KVB_ERROR(KVB_ENOMEM, "merge: out of memory");
+  uint64_t digest = digest_init(si->hash, si->seed, si->shard, si->nshards, si->units_total);
   while (!st && fgets(line, (int)cap, f) && (len = (ssize_t)strlen(line)) > 0) {
     lineno++;
+    digest = digest_bytes(digest, line, (size_t)len);
     if (line[len - 1] == '\n') line[--len] = '\0';
     else if (!feof(f)) {
       st = KVB_ERROR(KVB_EFORMAT, "%s:%zu: a line longer than %d bytes (not a row)", path, lineno,
@@ -1659,6 +1699,12 @@ static int read_shard_rows(const shard_info *si, const kvb_experiment *e, unit_r
   if (!st && nrows != si->rows)
     st = KVB_ERROR(KVB_EFORMAT, "%s: %zu rows, but shard.json says %llu (a truncated or "
                    "replaced file)", path, nrows, si->rows);
+  char got[32];
+  snprintf(got, sizeof got, "%016llx", (unsigned long long)digest);
+  if (!st && strcmp(got, si->digest) != 0)
+    st = KVB_ERROR(KVB_EFORMAT, "%s does not match the digest its shard.json commits to (%s, "
+                   "recomputed %s): edited, duplicated or borrowed rows, or a changed seed, spec "
+                   "or shard field; re-run this shard", path, si->digest, got);
   for (size_t u = (size_t)si->shard; !st && u < units; u += (size_t)si->nshards)
     if (res[u].nrows == 0)
       st = KVB_ERROR(KVB_EFORMAT, "%s: no row of unit %zu, which shard %llu/%llu runs", path, u,
