@@ -159,7 +159,7 @@ check: all
 	OPENBLAS_NUM_THREADS=1 sh scripts/run-checks $(B) check
 
 # The Slurm job array for real, on a single-node Slurm started here (scripts/check-slurm; needs
-# root and `apt-get install slurm-wlm munge`). Not part of `check`.
+# root and slurm-wlm, munge). `make check` runs it too where it can, SKIPPED otherwise.
 check-slurm: all
 	sh scripts/check-slurm $(B)
 
