@@ -60,8 +60,11 @@ static int parse_seed(const char *txt, uint64_t *out) {
     return 0;
   }
   char *end;
+  /* a sign, or a value beyond 2^64 − 1 (strtoull clamps it), is an error, not another seed */
+  if (*txt == '-' || *txt == '+' || *txt == ' ') return -1;
+  errno = 0;
   unsigned long long v = strtoull(txt, &end, 0);
-  if (*txt == '\0' || *end != '\0') return -1;
+  if (*txt == '\0' || *end != '\0' || errno == ERANGE) return -1;
   *out = v;
   return 0;
 }
@@ -761,10 +764,27 @@ static int load_shards(options *o, source *src, char **trial_files, char *only_b
   return 0;
 }
 
+/* Every --only prefix must select a claim: a misspelt one would run nothing and pass. */
+static int check_only(const options *o) {
+  int bad = 0;
+  for (int i = 0; i < o->nonly; i++) {
+    int hit = 0;
+    for (size_t t = 0; prop_claim_tables[t] && !hit; t++)
+      for (const prop_claim *c = prop_claim_tables[t]; c->id && !hit; c++)
+        hit = strncmp(c->id, o->only[i], strlen(o->only[i])) == 0;
+    if (!hit) {
+      fprintf(stderr, "kvb-props: --only %s matches no claim (kvb-props --list)\n", o->only[i]);
+      bad = 1;
+    }
+  }
+  return bad;
+}
+
 int main(int argc, char **argv) {
   static options o;
   int rc = parse_args(argc, argv, &o);
   if (rc >= 0) return rc;
+  if (!o.nmerge && check_only(&o)) return 2;
   if (check_covers() || check_mutant_names()) return 2;
   char why[256];
   if (o.only_mutant && !prop_mutant_resolves(o.only_mutant, why, sizeof why)) {

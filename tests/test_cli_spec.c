@@ -1031,6 +1031,43 @@ static void merge_verifies(void) {
   }
 }
 
+/* Small refusals: a spec name that would make out/NAME the working directory or its parent; a
+ * seed with a sign or beyond 2^64 − 1 (it was clamped or wrapped); a kvb-props --only prefix
+ * that selects nothing (it ran nothing and passed). */
+static void small_refusals(void) {
+  char cmd[4096], out[4096], spec[256];
+  snprintf(spec, sizeof spec, "%s/dots.lua", tmp);
+  write_file(spec, "name \"..\"\nstream \"gaussian\" { n = 8 }\nmethod \"exact\" {}\n");
+  snprintf(cmd, sizeof cmd, "cd %s && { %s run dots.lua; echo rc=$?; } 2>&1", tmp, kvbound[0] == '/' ? kvbound : "false");
+  if (kvbound[0] != '/') {
+    char cwd[512];
+    if (getcwd(cwd, sizeof cwd))
+      snprintf(cmd, sizeof cmd, "cd %s && { %s/%s run dots.lua; echo rc=$?; } 2>&1", tmp, cwd, kvbound);
+  }
+  sh(cmd, out, sizeof out);
+  CHECK(strstr(out, "must not begin with '.'") && strstr(out, "rc=2"),
+        "cli: a spec named '..' is refused (out/.. is the working directory)", "%s", out);
+  snprintf(spec, sizeof spec, "%s/seeded.lua", tmp);
+  write_file(spec, "stream \"gaussian\" { n = 8 }\nmethod \"exact\" {}\n");
+  const char *seeds[3] = {"-1", "18446744073709551616", "+3"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(cmd, sizeof cmd, "{ %s run %s --seed %s --out %s/seeded; echo rc=$?; } 2>&1", kvbound,
+             spec, seeds[i], tmp);
+    sh(cmd, out, sizeof out);
+    char name[96];
+    snprintf(name, sizeof name, "cli: --seed %s is refused, not clamped", seeds[i]);
+    CHECK(strstr(out, "--seed needs a non-negative integer") && strstr(out, "rc=2"), name, "%s", out);
+  }
+  char props[1024];
+  snprintf(props, sizeof props, "%s", kvbound);
+  char *slash = strrchr(props, '/');
+  snprintf(slash ? slash + 1 : props, sizeof props - (size_t)(slash ? slash + 1 - props : 0), "kvb-props");
+  snprintf(cmd, sizeof cmd, "{ %s --only no.such.claim --no-mutants; echo rc=$?; } 2>&1", props);
+  sh(cmd, out, sizeof out);
+  CHECK(strstr(out, "matches no claim") && strstr(out, "rc=2"),
+        "cli: kvb-props --only with a prefix that matches nothing is an error", "%s", out);
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   /* argv[0] is B/tests/test_cli_spec; the command is B/kvbound */
@@ -1053,6 +1090,7 @@ int main(int argc, char **argv) {
   one_writer();
   bounded_reads();
   merge_verifies();
+  small_refusals();
   char cmd[128], out[256];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
   sh(cmd, out, sizeof out);

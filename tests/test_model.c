@@ -300,6 +300,49 @@ static void test_stream(const kvb_model *m) {
   free(c.q); free(c.k); free(c.v); free(hid); free(ids);
 }
 
+/* The real model's file with one metadata value patched: an infinite RoPE base, an infinite or
+ * zero RMS epsilon are refused with a message (they loaded and dumped degenerate caches). */
+static void test_bad_metadata(void) {
+  char src[4096];
+  if (kvb_model_default_path(src, sizeof src)) return;
+  FILE *f = fopen(src, "rb");
+  if (!f) return;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *b = malloc((size_t)n);
+  size_t got = b ? fread(b, 1, (size_t)n, f) : 0;
+  fclose(f);
+  static const char *const keys[2] = {"llama.rope.freq_base", "llama.attention.layer_norm_rms_epsilon"};
+  static const float vals[3] = {INFINITY, INFINITY, 0.0f};
+  for (int c = 0; c < 3 && b && got == (size_t)n; c++) {
+    const char *key = keys[c == 0 ? 0 : 1];
+    size_t k = strlen(key), at = 0;
+    for (size_t i = 0; i + k + 8 < (size_t)n && !at; i++)
+      if (memcmp(b + i, key, k) == 0 && b[i + k] == 6 && !b[i + k + 1] && !b[i + k + 2] && !b[i + k + 3])
+        at = i + k + 4; /* the key, its type FLOAT32 (6), then the value */
+    if (!at) continue;
+    unsigned char keep[4];
+    memcpy(keep, b + at, 4);
+    memcpy(b + at, &vals[c], 4);
+    char path[] = "/tmp/kvb_bad_model_XXXXXX";
+    int fd = mkstemp(path);
+    FILE *g = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (g) fwrite(b, 1, (size_t)n, g), fclose(g);
+    kvb_model m;
+    int st = kvb_model_load(path, &m);
+    char name[128];
+    snprintf(name, sizeof name, "model.refuses_%s_%s", c == 0 ? "rope_base" : "rms_eps",
+             c == 2 ? "zero" : "inf");
+    CHECK(g && st == KVB_EFORMAT && strstr(kvb_strerror_last(), c == 0 ? "RoPE base" : "RMS epsilon"),
+          name, "status %d: %s", st, kvb_strerror_last());
+    if (st == KVB_OK) kvb_model_free(&m);
+    remove(path);
+    memcpy(b + at, keep, 4);
+  }
+  free(b);
+}
+
 int main(void) {
   if (kvb_model_available() != KVB_OK) {
     const char *why = kvb_strerror_last();
@@ -322,5 +365,6 @@ int main(void) {
   test_stream(&m);
   test_logits(&m);
   kvb_model_free(&m);
+  test_bad_metadata();
   UNIT_EXIT();
 }

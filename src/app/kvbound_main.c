@@ -7,6 +7,7 @@
 #include "kvbound.h"
 
 #include <math.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,11 +152,14 @@ static void run_usage(FILE *f) {
           kvb_spec_help);
 }
 
+/* A decimal integer in [0, 2^64 − 1]: a sign, or a value beyond (strtoull clamps it), is an
+ * error rather than another seed. */
 static int parse_uint(const char *s, unsigned long long *out) {
   char *end;
-  if (!s || !*s || *s == '-') return -1;
+  if (!s || !*s || *s == '-' || *s == '+' || *s == ' ') return -1;
+  errno = 0;
   *out = strtoull(s, &end, 10);
-  return *end ? -1 : 0;
+  return *end || errno == ERANGE ? -1 : 0;
 }
 
 typedef struct {
@@ -264,6 +268,12 @@ static int cmd_run(int argc, char **argv) {
   if (out && strlen(out) > KVB_RUN_DIR_MAX) {
     fprintf(stderr, "kvbound run: --out: the path is %zu bytes long; the limit is %d\n",
             strlen(out), KVB_RUN_DIR_MAX);
+    kvb_experiment_free(&e);
+    return 2;
+  }
+  if (!out && (e.name[0] == '.' || e.name[0] == '\0')) {
+    fprintf(stderr, "kvbound run: the spec's name '%s' cannot name out/NAME (give the spec a "
+            "name, or --out DIR)\n", e.name);
     kvb_experiment_free(&e);
     return 2;
   }

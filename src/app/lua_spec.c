@@ -389,6 +389,10 @@ static int l_sweep(lua_State *L) {
 
 static int l_name(lua_State *L) {
   const char *n = luaL_checkstring(L, 1);
+  /* the name is the default output directory's last component: ".", ".." or a hidden name
+   * would be the working directory, its parent, or a file ls does not show */
+  if (n[0] == '.')
+    luaL_error(L, "name: must not begin with '.' (it names the output directory out/NAME), got '%s'", n);
   if (!label_ok(n) || strlen(n) >= KVB_LABEL_MAX)
     luaL_error(L, "name: expected letters, digits, _ - . + (at most %d), got '%s'", KVB_LABEL_MAX - 1, n);
   snprintf(get_exp(L)->name, KVB_LABEL_MAX, "%s", n);

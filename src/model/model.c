@@ -133,8 +133,13 @@ int kvb_model_load(const char *path, kvb_model *m) {
   c->head_dim = c->d_model / c->n_head;
   c->rope_base = kvb_gguf_get_float(&g, "llama.rope.freq_base", &f) ? 10000.0 : f;
   c->rms_eps = kvb_gguf_get_float(&g, "llama.attention.layer_norm_rms_epsilon", &f) ? 1e-5 : f;
-  if (c->head_dim % 2 || !(c->rope_base > 1) || !(c->rms_eps > 0)) {
-    st = KVB_ERROR(KVB_EFORMAT, "%s: odd head dimension or bad RoPE base / RMS epsilon", path);
+  /* finite, or every angle or every norm of the forward pass degenerates (an infinite base
+   * makes every rotation the identity; an infinite epsilon zeroes every activation) */
+  if (c->head_dim % 2 || !(c->rope_base > 1) || !isfinite(c->rope_base) || !(c->rms_eps > 0) ||
+      !(c->rms_eps < 1)) {
+    st = KVB_ERROR(KVB_EFORMAT, "%s: odd head dimension (%zu), or a RoPE base (%g) not finite "
+                   "and > 1, or an RMS epsilon (%g) not in (0, 1)", path, (size_t)c->head_dim,
+                   c->rope_base, c->rms_eps);
     goto fail;
   }
   const kvb_gguf_tensor *emb = kvb_gguf_tensor_find(&g, "token_embd.weight");
