@@ -208,6 +208,21 @@ $(B)/fuzz/fuzz_npy: tests/fuzz_npy.c src/core/npy.c src/core/kvb_error.c src/cor
 	$(FUZZ_CC) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	  -Isrc/core tests/fuzz_npy.c src/core/npy.c src/core/kvb_error.c -lm -o $@
 
+# libFuzzer harness for the spec reader (src/app/lua_spec.c, the Lua sandbox): lua_spec.c and the
+# harness instrumented, the rest of the command's objects and libraries as built by `all`;
+# corpus in tests/fuzz_corpus/spec (the shipped specs and hostile fragments).
+.PHONY: fuzz-spec
+fuzz-spec: $(B)/fuzz/fuzz_spec
+	@mkdir -p $(B)/fuzz/corpus_spec
+	$(B)/fuzz/fuzz_spec -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=10 $(B)/fuzz/corpus_spec tests/fuzz_corpus/spec
+
+$(B)/fuzz/fuzz_spec: tests/fuzz_spec.c src/app/lua_spec.c $(filter-out $(B)/obj/src/app/kvbound_main.o $(B)/obj/src/app/lua_spec.o,$(CLI_OBJ)) $(B)/libkvbound.a $(HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -g -O1 -D_POSIX_C_SOURCE=200809L -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined $(shell pkg-config --cflags lua5.4) $(INC3) tests/fuzz_spec.c \
+	  src/app/lua_spec.c $(filter-out $(B)/obj/src/app/kvbound_main.o $(B)/obj/src/app/lua_spec.o,$(CLI_OBJ)) \
+	  $(KVBOUND_GPU_LIBS) $(B)/libkvbound.a $(LIBS) -o $@
+
 # libFuzzer harness for the GGUF reader (src/model/gguf.c), like `fuzz` for .npy; corpus in
 # tests/fuzz_corpus/gguf (fold new inputs back with -merge=1 as above).
 .PHONY: fuzz-gguf

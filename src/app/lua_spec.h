@@ -11,6 +11,12 @@
  * expected" followed by a Lua traceback into err. */
 int kvb_spec_load(const char *path, kvb_experiment *e, char *err, size_t errcap);
 
+/* The same for a spec given as text (len bytes; a NUL inside is refused) named `name` in
+ * messages, under a time limit of `limit` seconds (at most the usual 5 s): for the fuzzer
+ * (tests/fuzz_spec.c). */
+int kvb_spec_load_text(const char *name, const char *text, size_t len, double limit,
+                       kvb_experiment *e, char *err, size_t errcap);
+
 /* The spec language, for `kvbound run --help`. */
 extern const char kvb_spec_help[];
 
