@@ -20,6 +20,7 @@ extern const prop_claim props_baselines[];
 extern const prop_claim props_baselines_tables[];
 extern const prop_claim props_real_cache[];
 extern const prop_claim props_real_model_e2e[];
+extern const prop_claim props_paper_arith[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
@@ -40,6 +41,7 @@ const prop_claim *const prop_claim_tables[] = {
     props_baselines_tables,
     props_real_cache,
     props_real_model_e2e,
+    props_paper_arith,
     NULL,
 };
 

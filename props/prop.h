@@ -57,6 +57,7 @@ typedef struct {
   int miss_set;         /* a mutant run stated its miss probability (prop_miss) */
   double miss;          /* that probability */
   int check_failures;   /* of `failures`, those of exact assertions (prop_check) */
+  int exact;            /* set by prop_exact(): no decision of this check is a test */
   int rejected;         /* of `failures`, hypothesis tests rejected (prop_pvalue) ... */
   double reject_miss;   /* ... and the smallest chance that one of them would not have been:
                            Φ(−(z_obs − z_α)), the plug-in normal approximation at its p */
@@ -181,6 +182,10 @@ prop_verdict prop_advantage_cell(prop_ctx *ctx, const char *cell, double p, doub
  * aggregated to one number per unit before any test. */
 void prop_unit(prop_ctx *ctx, const char *unit, size_t n, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* The check decides nothing by a hypothesis test (exact arithmetic, exact invariants): its
+ * cells add no α to the run's false-alarm bound and a mutant it catches misses with
+ * probability 0. Call before the first prop_cell. */
+void prop_exact(prop_ctx *ctx);
 /* In a mutant run: the probability that this mutant survives the check (from the check's power
  * at the mutant's effect). kvb-props adds these over the battery with the faithful runs'
  * false-alarm bounds (README, Verdicts: the per-run budget). Exact checks need not call it. */

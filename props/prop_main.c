@@ -439,7 +439,7 @@ static void run_into(const prop_claim *c, const options *o, const char *mutant, 
    * caught it; else the plug-in estimate of its rejected tests (prop.c); else unknown */
   r->miss_kind = PROP_MISS_NONE, r->miss = 0;
   if (mutant && ctx.miss_set) r->miss_kind = PROP_MISS_STATED, r->miss = ctx.miss;
-  else if (mutant && ctx.check_failures) r->miss_kind = PROP_MISS_EXACT;
+  else if (mutant && (ctx.check_failures || (ctx.exact && !ctx.ntests))) r->miss_kind = PROP_MISS_EXACT;
   else if (mutant && ctx.rejected) r->miss_kind = PROP_MISS_PLUGIN, r->miss = ctx.reject_miss;
   r->ncells = ctx.ncells;
   memcpy(r->cells, ctx.cells, sizeof r->cells);
