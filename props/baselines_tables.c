@@ -588,6 +588,8 @@ static void sg_cells(prop_ctx *ctx, tally *tl, const char *prefix, pool *P, cons
     }
 }
 
+/* mem_bad > 0 stops a table at the first stream with a run above the shared memory (an exact
+ * failure: the cells are not read), so check:budget_doubled costs one stream. */
 static void finish(prop_ctx *ctx, tally *tl, int mem_bad, int with_rs) {
   if (prop_check_mutant(ctx, "sides_swapped")) {
     /* The swapped run is caught iff some cell rejects (either way; a rejecting cell changes
@@ -661,7 +663,7 @@ static void subgen_table(prop_ctx *ctx, int which, int real) {
   for (int l = 0; l < SG_LEVELS; l++) Bmin[l] = (size_t)-1, Dmin[l] = INFINITY, Dmax[l] = 0;
   units_note(ctx, real, real ? 1 : ns / 3, nq);
   if (real) {
-    for (size_t i = 0; ok && i < ns; i++) {
+    for (size_t i = 0; ok && !mem_bad && i < ns; i++) {
       int layer, head;
       real_stream_at(ctx, i, &layer, &head);
       ev_stream e;
@@ -672,17 +674,17 @@ static void subgen_table(prop_ctx *ctx, int which, int real) {
         Bmin[l] = B[l] < Bmin[l] ? B[l] : Bmin[l], Bmax[l] = B[l] > Bmax[l] ? B[l] : Bmax[l],
         Dmin[l] = fmin(Dmin[l], D[l]), Dmax[l] = fmax(Dmax[l], D[l]);
     }
-    if (ok) sg_cells(ctx, &tl, "", &P, Bmin, Bmax, Dmin, Dmax);
+    if (ok && !mem_bad) sg_cells(ctx, &tl, "", &P, Bmin, Bmax, Dmin, Dmax);
     prop_note(ctx, "SmolLM2-135M caches of %s: %zu (layer, head) streams, prompt %zu tokens, %zu "
               "evaluation queries each, scale 1/8; budgets = SubGen's measured vectors / 2",
               TEXT_LONGEVAL, ns, n, nq);
   } else {
     /* per synthetic stream type its own cells (pools restarted per type) */
     size_t per = ns / 3;
-    for (int k = 0; ok && k < 3; k++) {
+    for (int k = 0; ok && !mem_bad && k < 3; k++) {
       for (int l = 0; l < SG_LEVELS; l++)
         P.N[l] = 0, Bmin[l] = (size_t)-1, Bmax[l] = 0, Dmin[l] = INFINITY, Dmax[l] = 0;
-      for (size_t i = 0; ok && i < per; i++) {
+      for (size_t i = 0; ok && !mem_bad && i < per; i++) {
         ev_stream e;
         ok = ev_synthetic(ctx, k, 10000 + 1000 * (uint64_t)k + i, n, nq, 1.0, &e) &&
              sg_stream(ctx, which, &e, 20000 + 1000 * (uint64_t)k + i, &P, B, D, &mem_bad);
@@ -694,7 +696,7 @@ static void subgen_table(prop_ctx *ctx, int which, int real) {
       char prefix[32];
       snprintf(prefix, sizeof prefix, "%s: ", syn_names[k]);
       tl.group = k;
-      if (ok) sg_cells(ctx, &tl, prefix, &P, Bmin, Bmax, Dmin, Dmax);
+      if (ok && !mem_bad) sg_cells(ctx, &tl, prefix, &P, Bmin, Bmax, Dmin, Dmax);
     }
     prop_note(ctx, "synthetic streams (clusters, heavy, drift; d=16), %zu per type, prompt %zu, "
               "%zu evaluation queries, scale 1", per, n, nq);
@@ -787,22 +789,22 @@ static void balancekv_table(prop_ctx *ctx, int real) {
   int mem_bad = 0, ok = 1;
   units_note(ctx, real, real ? 1 : ns / 3, nq);
   if (real) {
-    for (size_t i = 0; ok && i < ns; i++) {
+    for (size_t i = 0; ok && !mem_bad && i < ns; i++) {
       int layer, head;
       real_stream_at(ctx, i, &layer, &head);
       ev_stream e;
       ok = ev_model(ctx, TEXT_PROSE, layer, head, n, nq, &e) && bk_stream(ctx, &e, 32, 64, 1 + i, &P, &mem_bad);
       ev_free(&e);
     }
-    if (ok) bk_cells(ctx, &tl, "", &P);
+    if (ok && !mem_bad) bk_cells(ctx, &tl, "", &P);
     prop_note(ctx, "SmolLM2-135M caches of %s: %zu (layer, head) streams, prompt %zu tokens, %zu "
               "evaluation queries each, scale 1/8; f = w = 32, block 64, budgets 32+32+⌊%zu/2^T⌋",
               TEXT_PROSE, ns, n, nq, n - 64);
   } else {
     size_t per = ns / 3;
-    for (int k = 0; ok && k < 3; k++) {
+    for (int k = 0; ok && !mem_bad && k < 3; k++) {
       for (int l = 0; l < 3; l++) P.N[l] = 0;
-      for (size_t i = 0; ok && i < per; i++) {
+      for (size_t i = 0; ok && !mem_bad && i < per; i++) {
         ev_stream e;
         ok = ev_synthetic(ctx, k, 30000 + 1000 * (uint64_t)k + i, n, nq, 0.25, &e) &&
              bk_stream(ctx, &e, 16, 64, 40000 + 1000 * (uint64_t)k + i, &P, &mem_bad);
@@ -811,7 +813,7 @@ static void balancekv_table(prop_ctx *ctx, int real) {
       char prefix[32];
       snprintf(prefix, sizeof prefix, "%s: ", syn_names[k]);
       tl.group = k;
-      if (ok) bk_cells(ctx, &tl, prefix, &P);
+      if (ok && !mem_bad) bk_cells(ctx, &tl, prefix, &P);
     }
     prop_note(ctx, "synthetic streams (clusters, heavy, drift; d=16), %zu per type, prompt %zu, "
               "%zu evaluation queries, scale 1/√d; f = w = 16, block 64", per, n, nq);
