@@ -395,11 +395,7 @@ static void cell(prop_ctx *ctx, tally *tl, const char *name, const double *x, co
   size_t units = rows / us->rows_per_unit;
   double *d = malloc((units ? units : 1) * sizeof *d);
   if (!prop_check(ctx, d != NULL, "out of memory")) return;
-  double mx = 0, mu = 0;
-  for (size_t i = 0; i < rows; i++) {
-    mx += x[i] / (double)rows, mu += u[i] / (double)rows;
-    tl->nan_seen += !isfinite(x[i]) + !isfinite(u[i]);
-  }
+  for (size_t i = 0; i < rows; i++) tl->nan_seen += !isfinite(x[i]) + !isfinite(u[i]);
   utest t = unit_test(x, u, units, us->rows_per_unit, d);
   int vz = unit_test(NULL, u, units, us->rows_per_unit, NULL).v > 0;
   int vr = rs ? unit_test(rs, u, units, us->rows_per_unit, NULL).v > 0 : 0;
@@ -419,16 +415,14 @@ static void cell(prop_ctx *ctx, tally *tl, const char *name, const double *x, co
   prop_verdict v = t.v < 0 ? PROP_FAILS
                    : t.v > 0 ? (vz || vr ? PROP_VACUOUS : PROP_HOLDS)
                    : power >= 0.9 ? PROP_NOT_OBSERVED : PROP_INCONCLUSIVE;
-  char per[96] = "";
-  if (caches > units)
-    snprintf(per, sizeof per, "; caches won %u/%u (descriptive: one text's caches are not "
-             "independent)", cw, caches);
-  prop_cell(ctx, v, name, "unit = %s, N = %u (of %zu; ties dropped), powered for: win rate "
-            "%.2g; won %u lost %u, p = %.1e (loss p = %.1e), power %.3g%s; median %s error "
-            "ratio %.3g (mean error %.3g vs %.3g)%s; z0 %s%s", us->unit, n, units, WIN_EFFECT,
-            t.w, t.l, t.pw, t.pl, power, n < 20 ? " (N < 20: no outcome reaches α)" : "", us->unit,
-            ratio, mx, mu, per, vz ? "wins too" : "no",
-            rs ? (vr ? ", rand.signs wins too" : ", rand.signs no") : "");
+  char per[64] = "", tie[32] = "";
+  if (caches > units) snprintf(per, sizeof per, "; caches won %u/%u (not independent)", cw, caches);
+  if (n < units) snprintf(tie, sizeof tie, " (%zu tied)", units - n);
+  /* compact: 36 cells share the report's 8 KiB of notes */
+  prop_cell(ctx, v, name, "unit = %s, N = %u%s, powered for: win rate %.2g; won %u lost %u, p = %.2g "
+            "(loss p = %.2g), power %.3g%s; median %s error ratio %.3g%s%s%s", us->unit, n, tie,
+            WIN_EFFECT, t.w, t.l, t.pw, t.pl, power, n < 20 ? " (N < 20: cannot reject)" : "",
+            us->unit, ratio, per, vz ? "; z0 wins too" : "", vr ? "; rand.signs wins too" : "");
 }
 
 /* ------------------------------------------------------------------ 000/001 table engine */
