@@ -62,9 +62,11 @@
  * no cell rejects, is stated in the mutant run (prop_miss) as the product over the three
  * stream types (disjoint streams: independent) of 1 − power of the type's most decisive cell
  * at its observed won (or lost) fraction shrunk to (k + ½)/(N + 1). control:z_zero replaces
- * the method by z ≡ 0, which loses to every contender that errs < 1 on most streams; its miss
- * probability needs the faithful run's cells, which the mutant run does not have, so it is
- * measured at fresh seeds instead (scripts/fresh-seeds). The real tables,
+ * the method by z ≡ 0, which loses to every contender that errs < 1 on most streams; it
+ * survives only if every cell reads as the real method's would, so its run also evaluates the
+ * real method (beside z ≡ 0, not in its place) and states as its miss probability the product
+ * over stream types of the least chance, over the type's cells, that the two land in the same
+ * category (won / lost / neither; plug-in, the fractions shrunk as above). The real tables,
  * INCONCLUSIVE by design, cannot catch a comparison mutant; their mutant is
  * check:budget_doubled (every contender given twice the shared memory), which the exact
  * equal-memory assertion must catch at every seed.
@@ -336,6 +338,7 @@ typedef struct {
   int wins, zero_too, rs_too, rs_cells, nan_seen;
   int group;                     /* the stream type whose cells are being reported (0..2) */
   unsigned best_k[3], best_n[3]; /* per type, the most decisive cell's max(won, lost) of N */
+  double same[3];                /* control:z_zero: per type, the least P[cell unchanged] */
 } tally;
 
 /* How the pooled rows (queries) group into units: rows_per_unit consecutive rows are one unit
@@ -384,10 +387,29 @@ static utest unit_test(const double *x, const double *u, size_t units, size_t pe
   return t;
 }
 
+/* Plug-in probabilities that a cell with this outcome would be won, lost or neither were its
+ * units drawn again: the won and lost fractions shrunk to (k + ½)/(N + 1), then the chance of
+ * reaching the critical count. For a z ≡ 0 mutant run: the chance that the real method's
+ * cell (a) and z ≡ 0's (b) land in the same category, the runs independent. */
+static void cat_prob(utest t, double q[3]) {
+  unsigned n = t.w + t.l, c = n + 1;
+  kvb_binom_detectable_rate(n, 0.5, PROP_ALPHA, 0.9, &c);
+  q[0] = c <= n ? kvb_binom_tail_ge(c, (t.w + 0.5) / (n + 1.0), n) : 0;
+  q[1] = c <= n ? kvb_binom_tail_ge(c, (t.l + 0.5) / (n + 1.0), n) : 0;
+  q[2] = fmax(0, 1 - q[0] - q[1]);
+}
+
+static double cat_same(utest a, utest b) {
+  double qa[3], qb[3];
+  cat_prob(a, qa), cat_prob(b, qb);
+  return qa[0] * qb[0] + qa[1] * qb[1] + qa[2] * qb[2];
+}
+
 /* One cell: the paper's method x against contender u over `rows` pooled queries grouped by us;
- * rs: the random-signs control's errors for this cell (NULL where it does not apply). */
+ * rs: the random-signs control's errors for this cell (NULL where it does not apply); xf (a
+ * control:z_zero run only) the real method's errors, for the mutant's miss probability. */
 static void cell(prop_ctx *ctx, tally *tl, const char *name, const double *x, const double *u,
-                 const double *rs, size_t rows, const unit_spec *us) {
+                 const double *rs, const double *xf, size_t rows, const unit_spec *us) {
   if (prop_check_mutant(ctx, "sides_swapped")) { /* the check's own direction reversed */
     const double *t = x;
     x = u, u = t;
@@ -407,6 +429,10 @@ static void cell(prop_ctx *ctx, tally *tl, const char *name, const double *x, co
   double power = sign_power(n, WIN_EFFECT);
   unsigned k = t.w > t.l ? t.w : t.l, *bk = &tl->best_k[tl->group], *bn = &tl->best_n[tl->group];
   if (n && (double)k / n > (*bn ? (double)*bk / *bn : -1)) *bk = k, *bn = n;
+  if (xf) { /* control:z_zero run: how likely the real method's cell reads as z ≡ 0's does */
+    double s = cat_same(unit_test(xf, u, units, us->rows_per_unit, NULL), t);
+    if (s < tl->same[tl->group]) tl->same[tl->group] = s;
+  }
   if (t.v > 0) tl->wins++, tl->zero_too += vz;
   if (t.v > 0 && rs) tl->rs_cells++, tl->rs_too += vr;
   /* a win that z ≡ 0, or (against uniform) BalanceKV with random signs, also has is VACUOUS:
@@ -486,6 +512,7 @@ typedef struct {
   size_t cap, N[SG_LEVELS * 4];
   unit_spec us;
   double *x[SG_LEVELS], *u[4][SG_LEVELS], *rs[SG_LEVELS];
+  double *xf[SG_LEVELS]; /* control:z_zero runs only: the real method's errors (its miss) */
 } pool;
 
 static int pool_init(prop_ctx *ctx, pool *P, size_t cap, int ncont, int levels, int with_rs) {
@@ -494,6 +521,7 @@ static int pool_init(prop_ctx *ctx, pool *P, size_t cap, int ncont, int levels, 
   int ok = 1;
   for (int l = 0; l < levels; l++) {
     ok &= (P->x[l] = calloc(cap, sizeof(double))) != NULL;
+    if (prop_zero_control(ctx)) ok &= (P->xf[l] = calloc(cap, sizeof(double))) != NULL;
     if (with_rs) ok &= (P->rs[l] = calloc(cap, sizeof(double))) != NULL;
     for (int c = 0; c < ncont; c++) ok &= (P->u[c][l] = calloc(cap, sizeof(double))) != NULL;
   }
@@ -502,7 +530,7 @@ static int pool_init(prop_ctx *ctx, pool *P, size_t cap, int ncont, int levels, 
 
 static void pool_free(pool *P) {
   for (int l = 0; l < SG_LEVELS; l++) {
-    free(P->x[l]), free(P->rs[l]);
+    free(P->x[l]), free(P->rs[l]), free(P->xf[l]);
     for (int c = 0; c < 4; c++) free(P->u[c][l]);
   }
 }
@@ -537,11 +565,21 @@ static int sg_stream(prop_ctx *ctx, int which, const ev_stream *e, uint64_t sub,
       m = mk(ctx, "subgen", 1, e, r, as);
       if (ev_run(ctx, m, e, e->n, P->x[l] + off, &vec)) goto fail;
       *mem_bad += ctx->mutant == NULL && vec != vs; /* the evaluated SubGen is the measured one */
+      if (P->xf[l]) { /* control:z_zero: the real SubGen beside it, for the miss estimate */
+        kvb_method_free(m);
+        m = mk(ctx, "subgen", 0, e, r, as);
+        if (ev_run(ctx, m, e, e->n, P->xf[l] + off, NULL)) goto fail;
+      }
     } else {
       const char *as[] = {hw, cc, NULL};
       m = mk(ctx, "recent_kcenter", 1, e, NULL, as);
       if (ev_run(ctx, m, e, e->n, P->x[l] + off, &vec)) goto fail;
       *mem_bad += ctx->mutant == NULL && vec > share;
+      if (P->xf[l]) {
+        kvb_method_free(m);
+        m = mk(ctx, "recent_kcenter", 0, e, NULL, as);
+        if (ev_run(ctx, m, e, e->n, P->xf[l] + off, NULL)) goto fail;
+      }
     }
     kvb_method_free(m);
     char rr[32];
@@ -578,7 +616,7 @@ static void sg_cells(prop_ctx *ctx, tally *tl, const char *prefix, pool *P, cons
       char name[96];
       snprintf(name, sizeof name, "%svs %s phi=1/%d (B %zu..%zu)", prefix, sg_cont[c],
                (int)lround(1 / sg_phi[l]), Bmin[l], Bmax[l]);
-      cell(ctx, tl, name, P->x[l], P->u[c][l], NULL, P->N[l], &P->us);
+      cell(ctx, tl, name, P->x[l], P->u[c][l], NULL, P->xf[l], P->N[l], &P->us);
     }
 }
 
@@ -600,6 +638,15 @@ static void finish(prop_ctx *ctx, tally *tl, int mem_bad, int with_rs) {
     prop_note(ctx, "sides_swapped: the most decisive cell per stream type went %u/%u, %u/%u, "
               "%u/%u one way: miss probability ≤ %.2g", tl->best_k[0], tl->best_n[0],
               tl->best_k[1], tl->best_n[1], tl->best_k[2], tl->best_n[2], miss);
+  }
+  if (prop_zero_control(ctx) && tl->same[0] <= 1) {
+    /* z ≡ 0 survives only if every cell reads as the real method's would: at most, per stream
+     * type (independent), the least chance over its cells that the two land alike */
+    double miss = tl->same[0] * tl->same[1] * tl->same[2];
+    prop_miss(ctx, miss);
+    prop_note(ctx, "z_zero: per stream type the least chance a cell reads alike for the real "
+              "method and z ≡ 0: %.2g, %.2g, %.2g: miss probability ≤ %.2g", tl->same[0],
+              tl->same[1], tl->same[2], miss);
   }
   prop_check(ctx, tl->nan_seen == 0, "%d non-finite errors", tl->nan_seen);
   prop_check(ctx, mem_bad == 0, "%d runs above the shared memory", mem_bad);
@@ -650,7 +697,7 @@ static void subgen_table(prop_ctx *ctx, int which, int real) {
   pool P;
   if (!pool_init(ctx, &P, ns * nq, SG_CONT, SG_LEVELS, 0)) return;
   P.us = real ? (unit_spec){"text", ns * nq, nq} : (unit_spec){"stream", nq, nq};
-  tally tl = {0};
+  tally tl = {0, 0, 0, 0, 0, 0, {0}, {0}, {2, 2, 2}};
   int mem_bad = 0, ok = 1;
   size_t Bmin[SG_LEVELS], Bmax[SG_LEVELS] = {0}, B[SG_LEVELS];
   double Dmin[SG_LEVELS], Dmax[SG_LEVELS], D[SG_LEVELS];
@@ -726,6 +773,11 @@ static int bk_stream(prop_ctx *ctx, const ev_stream *e, size_t fw, size_t b, uin
     kvb_method *m = mk(ctx, "balancekv_block", 1, e, r, ab);
     if (ev_run(ctx, m, e, e->n, P->x[l] + off, &vec)) goto fail;
     *mem_bad += ctx->mutant == NULL && vec != 2 * B;
+    if (P->xf[l]) { /* control:z_zero: the real block BalanceKV beside it (its miss) */
+      kvb_method_free(m);
+      m = mk(ctx, "balancekv_block", 0, e, r, ab);
+      if (ev_run(ctx, m, e, e->n, P->xf[l] + off, NULL)) goto fail;
+    }
     kvb_method_free(m);
     const char *ar[] = {tt, ff, ww, bl, "mutant=random_signs", NULL};
     m = mk(ctx, "balancekv_block", 0, e, r, ar);
@@ -768,7 +820,8 @@ static void bk_cells(prop_ctx *ctx, tally *tl, const char *prefix, pool *P) {
     for (int l = 0; l < 3; l++) {
       char name[96];
       snprintf(name, sizeof name, "%svs %s 1/%d", prefix, bk_cont[c], 2 << l);
-      cell(ctx, tl, name, P->x[l], P->u[c][l], c == 0 ? P->rs[l] : NULL, P->N[l], &P->us);
+      cell(ctx, tl, name, P->x[l], P->u[c][l], c == 0 ? P->rs[l] : NULL, P->xf[l], P->N[l],
+           &P->us);
     }
 }
 
@@ -779,7 +832,7 @@ static void balancekv_table(prop_ctx *ctx, int real) {
   pool P;
   if (!pool_init(ctx, &P, ns * nq, 4, 3, 1)) return;
   P.us = real ? (unit_spec){"text", ns * nq, nq} : (unit_spec){"stream", nq, nq};
-  tally tl = {0};
+  tally tl = {0, 0, 0, 0, 0, 0, {0}, {0}, {2, 2, 2}};
   int mem_bad = 0, ok = 1;
   units_note(ctx, real, real ? 1 : ns / 3, nq);
   if (real) {
