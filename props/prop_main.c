@@ -489,6 +489,10 @@ static int judge_mutant(const prop_claim *c, const options *o, const prop_run_re
   } else if (mv == PROP_FAILS || mv != f->v || cells_moved) {
     (*caught)++;
     printf("PASS %s caught mutant %s (verdict %s)\n", c->id, m->mutant, prop_verdict_name(mv));
+    if (m->miss_kind != PROP_MISS_NONE && m->miss > 1e-4)
+      printf("    its miss probability is %.3g (%s): the catch rests on a test near its "
+             "threshold\n", m->miss, m->miss_kind == PROP_MISS_STATED ? "stated by the check"
+                                                                    : "plug-in estimate");
   } else {
     failed++;
     printf("FAIL %s let mutant %s survive (verdict %s)\n    reproduce: KVBOUND_SEED=%" PRIu64
