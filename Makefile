@@ -75,9 +75,11 @@ $(PROP_OBJ): CFLAGS_ALL += -Wno-missing-field-initializers
 $(B)/kvb-props: $(PROP_OBJ) $(B)/libkvbound.a
 	$(CC) -o $@ $(PROP_OBJ) $(B)/libkvbound.a $(LIBS)
 
-# The model's K/V dumper (src/model/tools/dump_kv.c; README, The real model).
-$(B)/kvb-dump-kv: $(B)/obj/src/model/tools/dump_kv.o $(B)/libkvbound.a
-	$(CC) -o $@ $< $(B)/libkvbound.a $(LIBS)
+# The model's K/V dumper, an alias of `kvbound dump-kv` (src/app/tools/dump_kv.c around
+# src/app/dump_kv_cli.c; README, The real model). Tool mains live in src/app/tools/, outside the
+# library's folders and outside `kvbound` (CLI_SRC takes src/app/*.c only).
+$(B)/kvb-dump-kv: $(B)/obj/src/app/tools/dump_kv.o $(B)/obj/src/app/dump_kv_cli.o $(B)/libkvbound.a
+	$(CC) -o $@ $(filter %.o,$^) $(B)/libkvbound.a $(LIBS)
 
 $(B)/tests/%: $(B)/obj/tests/%.o $(B)/libkvbound.a
 	@mkdir -p $(dir $@)
