@@ -158,8 +158,9 @@ int kvb_experiment_units(const kvb_experiment *e, size_t *points, size_t *units)
 }
 
 /* What a run and a shard check before any trial: the spec has a stream and a method, its trials
- * are countable, and the output directory exists (created). */
-int runner_prepare(const kvb_experiment *e, const char *dir, size_t *units) {
+ * are countable, and the output directory exists (created). *jobs < 1 becomes 1. */
+int runner_prepare(const kvb_experiment *e, const char *dir, int *jobs, size_t *units) {
+  if (*jobs < 1) *jobs = 1;
   if (e->nstreams == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no stream");
   if (e->nmethods == 0) return KVB_ERROR(KVB_EINVAL, "the spec declares no method or probe");
   if (kvb_experiment_units(e, NULL, units) != 0 || *units > KVB_RUN_MAX_UNITS)
@@ -198,9 +199,8 @@ int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int p
   if (!e || !dir || !rep) return KVB_ERROR(KVB_ENULL, "run: NULL argument");
   memset(rep, 0, sizeof *rep);
   size_t units = 0;
-  int st = runner_prepare(e, dir, &units);
+  int st = runner_prepare(e, dir, &jobs, &units);
   if (st) return st;
-  if (jobs < 1) jobs = 1;
   struct stat sb;
   if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
     return KVB_ERROR(KVB_EINVAL, "%s is not a directory", dir);

@@ -38,8 +38,9 @@ typedef struct {
 /* A method on its spec's backend: "cpu" (the default) or a device. */
 int runner_method_alloc(const kvb_run_item *it, const kvb_method_config *cfg, const kvb_params *p,
                         kvb_method **m);
-/* What a run and a shard check before any trial; *units gets the run's units. */
-int runner_prepare(const kvb_experiment *e, const char *dir, size_t *units);
+/* What a run and a shard check before any trial (jobs clamped to >= 1); *units gets the run's
+ * units. */
+int runner_prepare(const kvb_experiment *e, const char *dir, int *jobs, size_t *units);
 /* The run report of units first, first + step, ... below units; the first whole-unit failure
  * as an error status. */
 int runner_tally(const kvb_experiment *e, const unit_result *res, size_t first, size_t step,
@@ -72,7 +73,8 @@ int runner_meta_field(const char *json, const char *key, char *buf, size_t cap);
 char *runner_slurp_small(const char *path, size_t max);
 
 /* ---- runner_output.c ---- */
-void runner_json_str(FILE *f, const char *s);
+/* meta.json's and shard.json's identity fields (version, spec name, path, real path, hash). */
+void runner_json_spec(FILE *f, const kvb_experiment *e, const char *real_given);
 uint64_t runner_text_hash(const char *s);
 void runner_app(char *b, size_t cap, size_t *o, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-void runner_json_str(FILE *f, const char *s) {
+static void json_str(FILE *f, const char *s) {
   fputc('"', f);
   for (; s && *s; s++) {
     unsigned char c = (unsigned char)*s;
@@ -60,6 +60,20 @@ uint64_t runner_text_hash(const char *s) {
   return h;
 }
 
+/* The opening of meta.json and shard.json, up to the spec hash's closing quote: kvbound version,
+ * spec name, path, real path (real_given, else computed) and hash, which prepare_out and the
+ * merge read back. */
+void runner_json_spec(FILE *f, const kvb_experiment *e, const char *real_given) {
+  char real[4096];
+  fprintf(f, "{\n  \"kvbound_version\": \"%s\",\n  \"name\": ", KVBOUND_VERSION);
+  json_str(f, e->name);
+  fprintf(f, ",\n  \"spec_path\": ");
+  json_str(f, e->spec_path);
+  fprintf(f, ",\n  \"spec_realpath\": ");
+  json_str(f, real_given ? real_given : realpath(e->spec_path, real) ? real : e->spec_path);
+  fprintf(f, ",\n  \"spec_hash\": \"%016llx\"", (unsigned long long)runner_text_hash(e->spec_text));
+}
+
 /* real: the spec's real path to record (a merge records the shards' own), NULL: computed. */
 static int write_meta(const kvb_experiment *e, FILE *f, int jobs, size_t units, size_t rows,
                       size_t failed, double wall, const char *real_given) {
@@ -71,14 +85,7 @@ static int write_meta(const kvb_experiment *e, FILE *f, int jobs, size_t units, 
   struct tm tmv;
   gmtime_r(&t, &tmv);
   strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tmv);
-  fprintf(f, "{\n  \"kvbound_version\": \"%s\",\n  \"name\": ", KVBOUND_VERSION);
-  runner_json_str(f, e->name);
-  fprintf(f, ",\n  \"spec_path\": ");
-  runner_json_str(f, e->spec_path);
-  char real[4096];
-  fprintf(f, ",\n  \"spec_realpath\": ");
-  runner_json_str(f, real_given ? real_given : realpath(e->spec_path, real) ? real : e->spec_path);
-  fprintf(f, ",\n  \"spec_hash\": \"%016llx\"", (unsigned long long)runner_text_hash(e->spec_text));
+  runner_json_spec(f, e, real_given);
   fprintf(f, ",\n  \"failed_rows\": %zu", failed);
   fprintf(f, ",\n  \"seed\": %llu,\n  \"trials\": %zu,\n  \"sweep_points\": %zu,\n"
              "  \"units\": %zu,\n  \"rows\": %zu,\n  \"jobs\": %d,\n  \"wall_seconds\": %.3f,\n"
@@ -86,13 +93,13 @@ static int write_meta(const kvb_experiment *e, FILE *f, int jobs, size_t units, 
           (unsigned long long)e->seed, e->trials, kvb_experiment_points(e), units, rows, jobs,
           wall, when);
   fprintf(f, "  \"machine\": {\"sysname\": ");
-  runner_json_str(f, un.sysname);
+  json_str(f, un.sysname);
   fprintf(f, ", \"release\": ");
-  runner_json_str(f, un.release);
+  json_str(f, un.release);
   fprintf(f, ", \"version\": ");
-  runner_json_str(f, un.version);
+  json_str(f, un.version);
   fprintf(f, ", \"machine\": ");
-  runner_json_str(f, un.machine);
+  json_str(f, un.machine);
   fprintf(f, ", \"cores\": %ld},\n", sysconf(_SC_NPROCESSORS_ONLN));
   if (e->scale > 0)
     fprintf(f, "  \"scale\": %.17g,\n", e->scale);
@@ -107,11 +114,11 @@ static int write_meta(const kvb_experiment *e, FILE *f, int jobs, size_t units, 
       char ps[2048];
       params_str(&items[i].params, ps, sizeof ps);
       fprintf(f, "%s{\"label\": ", i ? ", " : "");
-      runner_json_str(f, items[i].label);
+      json_str(f, items[i].label);
       fprintf(f, ", \"type\": ");
-      runner_json_str(f, items[i].type);
+      json_str(f, items[i].type);
       fprintf(f, ", \"params\": ");
-      runner_json_str(f, ps);
+      json_str(f, ps);
       fprintf(f, "}");
     }
     fprintf(f, "],\n");
@@ -119,19 +126,19 @@ static int write_meta(const kvb_experiment *e, FILE *f, int jobs, size_t units, 
   fprintf(f, "  \"sweeps\": [");
   for (size_t s = 0; s < e->nsweeps; s++) {
     fprintf(f, "%s{\"param\": ", s ? ", " : "");
-    runner_json_str(f, e->sweeps[s].param);
+    json_str(f, e->sweeps[s].param);
     fprintf(f, ", \"values\": [");
     for (size_t v = 0; v < e->sweeps[s].nvals; v++)
       fprintf(f, "%s%.17g", v ? ", " : "", e->sweeps[s].vals[v]);
     fprintf(f, "]");
     if (e->sweeps[s].zip_with >= 0) {
       fprintf(f, ", \"in_step_with\": ");
-      runner_json_str(f, e->sweeps[e->sweeps[s].zip_with].param);
+      json_str(f, e->sweeps[e->sweeps[s].zip_with].param);
     }
     fprintf(f, "}");
   }
   fprintf(f, "],\n  \"spec\": ");
-  runner_json_str(f, e->spec_text);
+  json_str(f, e->spec_text);
   fprintf(f, "\n}\n");
   return runner_stage_close(f, "meta.json");
 }

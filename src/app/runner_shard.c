@@ -90,20 +90,14 @@ static int write_shard_rows(FILE *f, const unit_result *res, size_t units) {
 static int write_shard_meta(const kvb_experiment *e, FILE *f, size_t shard, size_t nshards,
                             size_t units, size_t count, size_t rows, size_t failed, int jobs,
                             double wall, uint64_t digest) {
-  char real[4096];
-  fprintf(f, "{\n  \"kvbound_version\": \"%s\",\n  \"name\": ", KVBOUND_VERSION);
-  runner_json_str(f, e->name);
-  fprintf(f, ",\n  \"spec_path\": ");
-  runner_json_str(f, e->spec_path);
-  fprintf(f, ",\n  \"spec_realpath\": ");
-  runner_json_str(f, realpath(e->spec_path, real) ? real : e->spec_path);
-  fprintf(f, ",\n  \"spec_hash\": \"%016llx\",\n  \"seed\": \"%llu\",\n  \"shard\": \"%zu\",\n"
+  runner_json_spec(f, e, NULL);
+  fprintf(f, ",\n  \"seed\": \"%llu\",\n  \"shard\": \"%zu\",\n"
              "  \"nshards\": \"%zu\",\n  \"assignment\": \"unit u = point*trials + trial runs in "
              "shard u mod nshards\",\n  \"units_total\": \"%zu\",\n  \"units\": \"%zu\",\n"
              "  \"rows\": \"%zu\",\n  \"failed_rows\": \"%zu\",\n  \"jobs\": \"%d\",\n"
              "  \"wall_seconds\": \"%.3f\",\n  \"rows_digest\": \"%016llx\"\n}\n",
-          (unsigned long long)runner_text_hash(e->spec_text), (unsigned long long)e->seed, shard,
-          nshards, units, count, rows, failed, jobs, wall, (unsigned long long)digest);
+          (unsigned long long)e->seed, shard, nshards, units, count, rows, failed, jobs, wall,
+          (unsigned long long)digest);
   return runner_stage_close(f, "shard.json");
 }
 
@@ -151,9 +145,8 @@ int kvb_experiment_run_shard(const kvb_experiment *e, const char *dir, size_t sh
   if (nshards < 1 || shard >= nshards)
     return KVB_ERROR(KVB_EINVAL, "shard %zu/%zu: need 0 <= I < N", shard, nshards);
   size_t units = 0;
-  int st = runner_prepare(e, dir, &units);
+  int st = runner_prepare(e, dir, &jobs, &units);
   if (st) return st;
-  if (jobs < 1) jobs = 1;
   /* the previous shard's completion mark and failure marker go first: while this runs, the
    * directory claims no complete shard */
   char path[1200];
