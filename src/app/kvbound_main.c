@@ -1,5 +1,5 @@
 /* kvbound_main.c — the kvbound command: `list` (methods, streams, measures), `run` (a Lua
- * experiment spec, runner.c + lua_spec.c; --shard I/N for one shard), `merge` (shards into the
+ * experiment spec, runner*.c + lua_spec.c; --shard I/N for one shard), `merge` (shards into the
  * outputs of one run, runner_shard.c), `plot` (gnuplot, plot.c), `dump-kv` (the real model's caches as
  * .npy, dump_kv_cli.c), `decode` (decode_cli.c). Exit status: 0 success,
  * 1 a run or plot failed (including a run whose rows failed: its outputs are written), 2 usage

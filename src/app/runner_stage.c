@@ -91,7 +91,7 @@ int runner_mkdir_p(const char *dir) {
   return KVB_OK;
 }
 
-/* Reads string field `key` of a meta.json written by write_meta (json_str escapes) into buf. */
+/* Reads string field `key` of a meta.json or shard.json (runner_output.c escapes) into buf. */
 int runner_meta_field(const char *json, const char *key, char *buf, size_t cap) {
   char pat[64];
   snprintf(pat, sizeof pat, "\"%s\": \"", key);
