@@ -75,9 +75,11 @@ $(PROP_OBJ): CFLAGS_ALL += -Wno-missing-field-initializers
 $(B)/kvb-props: $(PROP_OBJ) $(B)/libkvbound.a
 	$(CC) -o $@ $(PROP_OBJ) $(B)/libkvbound.a $(LIBS)
 
-# The model's K/V dumper (src/model/tools/dump_kv.c; README, The real model).
-$(B)/kvb-dump-kv: $(B)/obj/src/model/tools/dump_kv.o $(B)/libkvbound.a
-	$(CC) -o $@ $< $(B)/libkvbound.a $(LIBS)
+# The model's K/V dumper, an alias of `kvbound dump-kv` (src/app/tools/dump_kv.c around
+# src/app/dump_kv_cli.c; README, The real model). Tool mains live in src/app/tools/, outside the
+# library's folders and outside `kvbound` (CLI_SRC takes src/app/*.c only).
+$(B)/kvb-dump-kv: $(B)/obj/src/app/tools/dump_kv.o $(B)/obj/src/app/dump_kv_cli.o $(B)/libkvbound.a
+	$(CC) -o $@ $(filter %.o,$^) $(B)/libkvbound.a $(LIBS)
 
 $(B)/tests/%: $(B)/obj/tests/%.o $(B)/libkvbound.a
 	@mkdir -p $(dir $@)
@@ -102,7 +104,7 @@ $(B)/bench/%: $(B)/obj/tests/%.o $(B)/libkvbound.a
 # auto-detected; plain `make` works without either). The gpu code is its own library
 # (libkvbound_gpu.a, linked with -lOpenCL) so libkvbound keeps no device dependency.
 GPU_CL  := src/gpu/k_prelude.cl $(filter-out src/gpu/k_prelude.cl,$(sort $(wildcard src/gpu/k_*.cl)))
-GPU_SRC := $(filter-out src/gpu/gpucheck_main.c,$(wildcard src/gpu/*.c))
+GPU_SRC := $(wildcard src/gpu/*.c)
 GPU_OBJ := $(GPU_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gpu/kvb_kernels_src.o
 GPU_INC := $(INC1) -Isrc/gpu
 HAVE_OPENCL := $(shell printf '\043include <CL/cl.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
@@ -130,7 +132,10 @@ $(B)/obj/src/gpu/%.o: src/gpu/%.c $(HDRS) $(wildcard src/gpu/*.h)
 	$(CC) $(CFLAGS_ALL) $(GPU_INC) -c $< -o $@
 $(B)/libkvbound_gpu.a: $(GPU_OBJ)
 	rm -f $@ && ar rcs $@ $^
-$(B)/kvb-gpucheck: $(B)/obj/src/gpu/gpucheck_main.o $(B)/libkvbound_gpu.a $(B)/libkvbound.a
+# The device kernels' check tool (src/app/tools/gpucheck_main.c), which reaches into src/gpu/.
+$(B)/obj/src/app/tools/gpucheck_main.o: CFLAGS_ALL += -Isrc/gpu
+$(B)/obj/src/app/tools/gpucheck_main.o: $(wildcard src/gpu/*.h)
+$(B)/kvb-gpucheck: $(B)/obj/src/app/tools/gpucheck_main.o $(B)/libkvbound_gpu.a $(B)/libkvbound.a
 	$(CC) -o $@ $^ -lOpenCL $(LIBS)
 
 # kvbound itself: a spec's backend = "opencl" (runner.c) and `kvbound devices` reach the device

@@ -1,7 +1,7 @@
 /* kvbound_main.c — the kvbound command: `list` (methods, streams, measures), `run` (a Lua
- * experiment spec, runner.c + lua_spec.c; --shard I/N for one shard), `merge` (shards into the
- * outputs of one run, runner.c), `plot` (gnuplot, plot.c), `dump-kv` (the real model's caches as
- * .npy, src/model/kv_dump.c). Exit status: 0 success,
+ * experiment spec, runner*.c + lua_spec.c; --shard I/N for one shard), `merge` (shards into the
+ * outputs of one run, runner_shard.c), `plot` (gnuplot, plot.c), `dump-kv` (the real model's caches as
+ * .npy, dump_kv_cli.c), `decode` (decode_cli.c). Exit status: 0 success,
  * 1 a run or plot failed (including a run whose rows failed: its outputs are written), 2 usage
  * or spec error (nothing ran). */
 #include "kvbound.h"
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kv_dump.h"
+#include "dump_kv_cli.h"
 #include "lua_spec.h"
 #include "probe.h"
 #include "plot.h"
@@ -458,7 +458,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "plot") == 0) return cmd_plot(argc - 1, argv + 1);
   if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - 1, argv + 1);
   if (strcmp(cmd, "devices") == 0) return kvb_run_devices();
-  if (strcmp(cmd, "dump-kv") == 0) return kvb_dump_kv_main(argc - 1, argv + 1, "kvbound dump-kv");
+  if (strcmp(cmd, "dump-kv") == 0) return kvb_cmd_dump_kv(argc - 1, argv + 1, "kvbound dump-kv");
   if (strcmp(cmd, "decode") == 0) return kvb_cmd_decode(argc - 1, argv + 1);
   fprintf(stderr, "kvbound: unknown command '%s'\n", cmd);
   usage(stderr);

@@ -1,4 +1,5 @@
-/* kv_dump.c — `kvbound dump-kv` (kv_dump.h). */
+/* kv_dump.c — the model's post-RoPE queries, keys and values written as .npy (kv_dump.h); the
+ * command line of `kvbound dump-kv` is src/app/dump_kv_cli.c. */
 #include "kv_dump.h"
 
 #include <errno.h>
@@ -139,68 +140,4 @@ int kvb_dump_kv(const char *text, long want, const char *model, const char *out,
   free(ids);
   kvb_model_free(&m);
   return st;
-}
-
-static void usage(FILE *f, const char *prog) {
-  fprintf(f,
-          "usage: %s --text FILE [--tokens N] [--model PATH] --out DIR\n"
-          "  Runs SmolLM2-135M (scripts/fetch-model) over the text and writes, for every layer\n"
-          "  LL = 00..29, the post-RoPE queries DIR/layerLL_q.npy [9, n, 64] and keys and values\n"
-          "  DIR/layerLL_k.npy, DIR/layerLL_v.npy [3, n, 64] (float32; query head j attends with\n"
-          "  key/value head j/3), DIR/tokens.txt (token ids) and DIR/norms.tsv (per layer: mean and sd of\n"
-          "  the norms of q, k, k - mean key, v) -- the layout the \"npy\" stream reads.\n"
-          "  --text FILE   a text file, or \"%s\": /usr/share/common-licenses/GPL-3 then GFDL-1.3\n"
-          "                (Debian's base-files), each checked by its SHA-256; 12839 tokens\n"
-          "  --tokens N    keep the first N tokens (default: all, at most the context, 8192)\n"
-          "  --model PATH  the GGUF file (default: $KVB_MODEL, else the fetch-model cache)\n"
-          "  --out DIR     output directory (created when absent; files in it are replaced)\n"
-          "  Exit status 0 done, 1 failed, 2 usage error.\n",
-          prog, KVB_TEXT_LICENSES);
-}
-
-int kvb_dump_kv_main(int argc, char **argv, const char *prog) {
-  const char *text = NULL, *out = NULL, *model = NULL;
-  long want = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      usage(stdout, prog);
-      return 0;
-    }
-    int known = !strcmp(a, "--text") || !strcmp(a, "--out") || !strcmp(a, "--model") ||
-                !strcmp(a, "--tokens");
-    if (!known) {
-      fprintf(stderr, "%s: unknown option '%s' (see %s --help)\n", prog, a, prog);
-      return 2;
-    }
-    if (i + 1 >= argc) {
-      fprintf(stderr, "%s: %s needs a value (see %s --help)\n", prog, a, prog);
-      return 2;
-    }
-    const char *v = argv[++i];
-    if (!strcmp(a, "--text")) text = v;
-    else if (!strcmp(a, "--out")) out = v;
-    else if (!strcmp(a, "--model")) model = v;
-    else {
-      char *e;
-      errno = 0;
-      want = strtol(v, &e, 10);
-      if (e == v || *e || errno || want < 1 || want > 8192) {
-        fprintf(stderr, "%s: --tokens needs an integer in [1, 8192], got '%s'\n", prog, v);
-        return 2;
-      }
-    }
-  }
-  if (!text || !out) {
-    fprintf(stderr, "%s: %s is required (see %s --help)\n", prog, !text ? "--text" : "--out", prog);
-    return 2;
-  }
-  size_t n = 0;
-  if (kvb_dump_kv(text, want, model, out, &n)) {
-    fprintf(stderr, "%s: %s\n", prog, kvb_strerror_last());
-    return 1;
-  }
-  printf("%s: %zu tokens, 30 layers of q [9, %zu, 64], k and v [3, %zu, 64] in %s\n", prog, n, n,
-         n, out);
-  return 0;
 }

@@ -1,6 +1,6 @@
-/* kv_dump.h — `kvbound dump-kv` (and its alias build/kvb-dump-kv): SmolLM2-135M's post-RoPE
- * queries, keys and values of every layer written as .npy in the layout the "npy" stream reads
- * (README, The real model). */
+/* kv_dump.h — SmolLM2-135M's post-RoPE queries, keys and values of every layer written as .npy
+ * in the layout the "npy" stream reads (README, The real model); `kvbound dump-kv` and its alias
+ * build/kvb-dump-kv are the command line around it (src/app/dump_kv_cli.c). */
 #ifndef KVB_KV_DUMP_H
 #define KVB_KV_DUMP_H
 
@@ -16,9 +16,5 @@
  * *n_out gets n. KVB_EINVAL when the text has fewer than `tokens` tokens or none; the model's
  * and the text's errors as kvb_model_load and kvb_text_read give them. */
 int kvb_dump_kv(const char *text, long tokens, const char *model, const char *out, size_t *n_out);
-
-/* The command line: prog --text FILE [--tokens N] [--model PATH] --out DIR (and --help).
- * Returns the exit status: 0 done, 1 failed (message on stderr), 2 usage error. */
-int kvb_dump_kv_main(int argc, char **argv, const char *prog);
 
 #endif

@@ -1073,17 +1073,18 @@ static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
 }
 
 /* One perf report: the model (bytes, flops), the measured kernel time, the C reference's time on
- * the same CPU (information, not a goal) and the H100 roofline. */
+ * the same CPU (information, not a goal) and the H100 roofline. measured: appended to the
+ * measured line ("" none); note: a last line (NULL none). */
 static const double H100_BW = 3.35e12, H100_FLOPS = 67e12;
 static void perf_line(const kvb_gpu *g, const char *name, double bytes, double flops, double best, double ref_s,
-                      const char *ref_what, const char *note) {
+                      const char *ref_what, const char *measured, const char *note) {
   double roof = fmax(bytes / H100_BW, flops / H100_FLOPS);
   printf("%s\n  bytes/call %.3g MB, flops/call %.3g MFLOP, intensity %.2f flop/B\n"
-         "  measured: kernel %.3f ms (best of 3) = %.2f GB/s, %.2f GFLOP/s on %s\n"
+         "  measured: kernel %.3f ms (best of 3) = %.2f GB/s, %.2f GFLOP/s on %s%s\n"
          "  C double reference (%s, same CPU, 1 thread): %.3f ms (ratio kernel/ref %.2f)\n"
          "  H100 roofline: %.2f us (%s-bound); fraction achieved: not measured (no CUDA run)%s%s\n",
          name, bytes / 1e6, flops / 1e6, flops / bytes, best * 1e3, bytes / best / 1e9, flops / best / 1e9,
-         kvb_gpu_device_name(g), ref_what, ref_s * 1e3, best / ref_s, roof * 1e6,
+         kvb_gpu_device_name(g), measured, ref_what, ref_s * 1e3, best / ref_s, roof * 1e6,
          bytes / H100_BW >= flops / H100_FLOPS ? "memory" : "compute", note ? "\n  " : "", note ? note : "");
 }
 
@@ -1129,7 +1130,7 @@ static int perf_wquery(kvb_gpu *g) {
   double flops = (double)nq * H * kk * (4.0 * dk + 2.0 * dv + 8);
   char name[160];
   snprintf(name, sizeof name, "bkvb_query(H=%zu,n=%zu,kept=%zu,dk=%zu,dv=%zu,nq=%zu)", H, n, kk, dk, dv, nq);
-  perf_line(g, name, bytes, flops, best, ref_s, "the double estimator with its error bound", NULL);
+  perf_line(g, name, bytes, flops, best, ref_s, "the double estimator with its error bound", "", NULL);
   rc = 0;
 out:
   free(Q), free(K), free(V), free(ln), free(ld), free(Z), free(idx), free(T), free(z), free(B), free(work);
@@ -1193,7 +1194,7 @@ static int perf_subgen(kvb_gpu *g) {
   double bytes = (double)H * n * (mc * dk + dk + dv + ut) * 4, flops = (double)H * n * (3 * mc * dk + 2 * dv + 4);
   char name[200];
   snprintf(name, sizeof name, "subgen_update(H=%zu,n=%zu,dk=%zu,dv=%zu,t=%zu,s=%zu,clusters=%.0f)", H, n, dk, dv, t, s, mc);
-  perf_line(g, name, bytes, flops, bu, ref_u, "subgen.c fed the same coins",
+  perf_line(g, name, bytes, flops, bu, ref_u, "subgen.c fed the same coins", "",
             "note: the stream is sequential, one work-group per head walks its tokens with 5 barriers each: with "
             "H = 8 groups on 132 SMs the kernel is latency-bound and the roofline is a lower bound it cannot approach");
   for (int rep = 0; rep < 3; rep++) {
@@ -1238,7 +1239,7 @@ static int perf_subgen(kvb_gpu *g) {
     bytes = (double)nq * H * (2 * s * (dk + dv + 1) * 4.0 + 2 * mc * t * dk * 4.0 + 2 * mc * t * 4.0 + s * dv * 4.0 + 2 * dv * 4.0);
     flops = (double)nq * H * (terms * 4 * dk + s * 6.0 * dv + 8 * terms);
     snprintf(name, sizeof name, "subgen_query(H=%zu,nq=%zu,dk=%zu,dv=%zu,t=%zu,s=%zu,clusters=%.0f)", H, nq, dk, dv, t, s, mc);
-    perf_line(g, name, bytes, flops, bq, ref_q, "the double estimator with its error bound", NULL);
+    perf_line(g, name, bytes, flops, bq, ref_q, "the double estimator with its error bound", "", NULL);
   }
   rc = 0;
 out:
@@ -1284,13 +1285,9 @@ static int do_perf(kvb_gpu_backend be, int dev, const char *filter) {
       }
       double ref_s = 0;
       verdict v = compare_attn(c, a.Q, a.Kf, a.Vf, NULL, Z, &ref_s);
-      double roof = fmax(bytes / H100_BW, flops / H100_FLOPS);
-      printf("%s\n  bytes/call %.3g MB, flops/call %.3g MFLOP, intensity %.2f flop/B\n"
-             "  measured: kernel %.3f ms (best of 3) = %.2f GB/s, %.2f GFLOP/s on %s; nmse %.2g (tol %.2g)\n"
-             "  C double reference (kvb_attention_exact, same CPU, 1 thread): %.3f ms (ratio kernel/ref %.2f)\n"
-             "  H100 roofline: %.2f us (memory-bound); fraction achieved: not measured (no CUDA run)\n",
-             name, bytes / 1e6, flops / 1e6, flops / bytes, best * 1e3, bytes / best / 1e9, flops / best / 1e9,
-             kvb_gpu_device_name(g), v.nmse, v.tol, ref_s * 1e3, best / ref_s, roof * 1e6);
+      char acc[96];
+      snprintf(acc, sizeof acc, "; nmse %.2g (tol %.2g)", v.nmse, v.tol);
+      perf_line(g, name, bytes, flops, best, ref_s, "kvb_attention_exact", acc, NULL);
       free(Z);
       attn_data_free(&a);
     }
