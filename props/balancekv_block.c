@@ -394,6 +394,53 @@ static kvb_method *fig1_method(prop_ctx *ctx, const char *name, int under_test, 
   return m;
 }
 
+/* ---- unit-level paired tests (unit = one synthetic stream) ----
+ * Both comparisons of this file give every contender the SAME streams (and the same generator
+ * substream), so the unit is the stream and the test is paired: per stream one number, the
+ * log-ratio of the two contenders' mean relative errors over the stream's queries (the queries
+ * share one compressed cache, so they are not independent draws and are averaged first). A
+ * one-sided t test on the N per-stream log-ratios, each way at α = 1e-6. */
+typedef struct {
+  double mean, sd, t, p_pos, p_neg; /* p_pos: P[T >= t] (evidence of a positive mean) */
+  double power;                     /* of the one-sided test against the stated effect */
+} paired_res;
+
+/* Power of the one-sided t test (se, df, α = PROP_ALPHA) against a true mean `effect` > 0: the
+ * π with kvb_t_detectable(se, df, α, π) = effect (noncentral t, by bisection). */
+static double t_power(double se, double df, double effect) {
+  if (!(se > 0)) return effect > 0 ? 1 : 0;
+  double lo = 1e-15, hi = 1 - 1e-15;
+  if (kvb_t_detectable(se, df, PROP_ALPHA, hi) <= effect) return hi;
+  if (kvb_t_detectable(se, df, PROP_ALPHA, lo) >= effect) return lo;
+  for (int i = 0; i < 60; i++) {
+    double mid = 0.5 * (lo + hi);
+    if (kvb_t_detectable(se, df, PROP_ALPHA, mid) <= effect) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* The paired test on x[0..n) (n >= 2), with its power against `effect`. No scatter (z ≡ 0: every
+ * difference exactly 0): decided by the sign of the mean, power 1. */
+static void paired_test(const double *x, size_t n, double effect, paired_res *r) {
+  prop_mean_sd(x, n, &r->mean, &r->sd);
+  double df = (double)n - 1, se = r->sd / sqrt((double)n);
+  if (!(se > 1e-300)) {
+    r->t = r->mean > 0 ? INFINITY : r->mean < 0 ? -INFINITY : 0;
+    r->p_pos = r->mean > 0 ? 0 : 1, r->p_neg = r->mean < 0 ? 0 : 1;
+    r->power = 1;
+    return;
+  }
+  r->t = r->mean / se;
+  r->p_pos = gsl_cdf_tdist_Q(r->t, df), r->p_neg = gsl_cdf_tdist_P(r->t, df);
+  r->power = t_power(se, df, effect);
+}
+
+/* +1: positive mean significant (α = 1e-6); −1: negative significant; 0: neither. */
+static int paired_sign(const paired_res *r) {
+  return r->p_pos < PROP_ALPHA ? 1 : r->p_neg < PROP_ALPHA ? -1 : 0;
+}
+
 /* The pre-registered grid of 003 Fig. 1's analog: τ ∈ {0.1, 1} (1 is the kernel of 003's code and
  * of the LongBench runs, 003 App. B.2; 0.1 a softer kernel) × compression 2^-T, T ∈ {1, 2, 3, 4}
  * (003 §4.1) × the two synthetic stream families above, one claim per family (bkvb.fig1 on the
@@ -401,23 +448,32 @@ static kvb_method *fig1_method(prop_ctx *ctx, const char *name, int under_test, 
  * the same cells on the same streams (n = 2048, d = 32, dv = 16, b = 128, f = w = 32, 16 queries);
  * the full tier only uses more seeds (FIG1_SEEDS_FULL instead of FIG1_SEEDS). */
 enum { FIG1_TAUS = 2, FIG1_TS = 4, FIG1_SEEDS = 32, FIG1_SEEDS_FULL = 80 };
+/* The advantage over uniform sampling the comparison is powered for: 10 % lower relative error,
+ * ln(1/0.9). 003 Fig. 1 is a plot whose text gives no numbers ("consistently yields lower
+ * relative approximation error"), so this is the smallest advantage a user would care about. */
+#define FIG1_EFFECT 0.10536051565782628
 static const double fig1_tau[FIG1_TAUS] = {0.1, 1.0};
 
-/* The per-cell rule, the same for every cell and for every contender: one-sided Welch test at
- * α = 1e-6 that the contender's mean error is below the reference's (advantage), and the
- * opposite one-sided test (disadvantage). Returns +1 (advantage significant), −1 (disadvantage
- * significant), 0 (neither). */
-static int fig1_rule(const double *x, const double *u, size_t n, double *t, double *det,
-                     double *p_less, double *p_more) {
-  *p_less = kvb_welch_less(x, n, u, n, PROP_ALPHA, 0.9, t, det);
-  *p_more = kvb_welch_less(u, n, x, n, PROP_ALPHA, 0.9, NULL, NULL);
-  return *p_less < PROP_ALPHA ? 1 : *p_more < PROP_ALPHA ? -1 : 0;
+/* The per-cell rule, the same for every cell and for every contender: the paired test above on
+ * the per-stream ln(err_uniform / err_contender) (> 0: the contender is better), α = 1e-6 each
+ * way. Returns +1 (advantage significant), −1 (disadvantage significant), 0 (neither). */
+static int fig1_rule(const double *x, const double *u, size_t n, double effect, paired_res *r) {
+  double l[FIG1_SEEDS_FULL];
+  for (size_t i = 0; i < n; i++) l[i] = log(u[i] / x[i]);
+  paired_test(l, n, effect, r);
+  return paired_sign(r);
 }
 
-/* One family's 8 cells. Per cell: block BalanceKV (the method under test) vs uniform sampling at
- * equal memory (both keep f + w + ⌊m/2^T⌋ tokens) by fig1_rule: better → HOLDS, worse → FAILS,
- * neither → NOT-OBSERVED. The controls go through the same comparison against uniform: random
- * signs (the walk's p replaced by ½) and z ≡ 0 (relative error exactly 1). A cell where the walk
+/* One family's 8 cells. Unit = one synthetic stream: block BalanceKV, uniform sampling and random
+ * signs run on the same stream with the same generator substream, and the stream's 16 queries
+ * share each compressed cache, so each contributes ONE number per stream (its query-averaged
+ * relative error) and the comparison is paired over the N streams. Per cell: block BalanceKV
+ * (the method under test) vs uniform sampling at equal memory (both keep f + w + ⌊m/2^T⌋
+ * tokens) by fig1_rule: better → HOLDS, worse → FAILS, neither → NOT-OBSERVED if the test had
+ * power >= 0.9 against FIG1_EFFECT, else INCONCLUSIVE. (Before: Welch's unpaired test over the
+ * same per-stream numbers, with no power statement.) The controls go through the same
+ * comparison against uniform: random signs (the walk's p replaced by ½) and z ≡ 0 (relative
+ * error exactly 1). A cell where the walk
  * is better but a control is better too is VACUOUS (an advantage a trivial estimator also has is
  * no evidence for balancing); the claim's prop_control passes when a control is better than
  * uniform in every cell where the walk is. */
@@ -458,39 +514,60 @@ static void fig1_family(prop_ctx *ctx, int fam) {
     }
     syn_free(&s);
   }
-  int walk_cells = 0, rs_too = 0, zero_too = 0, nan_seen = 0;
+  int walk_cells = 0, rs_too = 0, zero_too = 0, nan_seen = 0, underpowered = 0;
+  double min_power = 1;
   double ones[FIG1_SEEDS_FULL];
   for (size_t i = 0; i < S; i++) ones[i] = 1.0; /* z ≡ 0: ‖0 − Attn‖/‖Attn‖ = 1 exactly */
   for (int ti = 0; ti < FIG1_TAUS; ti++)
+    for (unsigned T = 1; T <= FIG1_TS; T++)
+      for (size_t i = 0; i < S; i++)
+        nan_seen += !(eb[ti][T - 1][i] > 0 && isfinite(eb[ti][T - 1][i])) +
+                    !(eu[T - 1][i] > 0 && isfinite(eu[T - 1][i])) +
+                    !(er[T - 1][i] > 0 && isfinite(er[T - 1][i]));
+  if (!prop_check(ctx, nan_seen == 0, "%d non-finite or non-positive errors", nan_seen)) return;
+  prop_unit(ctx, fam ? "synthetic stream (Gaussian; 16 queries sharing one compressed cache, "
+                       "averaged)"
+                     : "synthetic stream (clusterable; 16 queries sharing one compressed cache, "
+                       "averaged)",
+            S, "a %.0f %% lower relative error than uniform sampling (ln-ratio %.3f; 003 Fig. 1 "
+            "gives no numbers in its text, so the smallest advantage a user would care about); "
+            "paired one-sided t test on per-stream ln(err_uniform/err_block), alpha = %.0e each "
+            "way", 100 * (1 - exp(-FIG1_EFFECT)), FIG1_EFFECT, PROP_ALPHA);
+  for (int ti = 0; ti < FIG1_TAUS; ti++)
     for (unsigned T = 1; T <= FIG1_TS; T++) {
       const double *xb = eb[ti][T - 1], *xu = eu[T - 1], *xr = er[T - 1];
-      for (size_t i = 0; i < S; i++)
-        nan_seen += !isfinite(xb[i]) + !isfinite(xu[i]) + !isfinite(xr[i]);
-      double mb, sb, mu, su, mr, sr, t, det, pl, pm, tr, detr, plr, pmr, tz, detz, plz, pmz;
+      double mb, sb, mu, su, mr, sr;
       prop_mean_sd(xb, S, &mb, &sb), prop_mean_sd(xu, S, &mu, &su), prop_mean_sd(xr, S, &mr, &sr);
-      int vb = fig1_rule(xb, xu, S, &t, &det, &pl, &pm);
-      int vr = fig1_rule(xr, xu, S, &tr, &detr, &plr, &pmr);
-      int vz = fig1_rule(ones, xu, S, &tz, &detz, &plz, &pmz);
-      double pwr = kvb_welch_less(xb, S, xr, S, PROP_ALPHA, 0.9, NULL, NULL);
+      paired_res wb, wr, wz, wbr;
+      int vb = fig1_rule(xb, xu, S, FIG1_EFFECT, &wb);
+      int vr = fig1_rule(xr, xu, S, FIG1_EFFECT, &wr);
+      int vz = fig1_rule(ones, xu, S, FIG1_EFFECT, &wz);
+      fig1_rule(xb, xr, S, FIG1_EFFECT, &wbr); /* block vs random signs, reported */
       if (vb > 0) walk_cells++, rs_too += vr > 0, zero_too += vz > 0;
       prop_verdict v = vb < 0 ? PROP_FAILS
-                       : vb == 0 ? PROP_NOT_OBSERVED
-                       : (vr > 0 || vz > 0) ? PROP_VACUOUS : PROP_HOLDS;
+                       : vb > 0 ? ((vr > 0 || vz > 0) ? PROP_VACUOUS : PROP_HOLDS)
+                       : wb.power >= 0.9 ? PROP_NOT_OBSERVED
+                                         : PROP_INCONCLUSIVE;
+      if (vb == 0 && wb.power < 0.9) underpowered++;
+      if (vb == 0) min_power = fmin(min_power, wb.power);
       char cell[48];
       snprintf(cell, sizeof cell, "τ=%g 1/%d", fig1_tau[ti], 1 << T);
       prop_cell(ctx, v, cell,
-                "block %.4f±%.4f uniform %.4f±%.4f ratio %.3f t=%.1f p(<)=%.1e p(>)=%.1e "
-                "detects %.4f; random signs %.4f (vs uniform: %s), z≡0 1 (vs uniform: %s); "
-                "block<rs p=%.1e",
-                mb, sb, mu, su, mb / mu, t, pl, pm, det, mr,
-                vr > 0 ? "better" : vr < 0 ? "worse" : "n.s.",
-                vz > 0 ? "better" : vz < 0 ? "worse" : "n.s.", pwr);
+                "block %.4f±%.4f uniform %.4f±%.4f; per-stream ln(err_u/err_block) %.3f±%.3f "
+                "t=%.1f p(better)=%.1e p(worse)=%.1e power %.3f; random signs %.4f (vs uniform: "
+                "%s, t=%.1f), z≡0 1 (vs uniform: %s); block better than random signs: "
+                "ln-ratio %.3f, t=%.1f",
+                mb, sb, mu, su, wb.mean, wb.sd, wb.t, wb.p_pos, wb.p_neg, wb.power, mr,
+                vr > 0 ? "better" : vr < 0 ? "worse" : "n.s.", wr.t,
+                vz > 0 ? "better" : vz < 0 ? "worse" : "n.s.", wbr.mean, wbr.t);
     }
-  prop_check(ctx, nan_seen == 0, "%d non-finite errors", nan_seen);
-  prop_note(ctx, "%zu seeds per cell (n=%zu d=%zu dv=%zu b=%zu f=w=%zu, %zu queries); one-sided "
-            "Welch, alpha = %.0e each way ('detects': the smallest advantage found with power "
-            "0.9); clipped walk steps %.3f (τ=0.1), %.3f (τ=1)", S, n, d, dv, b, fw, nq,
-            PROP_ALPHA, clip[0], clip[1]);
+  if (underpowered)
+    prop_inconclusive(ctx, min_power,
+                      "%d of %d cells neither significant nor powered (>= 0.9) for a %.0f %% "
+                      "advantage", underpowered, FIG1_TAUS * FIG1_TS,
+                      100 * (1 - exp(-FIG1_EFFECT)));
+  prop_note(ctx, "n=%zu d=%zu dv=%zu b=%zu f=w=%zu, %zu queries per stream; clipped walk steps "
+            "%.3f (τ=0.1), %.3f (τ=1)", n, d, dv, b, fw, nq, clip[0], clip[1]);
   prop_control(ctx, "random_signs", walk_cells > 0 && rs_too == walk_cells,
                "random signs better than uniform in %d of the %d cells where the walk is",
                rs_too, walk_cells);
@@ -503,35 +580,80 @@ static void fig1(prop_ctx *ctx) { fig1_family(ctx, 0); }
 static void fig1_gauss(prop_ctx *ctx) { fig1_family(ctx, 1); }
 
 /* 003 Fig. 3 (b), (d) analog: the claim is that the relative error falls as the block (batch)
- * size doubles, at each compression rate. Pre-registered cells: b = 64 vs b = 256 at T ∈ {1, 2, 3}
- * (003 Fig. 3's rates 1/2, 1/4, 1/8) × τ ∈ {0.1, 1} (as bkvb.fig1) on the clusterable family, each
- * by the rule of bkvb.fig1 (one-sided Welch, α = 1e-6 each way: b = 256 below b = 64 → HOLDS,
- * above → FAILS, neither → NOT-OBSERVED); random signs through the same comparison as the control
- * (the block size enters them only through the forced s_0 = +1 at block starts). The same cells in
- * both tiers; the full tier uses more seeds. Times (003 Fig. 3 (a), (c)) are wall clock, notes only. */
-enum { FIG3_SEEDS = 30, FIG3_SEEDS_FULL = 80 };
+ * size doubles, 64 → 128 → 256, at each compression rate 1/2, 1/4, 1/8 (003 §4.1: "the quality
+ * of attention approximation increases as the size of the block doubles"). The pre-registered
+ * comparison is the chain's ends, b = 64 vs b = 256, as before: the paper's rows are monotone,
+ * and the ends carry twice a single doubling's effect (a per-doubling design needs ~4× the
+ * streams for the same power; 128 is not run).
+ *
+ * Unit = one synthetic stream (clusterable family, n = 2048, d = 32, dv = 16, f = w = 32, 16
+ * queries): both block sizes run on the same stream with the same generator substream, and the
+ * stream's 16 queries share its compressed cache, so per stream ONE number per (τ, T):
+ * ln(err_64 / err_256) of the query-averaged relative errors. Paired one-sided t test over the N
+ * streams, α = 1e-6 each way: significantly > 0 → HOLDS, < 0 → FAILS, neither → NOT-OBSERVED
+ * when the test had power >= 0.9 against the paper's effect, else INCONCLUSIVE (power printed).
+ * (The old design, Welch over streams at 30 seeds, was MIXED at the default seed only through one
+ * cell at p = 6.2e-7 and NOT-OBSERVED at most fresh seeds.)
+ *
+ * The effect it is powered for is the paper's own: 003 Fig. 3 (b) (Llama-3.1-8B layer 1)
+ * relative errors b = 64 → 256: 0.1137 → 0.1036 (1/2), 0.1921 → 0.1764 (1/4), 0.2858 → 0.2655
+ * (1/8), ln-ratios 0.093, 0.085, 0.074. Layer 15 (Fig. 3 (d)) shows 0.030, 0.022, 0.017; the
+ * design is not powered for those (noted per cell).
+ *
+ * Pre-registered cells: τ ∈ {0.1, 1} (as bkvb.fig1) × T ∈ {1, 2, 3}: 6 cells. Controls through
+ * the same test: random signs (the walk's p replaced by ½; b enters only through the forced
+ * s_0 = +1 at block starts) — a cell where the walk's error falls and random signs' falls too is
+ * VACUOUS — and z ≡ 0 (error exactly 1 at every b: ln-ratio 0, never a decrease).
+ *
+ * Mutants (method:balancekv_block:random_signs, control:z_zero): neither can produce a HOLDS
+ * cell — under random_signs the method under test IS the random-signs control (same substream,
+ * same kept set, same errors), so a significant decrease reads VACUOUS; under z ≡ 0 every
+ * ln-ratio is exactly 0. So a mutant survives only if the faithful run has no HOLDS cell at all;
+ * its miss probability is at most P(a given τ = 0.1 cell is not HOLDS), from the power of the
+ * paired test at N streams against the walk's τ = 0.1 effect measured in pilot runs (FIG3_PILOT:
+ * 2 × 120 streams, seeds 78 and 79, --full). The check tier's N is set so that bound is
+ * <= 1e-3 for the best cell (it is far smaller for all three together: their per-stream
+ * ln-ratios correlate 0.14–0.30): at N = 72, 1.0e-4 for the best cell (1/8), 1.8e-4 (1/4),
+ * 3.2e-2 (1/2); N = 64 would give 8.3e-4, too close to 1e-3 for a pilot estimate.
+ * The same cells in both tiers; the full tier uses more streams. Times (003 Fig. 3 (a), (c)) are
+ * wall clock, notes only. */
+enum { FIG3_SEEDS = 72, FIG3_SEEDS_FULL = 160, FIG3_NB = 2, FIG3_NT = 3 };
+/* 003 Fig. 3 (b) and (d): relative error [b = 64, 256][rate 1/2, 1/4, 1/8] */
+static const double fig3_paper_l1[FIG3_NB][FIG3_NT] = {{0.1137, 0.1921, 0.2858},
+                                                      {0.1036, 0.1764, 0.2655}};
+static const double fig3_paper_l15[FIG3_NB][FIG3_NT] = {{0.1141, 0.1978, 0.2845},
+                                                       {0.1107, 0.1935, 0.2798}};
+/* Pilot (2 × 120 streams, --full, seeds 78 and 79): the walk's per-stream ln(err_64/err_256)
+ * at τ = 0.1, mean and sd, per rate 1/2, 1/4, 1/8. Used only for the mutants' miss probability. */
+static const double fig3_pilot_mean[FIG3_NT] = {0.099, 0.126, 0.137};
+static const double fig3_pilot_sd[FIG3_NT] = {0.117, 0.118, 0.126};
+
 static void fig3(prop_ctx *ctx) {
   const size_t n = 2048, d = 32, dv = 16, nq = 16, fw = 32;
-  static const size_t bs[2] = {64, 256};
+  static const size_t bs[FIG3_NB] = {64, 256};
   const size_t S = prop_trials(ctx, FIG3_SEEDS, FIG3_SEEDS_FULL);
-  /* [τ index, or FIG1_TAUS for random signs][b][T][seed] */
-  static double e[FIG1_TAUS + 1][2][3][FIG3_SEEDS_FULL];
-  double secs[2][3] = {{0}};
+  /* [τ index, or FIG1_TAUS for random signs][b][T][stream] */
+  static double e[FIG1_TAUS + 1][FIG3_NB][FIG3_NT][FIG3_SEEDS_FULL];
+  double secs[FIG3_NB][FIG3_NT] = {{0}};
+  int nan_seen = 0;
   for (size_t sd = 0; sd < S; sd++) {
     syn s;
     double ze[16 * 16];
     kvb_exact_side xs[16];
     if (!syn_prepare(ctx, 5000 + sd, 0, n, d, dv, nq, &s, ze, xs)) return;
-    for (int bi = 0; bi < 2; bi++)
-      for (unsigned T = 1; T <= 3; T++)
+    for (int bi = 0; bi < FIG3_NB; bi++)
+      for (unsigned T = 1; T <= FIG3_NT; T++)
         for (int c = 0; c <= FIG1_TAUS; c++) {
           int rs = c == FIG1_TAUS;
+          /* the same substream for every b, τ and contender of one (stream, T) */
           gsl_rng *r = prop_rng(ctx, 6000 + 10 * sd + T);
           struct timespec t0, t1;
           clock_gettime(CLOCK_MONOTONIC, &t0);
           kvb_method *m = fig1_method(ctx, "balancekv_block", !rs, r, &s, T, bs[bi], fw,
                                       rs ? 1.0 : fig1_tau[c], rs ? "mutant=random_signs" : NULL);
-          e[c][bi][T - 1][sd] = m ? mean_rel_error(m, &s, xs, NULL) : NAN;
+          double err = m ? mean_rel_error(m, &s, xs, NULL) : NAN;
+          nan_seen += !(err > 0 && isfinite(err));
+          e[c][bi][T - 1][sd] = err;
           clock_gettime(CLOCK_MONOTONIC, &t1);
           if (c == 1)
             secs[bi][T - 1] += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
@@ -539,33 +661,75 @@ static void fig3(prop_ctx *ctx) {
         }
     syn_free(&s);
   }
-  int walk_cells = 0, rs_too = 0;
+  if (!prop_check(ctx, nan_seen == 0, "%d non-finite or non-positive errors", nan_seen)) return;
+  prop_unit(ctx, "synthetic stream (clusterable; 16 queries sharing one compressed cache, "
+            "averaged)", S,
+            "the paper's decrease from b = 64 to 256, 003 Fig. 3 (b) layer 1: ln(err_64/err_256) "
+            "= 0.093, 0.085, 0.074 at 1/2, 1/4, 1/8; paired one-sided t test on per-stream "
+            "ln-ratios, alpha = %.0e each way", PROP_ALPHA);
+  int walk_cells = 0, rs_too = 0, underpowered = 0;
+  double min_power = 1;
   for (int ti = 0; ti < FIG1_TAUS; ti++)
-    for (unsigned T = 1; T <= 3; T++) {
-      double m64, s64, m256, s256, r64, q64, r256, q256, t, det, pl, pm, tr, detr, plr, pmr;
-      const double *w64 = e[ti][0][T - 1], *w256 = e[ti][1][T - 1];
-      const double *x64 = e[FIG1_TAUS][0][T - 1], *x256 = e[FIG1_TAUS][1][T - 1];
-      prop_mean_sd(w64, S, &m64, &s64), prop_mean_sd(w256, S, &m256, &s256);
-      prop_mean_sd(x64, S, &r64, &q64), prop_mean_sd(x256, S, &r256, &q256);
-      int v = fig1_rule(w256, w64, S, &t, &det, &pl, &pm);
-      int vr = fig1_rule(x256, x64, S, &tr, &detr, &plr, &pmr);
-      if (v > 0) walk_cells++, rs_too += vr > 0;
-      char cell[48];
-      snprintf(cell, sizeof cell, "τ=%g b 64→256 1/%d", fig1_tau[ti], 1 << T);
-      prop_cell(ctx, v < 0 ? PROP_FAILS : v == 0 ? PROP_NOT_OBSERVED : vr > 0 ? PROP_VACUOUS : PROP_HOLDS, cell,
-                "b=64 %.4f±%.4f b=256 %.4f±%.4f t=%.1f p<=%.1e p>=%.1e detects %.4f; "
-                "random signs %.4f→%.4f (t=%.1f)", m64, s64, m256, s256, t, pl, pm, det, r64,
-                r256, tr);
-    }
-  prop_note(ctx, "%zu seeds, clusterable streams n=%zu d=%zu dv=%zu f=w=%zu; one-sided Welch "
-            "alpha = %.0e each way; wall clock per stream at τ=1 (compression + %zu queries), "
-            "b=64/256: 1/2 %.3f/%.3f s, 1/4 %.3f/%.3f s, 1/8 %.3f/%.3f s", S, n, d, dv, fw,
-            PROP_ALPHA, nq, secs[0][0] / (double)S, secs[1][0] / (double)S,
+    for (unsigned T = 1; T <= FIG3_NT; T++)
+      for (int bi = 0; bi + 1 < FIG3_NB; bi++) { /* one pair: 64 → 256 */
+        double lw[FIG3_SEEDS_FULL], lr[FIG3_SEEDS_FULL], mw0, sw0, mw1, sw1;
+        for (size_t i = 0; i < S; i++) {
+          lw[i] = log(e[ti][bi][T - 1][i] / e[ti][bi + 1][T - 1][i]);
+          lr[i] = log(e[FIG1_TAUS][bi][T - 1][i] / e[FIG1_TAUS][bi + 1][T - 1][i]);
+        }
+        double eff = log(fig3_paper_l1[bi][T - 1] / fig3_paper_l1[bi + 1][T - 1]);
+        double eff15 = log(fig3_paper_l15[bi][T - 1] / fig3_paper_l15[bi + 1][T - 1]);
+        paired_res w, rsr;
+        paired_test(lw, S, eff, &w), paired_test(lr, S, eff, &rsr);
+        int v = paired_sign(&w), vr = paired_sign(&rsr);
+        if (v > 0) walk_cells++, rs_too += vr > 0;
+        prop_mean_sd(e[ti][bi][T - 1], S, &mw0, &sw0);
+        prop_mean_sd(e[ti][bi + 1][T - 1], S, &mw1, &sw1);
+        prop_verdict cv = v < 0   ? PROP_FAILS
+                          : v > 0 ? (vr > 0 ? PROP_VACUOUS : PROP_HOLDS)
+                          : w.power >= 0.9 ? PROP_NOT_OBSERVED
+                                           : PROP_INCONCLUSIVE;
+        if (v == 0 && w.power < 0.9) underpowered++;
+        if (v == 0) min_power = fmin(min_power, w.power);
+        char cell[48];
+        snprintf(cell, sizeof cell, "τ=%g b %zu→%zu 1/%d", fig1_tau[ti], bs[bi], bs[bi + 1],
+                 1 << T);
+        prop_cell(ctx, cv, cell,
+                  "err %.4f±%.4f → %.4f±%.4f; per-stream ln(err_64/err_256) %.4f±%.4f, t=%.1f, "
+                  "p(decrease)=%.1e p(increase)=%.1e; power vs the paper's %.3f (layer 1) "
+                  "%.3f; layer 15's %.4f not powered; random signs ln-ratio %.4f (t=%.1f)",
+                  mw0, sw0, mw1, sw1, w.mean, w.sd, w.t, w.p_pos, w.p_neg, eff, w.power, eff15,
+                  rsr.mean, rsr.t);
+      }
+  /* The mutants' miss probability (header): P(the faithful τ = 0.1 cell is not HOLDS) at the
+   * pilot effect, the smallest over the three rates, and the three together if independent. */
+  double miss_min = 1, miss_all = 1;
+  for (int T = 0; T < FIG3_NT; T++) {
+    double q = 1 - t_power(fig3_pilot_sd[T] / sqrt((double)S), (double)S - 1, fig3_pilot_mean[T]);
+    miss_min = fmin(miss_min, q), miss_all *= q;
+  }
+  prop_miss(ctx, miss_min);
+  prop_note(ctx, "mutants random_signs and z ≡ 0 cannot read HOLDS; they survive only if no cell "
+            "here is HOLDS: P(a τ = 0.1 cell not HOLDS) at the pilot effect and N = %zu is %.1e "
+            "(best cell), %.1e (all three, if independent)", S, miss_min, miss_all);
+  if (underpowered)
+    prop_inconclusive(ctx, min_power,
+                      "%d of 6 cells neither significant nor powered (>= 0.9) for the paper's "
+                      "decrease", underpowered);
+  prop_note(ctx, "%zu streams, clusterable n=%zu d=%zu dv=%zu f=w=%zu; wall clock per stream at "
+            "τ=1 (compression + %zu queries), b=64/256: 1/2 %.3f/%.3f s, 1/4 %.3f/%.3f s, 1/8 "
+            "%.3f/%.3f s", S, n, d, dv, fw, nq, secs[0][0] / (double)S, secs[1][0] / (double)S,
             secs[0][1] / (double)S, secs[1][1] / (double)S, secs[0][2] / (double)S,
             secs[1][2] / (double)S);
   prop_control(ctx, "random_signs", walk_cells > 0 && rs_too == walk_cells,
-               "random signs' error also falls from b = 64 to 256 in %d of the %d cells where the "
-               "walk's does", rs_too, walk_cells);
+               "random signs' error also falls with the doubling in %d of the %d cells where "
+               "the walk's does", rs_too, walk_cells);
+  /* z ≡ 0: relative error exactly 1 at every b, so every per-stream ln-ratio is 0 */
+  double zeros[FIG3_SEEDS_FULL] = {0};
+  paired_res z;
+  paired_test(zeros, S, 0.074, &z);
+  prop_control(ctx, "z_zero", paired_sign(&z) > 0,
+               "z ≡ 0's error (1 at every b) falls with the doubling: p = %.2g", z.p_pos);
 }
 
 /* ---- usample.uniform: the baseline draws every middle token with probability ⌊m/2^T⌋/m ---- */
@@ -736,9 +900,10 @@ const prop_claim props_balancekv_block[] = {
     {"bkvb.fig1", "003 Fig. 1, §4.1, App. B.1", "comparison",
      "clusterable streams: relative attention error of block BalanceKV vs uniform sampling at "
      "equal memory, 8 pre-registered cells τ ∈ {0.1, 1} × T ∈ {1..4}, each by one rule "
-     "(one-sided Welch α = 1e-6 each way: better → HOLDS, worse → FAILS, neither → "
-     "NOT-OBSERVED; better but a control better too → VACUOUS); random signs and z ≡ 0 through "
-     "the same comparison as controls",
+     "(unit = stream, queries averaged; paired one-sided t test on per-stream "
+     "ln(err_uniform/err_block), α = 1e-6 each way: better → HOLDS, worse → FAILS, neither → "
+     "NOT-OBSERVED if powered for a 10 % advantage, else INCONCLUSIVE; better but a control "
+     "better too → VACUOUS); random signs and z ≡ 0 through the same comparison as controls",
      {"method:balancekv_block:random_signs", "control:z_zero", "method:balancekv_block:sign_flip",
       "method:balancekv_block:weight_not_doubled"},
      fig1, {"B-FIG1"}},
@@ -748,7 +913,9 @@ const prop_claim props_balancekv_block[] = {
      {"method:balancekv_block:random_signs"}, fig1_gauss, {"B-FIG1"}},
     {"bkvb.fig3", "003 Fig. 3 (b), (d), §4.1", "comparison",
      "block BalanceKV's relative error falls from b = 64 to b = 256: 6 pre-registered cells "
-     "τ ∈ {0.1, 1} × T ∈ {1, 2, 3} on clusterable streams, one-sided Welch α = 1e-6 each way; "
-     "random signs through the same comparison as the control",
+     "τ ∈ {0.1, 1} × T ∈ {1, 2, 3} on clusterable streams; unit = stream (queries averaged), "
+     "paired one-sided t test on per-stream ln(err_64/err_256), α = 1e-6 each way, powered for "
+     "003 Fig. 3 (b)'s decrease (else INCONCLUSIVE); random signs and z ≡ 0 through the same "
+     "test as controls",
      {"method:balancekv_block:random_signs", "control:z_zero"}, fig3, {"B-FIG3.err"}},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

@@ -1,10 +1,12 @@
 /* subgen_memory.c — 000 Theorem 1 (001 Theorem 2.4) efficiency part and 000 Corollary 1
  * (001 Corollary 2.5): on (m, δ)-clusterable keys SubGen's memory and per-step work are
  * O(d(mt + s)), independent of the stream length n except through m and t.
- *   subgen.memory.bytes: m′ ≤ m after every step (exact); kvb_method_memory equals the
- *     documented accounting bytes = 8·(m′(1+t)d_k + s(d_k+d_v) + 1) + 8m′ (src/subgen.c,
- *     subgen_memory) and is ≤ 32·d·(mt + s), d = max(d_k, d_v). The constant: m′(1+t) ≤ 2mt,
- *     s(d_k+d_v) ≤ 2sd, and 8 + 8m′ ≤ 16·mtd, so bytes ≤ 16d(mt+s) + 16mtd ≤ 32d(mt+s).
+ *   subgen.memory.bytes: m′ ≤ m after every step (exact); what the sketch holds, counted by the
+ *     allocator (not by the accounting of src/subgen/subgen.c subgen_memory, which it checks),
+ *     is ≥ the bytes kvb_method_memory reports and ≤ D's m′(1+t) key vectors, M's s (k, v) pairs
+ *     and the bookkeeping listed at heap_allowance, hence O(d(mt + s)) (constant stated there).
+ *     The accounting's own constant, 8·(m′(1+t)d_k + s(d_k+d_v) + 1) + 8m′ ≤ 32·d·(mt + s)
+ *     (m′(1+t) ≤ 2mt, s(d_k+d_v) ≤ 2sd, 8 + 8m′ ≤ 16·mtd), is reported.
  *   subgen.memory.work: per-step work from the instrumentation (src/method.h kvb_work) —
  *     update: distances ≤ m′, coins ≤ t + s; query: exponentials ≤ s + m′t — checked at
  *     every step, and the log–log slope of work per step against n = 2^8…2^13 is ≈ 0
@@ -16,6 +18,7 @@
  * slopes and their CIs are reported. */
 #include "prop.h"
 
+#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -61,43 +64,112 @@ static const mem_case bytes_cases[] = {
     {32, 8, 4, 64, 4096, 1.0, 1.0}, {1, 3, 2, 1, 1024, 0.25, 0},
 };
 
+/* Heap bytes this process holds (glibc: arena chunks in use + mmapped chunks), the allocator's
+ * own count: an independent route to what a sketch holds, which kvb_method_memory's accounting
+ * (src/subgen/subgen.c subgen_memory) cannot influence. */
+static size_t heap_in_use(void) {
+  struct mallinfo2 mi = mallinfo2();
+  return mi.uordblks + mi.hblkhd;
+}
+
+/* glibc counts chunks parked in the per-thread cache (≤ 7 per size class up to 1032 bytes) as in
+ * use, so a sketch that reuses one would look smaller than it is. Holding 7 chunks of every
+ * cached size for the duration of the measurement empties that cache first. */
+enum { TC_CLASSES = 64, TC_COUNT = 7 };
+static void tcache_drain(void **held) {
+  for (int c = 0; c < TC_CLASSES; c++)
+    for (int k = 0; k < TC_COUNT; k++) held[c * TC_COUNT + k] = malloc((size_t)(16 * c + 8));
+}
+static void tcache_release(void **held) {
+  for (int i = 0; i < TC_CLASSES * TC_COUNT; i++) free(held[i]);
+}
+
+/* What the sketch may hold beyond the bytes it accounts for (every term from what the state
+ * stores, src/subgen/subgen.c, not from subgen_memory): one 8-byte stream position per stored
+ * vector (x_i, the t samples, the s slots); D's arrays grow by doubling from 16 clusters, so
+ * up to max(16, 2m′) clusters of (1+t) key vectors + positions + a count are allocated (and,
+ * under glibc, the small arrays' previous sizes may sit in the thread cache, ≤ the current
+ * size again); the scratch (d_v + 1), the two structs and the allocator's chunk headers, a fixed
+ * HEAP_FIXED bytes. */
+#define HEAP_FIXED 4096
+static size_t heap_allowance(size_t mc, size_t t, size_t dk, size_t dv, size_t s) {
+  size_t capc = mc > 8 ? 2 * mc : 16;
+  size_t per_cluster = 8 * ((1 + t) * (dk + 1) + 1);
+  return 2 * capc * per_cluster + 8 * s * (dk + dv + 1) + 8 * (dv + 1) + HEAP_FIXED;
+}
+
+/* subgen.memory.bytes. Per step: m′ ≤ m (exact); what the sketch HOLDS, counted by the
+ * allocator (heap bytes in use after the update minus before the sketch was created: nothing
+ * else allocates in between), against the accounting kvb_method_memory reports:
+ *   held ≥ reported bytes (the vectors it says it stores are really there), and
+ *   held ≤ heap_allowance (no vector stored beyond D's m′(1+t) key vectors, M's s (k, v) pairs
+ *   and µ, up to the growth slack and bookkeeping listed there);
+ * and the theorem's form on what is held, O(d(mt + s)) with d = max(d_k, d_v): capc <= 16m
+ * (m′ <= m, m >= 1), (1+t)(d_k+1) + 1 <= 5td, s(d_k+d_v+1) <= 3sd, so heap_allowance <=
+ * 2·16m·8·5td + 24sd + 8(d_v+1) + HEAP_FIXED <= 1280·d·(mt+s) + 8(d+1) + HEAP_FIXED: a loose
+ * constant, asserted as such; the measured held/(d(mt+s)) is reported.
+ * The formula's own constant (32·d·(mt+s), header) is reported, not re-derived here.
+ * Mutant method:subgen:keep_every_key keeps a copy of every key (memory grows with n) that the
+ * accounting does not count: the allocator sees it, the accounting does not. */
 static void memory_bytes(prop_ctx *ctx) {
   size_t nc = sizeof bytes_cases / sizeof *bytes_cases;
   for (size_t ci = 0; ci < nc; ci++) {
     const mem_case *c = &bytes_cases[ci];
     kvb_stream *s = mem_stream(ctx, ci, c);
     gsl_rng *rng = prop_rng(ctx, 100 + ci);
+    void *drain[TC_CLASSES * TC_COUNT];
+    tcache_drain(drain);
+    size_t base = heap_in_use();
     kvb_method *m = s ? mem_method(ctx, "subgen", rng, s, c) : NULL;
-    size_t over_m = 0, bad_acc = 0, over_c = 0, first = 0, worst_mc = 0;
-    double worst_ratio = 0;
+    size_t over_m = 0, under = 0, over = 0, over_thm = 0, first = 0, first_over = 0,
+           worst_mc = 0, steps = 0;
+    double worst_ratio = 0, worst_acc = 0, lo_ratio = INFINITY, hi_ratio = 0, hi_allow = 0;
     size_t d = (size_t)c->d, t = (size_t)c->t, sl = (size_t)c->s, mm = (size_t)c->m;
     for (size_t i = 0; m && i < s->n; i++) {
       if (kvb_method_update(m, s->K + i * d, d, s->V + i * d, d)) {
         prop_check(ctx, 0, "update: %s", kvb_strerror_last());
         break;
       }
+      size_t held = heap_in_use() - base;
       size_t mc = kvb_subgen_num_clusters(m);
       kvb_memory mem;
       kvb_method_memory(m, &mem);
-      size_t acc = 8 * (mc * (1 + t) * d + sl * (d + d) + 1) + 8 * mc;
-      size_t cap = 32 * d * (mm * t + sl);
+      steps++;
       if (mc > mm && !over_m++) first = i;
-      if (mem.bytes != acc || mem.vectors != mc * (1 + t) + 2 * sl) bad_acc++;
-      if (mem.bytes > cap || mem.vectors > 2 * (mm * t + sl)) over_c++;
+      if (held < mem.bytes) under++;
+      size_t allow = heap_allowance(mc, t, d, d, sl);
+      if (held > allow && !over++) first_over = i;
+      hi_allow = fmax(hi_allow, (double)held / (double)allow);
+      if (held > 1280 * d * (mm * t + sl) + HEAP_FIXED + 8 * (d + 1)) over_thm++;
       if (mc > worst_mc) worst_mc = mc;
-      worst_ratio = fmax(worst_ratio, (double)mem.bytes / (double)(d * (mm * t + sl)));
+      lo_ratio = fmin(lo_ratio, (double)held / (double)mem.bytes);
+      hi_ratio = fmax(hi_ratio, (double)held / (double)mem.bytes);
+      worst_ratio = fmax(worst_ratio, (double)held / (double)(d * (mm * t + sl)));
+      worst_acc = fmax(worst_acc, (double)mem.bytes / (double)(d * (mm * t + sl)));
     }
     prop_check(ctx, over_m == 0, "case m=%d δ=%g: m′ > m at %zu steps (first at step %zu)", c->m,
                c->delta, over_m, first);
-    prop_check(ctx, bad_acc == 0, "case m=%d: memory ≠ documented accounting at %zu steps",
-               c->m, bad_acc);
-    prop_check(ctx, over_c == 0, "case m=%d: bytes > 32·d·(mt+s) at %zu steps", c->m, over_c);
-    prop_note(ctx, "m=%d d=%d t=%d s=%d n=%d: max m′ = %zu, max bytes/(d(mt+s)) = %.2f (C = 32)",
-              c->m, c->d, c->t, c->s, c->n, worst_mc, worst_ratio);
+    prop_check(ctx, under == 0,
+               "case m=%d: the heap holds fewer bytes than the accounting reports at %zu of %zu "
+               "steps", c->m, under, steps);
+    prop_check(ctx, over == 0,
+               "case m=%d: the heap holds more than D (m′(1+t) keys), M (s pairs) and the "
+               "listed bookkeeping at %zu of %zu steps (first at step %zu)", c->m, over, steps,
+               first_over);
+    prop_check(ctx, over_thm == 0, "case m=%d: held bytes > 1280·d·(mt+s) + fixed at %zu steps",
+               c->m, over_thm);
+    prop_note(ctx, "m=%d d=%d t=%d s=%d n=%d: max m′ = %zu; held (allocator) / reported bytes "
+              "in [%.2f, %.2f], held / allowance <= %.2f; max held/(d(mt+s)) = %.1f, reported/(d(mt+s)) "
+              "= %.2f (its C = 32)", c->m, c->d, c->t, c->s, c->n, worst_mc, lo_ratio, hi_ratio,
+              hi_allow, worst_ratio, worst_acc);
     kvb_method_free(m);
+    tcache_release(drain);
     gsl_rng_free(rng);
     kvb_stream_free(s);
   }
+  prop_control_na(ctx, "exact invariants (no estimator to replace by z ≡ 0); that they can fail "
+                  "is shown by method:subgen:cluster_never_join (m′ > m) and "
+                  "method:subgen:keep_every_key (a stored copy the accounting misses)");
 }
 
 static uint64_t work_total(const kvb_method *m) {
@@ -303,9 +375,11 @@ static void corollary1(prop_ctx *ctx) {
 
 const prop_claim props_subgen_memory[] = {
     {"subgen.memory.bytes", "000 Thm. 1 (memory) = 001 Thm. 2.4", "invariant",
-     "on (m,δ)-clusterable streams, after every step: m′ ≤ m; memory equals the documented "
-     "accounting 8(m′(1+t)d_k + s(d_k+d_v) + 1) + 8m′ bytes and is ≤ 32·d·(mt+s) bytes (exact)",
-     {"method:subgen:cluster_never_join"}, memory_bytes, {"S-T1.mem", "S-T1.mcount"}},
+     "on (m,δ)-clusterable streams, after every step: m′ ≤ m; the heap bytes the sketch holds, "
+     "counted by the allocator (mallinfo2), are ≥ the bytes kvb_method_memory reports and ≤ "
+     "D's m′(1+t) key vectors + M's s (k, v) pairs + the listed bookkeeping, and ≤ 1280·d·(mt+s) "
+     "+ fixed (exact)",
+     {"method:subgen:cluster_never_join", "method:subgen:keep_every_key"}, memory_bytes, {"S-T1.mem", "S-T1.mcount"}},
     {"subgen.memory.work", "000 Thm. 1 (runtime) = 001 Thm. 2.4", "scaling",
      "per-step work counters: distances ≤ m, coins ≤ t+s, query exps ≤ s+m′t at every step; "
      "log-log slope of work per step vs n = 2^8..2^13 has 95% CI upper end ≤ 0.05 (control: "

@@ -24,6 +24,8 @@ typedef struct {
   double *Mk, *Mv;   /* s × d_key, s × d_value */
   uint64_t *M_pos;   /* s; UINT64_MAX = null */
   double *scratch;   /* d_value + 1 */
+  double *extra;     /* mutant keep_every_key only: a copy of every key, nextra × d_key */
+  size_t nextra;
 } subgen_state;
 
 static const kvb_param_spec subgen_params[] = {
@@ -47,6 +49,8 @@ static const kvb_mutant_spec subgen_mutants[] = {
     {"tau_no_count", "line 30 drops the n_i/t weight (uses 1/t)"},
     {"z_no_weight", "line 29 drops the µ/‖v‖² importance weight (uses 1/s)"},
     {"cluster_never_join", "line 13 never joins: every key opens a cluster (m′ = n)"},
+    {"keep_every_key", "also keeps a copy of every key outside D and M (memory grows with n; "
+                       "the memory accounting does not see it)"},
     {NULL, NULL}};
 
 
@@ -88,6 +92,7 @@ static void subgen_free(void *state) {
   free(st->Mv);
   free(st->M_pos);
   free(st->scratch);
+  free(st->extra);
   free(st);
 }
 
@@ -185,6 +190,12 @@ static int subgen_update(kvb_method *m, const double *k, const double *v) {
   if (rc) return rc;
   update_softmax_normalizer(m, st, k); /* line 4 */
   update_matrix_product(m, st, k, v);  /* lines 5-6 */
+  if (kvb_method_is_mutant(m, "keep_every_key")) {
+    double *x = realloc(st->extra, (st->nextra + 1) * m->d_key * sizeof *x);
+    if (!x) return KVB_ERROR(KVB_ENOMEM, "subgen: out of memory");
+    memcpy(x + st->nextra++ * m->d_key, k, m->d_key * sizeof *x);
+    st->extra = x;
+  }
   return KVB_OK;
 }
 
