@@ -491,10 +491,11 @@ static void needle_cell(prop_ctx *ctx, const char *cell, const unsigned char *x,
   double pz = kvb_binom_tail_ge(bz, 0.5, bz + cz);
   int v = (b + c && pw < PROP_ALPHA) ? 1 : (b + c && pl < PROP_ALPHA) ? -1 : 0;
   double power = eff >= 0 ? ru_mcnemar_power(n, EFFECT[eff].p1, EFFECT[eff].p2, PROP_ALPHA) : 0;
+  unsigned need = eff >= 0 ? ru_mcnemar_tasks_needed(EFFECT[eff].p1, EFFECT[eff].p2, PROP_ALPHA, 0.9) : 0;
   prop_cell(ctx, gated(v, bz + cz && pz < PROP_ALPHA, power, tl), cell,
             "unit = task exact attention answers, N = %u; pass key %u/%u vs %u/%u, discordant "
-            "%u:%u, p(win)=%.2g p(lose)=%.2g; power %.2g at %s", n, ax, n, au, n, b, c, pw, pl,
-            power, eff >= 0 ? EFFECT[eff].src : "no effect stated");
+            "%u:%u, p(win)=%.2g p(lose)=%.2g; power %.2g at %s (%u tasks for 0.9)", n, ax, n, au,
+            n, b, c, pw, pl, power, eff >= 0 ? EFFECT[eff].src : "no effect stated", need);
 }
 
 /* The per-method table (ctx->log, and the notes for the report). */

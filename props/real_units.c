@@ -30,21 +30,51 @@ unsigned ru_sign_units_needed(double p1, double alpha, double power) {
   return 100000;
 }
 
-double ru_mcnemar_power(unsigned N, double p1, double p2, double alpha) {
-  unsigned *crit = malloc((N + 1) * sizeof *crit);
-  if (!crit) return NAN;
-  for (unsigned k = 0; k <= N; k++) crit[k] = sign_crit(k, alpha);
+/* P[discordant-test rejects] for N tasks at one coupling (p10, p01), crit[k] for k ≤ N. */
+static double mcnemar_at(unsigned N, double p10, double p01, const unsigned *crit) {
+  double pd = p10 + p01, pw = 0;
+  if (!(pd > 0)) return 0;
+  for (unsigned k = 1; k <= N; k++)
+    if (crit[k] <= k) pw += gsl_ran_binomial_pdf(k, pd, N) * kvb_binom_tail_ge(crit[k], p10 / pd, k);
+  return pw;
+}
+
+static double mcnemar_max(unsigned N, double p1, double p2, const unsigned *crit, int grid) {
   double lo = fmax(0.0, p1 + p2 - 1), hi = fmin(p1, p2), best = 0;
-  for (int g = 0; g <= 200; g++) {
-    double p11 = lo + (hi - lo) * g / 200.0, p10 = p1 - p11, p01 = p2 - p11, pd = p10 + p01;
-    if (!(pd > 0)) continue;
-    double pw = 0;
-    for (unsigned k = 1; k <= N; k++)
-      if (crit[k] <= k) pw += gsl_ran_binomial_pdf(k, pd, N) * kvb_binom_tail_ge(crit[k], p10 / pd, k);
-    best = fmax(best, pw);
+  for (int g = 0; g <= grid; g++) {
+    double p11 = lo + (hi - lo) * g / grid;
+    best = fmax(best, mcnemar_at(N, p1 - p11, p2 - p11, crit));
   }
+  return best;
+}
+
+/* crit[k] for k = 0..N (nondecreasing in k, so found incrementally). */
+static unsigned *crit_table(unsigned N, double alpha) {
+  unsigned *crit = malloc((N + 1) * sizeof *crit);
+  if (!crit) return NULL;
+  unsigned c = 0;
+  for (unsigned k = 0; k <= N; k++) {
+    while (c <= k && kvb_binom_tail_ge(c, 0.5, k) >= alpha) c++;
+    crit[k] = c;
+  }
+  return crit;
+}
+
+double ru_mcnemar_power(unsigned N, double p1, double p2, double alpha) {
+  unsigned *crit = crit_table(N, alpha);
+  if (!crit) return NAN;
+  double best = mcnemar_max(N, p1, p2, crit, 200);
   free(crit);
   return best;
+}
+
+unsigned ru_mcnemar_tasks_needed(double p1, double p2, double alpha, double power) {
+  enum { NMAX = 2000 };
+  unsigned *crit = crit_table(NMAX, alpha), N;
+  if (!crit) return 0;
+  for (N = 20; N < NMAX && mcnemar_max(N, p1, p2, crit, 20) < power; N += N < 100 ? 1 : 10) {}
+  free(crit);
+  return N;
 }
 
 double ru_t_power(double ncp, double df, double alpha) {

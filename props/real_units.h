@@ -28,6 +28,9 @@ unsigned ru_sign_units_needed(double p1, double alpha, double power);
  * of the two outcomes with these marginals (p11 from max(0, p1 + p2 − 1) to min(p1, p2)), i.e.
  * an upper bound on the power whatever the dependence between the methods' outcomes. */
 double ru_mcnemar_power(unsigned N, double p1, double p2, double alpha);
+/* The smallest task count (from 20; steps of 10 above 100, capped at 2000) whose McNemar power
+ * (over a 21-point grid of couplings) reaches `power`. */
+unsigned ru_mcnemar_tasks_needed(double p1, double p2, double alpha, double power);
 
 /* P[T' > t_{1−alpha, df}] for T' noncentral t with df degrees of freedom and noncentrality ncp:
  * the power of a one-sided t test (midpoint quadrature over the chi-square law, 4000 nodes). */
