@@ -3,7 +3,8 @@
  * 3 key/value heads, head dimension d = 64, scores scaled by 1/√d) run over the text
  * "debian-licenses" (GPL-3 then GFDL-1.3 of Debian's base-files, SHA-256 checked; README, The
  * real model), through the "model" stream (forward pass cached on disk). Every claim runs on every
- * layer and key/value head: 90 units (layer, KV head), each with its 3 query heads.
+ * layer and key/value head: 90 caches (layer, KV head), each with its 3 query heads — caches of
+ * one text, not independent units (below).
  *
  *   real.cluster      000 Fig. 1 / §1, 001 Fig. 1: keys more clusterable than values;
  *   real.norms        001 Table 1 / 003 Table 3: ‖q‖, ‖k‖, ‖k − mean‖, ‖v‖ per layer, and
@@ -698,14 +699,14 @@ static void bkvb_claim(prop_ctx *ctx, int fig3) {
   prop_check(ctx, nan_seen == 0, "%d non-finite errors", nan_seen);
   if (!fig3)
     prop_note(ctx, "n = %zu tokens, cache P = n − 16, 48 queries per unit (3 heads × the 16 next "
-              "positions), f = w = 32, b = 128, %zu seed(s) per unit; sign test over 90 units at "
-              "α = %.0e each way; KV heads (of 3) where block beats uniform at τ = 0.1, 1/4, by "
+              "positions), f = w = 32, b = 128, %zu seed(s) per cache; within-text sign test over "
+              "the 90 caches at α = %.0e each way; KV heads (of 3) where block beats uniform at τ = 0.1, 1/4, by "
               "layer 0..29: %s", rc_tokens(ctx), S, PROP_ALPHA, per_layer);
   else {
     double m64 = 0, m256 = 0;
     for (int k = 0; k < RC_UNITS; k++) m64 += eb[1][0][1][k] / RC_UNITS, m256 += eb[1][2][1][k] / RC_UNITS;
-    prop_note(ctx, "n = %zu tokens, cache P = n − 16, 48 queries per unit, f = w = 32, %zu seed(s) "
-              "per unit; τ = 1, 1/4: mean error b = 64 %.4f, b = 256 %.4f (b = 128 is run by "
+    prop_note(ctx, "n = %zu tokens, cache P = n − 16, 48 queries per cache, f = w = 32, %zu seed(s) "
+              "per cache; τ = 1, 1/4: mean error b = 64 %.4f, b = 256 %.4f (b = 128 is run by "
               "real.bkvb.fig1)", rc_tokens(ctx), S, m64, m256);
   }
   text_unit(ctx, fig3 ? "block BalanceKV's error lower at b = 256 than at b = 64 (in most of a "
