@@ -298,6 +298,17 @@ prop_verdict prop_advantage_cell(prop_ctx *ctx, const char *cell, double p, doub
   return v;
 }
 
+void prop_detail(prop_ctx *ctx, prop_verdict v, const char *cell, const char *fmt, ...) {
+  FORMAT(buf, fmt);
+  if (ctx->ncells < PROP_MAX_CELLS) {
+    ctx->cell_detail[ctx->ncells] = 1;
+    ctx->cells[ctx->ncells++] = v;
+  } else {
+    prop_check(ctx, 0, "more than %d cells", PROP_MAX_CELLS);
+  }
+  prop_note(ctx, "within the unit [%s] %s: %s", cell, prop_verdict_name(v), buf);
+}
+
 void prop_skip(prop_ctx *ctx, const char *fmt, ...) {
   char buf[512];
   va_list ap;
@@ -313,11 +324,13 @@ prop_verdict prop_verdict_of(const prop_ctx *ctx) {
   if (ctx->skipped) return PROP_SKIPPED;
   if (ctx->controls_passed) return PROP_VACUOUS;
   if (ctx->vacuous_practical) return PROP_VACUOUS_PRACTICAL;
-  if (ctx->ncells) {
-    for (int i = 1; i < ctx->ncells; i++)
-      if (ctx->cells[i] != ctx->cells[0]) return PROP_MIXED;
-    if (ctx->cells[0] != PROP_HOLDS) return ctx->cells[0];
+  int first = -1; /* the cells that vote: within-unit findings (prop_detail) do not */
+  for (int i = 0; i < ctx->ncells; i++) {
+    if (ctx->cell_detail[i]) continue;
+    if (first < 0) first = i;
+    else if (ctx->cells[i] != ctx->cells[first]) return PROP_MIXED;
   }
+  if (first >= 0 && ctx->cells[first] != PROP_HOLDS) return ctx->cells[first];
   if (ctx->inconclusive) return PROP_INCONCLUSIVE;
   if (ctx->not_observed) return PROP_NOT_OBSERVED;
   return PROP_HOLDS;

@@ -67,6 +67,7 @@ typedef struct {
   int skipped;          /* set by prop_skip(): the input (the real model) is absent here */
   int ncells;           /* pre-registered cells reported with prop_cell() */
   prop_verdict cells[PROP_MAX_CELLS];
+  unsigned char cell_detail[PROP_MAX_CELLS]; /* 1: a within-unit finding (prop_detail) */
   FILE *log;            /* details (stdout for faithful runs, /dev/null-like for mutants) */
   char notes[8192];     /* measured numbers for the report */
   /* Trial blocks (prop_gather): a long claim's trials split over shards. tb_n <= 1: every
@@ -195,6 +196,12 @@ void prop_miss(prop_ctx *ctx, double p);
  * disagree the claim's verdict is MIXED; when all agree, theirs. A cell's FAILS is an empirical
  * finding, not an assertion failure (use prop_check/prop_pvalue for those). */
 void prop_cell(prop_ctx *ctx, prop_verdict v, const char *cell, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* A finding within one unit (e.g. the sign test over one text's caches, valid given that text,
+ * when the claim's unit is the text): reported like a cell, compared between the faithful and
+ * every mutant run (a mutant that moves it is caught), but never part of the verdict — the
+ * claim's cells decide that on the unit of replication. */
+void prop_detail(prop_ctx *ctx, prop_verdict v, const char *cell, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* The check cannot run here because an input it needs is absent (the real model before
  * scripts/fetch-model): the claim returns at once, its verdict is SKIPPED (printed as a SKIP

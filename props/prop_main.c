@@ -443,6 +443,7 @@ static void run_into(const prop_claim *c, const options *o, const char *mutant, 
   else if (mutant && ctx.rejected) r->miss_kind = PROP_MISS_PLUGIN, r->miss = ctx.reject_miss;
   r->ncells = ctx.ncells;
   memcpy(r->cells, ctx.cells, sizeof r->cells);
+  memcpy(r->cell_detail, ctx.cell_detail, sizeof r->cell_detail);
   snprintf(r->notes, sizeof r->notes, "%s", ctx.notes);
 }
 
@@ -479,7 +480,8 @@ static int judge_mutant(const prop_claim *c, const options *o, const prop_run_re
                         const prop_run_rec *m, int *caught) {
   prop_verdict mv = m->failures ? PROP_FAILS : m->v;
   int cells_moved = m->ncells != f->ncells;
-  for (int q = 0; !cells_moved && q < f->ncells; q++) cells_moved = m->cells[q] != f->cells[q];
+  for (int q = 0; !cells_moved && q < f->ncells; q++)
+    cells_moved = m->cells[q] != f->cells[q] || m->cell_detail[q] != f->cell_detail[q];
   int failed = 0;
   if (!m->applied) {
     /* the claim never injected it: whatever changed, it was not the mutant */

@@ -18,7 +18,8 @@ int prop_rec_write(FILE *f, const prop_run_rec *r) {
   fprintf(f, "run\t%s\t%s\t%d\t%d\t%d\t%d\t%.17g\t%d\t%.17g\t%d\t%.17g\t%d\t",
           r->id, r->mutant[0] ? r->mutant : "-", (int)r->v, r->failures, r->lacks_control,
           r->applied, r->secs, r->ntests, r->alpha_sum, r->miss_kind, r->miss, r->ncells);
-  for (int q = 0; q < r->ncells; q++) fprintf(f, "%s%d", q ? "," : "", (int)r->cells[q]);
+  for (int q = 0; q < r->ncells; q++)
+    fprintf(f, "%s%d", q ? "," : "", (int)r->cells[q] + (r->cell_detail[q] ? 100 : 0));
   fputc('\t', f);
   put_escaped(f, r->notes);
   fputc('\n', f);
@@ -73,6 +74,8 @@ int prop_rec_read(FILE *f, prop_run_rec *r) {
   char *c = fs[13];
   for (int q = 0; q < r->ncells; q++) {
     long cv = strtol(c, &end, 10);
+    r->cell_detail[q] = cv >= 100;
+    if (cv >= 100) cv -= 100;
     if (end == c || cv < 0 || cv > PROP_SKIPPED || (*end != ',' && *end != 0)) return -1;
     r->cells[q] = (prop_verdict)cv;
     c = *end ? end + 1 : end;

@@ -17,6 +17,7 @@ typedef struct {
   int applied;        /* times the mutant was injected */
   int ncells;
   prop_verdict cells[PROP_MAX_CELLS];
+  unsigned char cell_detail[PROP_MAX_CELLS]; /* within-unit findings (written as verdict + 100) */
   double secs;
   int ntests;         /* hypothesis tests made, and the sum of their α (the run's false-alarm bound) */
   double alpha_sum;
