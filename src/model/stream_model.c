@@ -11,10 +11,12 @@
  * stream is (q of `head`, k and v of head / 3). The forward pass runs once per (model, text,
  * token count): every layer's q, k, v are cached as .npy ([heads, n, 64], float32) under
  * ${XDG_CACHE_HOME:-$HOME/.cache}/kvbound/kv/<key>/ (or $KVB_MODEL_DIR/kv/), the key being
- * the model file's size and a 64-bit FNV-1a hash of the text's bytes with the token count; later
+ * the model file's size, a 64-bit FNV-1a hash of the text's bytes, the token count and the
+ * OpenBLAS thread count (the products' rounding depends on it); later
  * streams of any layer or head read the cache. n defaults to every token of the text, at most
  * the model's context (8192); the first n tokens' caches do not depend on later tokens (the
  * model is causal). */
+#include <cblas.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -101,7 +103,9 @@ static int gen_model(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng
   char *buf = NULL;
   size_t len = 0;
   if ((st = kvb_text_read(text, &buf, &len))) return st;
-  /* The cache key: model size, text hash, token count (n asked, or "all"). */
+  /* The cache key: model size, text hash, token count (n asked, or "all"), and OpenBLAS's
+   * thread count: the forward pass's matrix products round differently with 1 and with several
+   * BLAS threads, so a cache written under one setting is not the bits another computes. */
   uint64_t h = 1469598103934665603ull;
   for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)buf[i]) * 1099511628211ull;
   long want = kvb_params_has(p, "n") ? (long)kvb_params_get(p, sp, "n") : 0;
@@ -110,8 +114,8 @@ static int gen_model(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng
   char *slash = strrchr(mpath, '/');
   if (slash) *slash = '\0';
   snprintf(root, sizeof root, "%s/kv", slash ? mpath : ".");
-  snprintf(dir, sizeof dir, "%s/%llu-%016llx-%ld", root, (unsigned long long)KVB_MODEL_SIZE,
-           (unsigned long long)h, want);
+  snprintf(dir, sizeof dir, "%s/%llu-%016llx-%ld-b%d", root, (unsigned long long)KVB_MODEL_SIZE,
+           (unsigned long long)h, want, openblas_get_num_threads());
   char qf[4400], kf[4400], vf[4400];
   snprintf(qf, sizeof qf, "%s/layer%02d_q.npy", dir, layer);
   snprintf(kf, sizeof kf, "%s/layer%02d_k.npy", dir, layer);
