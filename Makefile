@@ -215,11 +215,11 @@ $(B)/fuzz/fuzz_npy: tests/fuzz_npy.c src/core/npy.c src/core/kvb_error.c src/cor
 
 # libFuzzer harness for the spec reader (src/app/lua_spec.c, the Lua sandbox): lua_spec.c and the
 # harness instrumented, the rest of the command's objects and libraries as built by `all`;
-# corpus in tests/fuzz_corpus/spec (the shipped specs and hostile fragments).
+# seed corpus: the shipped specs (scripts/specs) and hostile fragments (tests/fuzz_corpus/spec).
 .PHONY: fuzz-spec
 fuzz-spec: $(B)/fuzz/fuzz_spec
 	@mkdir -p $(B)/fuzz/corpus_spec
-	$(B)/fuzz/fuzz_spec -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=10 $(B)/fuzz/corpus_spec tests/fuzz_corpus/spec
+	$(B)/fuzz/fuzz_spec -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=10 $(B)/fuzz/corpus_spec tests/fuzz_corpus/spec scripts/specs
 
 $(B)/fuzz/fuzz_spec: tests/fuzz_spec.c src/app/lua_spec.c $(filter-out $(B)/obj/src/app/kvbound_main.o $(B)/obj/src/app/lua_spec.o,$(CLI_OBJ)) $(B)/libkvbound.a $(HDRS)
 	@mkdir -p $(dir $@)

@@ -2,8 +2,8 @@
  * runs in the sandbox, under a 0.05 s time limit (the limit is the same code path as the 5 s
  * one), and must load into a consistent experiment or be refused with a message — never a
  * crash, an out-of-bounds write, a leak or a hang. Built only by `make fuzz-spec` (clang
- * -fsanitize=fuzzer,address,undefined); seed corpus in tests/fuzz_corpus/spec/ (specs and
- * hostile fragments: metamethods re-entering readers, pcall around endless loops, __gc). */
+ * -fsanitize=fuzzer,address,undefined); seed corpus: scripts/specs/ and the hostile fragments
+ * of tests/fuzz_corpus/spec/ (metamethods re-entering readers, pcall around endless loops, __gc). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
