@@ -27,6 +27,7 @@
 #include "unit.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -343,6 +344,44 @@ static void test_bad_metadata(void) {
   free(b);
 }
 
+/* Two threads building the same cold cache at once (kvbound run --jobs 2 with a model stream on
+ * a new text) both get the stream: each builds in its own temporary directory and the first
+ * rename wins (the temporary name was the pid's, shared by the threads, and one failed). */
+typedef struct { const char *path; int st; size_t n; } cold_arg;
+static void *cold_stream(void *va) {
+  cold_arg *a = va;
+  kvb_params p;
+  kvb_params_init(&p);
+  kvb_params_set_str(&p, "text", a->path);
+  kvb_params_set(&p, "layer", 3);
+  kvb_params_set(&p, "head", 0);
+  kvb_stream *s = NULL;
+  gsl_rng *rng = kvb_rng_alloc_substream(1, 0);
+  a->st = kvb_stream_generate_type(&kvb_stream_model, &p, rng, &s);
+  a->n = s ? s->n : 0;
+  gsl_rng_free(rng);
+  kvb_stream_free(s);
+  return NULL;
+}
+static void test_cold_cache_threads(void) {
+  char path[] = "/tmp/kvb_model_cold_XXXXXX", text[128];
+  int fd = mkstemp(path);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (!f) { CHECK(0, "model.cold_cache_two_threads", "cannot write a temporary text"); return; }
+  /* a text no earlier run cached: its hash is new */
+  snprintf(text, sizeof text, "A cold cache %s built by two threads at once.", path + 5);
+  fputs(text, f);
+  fclose(f);
+  cold_arg a[2] = {{path, -1, 0}, {path, -1, 0}};
+  pthread_t th[2];
+  for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, cold_stream, &a[i]);
+  for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+  CHECK(a[0].st == KVB_OK && a[1].st == KVB_OK && a[0].n > 0 && a[0].n == a[1].n,
+        "model.cold_cache_two_threads", "status %d / %d, n %zu / %zu: %s", a[0].st, a[1].st,
+        a[0].n, a[1].n, kvb_strerror_last());
+  remove(path);
+}
+
 int main(void) {
   if (kvb_model_available() != KVB_OK) {
     const char *why = kvb_strerror_last();
@@ -366,5 +405,6 @@ int main(void) {
   test_logits(&m);
   kvb_model_free(&m);
   test_bad_metadata();
+  test_cold_cache_threads();
   UNIT_EXIT();
 }

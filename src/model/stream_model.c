@@ -69,9 +69,11 @@ static void write_layer(void *vc, int layer, size_t n, const float *q, const flo
 /* Runs the model over the text's first n_proc tokens into dir (through a temporary directory
  * renamed at the end, so a crashed run leaves no half cache). */
 static int build_cache(const kvb_model *m, const int32_t *ids, size_t n, const char *dir) {
+  /* a fresh name per call (mkdtemp): two trials of one process building the same cache at once
+   * (kvbound run --jobs 2 on a cold cache) each get their own directory; the first rename wins */
   char tmp[4400];
-  snprintf(tmp, sizeof tmp, "%s.tmp%ld", dir, (long)getpid());
-  if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+  snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", dir);
+  if (!mkdtemp(tmp))
     return KVB_ERROR(KVB_EIO, "model stream: cannot create %s (%s)", tmp, strerror(errno));
   cache_ctx c = {tmp, KVB_OK, m->cfg.n_head, m->cfg.n_head_kv, m->cfg.head_dim};
   float *hid = malloc(n * (size_t)m->cfg.d_model * sizeof(float));
