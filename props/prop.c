@@ -191,8 +191,7 @@ int prop_pvalue(prop_ctx *ctx, double pvalue, double alpha, const char *fmt, ...
     /* How robust a mutant's catch by this rejection is: were the test's statistic z_obs
      * (= Q⁻¹(p)) drawn again around its observed value, it would fall short of z_α with
      * probability Φ(−(z_obs − z_α)) (a plug-in estimate, stated as such in the budget). */
-    double m = pvalue <= 0 ? 0 : gsl_cdf_ugaussian_P(gsl_cdf_ugaussian_Qinv(alpha) -
-                                                    gsl_cdf_ugaussian_Qinv(pvalue));
+    double m = kvb_plugin_miss(pvalue, alpha);
     if (!ctx->rejected || m < ctx->reject_miss) ctx->reject_miss = m;
     ctx->rejected++;
     ctx->failures++;
@@ -283,9 +282,7 @@ void prop_cell(prop_ctx *ctx, prop_verdict v, const char *cell, const char *fmt,
 }
 
 double prop_power_at(double detectable, double effect) {
-  if (!(detectable > 0)) return effect > 0 ? 1.0 : 0.0;
-  double za = gsl_cdf_ugaussian_Qinv(PROP_ALPHA), zb = gsl_cdf_ugaussian_Pinv(0.9);
-  return gsl_cdf_ugaussian_P(effect * (za + zb) / detectable - za);
+  return kvb_normal_power_at(detectable, effect, PROP_ALPHA, 0.9);
 }
 
 prop_verdict prop_advantage_cell(prop_ctx *ctx, const char *cell, double p, double detectable,

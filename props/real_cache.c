@@ -24,7 +24,7 @@
  * evidence). Now a claim about caches in general has the TEXT as its unit: per text one number
  * (the share of its caches in the paper's direction), and the claim-level test is the exact sign
  * test over texts at α = 1e-6 each way, which needs ≥ 20 texts to reject at all
- * (real_units.h). With N = 1 text its power is 0 at any effect, so those cells are INCONCLUSIVE,
+ * (src/core/power.h). With N = 1 text its power is 0 at any effect, so those cells are INCONCLUSIVE,
  * with the number of texts power 0.9 would need at the stated effect. The within-text numbers
  * (how many of this text's caches go the paper's way) stay in the notes as a description of
  * this text; for real.bkvb.* the methods' coins are independent across caches given the text, so
@@ -34,7 +34,6 @@
  * computation (no test). Without the model file (scripts/fetch-model) each claim is SKIPPED
  * (prop_skip), never passed. */
 #include "prop.h"
-#include "real_units.h"
 #include "balancekv_block.h"
 #include "kcenter.h"
 #include "measures.h"
@@ -170,7 +169,7 @@ static void text_cell(prop_ctx *ctx, const char *cell, int within, const char *f
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  double pw = ru_sign_power(RC_TEXTS, RC_TEXT_EFFECT, PROP_ALPHA);
+  double pw = kvb_sign_power(RC_TEXTS, RC_TEXT_EFFECT, PROP_ALPHA);
   prop_cell(ctx, pw >= 0.9 ? PROP_NOT_OBSERVED : PROP_INCONCLUSIVE, cell,
             "unit = text, N = %d, power %.2g; this text: %s", RC_TEXTS, pw, buf);
   prop_detail(ctx, within > 0 ? PROP_HOLDS : within < 0 ? PROP_FAILS : PROP_NOT_OBSERVED, cell,
@@ -179,8 +178,8 @@ static void text_cell(prop_ctx *ctx, const char *cell, int within, const char *f
 }
 
 static void text_unit(prop_ctx *ctx, const char *effect) {
-  double pw = ru_sign_power(RC_TEXTS, RC_TEXT_EFFECT, PROP_ALPHA);
-  unsigned need = ru_sign_units_needed(RC_TEXT_EFFECT, PROP_ALPHA, 0.9);
+  double pw = kvb_sign_power(RC_TEXTS, RC_TEXT_EFFECT, PROP_ALPHA);
+  unsigned need = kvb_sign_units_needed(RC_TEXT_EFFECT, PROP_ALPHA, 0.9);
   prop_unit(ctx, "text (its caches are one cluster)", RC_TEXTS, "%s on %.0f%% of texts; the exact "
             "sign test over texts at α = 1e-6 rejects only from 20 texts; power %.2g, %u texts "
             "needed for 0.9", effect, 100 * RC_TEXT_EFFECT, pw, need);
@@ -284,7 +283,7 @@ static void cluster_claim(prop_ctx *ctx) {
  * least-squares standard error (used here until 2026-11) treats them as independent. The
  * standard error is the equal-weighted cosine (EWC) long-run-variance one with ν =
  * ⌊0.4·T^{2/3}⌋ cosine weights and t_ν critical values (Lazarus, Lewis, Stock & Watson 2018;
- * props/real_units.h), valid under short-memory serial dependence along the stream. A verdict
+ * src/core/ewc.h), valid under short-memory serial dependence along the stream. A verdict
  * is then about this text's positions (001 Table 1 and 003 Table 3 state it per prompt length
  * too); whether it generalizes over texts would need many texts. Check mutant check:q_grows
  * multiplies ‖q_j‖ by 1 + 0.2·log₂(j + 1) (a query norm that grows with position) and must move
@@ -330,7 +329,7 @@ static void norms_claim(prop_ctx *ctx) {
       y[j - j0] = grow ? s * (1 + 0.2 * x[j - j0]) : s;
     }
     double slope, se, ols_slope, ols_se, ols_df;
-    nu = ru_ewc_slope(x, y, T, &slope, &se);
+    nu = kvb_ewc_slope(x, y, T, &slope, &se);
     int st = kvb_linear_fit_se(T, x, y, &ols_slope, &ols_se, &ols_df);
     double ybar = prop_mean(y, T), g = 0.05 * ybar;
     free(x), free(y), rc_layer_free(&ly);
@@ -340,8 +339,8 @@ static void norms_claim(prop_ctx *ctx) {
     double det = kvb_t_detectable(se, nu, PROP_ALPHA, 0.9);
     /* power at the effect "the norm does not grow" (b = 0, g below the margin), and, for the
      * mutant, the chance to find a slope 0.2·ȳ − g above the margin (its growth) */
-    double power = ru_t_power(g / se, nu, PROP_ALPHA);
-    min_miss = fmin(min_miss, 1 - ru_t_power((0.2 * ybar / (1 + 0.2 * log2((double)n / 2)) - g) / se,
+    double power = kvb_t_power(g / se, nu, PROP_ALPHA);
+    min_miss = fmin(min_miss, 1 - kvb_t_power((0.2 * ybar / (1 + 0.2 * log2((double)n / 2)) - g) / se,
                                              nu, PROP_ALPHA));
     worst_det = fmax(worst_det, det / ybar), min_power = fmin(min_power, power);
     prop_verdict v = p_below < PROP_ALPHA ? PROP_HOLDS : p_above < PROP_ALPHA ? PROP_FAILS

@@ -32,7 +32,7 @@
  *            6 greedy tokens, at T = 2 (a quarter of the prompt's middle: with the 32 exact first
  *            and recent tokens, about 1/3 of a 255-token prompt; 003 Fig. 4 uses ≈ 0.25); exact attention's
  *            success rate is reported first (the task is meaningful only where it is ≥ 0.9).
- *   units    (DESIGN, The sampling unit; props/real_units.h) fixed before any run:
+ *   units    (DESIGN, The sampling unit; src/core/power.h) fixed before any run:
  *            KL: the unit is the TEXT. The scored tokens of one text are serially dependent
  *            (until 2026-11 a paired t test over them treated them as independent draws:
  *            pseudo-replication), and a statement about methods is about texts. Per text one
@@ -42,7 +42,7 @@
  *            (GPL-3; the full tier's two segments are two stretches of it, one unit), and the
  *            sign test cannot reject below 20 texts: every KL cell is INCONCLUSIVE with power
  *            0. The cell prints the text's own numbers with a standard error valid under serial
- *            dependence (EWC, ν = ⌊0.4·T^{2/3}⌋, t_ν; real_units.h) — a statement about THIS
+ *            dependence (EWC, ν = ⌊0.4·T^{2/3}⌋, t_ν; src/core/ewc.h) — a statement about THIS
  *            text, never promoted to the cell's verdict. We chose the text unit over an
  *            HAC-over-tokens verdict because a single text, however many tokens, speaks only
  *            about that text.
@@ -53,7 +53,7 @@
  *            right): P[Bin(b + c, ½) ≥ b] < α → HOLDS, P[… ≥ c] < α → FAILS; otherwise
  *            NOT-OBSERVED only when the design had power ≥ 0.9 at the paper's own effect, else
  *            INCONCLUSIVE with that power. The power is maximized over every coupling of the
- *            two methods' outcomes with the paper's accuracies (ru_mcnemar_power: an upper
+ *            two methods' outcomes with the paper's accuracies (kvb_mcnemar_power: an upper
  *            bound whatever their dependence). The paper's effects: 000 Table 1 at n = 5k (its
  *            largest gaps): SubGen 0.86 vs H2O 0.66, vs Sink 0.56; uniform is not in that table,
  *            so its cell uses the table's largest gap (0.86 vs 0.56); 003 Fig. 4: augmented
@@ -83,7 +83,6 @@
 #include "model.h"
 #include "real_text.h"
 #include "prop.h"
-#include "real_units.h"
 #include "subgen.h"
 
 #include <gsl/gsl_cdf.h>
@@ -459,15 +458,15 @@ static void kl_cell(prop_ctx *ctx, const char *cell, const res_t *x, const res_t
   size_t N = x->N;
   double d[MAXTOK], dz[MAXTOK], md = 0, se = 0, mz = 0, sez = 0;
   for (size_t i = 0; i < N; i++) d[i] = x->kl[i] - u->kl[i], dz[i] = z->kl[i] - u->kl[i];
-  unsigned nu = ru_ewc_mean(d, N, &md, &se);
-  ru_ewc_mean(dz, N, &mz, &sez);
+  unsigned nu = kvb_ewc_mean(d, N, &md, &se);
+  kvb_ewc_mean(dz, N, &mz, &sez);
   double t = se > 0 ? md / se : 0;
   double p_lo = nu && se > 0 ? gsl_cdf_tdist_P(t, nu) : 1, p_hi = nu && se > 0 ? gsl_cdf_tdist_Q(t, nu) : 1;
   /* the text-level sign test: one text, its sign */
   unsigned w = md < 0, l = md > 0, wz = mz < 0;
   double pw = kvb_binom_tail_ge(w, 0.5, E2E_TEXTS), pl = kvb_binom_tail_ge(l, 0.5, E2E_TEXTS);
   double pz = kvb_binom_tail_ge(wz, 0.5, E2E_TEXTS);
-  double power = ru_sign_power(E2E_TEXTS, E2E_TEXT_EFFECT, PROP_ALPHA);
+  double power = kvb_sign_power(E2E_TEXTS, E2E_TEXT_EFFECT, PROP_ALPHA);
   int v = pw < PROP_ALPHA ? 1 : pl < PROP_ALPHA ? -1 : 0;
   prop_cell(ctx, gated(v, pz < PROP_ALPHA, power, tl), cell,
             "unit = text, N = %d, sign test p(<)=%.2g p(>)=%.2g, power %.2g; this text: KL %.4f vs "
@@ -490,8 +489,8 @@ static void needle_cell(prop_ctx *ctx, const char *cell, const unsigned char *x,
   double pw = kvb_binom_tail_ge(b, 0.5, b + c), pl = kvb_binom_tail_ge(c, 0.5, b + c);
   double pz = kvb_binom_tail_ge(bz, 0.5, bz + cz);
   int v = (b + c && pw < PROP_ALPHA) ? 1 : (b + c && pl < PROP_ALPHA) ? -1 : 0;
-  double power = eff >= 0 ? ru_mcnemar_power(n, EFFECT[eff].p1, EFFECT[eff].p2, PROP_ALPHA) : 0;
-  unsigned need = eff >= 0 ? ru_mcnemar_tasks_needed(EFFECT[eff].p1, EFFECT[eff].p2, PROP_ALPHA, 0.9) : 0;
+  double power = eff >= 0 ? kvb_mcnemar_power(n, EFFECT[eff].p1, EFFECT[eff].p2, PROP_ALPHA) : 0;
+  unsigned need = eff >= 0 ? kvb_mcnemar_tasks_needed(EFFECT[eff].p1, EFFECT[eff].p2, PROP_ALPHA, 0.9) : 0;
   prop_cell(ctx, gated(v, bz + cz && pz < PROP_ALPHA, power, tl), cell,
             "unit = task exact attention answers, N = %u; pass key %u/%u vs %u/%u, discordant "
             "%u:%u, p(win)=%.2g p(lose)=%.2g; power %.2g at %s (%u tasks for 0.9)", n, ax, n, au,
@@ -622,7 +621,7 @@ static void table_claim(prop_ctx *ctx, const int *under, int nu, const int *cont
       }
       char cell[96];
       int eff = effect_of(under[a], cont[b]);
-      double pw = eff >= 0 ? ru_mcnemar_power(ne, EFFECT[eff].p1, EFFECT[eff].p2, PROP_ALPHA) : 0;
+      double pw = eff >= 0 ? kvb_mcnemar_power(ne, EFFECT[eff].p1, EFFECT[eff].p2, PROP_ALPHA) : 0;
       pw_lo = fmin(pw_lo, pw), pw_hi = fmax(pw_hi, pw);
       snprintf(cell, sizeof cell, "%s vs %s pass key T=%u", MNAME[under[a]], MNAME[cont[b]], D->Tneedle);
       needle_cell(ctx, cell, nd->right[zc ? M_ZERO : under[a]], nd->right[cont[b]], nd->right[M_ZERO],
@@ -631,8 +630,8 @@ static void table_claim(prop_ctx *ctx, const int *under, int nu, const int *cont
   prop_unit(ctx, "text", E2E_TEXTS, "KL cells: lower mean KL than the contender on %.0f%% of texts "
             "(the papers report no KL); the exact sign test over texts rejects at α = 1e-6 only "
             "from 20 texts: power %.2g, %u texts needed for 0.9", 100 * E2E_TEXT_EFFECT,
-            ru_sign_power(E2E_TEXTS, E2E_TEXT_EFFECT, PROP_ALPHA),
-            ru_sign_units_needed(E2E_TEXT_EFFECT, PROP_ALPHA, 0.9));
+            kvb_sign_power(E2E_TEXTS, E2E_TEXT_EFFECT, PROP_ALPHA),
+            kvb_sign_units_needed(E2E_TEXT_EFFECT, PROP_ALPHA, 0.9));
   prop_unit(ctx, "pass-key task exact attention answers", ne, "retrieval cells: the paper's own "
             "accuracies (per cell), exact McNemar at α = 1e-6; power %.2g–%.2g (upper bound over "
             "the outcomes' coupling)", pw_lo, pw_hi);

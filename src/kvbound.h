@@ -13,6 +13,8 @@
 #include "attention.h"
 #include "attention_batch.h"
 #include "stats.h"
+#include "power.h"
+#include "ewc.h"
 #include "parallel.h"
 #include "npy.h"
 #include "kv_store.h"
