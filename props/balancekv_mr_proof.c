@@ -22,7 +22,13 @@
  *                 total ‖Σ E_i‖ ≤ ε_t·j·e^{−r²/√d}·max‖v‖ with ε_t = log²(sn)·√s·e^{2r²/√d}/t (t =
  *                 O(log²(sn)√s e^{2r²/√d}/ε) with O() read as 1) are rate-tested over
  *                 independent streams against the union budget (SoftmaxBalance calls)·δ; random
- *                 signs and z ≡ 0 through the same tests.
+ *                 signs and z ≡ 0 through the same tests. Reading: the proof's "error produced by
+ *                 the (i+1)-st iteration of step 2" is a halving round over every batch, bounded
+ *                 by Theorem 3.3 and the triangle inequality as 2^i·(p/2^i)·(one call's bound);
+ *                 the rounds are not observable from outside a push, so the memory levels C^i
+ *                 are instrumented instead (their errors sum to the same total; level i is a
+ *                 part of rounds 0..i−1, bounded by the same argument by i·b_i·D ≤ T·p·D) and
+ *                 the claim's per-level form with p = j/t is asserted on each.
  *   mr.tail       003 App. A.3.2 (steps not a multiple of t): C⁰ holds exactly the tokens
  *                 (j_t, j′] with weight 1, so error(j′) = error(j_t), j_t = ⌊j′/t⌋·t, at every
  *                 step (exact, to rounding), for numerator and normalizer instances. */
