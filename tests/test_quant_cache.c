@@ -81,6 +81,13 @@ static void test_fp16(void) {
     }
   }
   CHECK(bad == 0 && badtie == 0, "fp16.round_trip_and_ties_exhaustive", "%zu round trips, %zu ties wrong", bad, badtie);
+  /* the decoder against the npy reader's own half decoder (src/core/npy.h), all 65536 patterns */
+  size_t differ = 0;
+  for (unsigned h = 0; h < 0x10000u; h++) {
+    double a = kvb_fp16_to_double((uint16_t)h), b = kvb_half_to_double(h);
+    differ += !(a == b && signbit(a) == signbit(b)) && !(isnan(a) && isnan(b));
+  }
+  CHECK(differ == 0, "fp16.to_double.matches_npy_decoder", "%zu patterns differ", differ);
 }
 
 /* ---------------------------------------------------------------- blocks */

@@ -31,13 +31,16 @@
  *    requires G | R. Consequence: the key residual is not "the R most recent tokens" but the
  *    n mod R most recent ones (0..R−1), while the value residual is always the R most recent —
  *    the two windows differ, and the paper's one word "residual length" names both.
- *  - Quantize before or after attending. Algorithm 1 appends t_K, t_V, quantizes, and then
- *    computes A and t_O, so the token whose arrival fills X_Kr is attended through its quantized
- *    key. (The authors' released code attends first and quantizes afterwards; kvbound follows the
- *    Algorithm.)
- *  - Value groups. §3 speaks of per-token quantization; Algorithm 1 writes numGroup = d/G for
- *    values, i.e. groups of G channels within a token. d_value < G gives one group of d_value
- *    channels; G ∤ d_value a shorter last group (the paper's models have d = 128 and G = 32).
+ *  - Quantize before or after attending. Algorithm 1's decoding step appends t_K, t_V, runs the
+ *    two quantization `if`s, and then computes A and t_O, so the token whose arrival fills X_Kr
+ *    is attended through its quantized key. The authors' released code (github.com/jy-yuan/KIVI,
+ *    read for reference only) attends first and quantizes afterwards, so there the query of that
+ *    token still sees R exact keys and R + 1 exact values. The two orders differ only at that
+ *    one token; kvbound follows the Algorithm.
+ *  - Value groups. §3 speaks of per-token quantization without saying how a token is grouped;
+ *    Algorithm 1's GroupQuant of values (and the authors' code, which groups the head
+ *    dimension) splits a token's channels into groups of G. d_value < G gives one group of
+ *    d_value channels; G ∤ d_value a shorter last group (the paper's models have d = 128, G = 32).
  *  - Rounding and a flat group. §3.1's ⌊·⌉ is read as round to nearest, half up (the argument is
  *    ≥ 0); the paper does not say what s = 0 (a group of equal numbers) does; here codes are 0
  *    and x̂ = z exactly.
@@ -53,7 +56,8 @@
  * quantized number costs 2 bits + 16 bytes / 32 = 0.75 bytes against 8 for an exact one.
  *
  * Parameters: bits b ∈ {2, 4} (KIVI-2, KIVI-4), group G ≥ 1, residual R ≥ G with G | R
- * (the paper's settings: G = 32, R = 128). */
+ * (the paper's settings: G = 32, R = 128). Section and algorithm numbers are those of arXiv
+ * 2402.02750v2. */
 #include "attention.h"
 #include "kvb_error.h"
 #include "method.h"
@@ -96,7 +100,7 @@ typedef struct {
 
 static const kvb_param_spec kivi_params[] = {
     {"bits", KVB_PARAM_INT, 2, 2, 4, NULL,
-     "b: bits per quantized number, 2 or 4 (2402.02750 §5: KIVI-2, KIVI-4)"},
+     "b: bits per quantized number, 2 or 4 (arXiv 2402.02750: KIVI-2, KIVI-4)"},
     {"group", KVB_PARAM_INT, 32, 1, 1e6, NULL,
      "G: group size — tokens per key group (per channel), channels per value group (§4.1; 32)"},
     {"residual", KVB_PARAM_INT, 128, 1, 1e9, NULL,
