@@ -18,6 +18,7 @@
 #include "parallel.h"
 #include "npy.h"
 #include "kv_store.h"
+#include "fp16.h"
 #include "method.h"
 #include "stream.h"
 #include "probe.h"
@@ -32,6 +33,7 @@
 #include "balancekv.h"
 #include "balancekv_block.h"
 #include "uniform_sample.h"
+#include "quant_cache.h"
 /* names to types (src/app/registry.h) */
 #include "registry.h"
 

@@ -88,7 +88,83 @@ static int one_run(const char *name, long at, int *reached, int *refused, char *
   return ok;
 }
 
+/* The quantized caches (quant_cache.h) promise more: an update or query whose allocation fails
+ * returns KVB_ENOMEM and leaves the cache exactly as it was, so retrying the same token gives
+ * the cache a run without failures has. One run fails allocation `at` (counted over the
+ * victim's calls only) and compares the victim with a reference fed the same tokens. */
+static double qa_K[2][40 * 40], qa_V[2][40 * 3];
+static int quant_run(const char *name, long at, int *reached, char *why, size_t cap) {
+  const size_t dk = 40, dv = 3, n = 40; /* dk: two blocks of 32, the second padded */
+  kvb_method_config cfg = {dk, dv, 0.2, NULL};
+  kvb_params p;
+  kvb_params_init(&p);
+  if (!strcmp(name, "kivi")) kvb_params_parse(&p, "group=2"), kvb_params_parse(&p, "residual=4");
+  kvb_method *m = NULL, *ref = NULL;
+  if (kvb_method_alloc(name, &cfg, &p, &m) || kvb_method_alloc(name, &cfg, &p, &ref)) {
+    snprintf(why, cap, "alloc: %s", kvb_strerror_last());
+    kvb_method_free(m);
+    return 0;
+  }
+  gsl_rng *rng = kvb_rng_alloc_substream(7, 1);
+  int ok = 1;
+  count = 0, failed_allocs = 0;
+  *reached = 0;
+  for (size_t i = 0; i < n && ok; i++) {
+    double k[40], v[3], z[3], zr[3];
+    for (size_t a = 0; a < dk; a++) k[a] = gsl_rng_uniform(rng) - 0.5;
+    for (size_t a = 0; a < dv; a++) v[a] = gsl_rng_uniform(rng);
+    kvb_memory m0, m1;
+    kvb_method_memory(m, &m0);
+    size_t n0 = kvb_quant_cache_read(m, qa_K[0], qa_V[0], 40);
+    long before = failed_allocs;
+    armed = at;
+    int st = kvb_method_update(m, k, dk, v, dv);
+    armed = -1;
+    if (failed_allocs > before) {
+      *reached = 1;
+      kvb_method_memory(m, &m1);
+      size_t n1 = kvb_quant_cache_read(m, qa_K[1], qa_V[1], 40);
+      if (st != KVB_ENOMEM || n1 != n0 || m1.bytes != m0.bytes ||
+          memcmp(qa_K[0], qa_K[1], n0 * dk * sizeof(double)) ||
+          memcmp(qa_V[0], qa_V[1], n0 * dv * sizeof(double)))
+        ok = 0, snprintf(why, cap, "token %zu: failed update returned %d or changed the cache", i, st);
+      st = kvb_method_update(m, k, dk, v, dv); /* the retry */
+    }
+    before = failed_allocs;
+    armed = at;
+    int qs = kvb_method_query(m, k, dk, z, dv);
+    armed = -1;
+    if (failed_allocs > before) {
+      *reached = 1;
+      if (qs != KVB_ENOMEM) ok = 0, snprintf(why, cap, "token %zu: failed query returned %d", i, qs);
+      qs = kvb_method_query(m, k, dk, z, dv);
+    }
+    int sr = kvb_method_update(ref, k, dk, v, dv), qr = kvb_method_query(ref, k, dk, zr, dv);
+    if (ok && (st || qs || sr || qr || memcmp(z, zr, sizeof z)))
+      ok = 0, snprintf(why, cap, "token %zu: after a retry the answer differs from the reference "
+                       "(statuses %d %d %d %d)", i, st, qs, sr, qr);
+  }
+  kvb_method_free(m);
+  kvb_method_free(ref);
+  gsl_rng_free(rng);
+  return ok;
+}
+
 int main(void) {
+  static const char *const qmethods[] = {"kivi", "q8_0", "q4_0"};
+  for (int mi = 0; mi < 3; mi++) {
+    int ok = 1, runs = 0;
+    char why[256] = "";
+    for (long at = 0; ok; at++) {
+      int reached = 0;
+      ok = quant_run(qmethods[mi], at, &reached, why, sizeof why);
+      if (!reached) break;
+      runs++;
+    }
+    char name[96];
+    snprintf(name, sizeof name, "alloc_fail.%s.enomem_leaves_cache_unchanged", qmethods[mi]);
+    CHECK(ok && runs >= 3, name, "%d injection points: %s", runs, why);
+  }
   static const char *const methods[] = {"merge_reduce", "balancekv"};
   for (int mi = 0; mi < 2; mi++) {
     int ok = 1, runs = 0, refused = 0;

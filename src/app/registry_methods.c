@@ -16,6 +16,9 @@ extern const kvb_method_type kvb_method_snapkv;
 extern const kvb_method_type kvb_method_pyramidkv;
 extern const kvb_method_type kvb_method_tova;
 extern const kvb_method_type kvb_method_knorm;
+extern const kvb_method_type kvb_method_kivi;
+extern const kvb_method_type kvb_method_q8_0;
+extern const kvb_method_type kvb_method_q4_0;
 
 const kvb_method_type *const kvb_method_registry[] = {
     &kvb_method_exact,
@@ -32,5 +35,8 @@ const kvb_method_type *const kvb_method_registry[] = {
     &kvb_method_pyramidkv,
     &kvb_method_tova,
     &kvb_method_knorm,
+    &kvb_method_kivi,
+    &kvb_method_q8_0,
+    &kvb_method_q4_0,
     NULL,
 };

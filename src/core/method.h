@@ -33,8 +33,12 @@
  * happens to allocate: the block-parallel methods (balancekv_block, uniform_sample,
  * recent_kcenter) keep the raw stream so they can recompress from scratch and be checked
  * against an offline recomputation; that store is not counted, so bytes and vectors shrink
- * together with the compression rate. For every method bytes >= 8·(d_key or d_value)·(the
- * vectors it counts), i.e. both columns tell the same story. */
+ * together with the compression rate. For every method that keeps vectors exactly bytes >=
+ * 8·(d_key or d_value)·(the vectors it counts), i.e. both columns tell the same story: a kept
+ * token costs 8·(d_key + d_value) bytes (float64, as kv_store.h and the token caches hold it).
+ * The quantized caches (kivi, q8_0, q4_0; quant_cache.h) are the exception by design: they keep
+ * every token's key and value (vectors = 2n) in fewer bytes, counted as stored (packed codes,
+ * scales, zero points, the full-precision residual). */
 typedef struct {
   size_t bytes;   /* bytes the algorithm must keep: stored vectors plus per-item bookkeeping */
   size_t vectors; /* stored d-vectors (a key and a value each count one) */
