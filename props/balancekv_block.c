@@ -560,6 +560,9 @@ static void fig1_family(prop_ctx *ctx, int fam) {
                 mb, sb, mu, su, wb.mean, wb.sd, wb.t, wb.p_pos, wb.p_neg, wb.power, mr,
                 vr > 0 ? "better" : vr < 0 ? "worse" : "n.s.", wr.t,
                 vz > 0 ? "better" : vz < 0 ? "worse" : "n.s.", wbr.mean, wbr.t);
+      /* the test that decided the cell (the control's when a control made it VACUOUS) */
+      prop_cell_pvalue(ctx, v == PROP_VACUOUS ? (vr > 0 ? wr.p_pos : wz.p_pos)
+                            : vb < 0 ? wb.p_neg : wb.p_pos);
     }
   if (underpowered)
     prop_inconclusive(ctx, min_power,
@@ -700,6 +703,7 @@ static void fig3(prop_ctx *ctx) {
                   "%.3f; layer 15's %.4f not powered; random signs ln-ratio %.4f (t=%.1f)",
                   mw0, sw0, mw1, sw1, w.mean, w.sd, w.t, w.p_pos, w.p_neg, eff, w.power, eff15,
                   rsr.mean, rsr.t);
+        prop_cell_pvalue(ctx, cv == PROP_VACUOUS ? rsr.p_pos : v < 0 ? w.p_neg : w.p_pos);
       }
   /* The mutants' miss probability (header): P(the faithful τ = 0.1 cell is not HOLDS) at the
    * pilot effect, the smallest over the three rates, and the three together if independent. */

@@ -207,6 +207,7 @@ static void mr_rate(prop_ctx *ctx) {
               "one-sided t = %.2f, p = %.2g, alpha = 1e-6, %zu points each, detects a slope "
               "difference >= %.3f with power 0.9", fw.slope, fw.lo, fw.hi,
               (fw.lo <= -1 && -1 <= fw.hi) ? "inside" : "outside", fr.slope, t, p, np, det);
+    prop_cell_pvalue(ctx, p);
   }
   /* The control: random halving in place of the walk, through the same test. */
   rate_arm(ctx, 0.0, ARM_RANDOM, runs, 6, x, y2);

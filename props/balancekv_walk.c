@@ -102,16 +102,19 @@ static void a1_cell(prop_ctx *ctx, const char *cell, int lo, int hi, int step, s
   prop_binomial_bound(ctx, over, N, delta, what);
   prop_check(ctx, big == 0, "[%s] output side larger than n/2 in %u runs", cell, big);
   /* random signs through the same two tests */
-  int rpass = kvb_binom_tail_ge(rover, delta, N) >= PROP_ALPHA && kvb_binom_tail_ge(rF, delta, N) >= PROP_ALPHA;
+  double rp = fmin(kvb_binom_tail_ge(rover, delta, N), kvb_binom_tail_ge(rF, delta, N));
+  int rpass = rp >= PROP_ALPHA;
   if (rpass) {
     prop_cell(ctx, PROP_VACUOUS, cell, "random signs meet the same bound: max D/c %.3f (walk %.3f), %u/%u "
               "runs over c, %u FAIL (c >= %.0f)", rmax, wmax, rover, N, rF, cmin);
+    prop_cell_pvalue(ctx, rp);
   } else {
     *ran_control = 1;
     prop_control(ctx, "random_signs", 0, "[%s] random signs: %u/%u runs with D > c (max D/c %.3f), %u FAIL",
                  cell, rover, N, rmax, rF);
     prop_cell(ctx, PROP_HOLDS, cell, "walk max D/c %.3f, %u/%u runs over c, %u FAIL; random signs "
               "%u/%u over", wmax, over, N, F, rover, N);
+    prop_cell_pvalue(ctx, rp);
   }
   free(wr.Dw);
   free(wr.Dr);
@@ -166,6 +169,7 @@ static void a1_polylog(prop_ctx *ctx) {
               "%.3f], random signs %.3f [%.3f, %.3f]; one-sided t = %.2f, p = %.2g, alpha = 1e-6, "
               "detects a slope difference >= %.3f with power 0.9",
               trials, fw.slope, fw.lo, fw.hi, fr.slope, fr.lo, fr.hi, t, p, det);
+    prop_cell_pvalue(ctx, p);
   }
   /* The control: random signs in place of the walk through the same test. */
   polylog_arm(ctx, 16.0, flags | KVB_WALK_MUT_RANDOM_SIGNS, trials, 12, x, yw, yr, &np);

@@ -273,8 +273,12 @@ void prop_miss(prop_ctx *ctx, double p) {
 
 void prop_cell(prop_ctx *ctx, prop_verdict v, const char *cell, const char *fmt, ...) {
   FORMAT(buf, fmt);
-  if (ctx->ncells < PROP_MAX_CELLS) ctx->cells[ctx->ncells++] = v;
-  else prop_check(ctx, 0, "more than %d cells", PROP_MAX_CELLS);
+  if (ctx->ncells < PROP_MAX_CELLS) {
+    ctx->cell_flip[ctx->ncells] = ctx->exact ? 0 : NAN;
+    ctx->cells[ctx->ncells++] = v;
+  } else {
+    prop_check(ctx, 0, "more than %d cells", PROP_MAX_CELLS);
+  }
   /* a cell is decided by at most two one-sided tests at α (HOLDS or FAILS): counted as 2α in
    * the false-alarm bound, whether or not this cell's decision was a test (an upper bound) */
   if (!ctx->exact) ctx->ntests++, ctx->alpha_sum += 2 * PROP_ALPHA;
@@ -285,6 +289,12 @@ double prop_power_at(double detectable, double effect) {
   return kvb_normal_power_at(detectable, effect, PROP_ALPHA, 0.9);
 }
 
+void prop_cell_pvalue(prop_ctx *ctx, double p) {
+  if (ctx->ncells < 1 || ctx->exact || isnan(p)) return;
+  double m = kvb_plugin_miss(p, PROP_ALPHA);
+  ctx->cell_flip[ctx->ncells - 1] = p < PROP_ALPHA ? m : 1 - m;
+}
+
 prop_verdict prop_advantage_cell(prop_ctx *ctx, const char *cell, double p, double detectable,
                                  double effect, const char *effect_what, const char *fmt, ...) {
   FORMAT(buf, fmt);
@@ -292,6 +302,7 @@ prop_verdict prop_advantage_cell(prop_ctx *ctx, const char *cell, double p, doub
   prop_verdict v = p < PROP_ALPHA ? PROP_HOLDS : power >= 0.9 ? PROP_NOT_OBSERVED : PROP_INCONCLUSIVE;
   prop_cell(ctx, v, cell, "%s; powered for %s = %.3g: power there %.3g%s", buf, effect_what,
             effect, power, v == PROP_INCONCLUSIVE ? " < 0.9, so INCONCLUSIVE" : "");
+  prop_cell_pvalue(ctx, p);
   return v;
 }
 
@@ -299,6 +310,7 @@ void prop_detail(prop_ctx *ctx, prop_verdict v, const char *cell, const char *fm
   FORMAT(buf, fmt);
   if (ctx->ncells < PROP_MAX_CELLS) {
     ctx->cell_detail[ctx->ncells] = 1;
+    ctx->cell_flip[ctx->ncells] = ctx->exact ? 0 : NAN;
     ctx->cells[ctx->ncells++] = v;
   } else {
     prop_check(ctx, 0, "more than %d cells", PROP_MAX_CELLS);

@@ -68,6 +68,9 @@ typedef struct {
   int ncells;           /* pre-registered cells reported with prop_cell() */
   prop_verdict cells[PROP_MAX_CELLS];
   unsigned char cell_detail[PROP_MAX_CELLS]; /* 1: a within-unit finding (prop_detail) */
+  double cell_flip[PROP_MAX_CELLS]; /* the plug-in chance that the cell's outcome comes out the
+                                       other way on a fresh draw (prop_cell_pvalue); 0 in an
+                                       exact check; NaN when unknown */
   FILE *log;            /* details (stdout for faithful runs, /dev/null-like for mutants) */
   char notes[8192];     /* measured numbers for the report */
   /* Trial blocks (prop_gather): a long claim's trials split over shards. tb_n <= 1: every
@@ -197,6 +200,12 @@ void prop_miss(prop_ctx *ctx, double p);
  * finding, not an assertion failure (use prop_check/prop_pvalue for those). */
 void prop_cell(prop_ctx *ctx, prop_verdict v, const char *cell, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* The one-sided p-value (against PROP_ALPHA) of the test that decided the cell just reported
+ * with prop_cell or prop_detail (prop_advantage_cell does this itself). It records the plug-in
+ * chance that the cell's outcome comes out the other way on a fresh draw — kvb_plugin_miss(p)
+ * when it rejected, 1 − that when it did not — so that a mutant caught by moving this cell gets
+ * a miss estimate (the smallest over the cells it moved) in the run's statistical budget. */
+void prop_cell_pvalue(prop_ctx *ctx, double p);
 /* A finding within one unit (e.g. the sign test over one text's caches, valid given that text,
  * when the claim's unit is the text): reported like a cell, compared between the faithful and
  * every mutant run (a mutant that moves it is caught), but never part of the verdict — the

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -444,6 +445,7 @@ static void run_into(const prop_claim *c, const options *o, const char *mutant, 
   r->ncells = ctx.ncells;
   memcpy(r->cells, ctx.cells, sizeof r->cells);
   memcpy(r->cell_detail, ctx.cell_detail, sizeof r->cell_detail);
+  memcpy(r->cell_flip, ctx.cell_flip, sizeof r->cell_flip);
   snprintf(r->notes, sizeof r->notes, "%s", ctx.notes);
 }
 
@@ -477,11 +479,19 @@ static int judge_faithful(const prop_claim *c, const options *o, prop_run_rec *r
  * verdict, or moves a pre-registered cell (a MIXED claim stays MIXED under a mutant that moves
  * cells). Returns the FAIL lines printed. */
 static int judge_mutant(const prop_claim *c, const options *o, const prop_run_rec *f,
-                        const prop_run_rec *m, int *caught) {
+                        prop_run_rec *m, int *caught) {
   prop_verdict mv = m->failures ? PROP_FAILS : m->v;
   int cells_moved = m->ncells != f->ncells;
-  for (int q = 0; !cells_moved && q < f->ncells; q++)
-    cells_moved = m->cells[q] != f->cells[q] || m->cell_detail[q] != f->cell_detail[q];
+  double flip = NAN; /* the smallest chance that a moved cell moves back (prop_cell_pvalue) */
+  for (int q = 0; m->ncells == f->ncells && q < f->ncells; q++)
+    if (m->cells[q] != f->cells[q] || m->cell_detail[q] != f->cell_detail[q]) {
+      cells_moved = 1;
+      if (!isnan(m->cell_flip[q]) && !(flip <= m->cell_flip[q])) flip = m->cell_flip[q];
+    }
+  /* a catch by moved cells alone: the mutant survives a fresh draw only if every moved cell
+   * moves back, which is at most as likely as the likeliest of them doing so */
+  if (m->applied && cells_moved && m->miss_kind == PROP_MISS_NONE && !isnan(flip))
+    m->miss_kind = PROP_MISS_PLUGIN, m->miss = flip;
   int failed = 0;
   if (!m->applied) {
     /* the claim never injected it: whatever changed, it was not the mutant */

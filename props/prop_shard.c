@@ -2,6 +2,7 @@
  * merged report has the bytes a single process writes. */
 #include "prop_shard.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,8 +19,10 @@ int prop_rec_write(FILE *f, const prop_run_rec *r) {
   fprintf(f, "run\t%s\t%s\t%d\t%d\t%d\t%d\t%.17g\t%d\t%.17g\t%d\t%.17g\t%d\t",
           r->id, r->mutant[0] ? r->mutant : "-", (int)r->v, r->failures, r->lacks_control,
           r->applied, r->secs, r->ntests, r->alpha_sum, r->miss_kind, r->miss, r->ncells);
-  for (int q = 0; q < r->ncells; q++)
+  for (int q = 0; q < r->ncells; q++) {
     fprintf(f, "%s%d", q ? "," : "", (int)r->cells[q] + (r->cell_detail[q] ? 100 : 0));
+    if (!isnan(r->cell_flip[q])) fprintf(f, ":%.17g", r->cell_flip[q]);
+  }
   fputc('\t', f);
   put_escaped(f, r->notes);
   fputc('\n', f);
@@ -76,7 +79,15 @@ int prop_rec_read(FILE *f, prop_run_rec *r) {
     long cv = strtol(c, &end, 10);
     r->cell_detail[q] = cv >= 100;
     if (cv >= 100) cv -= 100;
-    if (end == c || cv < 0 || cv > PROP_SKIPPED || (*end != ',' && *end != 0)) return -1;
+    if (end == c || cv < 0 || cv > PROP_SKIPPED) return -1;
+    r->cell_flip[q] = NAN;
+    if (*end == ':') {
+      char *e2;
+      r->cell_flip[q] = strtod(end + 1, &e2);
+      if (e2 == end + 1 || !(r->cell_flip[q] >= 0 && r->cell_flip[q] <= 1)) return -1;
+      end = e2;
+    }
+    if (*end != ',' && *end != 0) return -1;
     r->cells[q] = (prop_verdict)cv;
     c = *end ? end + 1 : end;
   }

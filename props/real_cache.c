@@ -161,9 +161,11 @@ enum { RC_TEXTS = 1 };
 /* within: the within-text finding (1 the paper's direction, −1 the other, 0 neither, from the
  * sign test over the text's caches at α = 1e-6), recorded with prop_detail: not part of the
  * verdict, but a mutant that moves it is caught (the check can fail within the text). */
-static void text_cell(prop_ctx *ctx, const char *cell, int within, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void text_cell(prop_ctx *ctx, const char *cell, int within, const char *fmt, ...) {
+static void text_cell(prop_ctx *ctx, const char *cell, int within, double p_within,
+                      const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void text_cell(prop_ctx *ctx, const char *cell, int within, double p_within,
+                      const char *fmt, ...) {
   char buf[512];
   va_list ap;
   va_start(ap, fmt);
@@ -175,6 +177,7 @@ static void text_cell(prop_ctx *ctx, const char *cell, int within, const char *f
   prop_detail(ctx, within > 0 ? PROP_HOLDS : within < 0 ? PROP_FAILS : PROP_NOT_OBSERVED, cell,
               "this text's caches through the sign rule at α = 1e-6 each way (a test given the "
               "text where the methods draw coins; else a description of the text)");
+  prop_cell_pvalue(ctx, p_within);
 }
 
 static void text_unit(prop_ctx *ctx, const char *effect) {
@@ -258,7 +261,7 @@ static void cluster_claim(prop_ctx *ctx) {
   for (int c = 0; c < 3; c++) {
     double pwin, ploss, det;
     int within = sign_rule(win[c], loss[c], &pwin, &ploss, &det);
-    text_cell(ctx, cell[c], within, "keys below values in %u of %u caches (%u ties)", win[c],
+    text_cell(ctx, cell[c], within, within < 0 ? ploss : pwin, "keys below values in %u of %u caches (%u ties)", win[c],
               win[c] + loss[c], RC_UNITS - win[c] - loss[c]);
   }
   text_unit(ctx, "keys more clusterable than values (keys below values in most of a text's caches)");
@@ -691,7 +694,7 @@ static void bkvb_claim(prop_ctx *ctx, int fig3) {
       if (vb > 0) walk_cells++, ctl_too += vr > 0 || vz > 0;
       char cell[48];
       snprintf(cell, sizeof cell, fig3 ? "τ=%g b 64→256 1/%d" : "τ=%g 1/%d", bk_tau[ti], 1 << T);
-      text_cell(ctx, cell, vb, "%s %.3f vs %s %.3f (mean over caches), better in %u/%u caches, "
+      text_cell(ctx, cell, vb, vb < 0 ? pl : pw, "%s %.3f vs %s %.3f (mean over caches), better in %u/%u caches, "
                 "sign test given the text p=%.0e/%.0e (%s); random signs %.3f better in %u/%u%s",
                 fig3 ? "b=256" : "block", sx, fig3 ? "b=64" : "uniform", sy, wb, wb + lb, pw, pl,
                 vb > 0 ? "this text: better" : vb < 0 ? "this text: worse" : "this text: neither",
