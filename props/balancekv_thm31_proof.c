@@ -483,9 +483,9 @@ static void rate_step(prop_ctx *ctx, step_kind st, const char *what, const char 
   /* check:NAME mutants are caught (or not) by exact assertions: no miss probability to state */
   if (ctx->mutant && strncmp(ctx->mutant, "check:", 6) != 0) prop_miss(ctx, fmax(miss, 0));
   if (vac)
-    prop_note(ctx, "VACUOUS at these parameters: a control meets the step's bound, so the bound "
-              "cannot tell BalanceKV from it here (the bound's slack is Theorem 3.4's "
-              "T·√s·ln(ts/δ)·e^{2r²/√d})");
+    prop_note(ctx, "VACUOUS at these parameters: a control meets the step's bound (random "
+              "halving's largest lhs/bound %.3g vs the method's %.3g), so the bound cannot tell "
+              "BalanceKV's walk from random signs here", wr[parts - 1], wm[parts - 1]);
 }
 
 static void step_eq4(prop_ctx *ctx) {
