@@ -62,6 +62,11 @@
  * (0.98 of eq. (4)'s over the 40 streams of --full), the walk's 0.2–0.6: at this reading of ε the
  * bounds sit at random halving's error, not below it, so they cannot tell the walk from random
  * signs; the combined bounds (comb) are 5–10 times looser still.
+ * No cell where the bounds bite random halving only was found: an exploratory run, not a cell
+ * (d = 4, n = 4096, t = 2048, ε = 0.046, 8 streams), put random halving at 1.44 of eq. (4)'s
+ * bound (2 of 8 streams over) and the walk at 0.98 — at the paper's c = 30·ln(n/δ) the walk's
+ * error stays about 0.6 of random halving's, so a t where the bound bites random halving is
+ * one where it nearly bites the walk too.
  *
  * The stream: keys uniform in the r-ball of ℝ^16; a fresh query per step, uniform in the r-ball;
  * values along one common direction plus a 10% random part (so ‖Attn‖ is close to
