@@ -24,6 +24,7 @@ extern const prop_claim props_paper_arith[];
 extern const prop_claim props_balancekv_proof_steps[];
 extern const prop_claim props_balancekv_mr_proof[];
 extern const prop_claim props_subgen_amm[];
+extern const prop_claim props_balancekv_thm31_proof[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
@@ -48,6 +49,7 @@ const prop_claim *const prop_claim_tables[] = {
     props_balancekv_proof_steps,
     props_balancekv_mr_proof,
     props_subgen_amm,
+    props_balancekv_thm31_proof,
     NULL,
 };
 
