@@ -61,11 +61,12 @@ const paper_claim paper_claims[] = {
     {"S-CG-TAB1.pe", "001 Table 1, §3.1 (motivated by 000 §3.1 RoPE remark)", "comparison",
      "Key clusterability tracks positional encoding: RoPE models (Llama-3.1-8B, Gemma-2-9B) show strong clusterability, AbsPE (OPT-6.7B) and ALiBi (MPT-7B) weak.",
      "needs models without RoPE: kvbound's one model (SmolLM2-135M) uses RoPE, and the claim "
-     "compares position encodings — a user would dump the post-attention-projection key caches of "
-     "an absolute-position model (OPT-6.7B) and an ALiBi model (MPT-7B) beside a RoPE one "
-     "(Llama-3.1-8B) on the same prompts (TriviaQA, as 001 Table 1) with their own framework, in "
-     "the layout of `kvbound dump-kv` (layerLL_q/k/v.npy), read them with the \"npy\" stream and "
-     "compare real.cluster's statistics per model, with the prompt as the unit"},
+     "compares position encodings — a user would dump the key caches (the k vectors as "
+     "attention reads them) of an absolute-position model (OPT-6.7B) and an ALiBi model "
+     "(MPT-7B) beside a RoPE one (Llama-3.1-8B) on the same prompts (TriviaQA, as 001 Table "
+     "1) with their own framework, in the layout of `kvbound dump-kv` (layerLL_q/k/v.npy), read "
+     "them with the \"npy\" stream and compare real.cluster's statistics per model, with the "
+     "prompt as the unit"},
     {"S-CG-TAB1.qn", "001 Table 1, §3.2", "empirical-measurement",
      "Mean query ℓ₂ norms over the first 20 TriviaQA prompts are bounded (≈13.6–23.8, tiny 95% CIs) and roughly constant regardless of prompt length."},
     {"S-TAB1.acc", "000 Table 1 = 001 Table 2; 000 §3.2 = 001 §4.1", "comparison",
