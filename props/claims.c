@@ -25,6 +25,8 @@ extern const prop_claim props_balancekv_proof_steps[];
 extern const prop_claim props_balancekv_mr_proof[];
 extern const prop_claim props_subgen_amm[];
 extern const prop_claim props_balancekv_thm31_proof[];
+extern const prop_claim props_timing_ratios[];
+extern const prop_claim props_real_proxies[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
@@ -50,6 +52,8 @@ const prop_claim *const prop_claim_tables[] = {
     props_balancekv_mr_proof,
     props_subgen_amm,
     props_balancekv_thm31_proof,
+    props_timing_ratios,
+    props_real_proxies,
     NULL,
 };
 

@@ -59,7 +59,14 @@ const paper_claim paper_claims[] = {
     {"S-CG-FIG1", "001 Figure 1, §3.1, App. B.1", "empirical-measurement",
      "For OPT-6.7B, MPT-7B, Llama-3.1-8B and Gemma-2-9B on TriviaQA (~5.6k tokens), and further layers/heads in App. B.1, keys are more clusterable than values."},
     {"S-CG-TAB1.pe", "001 Table 1, §3.1 (motivated by 000 §3.1 RoPE remark)", "comparison",
-     "Key clusterability tracks positional encoding: RoPE models (Llama-3.1-8B, Gemma-2-9B) show strong clusterability, AbsPE (OPT-6.7B) and ALiBi (MPT-7B) weak."},
+     "Key clusterability tracks positional encoding: RoPE models (Llama-3.1-8B, Gemma-2-9B) show strong clusterability, AbsPE (OPT-6.7B) and ALiBi (MPT-7B) weak.",
+     "needs models without RoPE: kvbound's one model (SmolLM2-135M) uses RoPE, and the claim "
+     "compares position encodings — a user would dump the key caches (the k vectors as "
+     "attention reads them) of an absolute-position model (OPT-6.7B) and an ALiBi model "
+     "(MPT-7B) beside a RoPE one (Llama-3.1-8B) on the same prompts (TriviaQA, as 001 Table "
+     "1) with their own framework, in the layout of `kvbound dump-kv` (layerLL_q/k/v.npy), read "
+     "them with the \"npy\" stream and compare real.cluster's statistics per model, with the "
+     "prompt as the unit"},
     {"S-CG-TAB1.qn", "001 Table 1, §3.2", "empirical-measurement",
      "Mean query ℓ₂ norms over the first 20 TriviaQA prompts are bounded (≈13.6–23.8, tiny 95% CIs) and roughly constant regardless of prompt length."},
     {"S-TAB1.acc", "000 Table 1 = 001 Table 2; 000 §3.2 = 001 §4.1", "comparison",
@@ -171,7 +178,12 @@ const paper_claim paper_claims[] = {
     {"B-TAB3", "003 Table 3, §4.5 (1)", "empirical-measurement",
      "Llama-3.1-8B on TriviaQA: mean norms concentrate near 15 (query), 15 (mean-shifted key), 3 (value) with small CIs and do not grow with sequence length (2,281–21,274)."},
     {"B-TAB4", "003 Table 4, §4.5 (2)", "comparison",
-     "InternVL2.5-8B on MS-COCO captioning: BalanceKV matches or beats uniform sampling at rates 1/4 and 1/16 on BLEU-1..4, METEOR, ROUGE-L and CIDEr."},
+     "InternVL2.5-8B on MS-COCO captioning: BalanceKV matches or beats uniform sampling at rates 1/4 and 1/16 on BLEU-1..4, METEOR, ROUGE-L and CIDEr.",
+     "needs a vision-language model (InternVL2.5-8B) and MS-COCO captioning with its caption "
+     "metrics; kvbound's model reads text only — a user would run BalanceKV and uniform sampling "
+     "at rates 1/4 and 1/16 inside that model's attention on the COCO captioning split (a GPU "
+     "with ≥ 24 GB) and score BLEU-1..4, METEOR, ROUGE-L and CIDEr per image (unit = image, "
+     "paired)"},
     {"B-TAB5", "003 Table 5, §4.5 (3)", "comparison",
      "At mild compression (0.8/0.9/0.95 of the cache kept) BalanceKV scores above uniform sampling on every listed dataset (HotpotQA, TriviaQA, MultiFieldQA, Qasper, LCC, P.Count)."},
     {"B-TAB6", "003 Table 6, §4.5 (4)", "comparison",

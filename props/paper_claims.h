@@ -8,6 +8,9 @@ typedef struct {
   const char *source; /* paper file and the paper's own numbering */
   const char *kind;   /* invariant | distribution | bound | scaling | practicality | comparison | ... */
   const char *claim;  /* the claim in one sentence */
+  /* Non-NULL for a row no check can cover with what kvbound has (SmolLM2-135M, a RoPE model, and
+   * text only): why, and what a user would run to check it. The report prints it in the row. */
+  const char *unchecked_why;
 } paper_claim;
 
 extern const paper_claim paper_claims[]; /* NULL-id terminated */

@@ -295,8 +295,14 @@ static void write_report(FILE *rep, const check_result *res, size_t nres, const 
               prop_verdict_name(res[r].v), res[r].caught, res[r].nmut);
       first = 0;
     }
-    fprintf(rep, "%s |\n", first ? "—" : "");
+    if (first && pc->unchecked_why) { /* why no check can cover it here, and what to run */
+      fprintf(rep, "— unchecked: ");
+      md_escape(rep, pc->unchecked_why);
+    }
+    fprintf(rep, "%s |\n", first && !pc->unchecked_why ? "—" : "");
   }
+  fprintf(rep, "\nUNCHECKED: no check covers the claim; where the row says why (a model or data "
+               "set kvbound does not have), it also says what a user would run.\n");
   write_totals(rep, "Totals (the papers' claims)", count, 1);
   memset(count, 0, sizeof count);
   fprintf(rep, "\n### kvbound's additional questions\n\n"
