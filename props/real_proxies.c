@@ -17,7 +17,7 @@
  * methods approximate, not the benchmark; so their verdicts say whether the papers' ORDERING
  * reappears in this model's attention, never what the papers' tables would read.
  *
- * The unit (DESIGN, The sampling unit; real_units.h). Every check here sees ONE text, whose 90
+ * The unit (DESIGN, The sampling unit; src/core/power.h). Every check here sees ONE text, whose 90
  * caches are not independent draws. A claim about models' caches in general has the text as its
  * unit: per text one number, the claim-level test the exact sign test over texts at α = 1e-6,
  * which cannot reject below 20 texts — with N = 1 the proxies' cells are INCONCLUSIVE with power
@@ -29,7 +29,6 @@
  * every mutant, never part of the verdict). real.clus.delta is a computation (no test): its
  * cells state what this text's keys are. Without the model each check is SKIPPED. */
 #include "prop.h"
-#include "real_units.h"
 #include "kcenter.h"
 #include "measures.h"
 #include "model.h"
@@ -350,7 +349,7 @@ static void px_cell(prop_ctx *ctx, const char *cell, const double *x, const doub
   int within = pw < PROP_ALPHA ? 1 : pl < PROP_ALPHA ? -1 : 0;
   if (within_out) *within_out = within;
   if (p_loss) *p_loss = pl;
-  double pow1 = ru_sign_power(1, PX_EFFECT, PROP_ALPHA);
+  double pow1 = kvb_sign_power(1, PX_EFFECT, PROP_ALPHA);
   prop_cell(ctx, pow1 >= 0.9 ? PROP_NOT_OBSERVED : PROP_INCONCLUSIVE, cell,
             "unit = text, N = 1, power %.2g; this text: %s %.4f vs %s %.4f (mean over caches), "
             "lower in %u/%u caches, sign test given the text p = %.1e / %.1e", pow1, xn, sx, yn,
@@ -369,8 +368,8 @@ static double px_miss_from_p(double p) {
 }
 
 static void px_unit(prop_ctx *ctx, const char *effect) {
-  double pw = ru_sign_power(1, PX_EFFECT, PROP_ALPHA);
-  unsigned need = ru_sign_units_needed(PX_EFFECT, PROP_ALPHA, 0.9);
+  double pw = kvb_sign_power(1, PX_EFFECT, PROP_ALPHA);
+  unsigned need = kvb_sign_units_needed(PX_EFFECT, PROP_ALPHA, 0.9);
   prop_unit(ctx, "text (its 90 caches are one cluster)", 1, "%s on %.0f%% of texts; the exact "
             "sign test over texts at α = 1e-6 rejects only from 20 texts; power %.2g, %u texts "
             "needed for 0.9", effect, 100 * PX_EFFECT, pw, need);
@@ -543,7 +542,7 @@ static void trivia_claim(prop_ctx *ctx) {
   for (int k = 0; k < RP_UNITS; k++) one[k] = 1.0;
   int zeq = tost(one, err[0][0], margin, &zm, &zse, &zlo, &zhi, &zb);
   if (prop_zero_control(ctx)) prop_miss(ctx, px_miss_from_p(pb));
-  double pw = ru_sign_power(1, PX_EFFECT, PROP_ALPHA);
+  double pw = kvb_sign_power(1, PX_EFFECT, PROP_ALPHA);
   prop_cell(ctx, PROP_INCONCLUSIVE, "uniform ≈ BalanceKV 1/4",
             "unit = text, N = 1, power %.2g; this text: mean log(e_uni/e_bkv) %+.3f (×%.3f), se "
             "%.3f over 90 caches, TOST p = %.1e / %.1e against the margin ×%.2f", pw, mean,
@@ -551,7 +550,7 @@ static void trivia_claim(prop_ctx *ctx) {
   prop_detail(ctx, eq > 0 ? PROP_HOLDS : eq < 0 ? PROP_FAILS : PROP_NOT_OBSERVED,
               "uniform ≈ BalanceKV 1/4", "this text's caches through TOST at α = 1e-6 (valid "
               "given the text)");
-  unsigned need = ru_sign_units_needed(PX_EFFECT, PROP_ALPHA, 0.9);
+  unsigned need = kvb_sign_units_needed(PX_EFFECT, PROP_ALPHA, 0.9);
   prop_unit(ctx, "text (its 90 caches are one cluster)", 1, "PROXY: uniform within ×%.2f of "
             "BalanceKV's attention error on %.0f%% of texts (equivalence: two one-sided sign "
             "tests over texts at α = 1e-6, each rejecting only from 20 texts); power %.2g, %u "

@@ -22,7 +22,6 @@
 #include "decode_compressed.h"
 #include "model.h"
 #include "real_text.h"
-#include "real_units.h"
 
 #include <gsl/gsl_randist.h>
 
