@@ -22,6 +22,7 @@ extern const prop_claim props_real_cache[];
 extern const prop_claim props_real_model_e2e[];
 extern const prop_claim props_paper_arith[];
 extern const prop_claim props_balancekv_proof_steps[];
+extern const prop_claim props_balancekv_scaling[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
@@ -44,6 +45,7 @@ const prop_claim *const prop_claim_tables[] = {
     props_real_model_e2e,
     props_paper_arith,
     props_balancekv_proof_steps,
+    props_balancekv_scaling,
     NULL,
 };
 
