@@ -375,10 +375,12 @@ static void polylog_cells(prop_ctx *ctx, const char *tag, size_t np, const doubl
  *                           the proof is t ∝ √d (s = d), the d-cells of balancekv.scaling.thm31
  * Every exponent is read as the O() reads it, an upper bound (exp_cell), with 16 independent
  * streams per grid point (40 in --full). Mutant check:mr_mem_eps_half asserts memory ∝ 1/√ε. */
-#define MAXP 256
+/* fitted points of one grid: grid size × streams per point (at most 6 × 80 here; checked) */
+#define MAXP 1024
 static void mr_scaling(prop_ctx *ctx) {
   enum { NP = 6, NT = 4, NS = 3, NDD = 5 };
   const unsigned R = prop_trials(ctx, 16, 40); /* independent streams per grid point */
+  if (!prop_check(ctx, (size_t)NP * R <= MAXP && (size_t)NDD * R <= MAXP, "grid too large")) return;
   double x[MAXP], ym[MAXP], yt[MAXP], ex[NP], em[NP], et[NP];
   size_t k = 0;
   mr_cost c;
@@ -519,6 +521,7 @@ static int bkv_cost(prop_ctx *ctx, uint64_t sub, size_t n, size_t d, size_t t, s
 static void thm31_scaling(prop_ctx *ctx) {
   enum { NP = 5, NE = 4, NDD = 3 };
   const unsigned R = prop_trials(ctx, 32, 80);
+  if (!prop_check(ctx, (size_t)NP * R <= MAXP && (size_t)NE * R <= MAXP, "grid too large")) return;
   double x[MAXP], ym[MAXP], yt[MAXP], ex[NP], em[NP], et[NP];
   size_t k = 0;
   mr_cost c;
