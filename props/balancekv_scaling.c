@@ -917,7 +917,7 @@ static void eqnorm(prop_ctx *ctx) {
   prop_unit(ctx, "independent stream (n = 2048, d = 16, ‖v‖ ∈ [1, 2])", M,
             "the claimed exponent 1 against sampling's 2: one-sided test, edge +%.2f; paired difference 0.5", TOL);
   unit_exp_cell(ctx, "1/ε: t ∝ 1/ε", e0, M, 1.0, 1,
-                "MergeAndReduce's exponent of 1/ε in t at matched error (c = 16)", NULL, NULL);
+                "MergeAndReduce's exponent of 1/ε in the memory held at matched error (c = 16)", NULL, NULL);
   {
     double p_ok;
     unit_exp_cell(ctx, NULL, e1, M, 1.0, 1, NULL, NULL, &p_ok);
