@@ -27,6 +27,7 @@ extern const prop_claim props_subgen_amm[];
 extern const prop_claim props_balancekv_thm31_proof[];
 extern const prop_claim props_timing_ratios[];
 extern const prop_claim props_real_proxies[];
+extern const prop_claim props_balancekv_scaling[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
@@ -54,6 +55,7 @@ const prop_claim *const prop_claim_tables[] = {
     props_balancekv_thm31_proof,
     props_timing_ratios,
     props_real_proxies,
+    props_balancekv_scaling,
     NULL,
 };
 

@@ -7,6 +7,15 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* The installed counters (kvb_sb_count); per thread, so parallel runners do not mix counts. */
+static _Thread_local kvb_sb_counters *sb_counters;
+
+kvb_sb_counters *kvb_sb_count(kvb_sb_counters *c) {
+  kvb_sb_counters *old = sb_counters;
+  sb_counters = c;
+  return old;
+}
+
 double kvb_sb_constant(const kvb_sb_config *cfg, size_t n) {
   return cfg->c > 0 ? cfg->c : kvb_walk_paper_c(n ? n : 1, cfg->delta); /* line 3 */
 }
@@ -51,11 +60,24 @@ int kvb_softmax_balance(size_t n, size_t dk, size_t dv, const double *K, const d
   }
   /* Line 6, divided by R² (line 2): y_ij/R² = exp(scale(<k_i,k_j> − r_key²))·<v_i,v_j>/r_value². */
   double rk2 = cfg->r_key * cfg->r_key, rv2 = cfg->r_value * cfg->r_value;
+  uint64_t kernels = 0;
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < i; j++) {
       double vv = V ? kvb_dot(V + i * dv, V + j * dv, dv) : 1.0;
       G[i * n + j] = exp(cfg->scale * (kvb_dot(K + i * dk, K + j * dk, dk) - rk2)) * vv / rv2;
+      kernels++;
     }
+  if (sb_counters) {
+    kvb_sb_counters *sc = sb_counters;
+    sc->calls++;
+    sc->pairs += n;
+    sc->kernels += kernels;
+    sc->madds += kernels * (dk + (V ? dv : 0));
+    sc->last_bytes = (uint64_t)(n * dk + (V ? n * dv : 0)) * sizeof(double) +
+                     (uint64_t)(n ? n * n : 1) * sizeof *G +
+                     (eps_out ? 0 : (uint64_t)(n ? n : 1) * sizeof *eps);
+    if (sc->last_bytes > sc->peak_bytes) sc->peak_bytes = sc->last_bytes;
+  }
   uint64_t nf = 0;
   int rc = kvb_walk_gram(n, G, kvb_sb_constant(cfg, n), unif, rng, cfg->flags, eps, &nf);
   free(G);

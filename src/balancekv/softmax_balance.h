@@ -51,4 +51,22 @@ int kvb_softmax_balance(size_t n, size_t dk, size_t dv, const double *K, const d
 /* The constant actually used for n pairs (the override or 30·log(n/δ)). */
 double kvb_sb_constant(const kvb_sb_config *cfg, size_t n);
 
+/* Counting, for the property checks of Theorem 3.3's runtime and memory (and of Theorems 3.1
+ * and 3.4, whose cost is that of their SoftmaxBalance calls): while a counter struct is installed
+ * on the calling thread, every kvb_softmax_balance call that gets past input checking adds to it
+ * what it really did — counted in its loops and at its allocation sites, not from a formula.
+ * Off (NULL) by default; then the only cost is one test per call. No output changes. */
+typedef struct {
+  uint64_t calls;      /* SoftmaxBalance runs */
+  uint64_t pairs;      /* Σ n over the runs */
+  uint64_t kernels;    /* line-6 entries y_ij = exp(scale<k_i,k_j>)<v_i,v_j> evaluated */
+  uint64_t madds;      /* multiply-adds in their inner products: d_k, plus d_v with values */
+  uint64_t last_bytes; /* bytes the last run held: its inputs (n·d_k, n·d_v doubles) plus the
+                          scratch it allocated (the n×n Gram matrix, the signs) */
+  uint64_t peak_bytes; /* the largest last_bytes so far */
+} kvb_sb_counters;
+
+/* Installs c (NULL: none) on the calling thread; returns the one it replaces. */
+kvb_sb_counters *kvb_sb_count(kvb_sb_counters *c);
+
 #endif
