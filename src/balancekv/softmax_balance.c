@@ -20,6 +20,25 @@ double kvb_sb_constant(const kvb_sb_config *cfg, size_t n) {
   return cfg->c > 0 ? cfg->c : kvb_walk_paper_c(n ? n : 1, cfg->delta); /* line 3 */
 }
 
+/* Row i of line 6's y divided by R² (line 2): y_ij/R² = exp(scale(<k_i,k_j> − r_key²))·
+ * <v_i,v_j>/r_value² for j < i. */
+typedef struct {
+  const double *K, *V;
+  size_t dk, dv;
+  double scale, rk2, rv2;
+  uint64_t kernels;
+} sb_rows;
+
+static int sb_row(void *ctx, size_t i, double *buf) {
+  sb_rows *r = ctx;
+  for (size_t j = 0; j < i; j++) {
+    double vv = r->V ? kvb_dot(r->V + i * r->dv, r->V + j * r->dv, r->dv) : 1.0;
+    buf[j] = exp(r->scale * (kvb_dot(r->K + i * r->dk, r->K + j * r->dk, r->dk) - r->rk2)) * vv / r->rv2;
+  }
+  r->kernels += i;
+  return KVB_OK;
+}
+
 int kvb_softmax_balance(size_t n, size_t dk, size_t dv, const double *K, const double *V,
                         const kvb_sb_config *cfg, const double *unif, gsl_rng *rng, int *eps_out,
                         size_t *keep, size_t *n_keep, uint64_t *fails) {
@@ -51,36 +70,35 @@ int kvb_softmax_balance(size_t n, size_t dk, size_t dv, const double *K, const d
       return KVB_ERROR(KVB_EINVAL, "softmax_balance: all-ones values need r_value >= 1");
     }
   }
-  double *G = malloc((n ? n * n : 1) * sizeof *G);
+  /* Line 6's y, one row per step: the walk reads y_ij (j < i) only at step i, so the row is
+   * formed then, in O(n) memory instead of the n×n Gram matrix (Theorem 3.3: O((d+s)·n)). */
+  double *row = malloc((n ? n : 1) * sizeof *row);
   int *eps = eps_out ? eps_out : malloc((n ? n : 1) * sizeof *eps);
-  if (!G || !eps) {
-    free(G);
+  if (!row || !eps) {
+    free(row);
     if (!eps_out) free(eps);
     return KVB_ERROR(KVB_ENOMEM, "softmax_balance: out of memory for n = %zu", n);
   }
-  /* Line 6, divided by R² (line 2): y_ij/R² = exp(scale(<k_i,k_j> − r_key²))·<v_i,v_j>/r_value². */
-  double rk2 = cfg->r_key * cfg->r_key, rv2 = cfg->r_value * cfg->r_value;
-  uint64_t kernels = 0;
-  for (size_t i = 0; i < n; i++)
-    for (size_t j = 0; j < i; j++) {
-      double vv = V ? kvb_dot(V + i * dv, V + j * dv, dv) : 1.0;
-      G[i * n + j] = exp(cfg->scale * (kvb_dot(K + i * dk, K + j * dk, dk) - rk2)) * vv / rv2;
-      kernels++;
-    }
+  sb_rows rows = {K, V, dk, dv, cfg->scale, cfg->r_key * cfg->r_key,
+                  cfg->r_value * cfg->r_value, 0};
   if (sb_counters) {
     kvb_sb_counters *sc = sb_counters;
-    sc->calls++;
-    sc->pairs += n;
-    sc->kernels += kernels;
-    sc->madds += kernels * (dk + (V ? dv : 0));
     sc->last_bytes = (uint64_t)(n * dk + (V ? n * dv : 0)) * sizeof(double) +
-                     (uint64_t)(n ? n * n : 1) * sizeof *G +
+                     (uint64_t)(n ? n : 1) * sizeof *row +
                      (eps_out ? 0 : (uint64_t)(n ? n : 1) * sizeof *eps);
     if (sc->last_bytes > sc->peak_bytes) sc->peak_bytes = sc->last_bytes;
   }
   uint64_t nf = 0;
-  int rc = kvb_walk_gram(n, G, kvb_sb_constant(cfg, n), unif, rng, cfg->flags, eps, &nf);
-  free(G);
+  int rc = kvb_walk_gram_rows(n, sb_row, &rows, row, kvb_sb_constant(cfg, n), unif, rng,
+                              cfg->flags, eps, &nf);
+  free(row);
+  if (sb_counters) {
+    kvb_sb_counters *sc = sb_counters;
+    sc->calls++;
+    sc->pairs += n;
+    sc->kernels += rows.kernels;
+    sc->madds += rows.kernels * (dk + (V ? dv : 0));
+  }
   if (rc != KVB_OK && rc != KVB_EFAIL) {
     if (!eps_out) free(eps);
     return rc;

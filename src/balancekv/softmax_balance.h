@@ -5,7 +5,9 @@
  * whose inner products are the kernel
  *   y_ij = <φ(k_i)⊗v_i, φ(k_j)⊗v_j> = exp(scale·<k_i,k_j>)·<v_i,v_j>      (Alg. 2 line 6)
  * with scale = 1/√d in 003 (cfg.scale of the method). Only inner products are needed, so the
- * walk runs on the Gram matrix (kvb_walk_gram); nothing infinite-dimensional is formed.
+ * walk runs on Gram rows (kvb_walk_gram_rows); nothing infinite-dimensional is formed. Row i
+ * is formed at step i, the only time the walk reads it: O((d+s)·n) memory, as Theorem 3.3
+ * states, and O((d+s)·n²) time.
  *   R = exp(scale·r_key²/2)·r_value      (line 2; ‖φ(k)⊗v‖ = exp(scale‖k‖²/2)‖v‖ ≤ R)
  *   c = 30·log(n/δ)                      (line 3; n = |C|, natural log) unless overridden
  *   FAIL when |yᵀη| > c·R²               (line 7), p_j = ½ − yᵀη/(2cR²) (line 8)
@@ -62,7 +64,7 @@ typedef struct {
   uint64_t kernels;    /* line-6 entries y_ij = exp(scale<k_i,k_j>)<v_i,v_j> evaluated */
   uint64_t madds;      /* multiply-adds in their inner products: d_k, plus d_v with values */
   uint64_t last_bytes; /* bytes the last run held: its inputs (n·d_k, n·d_v doubles) plus the
-                          scratch it allocated (the n×n Gram matrix, the signs) */
+                          scratch it allocated (one Gram row of n doubles, the signs) */
   uint64_t peak_bytes; /* the largest last_bytes so far */
 } kvb_sb_counters;
 

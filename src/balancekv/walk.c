@@ -64,20 +64,46 @@ int kvb_walk_vectors(size_t n, size_t dim, const double *U, double r, double c,
   return nf ? KVB_EFAIL : KVB_OK;
 }
 
-int kvb_walk_gram(size_t n, const double *G, double c, const double *unif, gsl_rng *rng,
-                  unsigned flags, int *eps, uint64_t *fails) {
+int kvb_walk_gram_rows(size_t n, kvb_walk_row_fn row, void *ctx, double *buf, double c,
+                       const double *unif, gsl_rng *rng, unsigned flags, int *eps,
+                       uint64_t *fails) {
   int rc = check_common(n, c, unif, rng, eps);
   if (rc) return rc;
-  if (n && !G) return KVB_ERROR(KVB_ENULL, "walk: Gram matrix NULL");
+  if (n && (!row || !buf)) return KVB_ERROR(KVB_ENULL, "walk: no Gram rows");
   uint64_t nf = 0;
   for (size_t i = 0; i < n; i++) {
+    if (i && (rc = row(ctx, i, buf)) != KVB_OK) return rc;
     double corr = 0;
-    for (size_t j = 0; j < i; j++) corr += eps[j] * G[i * n + j];
+    for (size_t j = 0; j < i; j++) corr += eps[j] * buf[j]; /* line 5 */
     double x = unif ? unif[i] : gsl_rng_uniform(rng);
     if (kvb_walk_step(corr, c, x, flags, &eps[i]) == KVB_EFAIL) nf++;
   }
   if (fails) *fails = nf;
   return nf ? KVB_EFAIL : KVB_OK;
+}
+
+typedef struct {
+  const double *G;
+  size_t n;
+} gram_rows;
+
+static int copy_row(void *ctx, size_t i, double *buf) {
+  const gram_rows *g = ctx;
+  memcpy(buf, g->G + i * g->n, i * sizeof *buf);
+  return KVB_OK;
+}
+
+int kvb_walk_gram(size_t n, const double *G, double c, const double *unif, gsl_rng *rng,
+                  unsigned flags, int *eps, uint64_t *fails) {
+  int rc = check_common(n, c, unif, rng, eps);
+  if (rc) return rc;
+  if (n && !G) return KVB_ERROR(KVB_ENULL, "walk: Gram matrix NULL");
+  double *buf = malloc((n ? n : 1) * sizeof *buf);
+  if (!buf) return KVB_ERROR(KVB_ENOMEM, "walk: out of memory for n = %zu", n);
+  gram_rows g = {G, n};
+  rc = kvb_walk_gram_rows(n, copy_row, &g, buf, c, unif, rng, flags, eps, fails);
+  free(buf);
+  return rc;
 }
 
 int kvb_walk_output_sign(size_t n, const int *eps, unsigned flags) {

@@ -66,6 +66,17 @@ int kvb_walk_vectors(size_t n, size_t dim, const double *U, double r, double c,
 int kvb_walk_gram(size_t n, const double *G, double c, const double *unif, gsl_rng *rng,
                   unsigned flags, int *eps, uint64_t *fails);
 
+/* The walk with the Gram matrix produced one row at a time: before step i, row(ctx, i, buf)
+ * writes buf[j] = <u_i,u_j>/r² for j < i (buf holds n doubles, the caller's). The walk reads
+ * row i only at step i, so O(n) memory suffices for what kvb_walk_gram does with n² (003
+ * Theorem 3.3's O((d+s)·n) memory). row returns KVB_OK or an error, which stops the walk and
+ * is returned (eps then partial). Same uniforms/rng, c, eps and fails as kvb_walk_gram, and
+ * the same signs bit for bit given the same rows. */
+typedef int (*kvb_walk_row_fn)(void *ctx, size_t i, double *buf);
+int kvb_walk_gram_rows(size_t n, kvb_walk_row_fn row, void *ctx, double *buf, double c,
+                       const double *unif, gsl_rng *rng, unsigned flags, int *eps,
+                       uint64_t *fails);
+
 /* Lines 12-16: the sign of the side to output (+1: U+, −1: U−), U+ when |U+| ≤ |U−|. */
 int kvb_walk_output_sign(size_t n, const int *eps, unsigned flags);
 
