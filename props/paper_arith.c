@@ -100,8 +100,9 @@ static void tab2_decode(prop_ctx *ctx) {
 
 /* B-2.3.rounds: 003 §2.3 says the budget t is reached "by recursively applying SoftmaxBalance
  * 2^{log(n/t)} times, each time halving the set". SoftmaxBalance (003 Alg. 2) is applied to the
- * whole set until at most t pairs remain; the applications are counted and asserted equal to
- * log₂(n/t) (each keeps the smaller side, ≤ half: Theorem 3.3), then compared with the text's
+ * whole set until at most t pairs remain; the applications are counted and asserted at most
+ * log₂(n/t) (each keeps the smaller side, ≤ half: Theorem 3.3; strictly less than half can save
+ * a round, as a fresh seed showed at n = 512, t = 8: 5 rounds), then compared with the text's
  * 2^{log₂(n/t)} = n/t. (n/t − 1 is the number of SoftmaxBalance calls of a binary merge tree
  * over n/t blocks — MergeAndReduce's count, 003 Alg. 4 — which may be what the text meant.) */
 static void sb_rounds(prop_ctx *ctx) {
@@ -144,13 +145,14 @@ static void sb_rounds(prop_ctx *ctx) {
     }
     size_t lg = 0;
     while ((t << lg) < n) lg++;
-    prop_check(ctx, rounds == lg, "n = %zu, t = %zu: %zu halving applications, log2(n/t) = %zu",
-               n, t, rounds, lg);
+    prop_check(ctx, rounds >= 1 && rounds <= lg,
+               "n = %zu, t = %zu: %zu halving applications, more than log2(n/t) = %zu", n, t,
+               rounds, lg);
     char cell[64];
     snprintf(cell, sizeof cell, "n = %zu, t = %zu", n, t);
     prop_cell(ctx, (size_t)1 << lg == rounds ? PROP_HOLDS : PROP_FAILS, cell,
-              "halving applications needed %zu = log2(n/t); the text's 2^{log(n/t)} = %zu "
-              "(a merge tree over n/t blocks makes n/t − 1 = %zu calls)", rounds,
+              "halving applications needed %zu (log2(n/t) = %zu); the text's 2^{log(n/t)} = %zu "
+              "(a merge tree over n/t blocks makes n/t − 1 = %zu calls)", rounds, lg,
               (size_t)1 << lg, n / t - 1);
     free(K), free(V), free(K2), free(V2), free(keep);
   }
@@ -220,8 +222,8 @@ const prop_claim props_paper_arith[] = {
      "\"StreamingLLM achieves the fastest decoding speed\" against Table 2's decoding times",
      {"check:swap_rows"}, tab2_decode, {"B-TAB2.decode"}},
     {"balancekv.sb.rounds", "003 §2.3 prose; Alg. 2, Theorem 3.3", "invariant",
-     "SoftmaxBalance applied recursively reaches t from n in exactly log2(n/t) applications "
-     "(asserted), compared with the text's 2^{log(n/t)}",
+     "SoftmaxBalance applied recursively reaches t from n in at most log2(n/t) applications "
+     "(asserted: each keeps at most half), compared with the text's 2^{log(n/t)}",
      {"method:merge_reduce:keep_larger"}, sb_rounds, {"B-2.3.rounds"}},
     {"balancekv.mean_shift", "003 App. B.5 (1)", "invariant",
      "exact attention on K and on K minus its mean key agrees to 1e-12 relative on 20 streams "
