@@ -34,6 +34,7 @@
  * computation (no test). Without the model file (scripts/fetch-model) each claim is SKIPPED
  * (prop_skip), never passed. */
 #include "prop.h"
+#include "real_method_error.h"
 #include "balancekv_block.h"
 #include "kcenter.h"
 #include "measures.h"
@@ -585,33 +586,9 @@ static double bk_run(prop_ctx *ctx, const char *name, int under_test, const rc_l
   snprintf(ta, sizeof ta, "tau=%g", tau);
   int blk = strcmp(name, "balancekv_block") == 0;
   const char *as[] = {tt, "f=32", "w=32", blk ? bb : NULL, ta, extra, NULL};
-  kvb_params p;
-  kvb_params_init(&p);
-  for (const char *const *a = as; *a; a++) kvb_params_parse(&p, *a);
-  gsl_rng *r = prop_rng(ctx, sub);
-  kvb_method_config cfg = {RC_D, RC_D, 0.125, r};
-  kvb_method *m = NULL;
-  if (under_test) m = prop_method(ctx, name, &cfg, &p);
-  else if (kvb_method_alloc(name, &cfg, &p, &m)) prop_check(ctx, 0, "alloc %s: %s", name, kvb_strerror_last());
-  double tot = NAN;
-  if (m) {
-    tot = 0;
-    for (size_t i = 0; i < e->P; i++)
-      kvb_method_update(m, ly->K[g] + i * RC_D, RC_D, ly->V[g] + i * RC_D, RC_D);
-    for (int h = 0; h < 3 && isfinite(tot); h++)
-      for (int j = 0; j < BK_Q; j++) {
-        double z[RC_D];
-        kvb_errors er;
-        if (kvb_method_query(m, ly->Q[3 * g + h] + (e->P + (size_t)j) * RC_D, RC_D, z, RC_D) ||
-            kvb_measure_errors(&e->xs[h * BK_Q + j], z, RC_D, &er)) {
-          tot = NAN;
-          break;
-        }
-        tot += er.rel_error / (3 * BK_Q);
-      }
-  }
-  kvb_method_free(m), gsl_rng_free(r);
-  return tot;
+  rme_cache c = {RC_D, 0.125, e->P, BK_Q, ly->K[g], ly->V[g],
+                 {ly->Q[3 * g], ly->Q[3 * g + 1], ly->Q[3 * g + 2]}, e->xs, BK_Q};
+  return rme_mean_error(ctx, name, under_test, as, sub, &c);
 }
 
 /* fig3 = 0: 003 Fig. 1. Cells τ ∈ {0.1, 1} × T ∈ {1..4} at b = 128: per cache, block's mean error

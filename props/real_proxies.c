@@ -29,6 +29,7 @@
  * every mutant, never part of the verdict). real.clus.delta is a computation (no test): its
  * cells state what this text's keys are. Without the model each check is SKIPPED. */
 #include "prop.h"
+#include "real_method_error.h"
 #include "kcenter.h"
 #include "measures.h"
 #include "model.h"
@@ -262,33 +263,9 @@ static int px_prepare(prop_ctx *ctx, const rp_layer *ly, int g, px_exact *e) {
  * mutant (and control:z_zero) applies. NAN on failure. */
 static double px_run(prop_ctx *ctx, const char *name, int under_test, const rp_layer *ly, int g,
                      const px_exact *e, const char *const *as, uint64_t sub) {
-  kvb_params p;
-  kvb_params_init(&p);
-  for (const char *const *a = as; *a; a++) kvb_params_parse(&p, *a);
-  gsl_rng *r = prop_rng(ctx, sub);
-  kvb_method_config cfg = {RP_D, RP_D, RP_SCALE, r};
-  kvb_method *m = NULL;
-  if (under_test) m = prop_method(ctx, name, &cfg, &p);
-  else if (kvb_method_alloc(name, &cfg, &p, &m)) prop_check(ctx, 0, "alloc %s: %s", name, kvb_strerror_last());
-  double tot = NAN;
-  if (m) {
-    tot = 0;
-    for (size_t i = 0; i < e->P; i++)
-      kvb_method_update(m, ly->K[g] + i * RP_D, RP_D, ly->V[g] + i * RP_D, RP_D);
-    for (int h = 0; h < 3 && isfinite(tot); h++)
-      for (int j = 0; j < (int)px_positions(); j++) {
-        double z[RP_D];
-        kvb_errors er;
-        if (kvb_method_query(m, ly->Q[3 * g + h] + (e->P + (size_t)j) * RP_D, RP_D, z, RP_D) ||
-            kvb_measure_errors(&e->xs[h * PX_Q + j], z, RP_D, &er)) {
-          tot = NAN;
-          break;
-        }
-        tot += er.rel_error / (3.0 * (double)px_positions());
-      }
-  }
-  kvb_method_free(m), gsl_rng_free(r);
-  return tot;
+  rme_cache c = {RP_D, RP_SCALE, e->P, px_positions(), ly->K[g], ly->V[g],
+                 {ly->Q[3 * g], ly->Q[3 * g + 1], ly->Q[3 * g + 2]}, e->xs, PX_Q};
+  return rme_mean_error(ctx, name, under_test, as, sub, &c);
 }
 
 /* Runs `ncfg` configurations over the 90 caches: cfg c, method k (< 3) writes err[c][k][unit].
