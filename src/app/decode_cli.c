@@ -60,6 +60,8 @@ static void decode_usage(FILE *f) {
           "  --mode agnostic   the context alone is compressed; question and cue are fed after it\n"
           "                    through the compressed cache (question-agnostic, as kvpress/SCBench)\n"
           "  --mode aware      context and question are compressed; only the answer cue follows\n"
+          "                    (both modes: snapkv and pyramidkv compress once, at the end of the\n"
+          "                    compressed prompt, and append the tokens fed after it: prompt = n0)\n"
           "  --observe N|all   prompt tokens whose queries the method sees (default: all for h2o\n"
           "                    and tova, the window for snapkv/pyramidkv, none otherwise)\n"
           "  --seed S          the methods' random streams and the pass keys (default 1)\n"
@@ -76,6 +78,7 @@ typedef struct {
   const char *method;
   kvb_params params;
   int n_layer;
+  size_t prompt; /* task mode: snapkv/pyramidkv compress once, at the prompt's n0 tokens */
 } cli_mk;
 
 static int cli_make(void *vc, int layer, int g, const kvb_method_config *cfg, kvb_method **out) {
@@ -86,6 +89,11 @@ static int cli_make(void *vc, int layer, int g, const kvb_method_config *cfg, kv
     if (!kvb_params_has(&p, "layer")) kvb_params_set(&p, "layer", layer);
     if (!kvb_params_has(&p, "layers")) kvb_params_set(&p, "layers", c->n_layer);
   }
+  /* task mode: the query-aware selectors compress the prompt once and append what follows
+   * (snapkv.c, "Compress once"), so a question fed after the prompt cannot re-select it */
+  if (c->prompt && (!strcmp(c->method, "snapkv") || !strcmp(c->method, "pyramidkv")) &&
+      !kvb_params_has(&p, "prompt"))
+    kvb_params_set(&p, "prompt", (double)c->prompt);
   return kvb_method_alloc(c->method, cfg, &p, out);
 }
 
@@ -294,7 +302,18 @@ static int run_task(const kvb_model *m, cli_mk *mk, kvb_task_family fam, size_t 
     kvb_dec_opts oe = {0, seed, 0}, om = {observe == (size_t)-1 ? n0 : observe, seed, 0};
     if (om.observe > n0) om.observe = n0;
     if (!st) st = task_pass(m, &pre, mk_exact, NULL, &oe, &t, all + n0, nt, &re);
-    if (!st) st = task_pass(m, &pre, cli_make, mk, &om, &t, all + n0, nt, &rm);
+    /* the method "exact" is exact attention's own run (the same deterministic path): not run
+     * twice, its delta log-lik is 0 by construction */
+    int same = !strcmp(mk->method, "exact") && mk->params.n == 0;
+    mk->prompt = n0;
+    if (!st && !same) st = task_pass(m, &pre, cli_make, mk, &om, &t, all + n0, nt, &rm);
+    mk->prompt = 0;
+    if (!st && same) {
+      rm = re;
+      rm.text = malloc(strlen(re.text) + 1);
+      if (!rm.text) st = KVB_ERROR(KVB_ENOMEM, "out of memory");
+      else strcpy(rm.text, re.text);
+    }
     if (!st) {
       char ans[600];
       snprintf(ans, sizeof ans, "%s", t.answer);
@@ -331,7 +350,7 @@ static int run_task(const kvb_model *m, cli_mk *mk, kvb_task_family fam, size_t 
 }
 
 int kvb_cmd_decode(int argc, char **argv) {
-  cli_mk mk = {NULL, {0}, 30};
+  cli_mk mk = {NULL, {0}, 30, 0};
   kvb_params_init(&mk.params);
   const char *text = NULL, *model = NULL;
   size_t start = 0, n0 = 0, n1 = 0, tasks = 0, reps = 20, observe = (size_t)-2, seed = 1;
