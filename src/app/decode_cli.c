@@ -53,7 +53,7 @@ static void decode_usage(FILE *f) {
           "                    niah_multivalue, niah_multiquery, vt, cwe, fwe (README, Long-context\n"
           "                    tasks); haystacks from /usr/share/common-licenses, hash-checked\n"
           "  --length N        the task's tokens (prompt + generation budget), 1024 to the model's\n"
-          "                    context (8192)\n"
+          "                    context (llama.context_length: 8192 for SmolLM2-135M)\n"
           "  --depth D|spread  where the needle goes, in [0, 1] (default 0.5); spread: task i of K\n"
           "                    at (i + 0.5)/K\n"
           "  --task-seed S     the task's seed (default 1); --tasks K runs seeds S..S+K-1\n"
