@@ -194,6 +194,36 @@ int main(void) {
     if (m) feed(m, 5, 1, K, pos, Q);
     CHECK(m && kept_is(m, want[1], 3), "baselines.snapkv.max_pooling", "kept set not {0,1,4}");
     kvb_method_free(m);
+    /* compress once (prompt = 5): the selection at n = 5 is {1, 2, 4} as above; tokens 5..7
+     * (keys 2, 0, 0: token 5 would win a re-selection) are appended: {1, 2, 4, 5, 6, 7}, and the
+     * answer to q = 1 is (e²·1 + 2 + 4 + e²·5 + 6 + 7)/(2e² + 4). Without prompt the query at
+     * n = 8 re-selects three tokens. */
+    const double K8[8] = {0, 2, 0, 0, 0, 2, 0, 0}, Q8[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    const double pos8[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    const char *ao[] = {"budget=3", "window=1", "kernel=3", "prompt=5", NULL};
+    size_t want_once[6] = {1, 2, 4, 5, 6, 7};
+    m = mk("snapkv", 1, ao);
+    double zo = m ? feed(m, 8, 1, K8, pos8, Q8) : NAN;
+    kvb_memory mem = {0};
+    if (m) kvb_method_memory(m, &mem);
+    CHECK(m && kept_is(m, want_once, 6) && near(zo, (6 * e2 + 19) / (2 * e2 + 4)) &&
+              mem.vectors == 12,
+          "baselines.snapkv.prompt_compresses_once", "z %.15g, %zu vectors", zo, mem.vectors);
+    kvb_method_free(m);
+    as[3] = NULL;
+    m = mk("snapkv", 1, as);
+    if (m) feed(m, 8, 1, K8, pos8, Q8);
+    CHECK(m && kvb_baseline_kept(m, NULL, 0) == 3, "baselines.snapkv.reselects_without_prompt",
+          "%zu kept", m ? kvb_baseline_kept(m, NULL, 0) : 0);
+    kvb_method_free(m);
+    /* a sealed cache grows past its capacity (budget 3, 40 appended tokens) */
+    double K50[50], Q50[50], V50[50];
+    for (int i = 0; i < 50; i++) K50[i] = (i % 7) * 0.1, Q50[i] = 1, V50[i] = i;
+    m = mk("snapkv", 1, ao);
+    double z50 = m ? feed(m, 50, 1, K50, V50, Q50) : NAN;
+    CHECK(m && kvb_baseline_kept(m, NULL, 0) == 48 && isfinite(z50), "baselines.snapkv.prompt_grows",
+          "%zu kept", m ? kvb_baseline_kept(m, NULL, 0) : 0);
+    kvb_method_free(m);
   }
 
   /* pyramidkv layer budgets, B = 40, w = 8 (c = 32), β = 4, 5 layers: top c/β = 8, bottom

@@ -1,9 +1,14 @@
 /* test_cli_decode.c — `kvbound decode` (src/app/decode_cli.c): --help, every usage error with
  * a clear message and exit status 2 before the model loads, and (with the model) one short text
- * run whose exact method reports zero KL and full top-1 agreement, and a too-short text. */
+ * run whose exact method reports zero KL and full top-1 agreement, and a too-short text; the
+ * task mode (src/model/tasks.h) at 1024 tokens with the method exact, question-agnostic and
+ * question-aware: both run, exact attention's delta log-lik is 0 and its greedy answer is
+ * printed; a length above the model's context is refused. */
 #include "cli_harness.h"
 #include "kvb_error.h"
 #include "model.h"
+
+#include <math.h>
 
 int main(int argc, char **argv) {
   (void)argc;
@@ -11,7 +16,9 @@ int main(int argc, char **argv) {
   char out[16384], cmd[2048];
   snprintf(cmd, sizeof cmd, "%s decode --help", kvbound);
   int rc = sh(cmd, out, sizeof out);
-  CHECK(rc == 0 && strstr(out, "--passkey") && strstr(out, "--n0"), "cli_decode.help", "rc %d: %s", rc, out);
+  CHECK(rc == 0 && strstr(out, "--passkey") && strstr(out, "--n0") && strstr(out, "--task FAMILY") &&
+            strstr(out, "--mode agnostic") && strstr(out, "niah_multivalue"),
+        "cli_decode.help", "rc %d: %s", rc, out);
   static const struct {
     const char *args, *msg, *name;
   } bad[] = {
@@ -27,6 +34,19 @@ int main(int argc, char **argv) {
       {"--method exact --passkey 2 --observe lots", "a count or 'all'", "cli_decode.bad_observe"},
       {"--method exact --passkey 2 --frobnicate 1", "unknown option", "cli_decode.unknown_option"},
       {"--method exact --n0", "--n0 needs", "cli_decode.option_without_value"},
+      {"--method exact --task haystack --length 1024 --mode agnostic", "unknown task family 'haystack'",
+       "cli_decode.task_unknown_family"},
+      {"--method exact --task niah_single --length 1024", "--mode agnostic|aware", "cli_decode.task_no_mode"},
+      {"--method exact --task niah_single --mode aware", "--length N", "cli_decode.task_no_length"},
+      {"--method exact --task niah_single --length 1024 --mode sideways", "'agnostic' or 'aware'",
+       "cli_decode.task_bad_mode"},
+      {"--method exact --task vt --length 1024 --mode aware --depth 1.5", "--depth needs a number in [0, 1]",
+       "cli_decode.task_bad_depth"},
+      {"--method exact --task vt --length 512 --mode aware", "at least 1024", "cli_decode.task_short"},
+      {"--method exact --task vt --length 1024 --mode aware --passkey 2", "either --text FILE",
+       "cli_decode.task_and_passkey"},
+      {"--method exact --task cwe --length 1024 --mode aware --tasks 0", "--tasks needs",
+       "cli_decode.task_zero_tasks"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     snprintf(cmd, sizeof cmd, "%s decode %s", kvbound, bad[i].args);
@@ -45,6 +65,29 @@ int main(int argc, char **argv) {
             strstr(out, "top-1 agreement 4/4") &&
             strstr(out, "KL(exact || method) 0.00000"),
         "cli_decode.text_exact", "rc %d: %s", rc, out);
+  /* task mode at 1024 tokens, both forms: the method exact (exact attention's own run, delta 0
+   * by construction) question-agnostic, and sink_recent keeping every token (exact attention by
+   * another code path: delta within rounding) question-aware; exact's greedy answer printed */
+  static const char *const mode[2] = {"agnostic", "aware"};
+  static const char *const meth[2] = {"exact", "sink_recent --param budget=2048"};
+  for (int i = 0; i < 2; i++) {
+    snprintf(cmd, sizeof cmd, "OPENBLAS_NUM_THREADS=1 %s decode --method %s --task niah_single "
+             "--length 1024 --depth 0.5 --task-seed 3 --mode %s", kvbound, meth[i], mode[i]);
+    rc = sh(cmd, out, sizeof out);
+    char name[64];
+    snprintf(name, sizeof name, "cli_decode.task_%s", mode[i]);
+    const char *d = strstr(out, "delta log-lik ");
+    double delta = d ? atof(d + 14) : 1e9;
+    CHECK(rc == 0 && strstr(out, mode[i]) && strstr(out, "exact: \"") && strstr(out, "match") &&
+              (i ? fabs(delta) <= 1e-3 : (strstr(out, "delta log-lik +0.0000") != NULL)) &&
+              strstr(out, "summary niah_single"),
+          name, "rc %d, delta %g: %s", rc, delta, out);
+    printf("    %s", out); /* exact attention's greedy answer, for the log */
+  }
+  snprintf(cmd, sizeof cmd, "%s decode --method exact --task niah_single --length 9000 --mode aware", kvbound);
+  rc = sh(cmd, out, sizeof out);
+  CHECK(rc == 2 && strstr(out, "llama.context_length") && strstr(out, "8192"), "cli_decode.task_too_long",
+        "rc %d: %s", rc, out);
   char path[128];
   snprintf(path, sizeof path, "%s/short.txt", tmp);
   write_file(path, "Too short.");

@@ -3,28 +3,40 @@
  *
  *   kvbound decode --method NAME [--param k=v]... --text FILE [--start S] --n0 N --n1 N
  *   kvbound decode --method NAME [--param k=v]... --passkey TASKS [--reps R]
+ *   kvbound decode --method NAME [--param k=v]... --task FAMILY --length N [--depth D]
+ *                  [--task-seed S] [--tasks K] --mode agnostic|aware
  *
  * Text mode: tokens S..S+n0 of FILE are the prompt (prefilled exactly, then handed to the
  * method), the next n1 tokens are scored teacher-forced; prints the exact and compressed
  * perplexity, its increase, the mean KL(exact ‖ method) per token, the top-1 agreement and the
  * stored vectors per (layer, kv head) cache. Pass-key mode: TASKS prompts (depths spread evenly
  * over [0.05, 0.95], keys from --seed), answered by greedy decoding with exact attention and with
- * the method; prints each answer and both accuracies. Exit status 0, 1 on a run error, 2 on a
+ * the method; prints each answer and both accuracies. Task mode: a long-context task of
+ * src/model/tasks.h; in the question-agnostic form the context alone is the compressed prompt and
+ * the question and answer cue are fed after it through the compressed cache (the reading of
+ * kvpress / SCBench, where a cache is compressed before its questions are known); in the
+ * question-aware form the question is part of the compressed prompt and only the cue follows.
+ * Both print the greedy answer's RULER string-match score and the answer's teacher-forced
+ * log-likelihood relative to exact attention. Exit status 0, 1 on a run error, 2 on a
  * usage error. */
 #include "kvbound.h"
 #include "decode_compressed.h"
 #include "read_file.h"
 #include "model.h"
+#include "tasks.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void decode_usage(FILE *f) {
   fprintf(f,
           "usage: kvbound decode --method NAME [--param k=v]... --text FILE [--start S] --n0 N --n1 N\n"
           "       kvbound decode --method NAME [--param k=v]... --passkey TASKS [--reps R]\n"
+          "       kvbound decode --method NAME [--param k=v]... --task FAMILY --length N\n"
+          "                      [--depth D] [--task-seed S] [--tasks K] --mode agnostic|aware\n"
           "  Compressed decoding inside SmolLM2-135M: the prompt is prefilled exactly, every\n"
           "  (layer, key/value head) cache is handed to method NAME (see `kvbound list`), and the\n"
           "  following tokens are run with the method's answer standing in for exact attention\n"
@@ -37,12 +49,28 @@ static void decode_usage(FILE *f) {
           "  --n0 N            prompt tokens (compressed)      --n1 N  scored tokens\n"
           "  --passkey TASKS   pass-key mode: TASKS retrieval prompts, greedy answers\n"
           "  --reps R          filler paragraphs per pass-key prompt (default 20, about 450 tokens)\n"
+          "  --task FAMILY     task mode, a RULER-style task: niah_single, niah_multikey,\n"
+          "                    niah_multivalue, niah_multiquery, vt, cwe, fwe (README, Long-context\n"
+          "                    tasks); haystacks from /usr/share/common-licenses, hash-checked\n"
+          "  --length N        the task's tokens (prompt + generation budget), 1024 to the model's\n"
+          "                    context (llama.context_length: 8192 for SmolLM2-135M)\n"
+          "  --depth D|spread  where the needle goes, in [0, 1] (default 0.5); spread: task i of K\n"
+          "                    at (i + 0.5)/K\n"
+          "  --task-seed S     the task's seed (default 1); --tasks K runs seeds S..S+K-1\n"
+          "  --mode agnostic   the context alone is compressed; question and cue are fed after it\n"
+          "                    through the compressed cache (question-agnostic, as kvpress/SCBench)\n"
+          "  --mode aware      context and question are compressed; only the answer cue follows\n"
+          "                    (both modes: snapkv and pyramidkv compress once, at the end of the\n"
+          "                    compressed prompt, and append the tokens fed after it: prompt = n0)\n"
           "  --observe N|all   prompt tokens whose queries the method sees (default: all for h2o\n"
           "                    and tova, the window for snapkv/pyramidkv, none otherwise)\n"
           "  --seed S          the methods' random streams and the pass keys (default 1)\n"
           "  --model PATH      the GGUF file (default: scripts/fetch-model's cache)\n"
           "  Prints perplexity (exact and method, and the increase), mean KL(exact || method) per\n"
-          "  token, top-1 agreement and stored vectors per cache; or the pass-key accuracies.\n"
+          "  token, top-1 agreement and stored vectors per cache; or the pass-key accuracies; or per\n"
+          "  task the greedy answers of exact attention and of the method with their string-match\n"
+          "  scores, and the answer's teacher-forced log-likelihood (sum over its tokens) with\n"
+          "  delta log-lik = log p_method(answer) - log p_exact(answer).\n"
           "  Exit status 0, 1 on a run error, 2 on a usage error.\n");
 }
 
@@ -50,6 +78,7 @@ typedef struct {
   const char *method;
   kvb_params params;
   int n_layer;
+  size_t prompt; /* task mode: snapkv/pyramidkv compress once, at the prompt's n0 tokens */
 } cli_mk;
 
 static int cli_make(void *vc, int layer, int g, const kvb_method_config *cfg, kvb_method **out) {
@@ -60,6 +89,11 @@ static int cli_make(void *vc, int layer, int g, const kvb_method_config *cfg, kv
     if (!kvb_params_has(&p, "layer")) kvb_params_set(&p, "layer", layer);
     if (!kvb_params_has(&p, "layers")) kvb_params_set(&p, "layers", c->n_layer);
   }
+  /* task mode: the query-aware selectors compress the prompt once and append what follows
+   * (snapkv.c, "Compress once"), so a question fed after the prompt cannot re-select it */
+  if (c->prompt && (!strcmp(c->method, "snapkv") || !strcmp(c->method, "pyramidkv")) &&
+      !kvb_params_has(&p, "prompt"))
+    kvb_params_set(&p, "prompt", (double)c->prompt);
   return kvb_method_alloc(c->method, cfg, &p, out);
 }
 
@@ -186,12 +220,144 @@ static int run_passkey(const kvb_model *m, cli_mk *mk, size_t tasks, size_t reps
   return 0;
 }
 
+/* ---- task mode ---- */
+
+/* One model's pass over a task: greedy answer (text, string-match score) and the answer's
+ * teacher-forced log-likelihood, each from its own session opened on the shared prefix. */
+typedef struct {
+  char *text;
+  double score, loglik, mem;
+  int all;
+} task_out;
+
+static int task_pass(const kvb_model *m, const kvb_dec_prefix *pre, kvb_dec_make_fn make, void *mc,
+                     const kvb_dec_opts *o, const kvb_task *t, const int32_t *tail, size_t nt,
+                     task_out *r) {
+  kvb_dec_session *s = NULL;
+  size_t na = t->n_answer, n1 = nt + na - 1;
+  int32_t *gen = malloc(t->max_new * sizeof *gen), *cont = malloc((nt + na) * sizeof *cont);
+  double *nll = malloc(n1 * sizeof *nll);
+  int st = gen && cont && nll ? KVB_OK : KVB_ERROR(KVB_ENOMEM, "out of memory");
+  if (!st) st = kvb_dec_open(m, pre, make, mc, o, &s);
+  if (!st) st = kvb_dec_greedy(s, tail, nt, t->max_new, gen);
+  if (!st) r->mem = kvb_dec_memory_prefill(s);
+  kvb_dec_close(s), s = NULL;
+  size_t len = 0;
+  if (!st) st = kvb_tok_decode(m->tok, gen, t->max_new, &r->text, &len);
+  if (!st) r->score = kvb_task_score(t, r->text, &r->all);
+  /* teacher-forced: feed tail + answer, score the answer's tokens (the last na targets) */
+  if (!st) {
+    memcpy(cont, tail, nt * sizeof *cont);
+    memcpy(cont + nt, t->answer_ids, na * sizeof *cont);
+    st = kvb_dec_open(m, pre, make, mc, o, &s);
+  }
+  if (!st) st = kvb_dec_score(s, cont, n1, NULL, nll, NULL, NULL, NULL);
+  if (!st) {
+    r->loglik = 0;
+    for (size_t i = n1 - na; i < n1; i++) r->loglik -= nll[i];
+  }
+  kvb_dec_close(s);
+  free(gen), free(cont), free(nll);
+  return st;
+}
+
+static void one_line(char *s) {
+  for (; s && *s; s++)
+    if (*s == '\n' || *s == '\r' || *s == '\t') *s = ' ';
+}
+
+static int run_task(const kvb_model *m, cli_mk *mk, kvb_task_family fam, size_t length,
+                    double depth, uint64_t tseed, size_t tasks, int aware, size_t observe,
+                    uint64_t seed) {
+  int st = KVB_OK;
+  double right_e = 0, right_m = 0, all_e = 0, all_m = 0, dsum = 0, secs = 0, cpu = 0;
+  for (size_t i = 0; i < tasks && !st; i++) {
+    double d = depth < 0 ? ((double)i + 0.5) / (double)tasks : depth;
+    kvb_task t;
+    st = kvb_task_make(m->tok, (size_t)m->cfg.n_ctx, fam, length, d, tseed + i, &t);
+    if (st) break;
+    /* agnostic: the context is the compressed prompt, question + cue follow; aware: context +
+     * question are compressed, the cue follows */
+    size_t n0 = t.n_context + (aware ? t.n_question : 0), nt = t.n_cue + (aware ? 0 : t.n_question);
+    int32_t *all = malloc((n0 + nt) * sizeof *all);
+    kvb_dec_prefix pre;
+    memset(&pre, 0, sizeof pre);
+    task_out re = {0}, rm = {0};
+    if (!all) st = KVB_ERROR(KVB_ENOMEM, "out of memory");
+    if (!st) {
+      memcpy(all, t.context, t.n_context * sizeof *all);
+      memcpy(all + t.n_context, t.question, t.n_question * sizeof *all);
+      memcpy(all + t.n_context + t.n_question, t.cue, t.n_cue * sizeof *all);
+      /* wall and CPU time of the prefill (the expensive part; CPU time is what one core pays
+       * when the machine is shared) */
+      struct timespec a, b, ca, cb;
+      clock_gettime(CLOCK_MONOTONIC, &a);
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ca);
+      st = kvb_dec_prefix_build(m, all, n0, &pre);
+      clock_gettime(CLOCK_MONOTONIC, &b);
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cb);
+      secs = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+      cpu = (double)(cb.tv_sec - ca.tv_sec) + 1e-9 * (double)(cb.tv_nsec - ca.tv_nsec);
+    }
+    kvb_dec_opts oe = {0, seed, 0}, om = {observe == (size_t)-1 ? n0 : observe, seed, 0};
+    if (om.observe > n0) om.observe = n0;
+    if (!st) st = task_pass(m, &pre, mk_exact, NULL, &oe, &t, all + n0, nt, &re);
+    /* the method "exact" is exact attention's own run (the same deterministic path): not run
+     * twice, its delta log-lik is 0 by construction */
+    int same = !strcmp(mk->method, "exact") && mk->params.n == 0;
+    mk->prompt = n0;
+    if (!st && !same) st = task_pass(m, &pre, cli_make, mk, &om, &t, all + n0, nt, &rm);
+    mk->prompt = 0;
+    if (!st && same) {
+      rm = re;
+      rm.text = malloc(strlen(re.text) + 1);
+      if (!rm.text) st = KVB_ERROR(KVB_ENOMEM, "out of memory");
+      else strcpy(rm.text, re.text);
+    }
+    if (!st) {
+      char ans[600];
+      snprintf(ans, sizeof ans, "%s", t.answer);
+      one_line(re.text), one_line(rm.text);
+      printf("task %s length %zu depth %.3f seed %llu (haystack %s): context %zu tokens, question "
+             "%zu, cue %zu, answer \"%s\" (%zu tokens)\n", kvb_task_family_name(fam), length, d,
+             (unsigned long long)(tseed + i), t.text[0] ? t.text : "none", t.n_context,
+             t.n_question, t.n_cue, ans, t.n_answer);
+      printf("mode %s: compressed prompt %zu tokens, fed after it %zu; prefill %.2f s (CPU %.2f s)\n",
+             aware ? "aware" : "agnostic", n0, nt, secs, cpu);
+      printf("exact: \"%s\" match %.2f (%s)  answer log-lik %.4f\n", re.text, re.score,
+             re.all ? "right" : "wrong", re.loglik);
+      printf("%s: \"%s\" match %.2f (%s)  answer log-lik %.4f  delta log-lik %+.4f  memory %.1f "
+             "per cache\n", mk->method, rm.text, rm.score, rm.all ? "right" : "wrong", rm.loglik,
+             rm.loglik - re.loglik, rm.mem);
+      fflush(stdout);
+      right_e += re.score, right_m += rm.score, all_e += re.all, all_m += rm.all;
+      dsum += rm.loglik - re.loglik;
+    }
+    free(re.text), free(rm.text), free(all);
+    kvb_dec_prefix_free(&pre);
+    kvb_task_free(&t);
+  }
+  if (st) {
+    fprintf(stderr, "kvbound decode: %s\n", kvb_strerror_last());
+    return 1;
+  }
+  double K = (double)tasks;
+  printf("summary %s %s length %zu, %zu tasks: exact match exact %.0f/%zu (mean string match "
+         "%.3f), %s %.0f/%zu (%.3f); mean delta log-lik %+.4f\n", kvb_task_family_name(fam),
+         aware ? "aware" : "agnostic", length, tasks, all_e, tasks, right_e / K, mk->method, all_m,
+         tasks, right_m / K, dsum / K);
+  return 0;
+}
+
 int kvb_cmd_decode(int argc, char **argv) {
-  cli_mk mk = {NULL, {0}, 30};
+  cli_mk mk = {NULL, {0}, 30, 0};
   kvb_params_init(&mk.params);
   const char *text = NULL, *model = NULL;
   size_t start = 0, n0 = 0, n1 = 0, tasks = 0, reps = 20, observe = (size_t)-2, seed = 1;
-  int have_n0 = 0, have_n1 = 0;
+  int have_n0 = 0, have_n1 = 0, have_task = 0, mode = -1; /* mode: 0 agnostic, 1 aware */
+  const char *task = NULL;
+  size_t length = 0, tseed = 1, ntasks = 1;
+  double depth = 0.5;
   for (int i = 1; i < argc; i += 2) { /* every option takes one value */
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -214,6 +380,28 @@ int kvb_cmd_decode(int argc, char **argv) {
     else if (!strcmp(a, "--passkey")) bad = parse_size(v, &tasks) || tasks == 0;
     else if (!strcmp(a, "--reps")) bad = parse_size(v, &reps) || reps > 10000;
     else if (!strcmp(a, "--seed")) bad = parse_size(v, &seed);
+    else if (!strcmp(a, "--task")) task = v, have_task = 1;
+    else if (!strcmp(a, "--length")) bad = parse_size(v, &length);
+    else if (!strcmp(a, "--task-seed")) bad = parse_size(v, &tseed);
+    else if (!strcmp(a, "--tasks")) bad = parse_size(v, &ntasks) || ntasks == 0 || ntasks > 100000;
+    else if (!strcmp(a, "--depth")) {
+      char *e;
+      if (!strcmp(v, "spread")) depth = -1;
+      else {
+        depth = strtod(v, &e);
+        if (*e || !*v || !(depth >= 0 && depth <= 1)) {
+          fprintf(stderr, "kvbound decode: --depth needs a number in [0, 1] or 'spread', not '%s'\n", v);
+          return 2;
+        }
+      }
+    } else if (!strcmp(a, "--mode")) {
+      if (!strcmp(v, "agnostic")) mode = 0;
+      else if (!strcmp(v, "aware")) mode = 1;
+      else {
+        fprintf(stderr, "kvbound decode: --mode needs 'agnostic' or 'aware', not '%s'\n", v);
+        return 2;
+      }
+    }
     else if (!strcmp(a, "--observe")) {
       if (!strcmp(v, "all")) observe = (size_t)-1;
       else bad = parse_size(v, &observe);
@@ -237,9 +425,26 @@ int kvb_cmd_decode(int argc, char **argv) {
     fprintf(stderr, "kvbound decode: unknown method '%s' (see `kvbound list`)\n", mk.method);
     return 2;
   }
-  if (!text == !tasks) {
-    fprintf(stderr, "kvbound decode: give either --text FILE (with --n0, --n1) or --passkey TASKS\n");
+  if ((text != NULL) + (tasks != 0) + have_task != 1) {
+    fprintf(stderr, "kvbound decode: give either --text FILE (with --n0, --n1), --passkey TASKS "
+            "or --task FAMILY\n");
     return 2;
+  }
+  kvb_task_family fam = KVB_TASK_NIAH_SINGLE;
+  if (have_task) {
+    if (kvb_task_family_lookup(task, &fam)) {
+      fprintf(stderr, "kvbound decode: --task: %s\n", kvb_strerror_last());
+      return 2;
+    }
+    if (!length || mode < 0) {
+      fprintf(stderr, "kvbound decode: --task needs --length N and --mode agnostic|aware\n");
+      return 2;
+    }
+    if (length < KVB_TASK_MIN_LENGTH) {
+      fprintf(stderr, "kvbound decode: --length %zu: a task has at least %d tokens\n", length,
+              KVB_TASK_MIN_LENGTH);
+      return 2;
+    }
   }
   if (text && (!have_n0 || !have_n1 || n0 == 0 || n1 == 0)) {
     fprintf(stderr, "kvbound decode: --text needs --n0 N and --n1 N, both >= 1\n");
@@ -261,8 +466,16 @@ int kvb_cmd_decode(int argc, char **argv) {
     return 1;
   }
   mk.n_layer = m.cfg.n_layer;
+  if (have_task && length > (size_t)m.cfg.n_ctx) {
+    fprintf(stderr, "kvbound decode: --length %zu: the model's context (llama.context_length) is "
+            "%d tokens\n", length, m.cfg.n_ctx);
+    kvb_model_free(&m);
+    return 2;
+  }
   int rc = text ? run_text(&m, &mk, text, start, n0, n1, observe, seed)
-                : run_passkey(&m, &mk, tasks, reps, observe, seed);
+           : tasks ? run_passkey(&m, &mk, tasks, reps, observe, seed)
+                   : run_task(&m, &mk, fam, length, depth, (uint64_t)tseed, ntasks, mode == 1,
+                              observe, seed);
   kvb_model_free(&m);
   return rc;
 }

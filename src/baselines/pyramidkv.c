@@ -17,7 +17,7 @@
  *
  * Memory: 2·min(n, B_layer) stored vectors; bytes the kept keys and values (raw stream and
  * window queries not counted, as snapkv). Parameters: budget B, window 1 ≤ w ≤ B, kernel odd,
- * pooling avg|max, layers ≥ 1, 0 ≤ layer < layers, beta ≥ 1. */
+ * pooling avg|max, layers ≥ 1, 0 ≤ layer < layers, beta ≥ 1, prompt (compress once: snapkv.c). */
 #include "kvb_error.h"
 #include "method.h"
 #include "snap_core.h"
@@ -33,6 +33,8 @@ static const kvb_param_spec pyr_params[] = {
     {"layers", KVB_PARAM_INT, 32, 1, 1e6, NULL, "L: the model's layers (2406.02069 §3.2)"},
     {"layer", KVB_PARAM_INT, 0, 0, 1e6, NULL, "this stream's layer, 0 = bottom (largest budget)"},
     {"beta", KVB_PARAM_REAL, 20, 1, 1e9, NULL, "β: top layer budget c/β (2406.02069 §3.2: 20)"},
+    {"prompt", KVB_PARAM_INT, 0, 0, 1e12, NULL,
+     "P > 0: compress once, at the first selection with >= P tokens; later tokens are appended"},
     {NULL, 0, 0, 0, 0, NULL, NULL}};
 
 static const kvb_mutant_spec pyr_mutants[] = {
@@ -49,10 +51,12 @@ static int pyr_init(kvb_method *m, const kvb_params *p) {
   int mp = 0, rc = kvb_snap_pooling(kvb_params_get_str(p, pyr_params, "pooling"), &mp,
                                     "pyramidkv");
   if (rc) return rc;
-  return kvb_snap_init(m, (size_t)kvb_params_get(p, pyr_params, "budget"),
-                       (size_t)kvb_params_get(p, pyr_params, "window"),
-                       (size_t)kvb_params_get(p, pyr_params, "kernel"), mp, layers, layer,
-                       kvb_params_get(p, pyr_params, "beta"), "pyramidkv");
+  rc = kvb_snap_init(m, (size_t)kvb_params_get(p, pyr_params, "budget"),
+                     (size_t)kvb_params_get(p, pyr_params, "window"),
+                     (size_t)kvb_params_get(p, pyr_params, "kernel"), mp, layers, layer,
+                     kvb_params_get(p, pyr_params, "beta"), "pyramidkv");
+  if (!rc) ((kvb_snap_state *)m->state)->prompt = (size_t)kvb_params_get(p, pyr_params, "prompt");
+  return rc;
 }
 
 const kvb_method_type kvb_method_pyramidkv = {

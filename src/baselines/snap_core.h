@@ -17,6 +17,9 @@ typedef struct {
   size_t *qpos;      /* each one's stream position: tokens 0..qpos−1 were absorbed */
   size_t nq, qhead;  /* queries held, next slot */
   int fresh;         /* selection made since the last update */
+  size_t prompt;     /* parameter `prompt` (0: off): once a selection is made with at least this
+                        many tokens, it is kept and later tokens are appended to it */
+  int sealed;        /* that selection has been made */
   const char *who;
 } kvb_snap_state;
 

@@ -22,7 +22,17 @@
  * and compresses by a ratio of the prompt; kvbound takes the budget in tokens so methods compare
  * at equal memory.
  *
- * Memory: 2·min(n, B) stored vectors (the compressed cache); bytes the kept keys and values.
+ * Compress once (parameter prompt = P > 0; default 0, the reading above). kvpress and SCBench
+ * compress a context once, before its questions are known, and feed the question and answer as
+ * new tokens appended to the compressed cache; SnapKV's own generation does the same. With the
+ * reading above a question fed after the prompt would instead take over the observation window
+ * and re-select from the whole raw prompt (the question-agnostic evaluation would see the
+ * question). With prompt = P the first selection made when the stream holds ≥ P tokens is
+ * sealed: every later token is appended to the kept set exactly, nothing is re-selected, and the
+ * memory grows by one token per update (kvbound decode --mode agnostic|aware sets P = n₀).
+ *
+ * Memory: 2·min(n, B) stored vectors (the compressed cache; sealed: plus the appended tokens);
+ * bytes the kept keys and values.
  * The raw stream and the window's queries are what a prefill holds transiently and are not
  * counted (method.h). Parameters: window 1 ≤ w ≤ B, kernel odd ≥ 1, pooling avg|max. */
 #include "attention.h"
@@ -85,8 +95,31 @@ void kvb_snap_free(void *state) {
   free(st->Qw), free(st->qpos), free(st);
 }
 
+/* Appends one token to the kept set, doubling its capacity when full. */
+static int sealed_append(kvb_snap_state *st, size_t pos, const double *k, const double *v) {
+  kvb_tcache *c = &st->c;
+  if (c->n == c->cap) {
+    kvb_tcache g;
+    int rc = kvb_tcache_init(&g, 2 * c->cap, c->d_key, c->d_value, st->who);
+    if (rc) return rc;
+    for (size_t i = 0; i < c->n; i++)
+      kvb_tcache_push(&g, c->pos[i], c->K + i * c->d_key, c->V + i * c->d_value, c->score[i]);
+    kvb_tcache_free(c);
+    *c = g;
+  }
+  kvb_tcache_push(c, pos, k, v, 0);
+  return KVB_OK;
+}
+
 int kvb_snap_update(kvb_method *m, const double *k, const double *v) {
   kvb_snap_state *st = m->state;
+  if (st->sealed) { /* compress once: the token joins the sealed selection (header) */
+    int rc = sealed_append(st, st->kv.n, k, v);
+    if (rc) return rc;
+    rc = kvb_kv_append(&st->kv, k, v, st->who);
+    if (rc) st->c.n--; /* undo: the method is left unchanged */
+    return rc;
+  }
   int rc = kvb_kv_append(&st->kv, k, v, st->who);
   if (rc) return rc;
   st->fresh = 0;
@@ -195,8 +228,10 @@ int kvb_snap_query(kvb_method *m, const double *q, double *z) {
       for (size_t j = 0; j < nk; j++)
         kvb_tcache_push(&c, idx[j], st->kv.K + idx[j] * dk, st->kv.V + idx[j] * m->d_value, 0);
       rc = kvb_tcache_attend(&c, q, m->scale, z, NULL);
-      if (!rc) st->c = c, st->fresh = 1; /* on failure the old rows are gone: refill below */
-      else {
+      if (!rc) {
+        st->c = c, st->fresh = 1;
+        if (st->prompt && st->kv.n >= st->prompt) st->sealed = 1;
+      } else { /* on failure the old rows are gone: refilled at the next query */
         st->c.n = 0, st->fresh = 0;
       }
     }
@@ -229,6 +264,8 @@ static const kvb_param_spec snap_params[] = {
      "w: observation window, the last w queries vote and the last w tokens are kept (≤ B)"},
     {"kernel", KVB_PARAM_INT, 5, 1, 1e6, NULL, "pooling kernel size, odd (2404.14469 §4.1)"},
     {"pooling", KVB_PARAM_STRING, 0, 0, 0, "avg", "avg | max (2404.14469 Listing 1 pool1d)"},
+    {"prompt", KVB_PARAM_INT, 0, 0, 1e12, NULL,
+     "P > 0: compress once, at the first selection with >= P tokens; later tokens are appended"},
     {NULL, 0, 0, 0, 0, NULL, NULL}};
 
 static const kvb_mutant_spec snap_mutants[] = {
@@ -246,9 +283,11 @@ int kvb_snap_pooling(const char *s, int *maxpool, const char *who) {
 static int snap_init(kvb_method *m, const kvb_params *p) {
   int mp = 0, rc = kvb_snap_pooling(kvb_params_get_str(p, snap_params, "pooling"), &mp, "snapkv");
   if (rc) return rc;
-  return kvb_snap_init(m, (size_t)kvb_params_get(p, snap_params, "budget"),
-                       (size_t)kvb_params_get(p, snap_params, "window"),
-                       (size_t)kvb_params_get(p, snap_params, "kernel"), mp, 0, 0, 1, "snapkv");
+  rc = kvb_snap_init(m, (size_t)kvb_params_get(p, snap_params, "budget"),
+                     (size_t)kvb_params_get(p, snap_params, "window"),
+                     (size_t)kvb_params_get(p, snap_params, "kernel"), mp, 0, 0, 1, "snapkv");
+  if (!rc) ((kvb_snap_state *)m->state)->prompt = (size_t)kvb_params_get(p, snap_params, "prompt");
+  return rc;
 }
 
 const kvb_method_type kvb_method_snapkv = {

@@ -1,0 +1,343 @@
+/* test_tasks.c — the long-context task generator (src/model/tasks.h, haystack.h): family names;
+ * every family at 1024 tokens and at the model's context (llama.context_length from the GGUF
+ * file): the length within KVB_TASK_TOLERANCE below the target, the answer within the generation
+ * budget, the same seed giving the same tokens and another seed other tokens; the needle at its
+ * depth (within a sentence); the single needle's answer exactly once in the context; the planted
+ * frequencies of cwe and fwe; vt's chain in order; the string-match score; bad arguments
+ * refused with a clear message; a changed or missing haystack text refused (through
+ * $KVB_COMMON_LICENSES). Needs the model file for its tokenizer (SKIP without it). */
+#include "cli_harness.h"
+#include "gguf.h"
+#include "haystack.h"
+#include "kvb_error.h"
+#include "model.h"
+#include "tasks.h"
+
+#include <ctype.h>
+#include <math.h>
+
+static kvb_tokenizer *TOK;
+static size_t NCTX;
+
+static size_t total_of(const kvb_task *t) { return t->n_context + t->n_question + t->n_cue + t->max_new; }
+
+static int same_task(const kvb_task *a, const kvb_task *b) {
+  return a->n_context == b->n_context && a->n_question == b->n_question && a->n_cue == b->n_cue &&
+         !memcmp(a->context, b->context, a->n_context * sizeof(int32_t)) &&
+         !memcmp(a->question, b->question, a->n_question * sizeof(int32_t)) &&
+         !memcmp(a->cue, b->cue, a->n_cue * sizeof(int32_t)) && !strcmp(a->answer, b->answer);
+}
+
+static char *decode(const int32_t *ids, size_t n) {
+  char *s = NULL;
+  size_t l = 0;
+  if (kvb_tok_decode(TOK, ids, n, &s, &l)) return NULL;
+  return s;
+}
+
+/* occurrences of w in s as a whole word/number */
+static size_t count_word(const char *s, const char *w) {
+  size_t n = 0, wl = strlen(w);
+  for (const char *p = s; (p = strstr(p, w)); p += wl) {
+    int before = p > s && (isalnum((unsigned char)p[-1]));
+    int after = isalnum((unsigned char)p[wl]);
+    n += !before && !after;
+  }
+  return n;
+}
+
+static void test_families(void) {
+  kvb_task_family f;
+  int ok = 1;
+  for (int i = 0; i < KVB_TASK_N_FAMILIES; i++)
+    ok &= !kvb_task_family_lookup(kvb_task_family_name((kvb_task_family)i), &f) && (int)f == i;
+  CHECK(ok, "tasks.family_names", "a family name does not round-trip");
+  int st = kvb_task_family_lookup("niah_double", &f);
+  CHECK(st == KVB_EINVAL && strstr(kvb_strerror_last(), "niah_double") &&
+            strstr(kvb_strerror_last(), "niah_single"),
+        "tasks.unknown_family_refused", "status %d: %s", st, kvb_strerror_last());
+}
+
+static void test_every_family(void) {
+  size_t lens[2] = {1024, NCTX};
+  for (int L = 0; L < 2; L++)
+    for (int i = 0; i < KVB_TASK_N_FAMILIES; i++) {
+      kvb_task a, b, c;
+      char name[96];
+      int sa = kvb_task_make(TOK, NCTX, (kvb_task_family)i, lens[L], 0.5, 11, &a);
+      snprintf(name, sizeof name, "tasks.make.%s.%zu", kvb_task_family_name((kvb_task_family)i), lens[L]);
+      CHECK(!sa, name, "%s", kvb_strerror_last());
+      if (sa) continue;
+      size_t tot = total_of(&a);
+      snprintf(name, sizeof name, "tasks.length.%s.%zu", kvb_task_family_name((kvb_task_family)i), lens[L]);
+      CHECK(tot <= lens[L] && tot + KVB_TASK_TOLERANCE >= lens[L] && a.n_answer <= a.max_new &&
+                a.n_expected >= 1,
+            name, "total %zu tokens for %zu (answer %zu of %zu)", tot, lens[L], a.n_answer, a.max_new);
+      int sb = kvb_task_make(TOK, NCTX, (kvb_task_family)i, lens[L], 0.5, 11, &b);
+      int sc = kvb_task_make(TOK, NCTX, (kvb_task_family)i, lens[L], 0.5, 12, &c);
+      snprintf(name, sizeof name, "tasks.deterministic.%s.%zu", kvb_task_family_name((kvb_task_family)i), lens[L]);
+      CHECK(!sb && same_task(&a, &b), name, "status %d", sb);
+      snprintf(name, sizeof name, "tasks.seeds_differ.%s.%zu", kvb_task_family_name((kvb_task_family)i), lens[L]);
+      CHECK(!sc && !same_task(&a, &c), name, "status %d", sc);
+      /* every expected string is in the context (the task is answerable) */
+      char *ctx = decode(a.context, a.n_context);
+      int all = 1;
+      for (size_t e = 0; e < a.n_expected && ctx; e++) all &= count_word(ctx, a.expected[e]) >= 1;
+      snprintf(name, sizeof name, "tasks.answer_in_context.%s.%zu", kvb_task_family_name((kvb_task_family)i), lens[L]);
+      CHECK(ctx && all, name, "an expected string is not in the context");
+      free(ctx);
+      kvb_task_free(&a), kvb_task_free(&b), kvb_task_free(&c);
+    }
+}
+
+/* the length over seeds and lengths (the haystack's cut depends on where the seed starts it) */
+static void test_lengths(void) {
+  static const size_t L[] = {1024, 1500, 3000, 5555, 8192};
+  int bad = 0;
+  size_t worst = 0;
+  for (int f = 0; f < KVB_TASK_N_FAMILIES; f++)
+    for (size_t i = 0; i < sizeof L / sizeof *L; i++)
+      for (uint64_t s = 1; s <= 4; s++) {
+        kvb_task t;
+        size_t len = L[i] > NCTX ? NCTX : L[i];
+        if (kvb_task_make(TOK, NCTX, (kvb_task_family)f, len, 0.37, s * 7919, &t)) {
+          bad++;
+          continue;
+        }
+        size_t tot = total_of(&t), sh = len - (tot < len ? tot : len);
+        if (sh > worst) worst = sh;
+        bad += tot > len || sh > KVB_TASK_TOLERANCE;
+        kvb_task_free(&t);
+      }
+  CHECK(bad == 0, "tasks.length_within_tolerance", "%d of %d tasks outside [length - %d, length] "
+        "(largest shortfall %zu)", bad, KVB_TASK_N_FAMILIES * 20, KVB_TASK_TOLERANCE, worst);
+}
+
+static void test_depth(void) {
+  static const double D[] = {0, 0.1, 0.25, 0.5, 0.75, 0.9, 1};
+  int bad = 0;
+  double worst = 0;
+  for (size_t i = 0; i < sizeof D / sizeof *D; i++)
+    for (uint64_t s = 1; s <= 3; s++) {
+      kvb_task t;
+      if (kvb_task_make(TOK, NCTX, KVB_TASK_NIAH_SINGLE, 2048, D[i], s, &t)) {
+        bad++;
+        continue;
+      }
+      /* the haystack holds the needle: its own share is the haystack without the needle */
+      double hay = (double)(t.haystack_end - t.haystack_begin);
+      double at = (double)(t.needle_at - t.haystack_begin), off = fabs(at - D[i] * hay);
+      if (off > worst) worst = off;
+      bad += off > KVB_TASK_TOLERANCE;
+      kvb_task_free(&t);
+    }
+  CHECK(bad == 0, "tasks.depth_placement", "%d placements off by more than a sentence (worst %.0f tokens)",
+        bad, worst);
+  /* the end points: the needle first, the needle last */
+  kvb_task a, b;
+  int sa = kvb_task_make(TOK, NCTX, KVB_TASK_NIAH_SINGLE, 1024, 0, 5, &a);
+  int sb = kvb_task_make(TOK, NCTX, KVB_TASK_NIAH_SINGLE, 1024, 1, 5, &b);
+  CHECK(!sa && !sb && a.needle_at == a.haystack_begin && b.needle_at + 20 >= b.haystack_end &&
+            b.needle_at < b.haystack_end,
+        "tasks.depth_ends", "depth 0 at %zu (haystack from %zu), depth 1 at %zu (to %zu)",
+        a.needle_at, a.haystack_begin, b.needle_at, b.haystack_end);
+  kvb_task_free(&a), kvb_task_free(&b);
+}
+
+static void test_content(void) {
+  /* single needle: the answer exactly once in the context, over seeds and both ends of the range */
+  int bad = 0;
+  for (uint64_t s = 1; s <= 10; s++) {
+    kvb_task t;
+    if (kvb_task_make(TOK, NCTX, KVB_TASK_NIAH_SINGLE, s % 2 ? 1024 : NCTX, 0.1 * (double)s - 0.05, s, &t)) {
+      bad++;
+      continue;
+    }
+    char *c = decode(t.context, t.n_context);
+    bad += !c || count_word(c, t.expected[0]) != 1 || strlen(t.expected[0]) != 7;
+    free(c);
+    kvb_task_free(&t);
+  }
+  CHECK(bad == 0, "tasks.single_needle_once", "%d of 10 tasks without exactly one 7-digit answer", bad);
+  /* multikey: four keys, the target's number once; multivalue: four numbers once each */
+  kvb_task t;
+  int st = kvb_task_make(TOK, NCTX, KVB_TASK_NIAH_MULTIKEY, 2048, 0.3, 3, &t);
+  char *c = st ? NULL : decode(t.context, t.n_context);
+  size_t needles = 0;
+  for (const char *p = c; p && (p = strstr(p, "The secret number of ")); p++) needles++;
+  CHECK(c && needles == 4 && count_word(c, t.expected[0]) == 1, "tasks.multikey_distractors",
+        "%zu needle sentences", needles);
+  free(c), kvb_task_free(&t);
+  st = kvb_task_make(TOK, NCTX, KVB_TASK_NIAH_MULTIVALUE, 2048, 0.3, 3, &t);
+  c = st ? NULL : decode(t.context, t.n_context);
+  int once = c != NULL;
+  for (size_t e = 0; c && e < 4; e++) once &= count_word(c, t.expected[e]) == 1;
+  CHECK(once && t.n_expected == 4, "tasks.multivalue_values", "status %d", st);
+  free(c), kvb_task_free(&t);
+  /* vt: the chain's assignments in order, the value set once */
+  st = kvb_task_make(TOK, NCTX, KVB_TASK_VT, 2048, 0.2, 4, &t);
+  c = st ? NULL : decode(t.context, t.n_context);
+  int order = c != NULL;
+  const char *prev = c;
+  for (size_t e = 1; c && e < 5; e++) {
+    char a[64];
+    snprintf(a, sizeof a, "Set %s to %s.", t.expected[e], t.expected[e - 1]);
+    const char *p = strstr(c, a);
+    order &= p != NULL && p > prev;
+    if (p) prev = p;
+  }
+  CHECK(order && t.n_expected == 5, "tasks.vt_chain_in_order", "status %d", st);
+  free(c), kvb_task_free(&t);
+  /* cwe: each of the ten common words more often than any other word (items " word,") */
+  st = kvb_task_make(TOK, NCTX, KVB_TASK_CWE, 2048, 0.5, 6, &t);
+  c = st ? NULL : decode(t.context + t.haystack_begin, t.haystack_end - t.haystack_begin);
+  static char words[4096][24];
+  static size_t counts[4096];
+  size_t nw = 0, items = 0;
+  for (char *p = c ? strtok(c, " ,") : NULL; p; p = strtok(NULL, " ,")) {
+    size_t k = 0;
+    while (k < nw && strcmp(words[k], p)) k++;
+    if (k == nw && nw < 4096) snprintf(words[nw], sizeof words[nw], "%s", p), counts[nw++] = 0;
+    if (k < 4096) counts[k]++;
+    items++;
+  }
+  size_t minc = (size_t)-1, maxo = 0;
+  for (size_t k = 0; k < nw; k++) {
+    int common = 0;
+    for (size_t e = 0; e < 10; e++) common |= !strcmp(words[k], t.expected[e]);
+    if (common && counts[k] < minc) minc = counts[k];
+    if (!common && counts[k] > maxo) maxo = counts[k];
+  }
+  CHECK(c && items > 100 && minc != (size_t)-1 && minc > maxo && maxo >= 1, "tasks.cwe_frequencies",
+        "%zu items; common words at least %zu times, another word %zu times", items, minc, maxo);
+  free(c), kvb_task_free(&t);
+  /* fwe: the three expected words are the three most frequent, in order */
+  st = kvb_task_make(TOK, NCTX, KVB_TASK_FWE, 2048, 0.5, 6, &t);
+  c = st ? NULL : decode(t.context + t.haystack_begin, t.haystack_end - t.haystack_begin);
+  size_t n3[3] = {0, 0, 0}, best_other = 0;
+  for (size_t e = 0; c && e < 3; e++) n3[e] = count_word(c, t.expected[e]);
+  for (const char *p = c; p && *p;) {
+    while (*p == ' ') p++;
+    const char *q = p;
+    while (*q && *q != ' ') q++;
+    if (q == p) break;
+    char w[16];
+    size_t l = (size_t)(q - p) < 15 ? (size_t)(q - p) : 15;
+    memcpy(w, p, l), w[l] = '\0';
+    if (strcmp(w, t.expected[0]) && strcmp(w, t.expected[1]) && strcmp(w, t.expected[2])) {
+      size_t n = count_word(c, w);
+      if (n > best_other) best_other = n;
+    }
+    p = q;
+  }
+  CHECK(c && n3[0] > n3[1] && n3[1] > n3[2] && n3[2] > best_other, "tasks.fwe_frequencies",
+        "counts %zu %zu %zu, next %zu", n3[0], n3[1], n3[2], best_other);
+  free(c), kvb_task_free(&t);
+}
+
+static void test_score(void) {
+  kvb_task t;
+  memset(&t, 0, sizeof t);
+  t.n_expected = 2;
+  strcpy(t.expected[0], "1234567");
+  strcpy(t.expected[1], "walrus");
+  int all = 0;
+  double s = kvb_task_score(&t, " 1234567 and the WALRUS.", &all);
+  CHECK(s == 1 && all, "tasks.score_both", "%g", s);
+  s = kvb_task_score(&t, " 12345678, walruses", &all);
+  CHECK(s == 0 && !all, "tasks.score_whole_words", "%g", s);
+  s = kvb_task_score(&t, "1234567", &all);
+  CHECK(s == 0.5 && !all, "tasks.score_half", "%g", s);
+}
+
+static void test_bad_input(void) {
+  kvb_task t;
+  static const struct {
+    int fam;
+    size_t len;
+    double depth;
+    const char *msg, *name;
+  } bad[] = {
+      {0, 2048, -0.01, "[0, 1]", "tasks.depth_below_refused"},
+      {0, 2048, 1.01, "[0, 1]", "tasks.depth_above_refused"},
+      {0, 2048, NAN, "[0, 1]", "tasks.depth_nan_refused"},
+      {0, 1023, 0.5, "1024", "tasks.length_short_refused"},
+      {0, 0, 0.5, "1024", "tasks.length_zero_refused"},
+      {0, (size_t)-1, 0.5, "context", "tasks.length_long_refused"},
+      {KVB_TASK_N_FAMILIES, 2048, 0.5, "unknown task family", "tasks.family_refused"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    size_t len = bad[i].len == (size_t)-1 ? NCTX + 1 : bad[i].len;
+    int st = kvb_task_make(TOK, NCTX, (kvb_task_family)bad[i].fam, len, bad[i].depth, 1, &t);
+    CHECK(st == KVB_EINVAL && strstr(kvb_strerror_last(), bad[i].msg) && !t.context,
+          bad[i].name, "status %d: %s", st, kvb_strerror_last());
+  }
+}
+
+static void test_hash(void) {
+  char cmd[1024], out[512];
+  snprintf(cmd, sizeof cmd, "cp /usr/share/common-licenses/{GPL-2,GPL-3,LGPL-2.1,Apache-2.0,MPL-2.0,GFDL-1.3,Artistic} %s/ 2>&1 || "
+           "for f in GPL-2 GPL-3 LGPL-2.1 Apache-2.0 MPL-2.0 GFDL-1.3 Artistic; do cp /usr/share/common-licenses/$f %s/; done", tmp, tmp);
+  sh(cmd, out, sizeof out);
+  setenv("KVB_COMMON_LICENSES", tmp, 1);
+  kvb_haystack h;
+  int st = kvb_haystack_load(TOK, 0, &h);
+  CHECK(!st && h.n_sent > 50 && h.off[h.n_sent] > 3000, "tasks.haystack_copy_accepted", "status %d: %s",
+        st, st ? kvb_strerror_last() : "");
+  if (!st) kvb_haystack_free(&h);
+  /* one changed byte in every text: any task with a haystack, and cwe (all texts), refused */
+  for (size_t i = 0; i < kvb_haystack_n_texts; i++) {
+    snprintf(cmd, sizeof cmd, "sed -i 's/the /the  /' %s/%s", tmp, kvb_haystack_texts[i].name);
+    sh(cmd, out, sizeof out);
+  }
+  st = kvb_haystack_load(TOK, 0, &h);
+  CHECK(st == KVB_EFORMAT && strstr(kvb_strerror_last(), "GPL-2") &&
+            strstr(kvb_strerror_last(), kvb_haystack_texts[0].sha256) && !h.ids,
+        "tasks.haystack_changed_refused", "status %d: %s", st, kvb_strerror_last());
+  kvb_task t;
+  st = kvb_task_make(TOK, NCTX, KVB_TASK_NIAH_SINGLE, 1024, 0.5, 1, &t);
+  int st2 = kvb_task_make(TOK, NCTX, KVB_TASK_CWE, 1024, 0.5, 1, &t);
+  CHECK(st == KVB_EFORMAT && st2 == KVB_EFORMAT && strstr(kvb_strerror_last(), "SHA-256"),
+        "tasks.task_on_changed_text_refused", "status %d, %d: %s", st, st2, kvb_strerror_last());
+  snprintf(cmd, sizeof cmd, "rm -f %s/GPL-2", tmp);
+  sh(cmd, out, sizeof out);
+  st = kvb_haystack_load(TOK, 0, &h);
+  CHECK(st == KVB_ENOTFOUND && strstr(kvb_strerror_last(), "base-files"), "tasks.haystack_missing_refused",
+        "status %d: %s", st, kvb_strerror_last());
+  unsetenv("KVB_COMMON_LICENSES");
+}
+
+int main(int argc, char **argv) {
+  (void)argc;
+  (void)read_file, (void)write_file;
+  if (cli_harness_init(argv[0], "/tmp/kvb-tasks-XXXXXX", "test_tasks")) return 1;
+  test_families();
+  test_score();
+  char path[4096];
+  kvb_gguf g;
+  if (kvb_model_available() != KVB_OK || access("/usr/share/common-licenses/GPL-2", R_OK) != 0) {
+    printf("SKIP tasks.tokenized: %s\n", kvb_model_available() ? kvb_strerror_last() : "no GPL-2");
+  } else if (kvb_model_default_path(path, sizeof path) || kvb_gguf_read(path, &g)) {
+    CHECK(0, "tasks.model_read", "%s", kvb_strerror_last());
+  } else {
+    uint64_t nctx = 0;
+    int st = kvb_gguf_get_uint(&g, "llama.context_length", &nctx);
+    if (!st) st = kvb_tok_load(&g, &TOK);
+    kvb_gguf_free(&g);
+    CHECK(!st && nctx == 8192, "tasks.context_length", "status %d, %llu", st, (unsigned long long)nctx);
+    NCTX = (size_t)nctx;
+    if (!st) {
+      test_bad_input();
+      test_every_family();
+      test_lengths();
+      test_depth();
+      test_content();
+      test_hash();
+      kvb_tok_free(TOK);
+    }
+  }
+  char cmd[128], out[64];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+  sh(cmd, out, sizeof out);
+  UNIT_EXIT();
+}
