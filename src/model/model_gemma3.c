@@ -384,15 +384,15 @@ static void to_lse(void *vc, size_t v0, size_t cnt, const float *lg, size_t rows
   }
 }
 
-int kvb_gemma3_perplexity(const kvb_gemma3 *m, unsigned variant, const int32_t *tokens, size_t n,
-                          double *ppl) {
-  if (!m || !tokens || !ppl) return KVB_ERROR(KVB_ENULL, "kvb_gemma3_perplexity: NULL argument");
+int kvb_gemma3_perplexity_hidden(const kvb_gemma3 *m, const float *hid, const int32_t *tokens,
+                                 size_t n, double *ppl) {
+  if (!m || !hid || !tokens || !ppl) return KVB_ERROR(KVB_ENULL, "kvb_gemma3_perplexity: NULL argument");
   if (n < 2) return KVB_ERROR(KVB_EINVAL, "perplexity needs at least 2 tokens");
-  size_t D = (size_t)m->cfg.d_model;
-  float *hid = malloc(n * D * sizeof(float));
+  for (size_t i = 0; i < n; i++)
+    if (tokens[i] < 0 || tokens[i] >= m->cfg.n_vocab)
+      return KVB_ERROR(KVB_EINVAL, "token %zu is %d, outside the vocabulary", i, (int)tokens[i]);
   double *mx = malloc(n * sizeof(double)), *sum = calloc(n, sizeof(double)), *tg = calloc(n, sizeof(double));
-  int st = hid && mx && sum && tg ? KVB_OK : KVB_ERROR(KVB_ENOMEM, "out of memory");
-  if (!st) st = kvb_gemma3_prefill_variant(m, variant, tokens, n, hid, NULL, NULL);
+  int st = mx && sum && tg ? KVB_OK : KVB_ERROR(KVB_ENOMEM, "out of memory");
   if (!st) {
     for (size_t i = 0; i < n; i++) mx[i] = -INFINITY;
     lse_ctx c = {mx, sum, tg, tokens + 1};
@@ -401,6 +401,18 @@ int kvb_gemma3_perplexity(const kvb_gemma3 *m, unsigned variant, const int32_t *
   double nll = 0;
   for (size_t r = 0; !st && r + 1 < n; r++) nll += mx[r] + log(sum[r]) - tg[r];
   if (!st) *ppl = exp(nll / (double)(n - 1));
-  free(hid); free(mx); free(sum); free(tg);
+  free(mx); free(sum); free(tg);
+  return st;
+}
+
+int kvb_gemma3_perplexity(const kvb_gemma3 *m, unsigned variant, const int32_t *tokens, size_t n,
+                          double *ppl) {
+  if (!m || !tokens || !ppl) return KVB_ERROR(KVB_ENULL, "kvb_gemma3_perplexity: NULL argument");
+  if (n < 2) return KVB_ERROR(KVB_EINVAL, "perplexity needs at least 2 tokens");
+  float *hid = malloc(n * (size_t)m->cfg.d_model * sizeof(float));
+  int st = hid ? KVB_OK : KVB_ERROR(KVB_ENOMEM, "out of memory");
+  if (!st) st = kvb_gemma3_prefill_variant(m, variant, tokens, n, hid, NULL, NULL);
+  if (!st) st = kvb_gemma3_perplexity_hidden(m, hid, tokens, n, ppl);
+  free(hid);
   return st;
 }

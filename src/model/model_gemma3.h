@@ -95,5 +95,8 @@ int kvb_gemma3_logits(const kvb_gemma3 *m, const float *hidden, size_t rows, flo
 /* Perplexity of tokens[1..n) given their prefixes, log-softmax in double (variant as above). */
 int kvb_gemma3_perplexity(const kvb_gemma3 *m, unsigned variant, const int32_t *tokens, size_t n,
                           double *ppl);
+/* The same from a prefill's final hidden states [n][d_model] (no second prefill). */
+int kvb_gemma3_perplexity_hidden(const kvb_gemma3 *m, const float *hidden, const int32_t *tokens,
+                                 size_t n, double *ppl);
 
 #endif

@@ -118,7 +118,8 @@ int kvb_spm_load(const kvb_gguf *g, kvb_spm **out) {
     uint32_t m = t->cap - 1, h = (uint32_t)fnv(t->tok[i], len) & m;
     while (t->slot[h] >= 0) h = (h + 1) & m;
     t->slot[h] = (int32_t)i;
-    if (t->type[i] != 1 && t->type[i] != 6 && len > 0) t->special[t->n_special++] = (int32_t)i;
+    if ((t->type[i] == 2 || t->type[i] == 3 || t->type[i] == 4) && len > 0)
+      t->special[t->n_special++] = (int32_t)i; /* unknown, control, user-defined */
   }
   /* longest first, equal lengths in id order: sort keys (~length << 32 | id) ascending */
   uint64_t *key = malloc((t->n_special ? t->n_special : 1) * sizeof *key);
@@ -221,8 +222,12 @@ static int try_pair(const kvb_spm *t, const char *s, const sym *y, long a, long 
   return heap_push(h, (pair){t->score[id], a, b, len});
 }
 
+/* A character's length from its first byte's top four bits alone (as llama.cpp's
+ * unicode_len_utf8 decides it: 0xC_/0xD_ two, 0xE_ three, 0xF_ four, anything else one),
+ * cut at the piece's end; the bytes are not validated. */
 static size_t utf8_len(unsigned char c) {
-  return c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
+  static const unsigned char len[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4};
+  return len[c >> 4];
 }
 
 /* Steps 2–4 for one raw piece. */

@@ -2,13 +2,14 @@
  * is "llama" (Gemma 3's 262144 tokens with scores), as llama.cpp applies it (facts read from
  * llama.cpp's src/llama-vocab.cpp, llm_tokenizer_spm and tokenizer_st_partition; no code
  * copied):
- *   1. special pieces first: every token whose type is not normal (1) or byte (6) — control
- *      (3: <bos>, <start_of_turn>, <unusedN>, ...), user-defined (4: runs of \n or \t,
- *      [multimodal], ...) and unknown (2) — is cut out of the raw text, the longest tokens
- *      first, each at all its non-overlapping occurrences left to right in what is still raw;
+ *   1. special pieces first: every token of type control (3: <bos>, <start_of_turn>,
+ *      <unusedN>, ...), user-defined (4: runs of \n or \t, [multimodal], ...) or unknown
+ *      (2: <unk>) is cut out of the raw text, the longest tokens first, each at all its
+ *      non-overlapping occurrences left to right in what is still raw;
  *   2. in each remaining raw piece every space ' ' becomes "▁" (U+2581); no space is added in
  *      front (tokenizer.ggml.add_space_prefix is false for Gemma 3: the loader refuses true);
- *   3. the piece is split into UTF-8 characters (an invalid byte is a character of its own);
+ *   3. the piece is split into UTF-8 characters (each character's length read from its first
+ *      byte alone, as llama.cpp does, cut at the piece's end);
  *      then, repeatedly, the adjacent pair whose concatenation is a vocabulary token with the
  *      highest score is merged (the leftmost pair on equal scores), until no adjacent pair
  *      forms a token;
