@@ -33,6 +33,8 @@
 #include "kv_dump.h"
 #include "kvb_error.h"
 #include "npy.h"
+#include "pcg32.h"
+#include "stream.h"
 #include "model_gemma3.h"
 #include "tokenizer_spm.h"
 #include "unit.h"
@@ -376,6 +378,71 @@ static void test_dump_kv(const kvb_gemma3 *m) {
   if (system(cmd) != 0) printf("  (could not remove %s)\n", dir);
 }
 
+/* The "model" stream with model = "gemma3": layer 5, query head 2 (key/value head 0) equal the
+ * prefill's, built fresh and then read back from the disk cache. */
+extern const kvb_stream_type kvb_stream_model;
+typedef struct { float *q, *k, *v; } grab_ctx;
+static void grab(void *vc, int layer, size_t n, const float *q, const float *k, const float *v) {
+  grab_ctx *c = vc;
+  if (layer != 5) return;
+  memcpy(c->q, q + 2 * n * HD, n * HD * sizeof(float));
+  memcpy(c->k, k, n * HD * sizeof(float));
+  memcpy(c->v, v, n * HD * sizeof(float));
+}
+static void test_stream(const kvb_gemma3 *m) {
+  const char *text = "A stream of Gemma's keys: the quick brown fox, 10:45 in the morning.";
+  char path[] = "/tmp/kvb_gemma3_text_XXXXXX";
+  int fd = mkstemp(path);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (!f) {
+    CHECK(0, "gemma3.stream_equals_forward_caches", "cannot write a temporary text");
+    return;
+  }
+  fputs(text, f);
+  fclose(f);
+  int32_t *ids = NULL;
+  size_t n = 0;
+  kvb_spm_encode(m->tok, text, strlen(text), 1, &ids, &n);
+  grab_ctx c = {malloc(n * HD * sizeof(float)), malloc(n * HD * sizeof(float)), malloc(n * HD * sizeof(float))};
+  float *hid = malloc(n * (size_t)m->cfg.d_model * sizeof(float));
+  kvb_gemma3_prefill(m, ids, n, hid, grab, &c);
+  int ok = 1;
+  for (int pass = 0; pass < 2; pass++) { /* the second pass reads the disk cache */
+    kvb_params p;
+    kvb_params_init(&p);
+    kvb_params_set_str(&p, "text", path);
+    kvb_params_set_str(&p, "model", "gemma3");
+    kvb_params_set(&p, "layer", 5);
+    kvb_params_set(&p, "head", 2);
+    kvb_stream *s = NULL;
+    gsl_rng *rng = kvb_rng_alloc_substream(1, 0);
+    int st = kvb_stream_generate_type(&kvb_stream_model, &p, rng, &s);
+    gsl_rng_free(rng);
+    if (st || !s || s->n != n || s->d_key != HD || s->d_value != HD) {
+      printf("  pass %d: status %d (%s), n %zu vs %zu\n", pass, st, kvb_strerror_last(), s ? s->n : 0, n);
+      ok = 0;
+    } else {
+      for (size_t i = 0; i < n * HD; i++)
+        ok &= s->Q[i] == (double)c.q[i] && s->K[i] == (double)c.k[i] && s->V[i] == (double)c.v[i];
+    }
+    kvb_stream_free(s);
+  }
+  kvb_params bad;
+  kvb_params_init(&bad);
+  kvb_params_set_str(&bad, "text", path);
+  kvb_params_set_str(&bad, "model", "gemma3");
+  kvb_params_set(&bad, "layer", 18);
+  kvb_stream *s = NULL;
+  gsl_rng *rng = kvb_rng_alloc_substream(1, 0);
+  int st = kvb_stream_generate_type(&kvb_stream_model, &bad, rng, &s);
+  gsl_rng_free(rng);
+  kvb_stream_free(s);
+  CHECK(ok, "gemma3.stream_equals_forward_caches", "the model stream differs from the forward pass");
+  CHECK(st == KVB_EINVAL, "gemma3.stream_refuses_layer_18", "status %d", st);
+  remove(path);
+  free(c.q); free(c.k); free(c.v); free(hid); free(ids);
+}
+
 int main(void) {
   if (kvb_gemma3_available() != KVB_OK) {
     skip("gemma3.model", kvb_strerror_last());
@@ -394,6 +461,7 @@ int main(void) {
         "gemma3.config_from_file", "unexpected configuration");
   test_tokens(&m);
   test_dump_kv(&m);
+  test_stream(&m);
   test_against_llama(&m);
   kvb_gemma3_free(&m);
   UNIT_EXIT();
