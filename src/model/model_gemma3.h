@@ -24,9 +24,11 @@
  *   hidden = RMSNorm(x)·w_output_norm; logits = hidden·Eᵀ (tied; no final soft-capping: the
  *   file has no gemma3.final_logit_softcapping).
  * RMSNorm(x) = x/√(mean(x²) + ε), ε = 1e-6 from the file. Gemma's own norm multiplies by
- * (1 + w); the GGUF converter stores 1 + w already (the file's norm weights sit around 1 —
- * checked at load: the loader refuses a file whose output norm averages below 0.25), so the
- * weights are applied as stored. gelu_tanh(x) = x/2·(1 + tanh(√(2/π)(x + 0.044715x³))). */
+ * (1 + w); llama.cpp's build_norm multiplies by the stored tensor as it is, the GGUF converter
+ * having written 1 + w (convert_hf_to_gguf.py shifts Gemma's norm weights), so the weights here
+ * are applied as stored. Nothing in the file says which one it holds (the output norm averages
+ * 26.3 either way); the agreement with llama.cpp's logits is the check.
+ * gelu_tanh(x) = x/2·(1 + tanh(√(2/π)(x + 0.044715x³))). */
 #ifndef KVB_MODEL_GEMMA3_H
 #define KVB_MODEL_GEMMA3_H
 
