@@ -261,7 +261,7 @@ static void test_dequant(void) {
   st = kvb_gguf_dequant(KVB_GGML_F32, src, 3, out);
   CHECK(st == KVB_OK && memcmp(src, out, sizeof src) == 0, "dequant.f32_copy", "F32 not copied");
   CHECK(kvb_gguf_dequant(KVB_GGML_Q8_0, q80, 31, out) == KVB_EINVAL &&
-            kvb_gguf_dequant(KVB_GGML_Q5_0, q80, 32, out) == KVB_EINVAL &&
+            kvb_gguf_dequant(KVB_GGML_Q5_1, q80, 32, out) == KVB_EINVAL &&
             kvb_gguf_dequant(1234, q80, 32, out) != KVB_OK,
         "dequant.refuses_partial_blocks_and_unsupported_types", "not refused");
 }

@@ -13,7 +13,7 @@
 
 static void usage(FILE *f, const char *prog) {
   fprintf(f,
-          "usage: %s --text FILE [--tokens N] [--model PATH] --out DIR\n"
+          "usage: %s --text FILE [--tokens N] [--model PATH|smollm2|gemma3] --out DIR\n"
           "  Runs SmolLM2-135M (scripts/fetch-model) over the text and writes, for every layer\n"
           "  LL = 00..29, the post-RoPE queries DIR/layerLL_q.npy [9, n, 64] and keys and values\n"
           "  DIR/layerLL_k.npy, DIR/layerLL_v.npy [3, n, 64] (float32; query head j attends with\n"
@@ -22,7 +22,9 @@ static void usage(FILE *f, const char *prog) {
           "  --text FILE   a text file, or \"%s\": /usr/share/common-licenses/GPL-3 then GFDL-1.3\n"
           "                (Debian's base-files), each checked by its SHA-256; 12839 tokens\n"
           "  --tokens N    keep the first N tokens (default: all, at most the context, 8192)\n"
-          "  --model PATH  the GGUF file (default: $KVB_MODEL, else the fetch-model cache)\n"
+          "  --model PATH  the GGUF file (default: $KVB_MODEL, else the fetch-model cache);\n"
+          "                \"gemma3\": Gemma 3 270M instead (scripts/fetch-model --model gemma3;\n"
+          "                18 layers, q [4, n, 256], k and v [1, n, 256]; BOS first)\n"
           "  --out DIR     output directory (created when absent; files in it are replaced)\n"
           "  Exit status 0 done, 1 failed, 2 usage error.\n",
           prog, KVB_TEXT_LICENSES);
@@ -70,7 +72,11 @@ int kvb_cmd_dump_kv(int argc, char **argv, const char *prog) {
     fprintf(stderr, "%s: %s\n", prog, kvb_strerror_last());
     return 1;
   }
-  printf("%s: %zu tokens, 30 layers of q [9, %zu, 64], k and v [3, %zu, 64] in %s\n", prog, n, n,
-         n, out);
+  if (model && strcmp(model, "gemma3") == 0)
+    printf("%s: %zu tokens, 18 layers of q [4, %zu, 256], k and v [1, %zu, 256] in %s\n", prog, n,
+           n, n, out);
+  else
+    printf("%s: %zu tokens, 30 layers of q [9, %zu, 64], k and v [3, %zu, 64] in %s\n", prog, n, n,
+           n, out);
   return 0;
 }

@@ -221,6 +221,8 @@ const char *kvb_ggml_type_name(uint32_t type) {
     case KVB_GGML_Q5_0: return "Q5_0";
     case KVB_GGML_Q5_1: return "Q5_1";
     case KVB_GGML_Q8_0: return "Q8_0";
+    case KVB_GGML_Q4_K: return "Q4_K";
+    case KVB_GGML_Q6_K: return "Q6_K";
     case KVB_GGML_BF16: return "BF16";
     default: return NULL;
   }
@@ -236,6 +238,8 @@ int kvb_ggml_type_block(uint32_t type, uint64_t *be, uint64_t *bb) {
     case KVB_GGML_Q5_0: b = 22; break; /* fp16 d, 4 high-bit bytes, 16 nibble bytes */
     case KVB_GGML_Q5_1: b = 24; break; /* fp16 d, fp16 m, 4 high-bit bytes, 16 nibble bytes */
     case KVB_GGML_Q8_0: b = 34; break; /* fp16 d + 32 int8 */
+    case KVB_GGML_Q4_K: e = 256; b = 144; break; /* fp16 d, dmin, 12 scale bytes, 128 nibble bytes */
+    case KVB_GGML_Q6_K: e = 256; b = 210; break; /* 128 ql, 64 qh, 16 int8 scales, fp16 d */
     default: return KVB_ERROR(KVB_EFORMAT, "unknown ggml tensor type %u", type);
   }
   if (be) *be = e;
@@ -495,6 +499,54 @@ int kvb_gguf_dequant(uint32_t type, const void *src_v, uint64_t n, float *dst) {
           dst[j] = d * (float)((q[j] & 15) - off) + m;
           dst[j + 16] = d * (float)((q[j] >> 4) - off) + m;
         }
+      }
+      return KVB_OK;
+    case KVB_GGML_Q5_0:
+      for (uint64_t b = 0; b < nb; b++, s += bb, dst += 32) {
+        float d = kvb_half_to_float((uint16_t)rd_le(s, 2));
+        uint32_t qh = (uint32_t)rd_le(s + 2, 4);
+        const unsigned char *q = s + 6;
+        for (int j = 0; j < 16; j++) {
+          int lo = (q[j] & 15) | (int)((qh >> j) & 1) << 4;
+          int hi = (q[j] >> 4) | (int)((qh >> (j + 16)) & 1) << 4;
+          dst[j] = d * (float)(lo - 16);
+          dst[j + 16] = d * (float)(hi - 16);
+        }
+      }
+      return KVB_OK;
+    case KVB_GGML_Q4_K:
+      for (uint64_t b = 0; b < nb; b++, s += bb, dst += 256) {
+        float d = kvb_half_to_float((uint16_t)rd_le(s, 2));
+        float dmin = kvb_half_to_float((uint16_t)rd_le(s + 2, 2));
+        const unsigned char *sc = s + 4, *q = s + 16;
+        for (int sb = 0; sb < 8; sb++) {
+          int scale, mn; /* the 6-bit packing gguf.h describes */
+          if (sb < 4) {
+            scale = sc[sb] & 63;
+            mn = sc[sb + 4] & 63;
+          } else {
+            scale = (sc[sb + 4] & 15) | (sc[sb - 4] >> 6) << 4;
+            mn = (sc[sb + 4] >> 4) | (sc[sb] >> 6) << 4;
+          }
+          float ds = d * (float)scale, ms = dmin * (float)mn;
+          const unsigned char *qq = q + 32 * (sb / 2);
+          int shift = sb & 1 ? 4 : 0; /* odd sub-blocks are the high nibbles */
+          for (int i = 0; i < 32; i++) dst[32 * sb + i] = ds * (float)((qq[i] >> shift) & 15) - ms;
+        }
+      }
+      return KVB_OK;
+    case KVB_GGML_Q6_K:
+      for (uint64_t b = 0; b < nb; b++, s += bb, dst += 256) {
+        const unsigned char *ql = s, *qh = s + 128;
+        const signed char *sc = (const signed char *)(s + 192);
+        float d = kvb_half_to_float((uint16_t)rd_le(s + 208, 2));
+        for (int h = 0; h < 2; h++)
+          for (int r = 0; r < 4; r++)
+            for (int i = 0; i < 32; i++) {
+              int lo = (ql[64 * h + 32 * (r & 1) + i] >> (r < 2 ? 0 : 4)) & 15;
+              int hi = (qh[32 * h + i] >> (2 * r)) & 3;
+              dst[128 * h + 32 * r + i] = d * (float)sc[8 * h + 2 * r + i / 16] * (float)((lo | hi << 4) - 32);
+            }
       }
       return KVB_OK;
     case KVB_GGML_Q8_0:

@@ -30,11 +30,13 @@ enum {
 };
 
 /* ggml tensor types this reader knows the storage size of. Dequantization is implemented for
- * F32, F16, Q4_0, Q4_1 and Q8_0; the others are recognized (so their size can be checked) but
- * kvb_gguf_dequant refuses them. */
+ * F32, F16, Q4_0, Q4_1, Q5_0, Q8_0, Q4_K and Q6_K (SmolLM2's Q4_1 file and Gemma 3's Q4_K_M
+ * file, which mixes F32, Q5_0, Q8_0, Q4_K and Q6_K); the others are recognized (so their size
+ * can be checked) but kvb_gguf_dequant refuses them. */
 enum {
   KVB_GGML_F32 = 0, KVB_GGML_F16 = 1, KVB_GGML_Q4_0 = 2, KVB_GGML_Q4_1 = 3,
-  KVB_GGML_Q5_0 = 6, KVB_GGML_Q5_1 = 7, KVB_GGML_Q8_0 = 8, KVB_GGML_BF16 = 30
+  KVB_GGML_Q5_0 = 6, KVB_GGML_Q5_1 = 7, KVB_GGML_Q8_0 = 8, KVB_GGML_Q4_K = 12,
+  KVB_GGML_Q6_K = 14, KVB_GGML_BF16 = 30
 };
 
 #define KVB_GGUF_MAX_DIMS 4
@@ -102,8 +104,23 @@ int kvb_ggml_type_block(uint32_t type, uint64_t *block_elems, uint64_t *block_by
  * The block formats (ggml's ggml-common.h), x = dequantized element:
  *   Q4_0: fp16 d, 16 bytes of nibbles; 32 elements; x = d·(q − 8);
  *   Q4_1: fp16 d, fp16 m, 16 bytes of nibbles; 32 elements; x = d·q + m;
+ *   Q5_0: fp16 d, 4 bytes qh (a little-endian uint32), 16 bytes of nibbles; 32 elements;
+ *         x = d·(q − 16) with q = nibble | (bit j of qh) << 4 for element j (0..31);
  *   Q8_0: fp16 d, 32 int8; x = d·q;
  * nibble layout: byte j holds element j in its low nibble and element j + 16 in its high one.
+ * The "k-quants" work on super-blocks of 256 elements (ggml-common.h block_q4_K, block_q6_K;
+ * the dequantization as in ggml-quants.c dequantize_row_q4_K / _q6_K — facts, not code):
+ *   Q4_K (144 bytes): fp16 d, fp16 dmin, 12 bytes of packed 6-bit scales sc[8] and mins mn[8],
+ *         128 bytes of nibbles. Sub-block s (elements 32s..32s+31) is x = d·sc[s]·q − dmin·mn[s].
+ *         Packing: for s < 4, sc[s] = b[s] & 63, mn[s] = b[s+4] & 63; for s ≥ 4,
+ *         sc[s] = (b[s+4] & 15) | (b[s−4] >> 6) << 4, mn[s] = (b[s+4] >> 4) | (b[s] >> 6) << 4.
+ *         Nibbles: the 64 elements 64c..64c+63 use bytes 32c..32c+31: element 64c+i is the low
+ *         nibble of byte 32c+i, element 64c+32+i its high nibble (i < 32).
+ *   Q6_K (210 bytes): 128 bytes ql (low 4 bits), 64 bytes qh (high 2 bits), 16 int8 scales,
+ *         fp16 d. Element e = 128h + 32r + i (h < 2, r < 4, i < 32) has the 6-bit
+ *         q = lo | hi << 4 with lo a nibble of ql[64h + 32(r & 1) + i] (the low nibble for
+ *         r < 2, the high one for r ≥ 2) and
+ *         hi = (qh[32h + i] >> 2r) & 3; x = d·scale[8h + 2r + i/16]·(q − 32).
  * KVB_EINVAL for an unsupported type or n not a whole number of blocks. */
 int kvb_gguf_dequant(uint32_t type, const void *src, uint64_t n, float *dst);
 /* IEEE binary16 bits -> float (exact). */

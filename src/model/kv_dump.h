@@ -6,11 +6,13 @@
 
 #include <stddef.h>
 
-/* Runs the model (path NULL = the default path) over the text (a file, or "debian-licenses":
+/* Runs the model (path NULL or "smollm2" = SmolLM2 at the default path, "gemma3" = Gemma 3 270M
+ * at its default path (model_gemma3.h; BOS first, as llama.cpp feeds it), another string = the
+ * path of a SmolLM2-style llama GGUF) over the text (a file, or "debian-licenses":
  * real_text.h), keeping its first `tokens` tokens (0 = all, at most the model's context), and
  * writes into the directory out (created when absent):
  *   out/layerLL_q.npy [n_head, n, head_dim], out/layerLL_k.npy and out/layerLL_v.npy
- *   [n_head_kv, n, head_dim] (float32, LL = 00..29), out/tokens.txt (the token ids, one a line)
+ *   [n_head_kv, n, head_dim] (float32, LL = 00..29; Gemma 3: 00..17, [4, n, 256] and [1, n, 256]), out/tokens.txt (the token ids, one a line)
  *   and out/norms.tsv (per layer: mean and sd of ‖q‖, ‖k‖, ‖k − mean key‖, ‖v‖ over heads and
  *   tokens; 001 Table 1, 003 Table 3).
  * *n_out gets n. KVB_EINVAL when the text has fewer than `tokens` tokens or none; the model's

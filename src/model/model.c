@@ -10,30 +10,38 @@
 
 #include "kvb_error.h"
 
-int kvb_model_default_path(char *buf, size_t cap) {
-  const char *e = getenv("KVB_MODEL"), *dir = getenv("KVB_MODEL_DIR");
+int kvb_model_path_for(const char *file, const char *env, char *buf, size_t cap) {
+  const char *e = env ? getenv(env) : NULL, *dir = getenv("KVB_MODEL_DIR");
   int k;
   if (e && *e) k = snprintf(buf, cap, "%s", e);
-  else if (dir && *dir) k = snprintf(buf, cap, "%s/%s", dir, KVB_MODEL_FILE);
-  else if ((e = getenv("XDG_CACHE_HOME")) && *e) k = snprintf(buf, cap, "%s/kvbound/%s", e, KVB_MODEL_FILE);
-  else if ((e = getenv("HOME")) && *e) k = snprintf(buf, cap, "%s/.cache/kvbound/%s", e, KVB_MODEL_FILE);
-  else return KVB_ERROR(KVB_ENOTFOUND, "no model path: set KVB_MODEL or HOME");
+  else if (dir && *dir) k = snprintf(buf, cap, "%s/%s", dir, file);
+  else if ((e = getenv("XDG_CACHE_HOME")) && *e) k = snprintf(buf, cap, "%s/kvbound/%s", e, file);
+  else if ((e = getenv("HOME")) && *e) k = snprintf(buf, cap, "%s/.cache/kvbound/%s", e, file);
+  else return KVB_ERROR(KVB_ENOTFOUND, "no model path: set %s or HOME", env ? env : "KVB_MODEL_DIR");
   if (k < 0 || (size_t)k >= cap) return KVB_ERROR(KVB_EINVAL, "the model path is too long");
   return KVB_OK;
 }
 
-int kvb_model_available(void) {
+int kvb_model_default_path(char *buf, size_t cap) {
+  return kvb_model_path_for(KVB_MODEL_FILE, "KVB_MODEL", buf, cap);
+}
+
+int kvb_model_available_for(const char *file, const char *env, unsigned long long size,
+                            const char *fetch) {
   char p[4096];
   struct stat sb;
-  if (kvb_model_default_path(p, sizeof p)) return KVB_ENOTFOUND;
+  if (kvb_model_path_for(file, env, p, sizeof p)) return KVB_ENOTFOUND;
   if (stat(p, &sb) != 0)
-    return KVB_ERROR(KVB_ENOTFOUND, "the model %s is not there; run scripts/fetch-model "
-                     "(or scripts/install-deps) to fetch and verify it", p);
-  if (getenv("KVB_MODEL") == NULL && (unsigned long long)sb.st_size != KVB_MODEL_SIZE)
+    return KVB_ERROR(KVB_ENOTFOUND, "the model %s is not there; run %s (or scripts/install-deps) "
+                     "to fetch and verify it", p, fetch);
+  if ((env == NULL || getenv(env) == NULL) && (unsigned long long)sb.st_size != size)
     return KVB_ERROR(KVB_ENOTFOUND, "the model %s has %lld bytes, not %llu: it is corrupt; run "
-                     "scripts/fetch-model to fetch it again", p, (long long)sb.st_size,
-                     KVB_MODEL_SIZE);
+                     "%s to fetch it again", p, (long long)sb.st_size, size, fetch);
   return KVB_OK;
+}
+
+int kvb_model_available(void) {
+  return kvb_model_available_for(KVB_MODEL_FILE, "KVB_MODEL", KVB_MODEL_SIZE, "scripts/fetch-model");
 }
 
 void kvb_model_free(kvb_model *m) {

@@ -47,6 +47,13 @@ typedef struct {
 /* Where the model file is expected: $KVB_MODEL, else $KVB_MODEL_DIR/KVB_MODEL_FILE, else
  * ${XDG_CACHE_HOME:-$HOME/.cache}/kvbound/KVB_MODEL_FILE (as scripts/fetch-model). */
 int kvb_model_default_path(char *buf, size_t cap);
+/* The same lookup for any model file `file` of `size` bytes whose override variable is `env`
+ * (scripts/fetch-model --model NAME --path agrees): kvb_model_default_path is
+ * kvb_model_path_for(KVB_MODEL_FILE, "KVB_MODEL"); Gemma 3 (model_gemma3.h) uses
+ * KVB_GEMMA3_FILE and "KVB_MODEL_GEMMA3". kvb_model_available_for as kvb_model_available. */
+int kvb_model_path_for(const char *file, const char *env, char *buf, size_t cap);
+int kvb_model_available_for(const char *file, const char *env, unsigned long long size,
+                            const char *fetch_hint);
 /* KVB_OK when the default path holds a file of the expected size, else KVB_ENOTFOUND with a
  * message saying how to fetch it (tests print SKIP on it). */
 int kvb_model_available(void);

@@ -3,6 +3,9 @@
  * method and check (000 §3.1 and 003 §4 study real caches).
  *
  *   stream "model" { text = "FILE", layer = 0..29, head = 0..8, n = ... }
+ *   stream "model" { text = "FILE", model = "gemma3", layer = 0..17, head = 0..3, n = ... }
+ *     (Gemma 3 270M, model_gemma3.h: BOS first, one key/value head, dimension 256; its cache
+ *     directory's key starts with that model's file size)
  *
  * text is a file, or "debian-licenses": GPL-3 then GFDL-1.3 from /usr/share/common-licenses,
  * each checked by its SHA-256 (real_text.h) — the real-cache checks' text.
@@ -27,17 +30,20 @@
 
 #include "kvb_error.h"
 #include "model.h"
+#include "model_gemma3.h"
 #include "npy.h"
 #include "real_text.h"
 #include "stream.h"
 
 static const kvb_param_spec model_params[] = {
     {"text", KVB_PARAM_STRING, 0, 0, 0, "", "text file the model reads, or \"debian-licenses\" (required)"},
-    {"layer", KVB_PARAM_INT, 0, 0, 29, NULL, "transformer layer, 0..29"},
-    {"head", KVB_PARAM_INT, 0, 0, 8, NULL, "query head, 0..8 (keys and values of head/3)"},
+    {"layer", KVB_PARAM_INT, 0, 0, 29, NULL, "transformer layer, 0..29 (Gemma 3: 0..17)"},
+    {"head", KVB_PARAM_INT, 0, 0, 8, NULL, "query head, 0..8 (keys and values of head/3; Gemma 3: 0..3, one key/value head)"},
     {"n", KVB_PARAM_INT, 1, 1, 8192, NULL, "tokens (default: the whole text, at most 8192)"},
-    {"d_key", KVB_PARAM_INT, 64, 64, 64, NULL, "64 (the model's head dimension)"},
-    {"d_value", KVB_PARAM_INT, 64, 64, 64, NULL, "64 (the model's head dimension)"},
+    {"model", KVB_PARAM_STRING, 0, 0, 0, "smollm2",
+     "\"smollm2\" (default) or \"gemma3\" (Gemma 3 270M: layer 0..17, head 0..3, dimension 256)"},
+    {"d_key", KVB_PARAM_INT, 64, 64, 256, NULL, "the model's head dimension (64; Gemma 3: 256), set by the model"},
+    {"d_value", KVB_PARAM_INT, 64, 64, 256, NULL, "the model's head dimension (64; Gemma 3: 256), set by the model"},
     {NULL, 0, 0, 0, 0, NULL, NULL}};
 
 typedef struct {
@@ -68,24 +74,38 @@ static void write_layer(void *vc, int layer, size_t n, const float *q, const flo
 
 /* Runs the model over the text's first n_proc tokens into dir (through a temporary directory
  * renamed at the end, so a crashed run leaves no half cache). */
-static int build_cache(const kvb_model *m, const int32_t *ids, size_t n, const char *dir) {
+typedef int (*prefill_fn)(const void *m, const int32_t *ids, size_t n, float *hid, cache_ctx *c);
+static int prefill_smollm2(const void *m, const int32_t *ids, size_t n, float *hid, cache_ctx *c) {
+  return kvb_model_prefill(m, ids, n, hid, write_layer, c);
+}
+static int prefill_gemma3(const void *m, const int32_t *ids, size_t n, float *hid, cache_ctx *c) {
+  return kvb_gemma3_prefill(m, ids, n, hid, write_layer, c);
+}
+
+/* The shape of either model the cache needs. */
+typedef struct {
+  const void *m;
+  prefill_fn run;
+  int n_layer, n_head, n_head_kv, head_dim, d_model;
+} model_ref;
+
+static int build_cache(const model_ref *m, const int32_t *ids, size_t n, const char *dir) {
   /* a fresh name per call (mkdtemp): two trials of one process building the same cache at once
    * (kvbound run --jobs 2 on a cold cache) each get their own directory; the first rename wins */
   char tmp[4400];
   snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", dir);
   if (!mkdtemp(tmp))
     return KVB_ERROR(KVB_EIO, "model stream: cannot create %s (%s)", tmp, strerror(errno));
-  cache_ctx c = {tmp, KVB_OK, m->cfg.n_head, m->cfg.n_head_kv, m->cfg.head_dim};
-  float *hid = malloc(n * (size_t)m->cfg.d_model * sizeof(float));
-  int st = hid ? kvb_model_prefill(m, ids, n, hid, write_layer, &c)
-               : KVB_ERROR(KVB_ENOMEM, "model stream: out of memory");
+  cache_ctx c = {tmp, KVB_OK, m->n_head, m->n_head_kv, m->head_dim};
+  float *hid = malloc(n * (size_t)m->d_model * sizeof(float));
+  int st = hid ? m->run(m->m, ids, n, hid, &c) : KVB_ERROR(KVB_ENOMEM, "model stream: out of memory");
   free(hid);
   if (!st) st = c.status;
   if (!st && rename(tmp, dir) != 0 && errno != EEXIST && errno != ENOTEMPTY)
     st = KVB_ERROR(KVB_EIO, "model stream: cannot rename %s to %s (%s)", tmp, dir, strerror(errno));
   if (st || access(tmp, F_OK) == 0) { /* failed, or another process made dir first */
     char p[4500];
-    for (int l = 0; l < m->cfg.n_layer; l++)
+    for (int l = 0; l < m->n_layer; l++)
       for (int i = 0; i < 3; i++) {
         snprintf(p, sizeof p, "%s/layer%02d_%c.npy", tmp, l, "qkv"[i]);
         remove(p);
@@ -100,7 +120,14 @@ static int gen_model(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng
   const char *text = kvb_params_get_str(p, sp, "text");
   if (!text[0]) return KVB_ERROR(KVB_EINVAL, "model stream: parameter 'text' (a file) is required");
   int layer = (int)kvb_params_get(p, sp, "layer"), head = (int)kvb_params_get(p, sp, "head");
-  int st = kvb_model_available();
+  const char *which = kvb_params_get_str(p, sp, "model");
+  int gemma = strcmp(which, "gemma3") == 0;
+  if (!gemma && strcmp(which, "smollm2") != 0)
+    return KVB_ERROR(KVB_EINVAL, "model stream: model '%s' is neither \"smollm2\" nor \"gemma3\"", which);
+  if (gemma && (layer > 17 || head > 3))
+    return KVB_ERROR(KVB_EINVAL, "model stream: Gemma 3 has layers 0..17 and query heads 0..3 "
+                     "(layer %d, head %d asked)", layer, head);
+  int st = gemma ? kvb_gemma3_available() : kvb_model_available();
   if (st) return st;
   char *buf = NULL;
   size_t len = 0;
@@ -112,17 +139,42 @@ static int gen_model(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng
   for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)buf[i]) * 1099511628211ull;
   long want = kvb_params_has(p, "n") ? (long)kvb_params_get(p, sp, "n") : 0;
   char mpath[4096], dir[4300], root[4200];
-  kvb_model_default_path(mpath, sizeof mpath);
+  if (gemma) kvb_gemma3_default_path(mpath, sizeof mpath);
+  else kvb_model_default_path(mpath, sizeof mpath);
   char *slash = strrchr(mpath, '/');
   if (slash) *slash = '\0';
   snprintf(root, sizeof root, "%s/kv", slash ? mpath : ".");
-  snprintf(dir, sizeof dir, "%s/%llu-%016llx-%ld-b%d", root, (unsigned long long)KVB_MODEL_SIZE,
+  snprintf(dir, sizeof dir, "%s/%llu-%016llx-%ld-b%d", root,
+           (unsigned long long)(gemma ? KVB_GEMMA3_SIZE : KVB_MODEL_SIZE),
            (unsigned long long)h, want, openblas_get_num_threads());
   char qf[4400], kf[4400], vf[4400];
   snprintf(qf, sizeof qf, "%s/layer%02d_q.npy", dir, layer);
   snprintf(kf, sizeof kf, "%s/layer%02d_k.npy", dir, layer);
   snprintf(vf, sizeof vf, "%s/layer%02d_v.npy", dir, layer);
-  if (access(qf, R_OK) != 0) {
+  if (access(qf, R_OK) != 0 && gemma) {
+    kvb_gemma3 g;
+    int32_t *ids = NULL;
+    size_t n = 0;
+    if ((st = kvb_gemma3_load(NULL, &g))) {
+      free(buf);
+      return st;
+    }
+    st = kvb_spm_encode(g.tok, buf, len, 1, &ids, &n); /* BOS first, as llama.cpp feeds Gemma */
+    if (!st && n < 2) st = KVB_ERROR(KVB_EINVAL, "model stream: %s has no tokens", text);
+    if (!st && want > 0 && (size_t)want > n)
+      st = KVB_ERROR(KVB_EINVAL, "model stream: %ld tokens asked but %s has %zu", want, text, n);
+    if (!st) {
+      if (want > 0) n = (size_t)want;
+      if (n > 8192) n = 8192;
+      if (mkdir(root, 0777) != 0 && errno != EEXIST)
+        st = KVB_ERROR(KVB_EIO, "model stream: cannot create %s (%s)", root, strerror(errno));
+    }
+    model_ref r = {&g, prefill_gemma3, g.cfg.n_layer, g.cfg.n_head, g.cfg.n_head_kv, g.cfg.head_dim,
+                   g.cfg.d_model};
+    if (!st) st = build_cache(&r, ids, n, dir);
+    free(ids);
+    kvb_gemma3_free(&g);
+  } else if (access(qf, R_OK) != 0) {
     kvb_model m;
     int32_t *ids = NULL;
     size_t n = 0;
@@ -133,7 +185,9 @@ static int gen_model(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng
     }
     if (mkdir(root, 0777) != 0 && errno != EEXIST)
       st = KVB_ERROR(KVB_EIO, "model stream: cannot create %s (%s)", root, strerror(errno));
-    if (!st) st = build_cache(&m, ids, n, dir);
+    model_ref r = {&m, prefill_smollm2, m.cfg.n_layer, m.cfg.n_head, m.cfg.n_head_kv, m.cfg.head_dim,
+                   m.cfg.d_model};
+    if (!st) st = build_cache(&r, ids, n, dir);
     free(ids);
     kvb_model_free(&m);
   }
@@ -142,16 +196,17 @@ static int gen_model(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng
   kvb_npy_array a[3];
   memset(a, 0, sizeof a);
   const char *files[3] = {qf, kf, vf};
-  size_t hh[3] = {(size_t)head, (size_t)head / 3, (size_t)head / 3};
+  size_t grp = gemma ? 4 : 3, d = gemma ? 256 : 64; /* query heads per key/value head */
+  size_t hh[3] = {(size_t)head, (size_t)head / grp, (size_t)head / grp};
   for (int i = 0; i < 3 && !st; i++) {
     st = kvb_npy_read(files[i], &a[i]);
-    if (!st && (a[i].ndim != 3 || a[i].shape[0] <= hh[i] || a[i].shape[2] != 64 ||
+    if (!st && (a[i].ndim != 3 || a[i].shape[0] <= hh[i] || a[i].shape[2] != d ||
                 a[i].shape[1] != a[0].shape[1]))
       st = KVB_ERROR(KVB_EFORMAT, "model stream: the cache file %s has an unexpected shape; "
                      "delete %s", files[i], dir);
   }
   if (!st) {
-    size_t n = a[0].shape[1], d = 64;
+    size_t n = a[0].shape[1];
     st = kvb_stream_set_data(s, n, d, d, a[0].data + hh[0] * n * d, a[1].data + hh[1] * n * d,
                              a[2].data + hh[2] * n * d, "model stream");
   }
@@ -160,5 +215,5 @@ static int gen_model(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng
 }
 
 const kvb_stream_type kvb_stream_model = {
-    "model", "q, k, v of one layer and query head of SmolLM2-135M run over a text file", NULL,
+    "model", "q, k, v of one layer and query head of SmolLM2-135M (or Gemma 3 270M) run over a text file", NULL,
     model_params, NULL, gen_model};
