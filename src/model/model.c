@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "kvb_error.h"
+#include "model_ops.h"
 
 int kvb_model_path_for(const char *file, const char *env, char *buf, size_t cap) {
   const char *e = env ? getenv(env) : NULL, *dir = getenv("KVB_MODEL_DIR");
@@ -71,39 +72,7 @@ int kvb_model_load_tokens(const char *path, const char *buf, size_t len, const c
   return KVB_OK;
 }
 
-/* Dequantizes tensor `name`, which must have shape [ne0, ne1] (ne1 = 1 for vectors), into *at
- * and advances it. */
-static int take(const kvb_gguf *g, const char *name, uint64_t ne0, uint64_t ne1, float **at,
-                float **dst) {
-  const kvb_gguf_tensor *t = kvb_gguf_tensor_find(g, name);
-  if (!t) return KVB_ERROR(KVB_EFORMAT, "the model has no tensor \"%s\"", name);
-  if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != 1 || t->ne[3] != 1)
-    return KVB_ERROR(KVB_EFORMAT, "tensor \"%s\" has shape [%llu, %llu], expected [%llu, %llu]",
-                     name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
-                     (unsigned long long)ne0, (unsigned long long)ne1);
-  int st = kvb_gguf_dequant(t->type, t->data, t->n_elements, *at);
-  if (st) {
-    char why[256]; /* the message buffer is reused by KVB_ERROR: copy it first */
-    snprintf(why, sizeof why, "%s", kvb_strerror_last());
-    return KVB_ERROR(KVB_EFORMAT, "tensor \"%s\": %s", name, why);
-  }
-  for (uint64_t i = 0; i < t->n_elements; i++)
-    if (!isfinite((*at)[i])) return KVB_ERROR(KVB_EFORMAT, "tensor \"%s\" holds a non-finite value", name);
-  *dst = *at;
-  *at += t->n_elements;
-  return KVB_OK;
-}
 
-static int get_int(const kvb_gguf *g, const char *key, int lo, int hi, int *out) {
-  uint64_t v;
-  int st = kvb_gguf_get_uint(g, key, &v);
-  if (st) return KVB_EFORMAT; /* the message kvb_gguf_get_uint recorded names the key */
-  if (v < (uint64_t)lo || v > (uint64_t)hi)
-    return KVB_ERROR(KVB_EFORMAT, "GGUF metadata %s = %llu is outside [%d, %d]", key,
-                     (unsigned long long)v, lo, hi);
-  *out = (int)v;
-  return KVB_OK;
-}
 
 int kvb_model_load(const char *path, kvb_model *m) {
   if (!m) return KVB_ERROR(KVB_ENULL, "kvb_model_load: m is NULL");
@@ -127,12 +96,12 @@ int kvb_model_load(const char *path, kvb_model *m) {
     goto fail;
   }
   double f;
-  if ((st = get_int(&g, "llama.block_count", 1, 1024, &c->n_layer)) ||
-      (st = get_int(&g, "llama.embedding_length", 1, 65536, &c->d_model)) ||
-      (st = get_int(&g, "llama.attention.head_count", 1, 1024, &c->n_head)) ||
-      (st = get_int(&g, "llama.attention.head_count_kv", 1, 1024, &c->n_head_kv)) ||
-      (st = get_int(&g, "llama.feed_forward_length", 1, 1 << 20, &c->d_ff)) ||
-      (st = get_int(&g, "llama.context_length", 1, 1 << 24, &c->n_ctx)))
+  if ((st = kvb_mo_get_int(&g, "llama.block_count", 1, 1024, &c->n_layer)) ||
+      (st = kvb_mo_get_int(&g, "llama.embedding_length", 1, 65536, &c->d_model)) ||
+      (st = kvb_mo_get_int(&g, "llama.attention.head_count", 1, 1024, &c->n_head)) ||
+      (st = kvb_mo_get_int(&g, "llama.attention.head_count_kv", 1, 1024, &c->n_head_kv)) ||
+      (st = kvb_mo_get_int(&g, "llama.feed_forward_length", 1, 1 << 20, &c->d_ff)) ||
+      (st = kvb_mo_get_int(&g, "llama.context_length", 1, 1 << 24, &c->n_ctx)))
     goto fail;
   if (c->d_model % c->n_head || c->n_head % c->n_head_kv) {
     st = KVB_ERROR(KVB_EFORMAT, "%s: heads do not divide the model width", path);
@@ -170,8 +139,8 @@ int kvb_model_load(const char *path, kvb_model *m) {
     goto fail;
   }
   float *at = mm.weights;
-  if ((st = take(&g, "token_embd.weight", D, (uint64_t)c->n_vocab, &at, &mm.tok_embd)) ||
-      (st = take(&g, "output_norm.weight", D, 1, &at, &mm.out_norm)))
+  if ((st = kvb_mo_take(&g, "token_embd.weight", D, (uint64_t)c->n_vocab, &at, &mm.tok_embd)) ||
+      (st = kvb_mo_take(&g, "output_norm.weight", D, 1, &at, &mm.out_norm)))
     goto fail;
   for (int l = 0; l < c->n_layer && !st; l++) {
     kvb_model_layer *L = &mm.layers[l];
@@ -179,7 +148,7 @@ int kvb_model_load(const char *path, kvb_model *m) {
 #define T(field, suffix, a, b)                                      \
   if (!st) {                                                        \
     snprintf(nm, sizeof nm, "blk.%d.%s.weight", l, suffix);         \
-    st = take(&g, nm, a, b, &at, &L->field);                        \
+    st = kvb_mo_take(&g, nm, a, b, &at, &L->field);                        \
   }
     T(attn_norm, "attn_norm", D, 1)
     T(wq, "attn_q", D, D)
@@ -208,18 +177,7 @@ fail:
   return st;
 }
 
-static void rmsnorm(const float *x, const float *w, size_t d, double eps, float *out) {
-  double ss = 0;
-  for (size_t i = 0; i < d; i++) ss += (double)x[i] * x[i];
-  float r = (float)(1.0 / sqrt(ss / (double)d + eps));
-  for (size_t i = 0; i < d; i++) out[i] = x[i] * r * w[i];
-}
 
-/* y[n][out] (+)= x[n][in] · W[out][in]ᵀ */
-static void matmul(const float *x, const float *W, size_t n, size_t in, size_t out, float *y, float beta) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)out, (int)in, 1.0f, x, (int)in,
-              W, (int)in, beta, y, (int)out);
-}
 
 #define QBLOCK 256 /* query rows per attention block: bounds the score buffer to QBLOCK × n */
 
@@ -258,10 +216,10 @@ int kvb_model_prefill(const kvb_model *m, const int32_t *tokens, size_t n, float
   const float scale = (float)(1.0 / sqrt((double)hd));
   for (int l = 0; l < c->n_layer; l++) {
     const kvb_model_layer *L = &m->layers[l];
-    for (size_t p = 0; p < n; p++) rmsnorm(x + p * D, L->attn_norm, D, c->rms_eps, h + p * D);
-    matmul(h, L->wq, n, D, D, q, 0);
-    matmul(h, L->wk, n, D, Dkv, k, 0);
-    matmul(h, L->wv, n, D, Dkv, v, 0);
+    for (size_t p = 0; p < n; p++) kvb_mo_rmsnorm(x + p * D, L->attn_norm, D, c->rms_eps, h + p * D);
+    kvb_mo_matmul(h, L->wq, n, D, D, q, 0);
+    kvb_mo_matmul(h, L->wk, n, D, Dkv, k, 0);
+    kvb_mo_matmul(h, L->wv, n, D, Dkv, v, 0);
     /* RoPE, and the per-head layouts [head][n][hd] */
     for (size_t p = 0; p < n; p++) {
       const double *r = cs + p * hd;
@@ -298,14 +256,14 @@ int kvb_model_prefill(const kvb_model *m, const int32_t *tokens, size_t n, float
                     S, (int)keys, V, (int)hd, 0.0f, att + b0 * D + j * hd, (int)D);
       }
     }
-    matmul(att, L->wo, n, D, D, x, 1.0f);
-    for (size_t p = 0; p < n; p++) rmsnorm(x + p * D, L->ffn_norm, D, c->rms_eps, h + p * D);
-    matmul(h, L->w_gate, n, D, F, g, 0);
-    matmul(h, L->w_up, n, D, F, u, 0);
+    kvb_mo_matmul(att, L->wo, n, D, D, x, 1.0f);
+    for (size_t p = 0; p < n; p++) kvb_mo_rmsnorm(x + p * D, L->ffn_norm, D, c->rms_eps, h + p * D);
+    kvb_mo_matmul(h, L->w_gate, n, D, F, g, 0);
+    kvb_mo_matmul(h, L->w_up, n, D, F, u, 0);
     for (size_t i = 0; i < n * F; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i]; /* SwiGLU */
-    matmul(g, L->w_down, n, F, D, x, 1.0f);
+    kvb_mo_matmul(g, L->w_down, n, F, D, x, 1.0f);
   }
-  for (size_t p = 0; p < n; p++) rmsnorm(x + p * D, m->out_norm, D, c->rms_eps, hidden + p * D);
+  for (size_t p = 0; p < n; p++) kvb_mo_rmsnorm(x + p * D, m->out_norm, D, c->rms_eps, hidden + p * D);
 done:
   free(x); free(h); free(q); free(k); free(v); free(qh); free(kh); free(vh);
   free(att); free(g); free(u); free(S); free(cs);
@@ -314,7 +272,7 @@ done:
 
 int kvb_model_logits(const kvb_model *m, const float *hidden, size_t rows, float *logits) {
   if (!m || !m->weights || !hidden || !logits) return KVB_ERROR(KVB_ENULL, "kvb_model_logits: NULL argument");
-  matmul(hidden, m->tok_embd, rows, (size_t)m->cfg.d_model, (size_t)m->cfg.n_vocab, logits, 0);
+  kvb_mo_matmul(hidden, m->tok_embd, rows, (size_t)m->cfg.d_model, (size_t)m->cfg.n_vocab, logits, 0);
   return KVB_OK;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kvb_error.h"
+#include "model_ops.h"
 
 int kvb_gemma3_default_path(char *buf, size_t cap) {
   return kvb_model_path_for(KVB_GEMMA3_FILE, KVB_GEMMA3_ENV, buf, cap);
@@ -31,37 +32,7 @@ void kvb_gemma3_free(kvb_gemma3 *m) {
   memset(m, 0, sizeof *m);
 }
 
-/* Dequantizes tensor `name` of shape [ne0, ne1] into *at and advances it. */
-static int take(const kvb_gguf *g, const char *name, uint64_t ne0, uint64_t ne1, float **at,
-                float **dst) {
-  const kvb_gguf_tensor *t = kvb_gguf_tensor_find(g, name);
-  if (!t) return KVB_ERROR(KVB_EFORMAT, "the model has no tensor \"%s\"", name);
-  if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != 1 || t->ne[3] != 1)
-    return KVB_ERROR(KVB_EFORMAT, "tensor \"%s\" has shape [%llu, %llu], expected [%llu, %llu]",
-                     name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
-                     (unsigned long long)ne0, (unsigned long long)ne1);
-  int st = kvb_gguf_dequant(t->type, t->data, t->n_elements, *at);
-  if (st) {
-    char why[256];
-    snprintf(why, sizeof why, "%s", kvb_strerror_last());
-    return KVB_ERROR(KVB_EFORMAT, "tensor \"%s\": %s", name, why);
-  }
-  for (uint64_t i = 0; i < t->n_elements; i++)
-    if (!isfinite((*at)[i])) return KVB_ERROR(KVB_EFORMAT, "tensor \"%s\" holds a non-finite value", name);
-  *dst = *at;
-  *at += t->n_elements;
-  return KVB_OK;
-}
 
-static int get_int(const kvb_gguf *g, const char *key, int lo, int hi, int *out) {
-  uint64_t v;
-  if (kvb_gguf_get_uint(g, key, &v)) return KVB_EFORMAT;
-  if (v < (uint64_t)lo || v > (uint64_t)hi)
-    return KVB_ERROR(KVB_EFORMAT, "GGUF metadata %s = %llu is outside [%d, %d]", key,
-                     (unsigned long long)v, lo, hi);
-  *out = (int)v;
-  return KVB_OK;
-}
 
 int kvb_gemma3_load(const char *path, kvb_gemma3 *m) {
   if (!m) return KVB_ERROR(KVB_ENULL, "kvb_gemma3_load: m is NULL");
@@ -85,17 +56,17 @@ int kvb_gemma3_load(const char *path, kvb_gemma3 *m) {
     st = KVB_ERROR(KVB_EFORMAT, "%s: not a gemma3-architecture model", path);
     goto fail;
   }
-  if ((st = get_int(&g, "gemma3.block_count", 1, 1024, &c->n_layer)) ||
-      (st = get_int(&g, "gemma3.embedding_length", 1, 65536, &c->d_model)) ||
-      (st = get_int(&g, "gemma3.attention.head_count", 1, 1024, &c->n_head)) ||
-      (st = get_int(&g, "gemma3.attention.head_count_kv", 1, 1024, &c->n_head_kv)) ||
-      (st = get_int(&g, "gemma3.attention.key_length", 2, 4096, &c->head_dim)) ||
-      (st = get_int(&g, "gemma3.feed_forward_length", 1, 1 << 20, &c->d_ff)) ||
-      (st = get_int(&g, "gemma3.context_length", 1, 1 << 24, &c->n_ctx)) ||
-      (st = get_int(&g, "gemma3.attention.sliding_window", 1, 1 << 24, &c->window)))
+  if ((st = kvb_mo_get_int(&g, "gemma3.block_count", 1, 1024, &c->n_layer)) ||
+      (st = kvb_mo_get_int(&g, "gemma3.embedding_length", 1, 65536, &c->d_model)) ||
+      (st = kvb_mo_get_int(&g, "gemma3.attention.head_count", 1, 1024, &c->n_head)) ||
+      (st = kvb_mo_get_int(&g, "gemma3.attention.head_count_kv", 1, 1024, &c->n_head_kv)) ||
+      (st = kvb_mo_get_int(&g, "gemma3.attention.key_length", 2, 4096, &c->head_dim)) ||
+      (st = kvb_mo_get_int(&g, "gemma3.feed_forward_length", 1, 1 << 20, &c->d_ff)) ||
+      (st = kvb_mo_get_int(&g, "gemma3.context_length", 1, 1 << 24, &c->n_ctx)) ||
+      (st = kvb_mo_get_int(&g, "gemma3.attention.sliding_window", 1, 1 << 24, &c->window)))
     goto fail;
   int vlen;
-  if ((st = get_int(&g, "gemma3.attention.value_length", 1, 4096, &vlen))) goto fail;
+  if ((st = kvb_mo_get_int(&g, "gemma3.attention.value_length", 1, 4096, &vlen))) goto fail;
   if (vlen != c->head_dim || c->head_dim % 2 || c->n_head % c->n_head_kv) {
     st = KVB_ERROR(KVB_EFORMAT, "%s: key length %d and value length %d differ, are odd, or the "
                    "heads (%d, %d) do not group", path, c->head_dim, vlen, c->n_head, c->n_head_kv);
@@ -140,14 +111,14 @@ int kvb_gemma3_load(const char *path, kvb_gemma3 *m) {
   }
   memcpy(mm.embd, emb->data, (size_t)emb->n_bytes);
   float *at = mm.weights;
-  if ((st = take(&g, "output_norm.weight", D, 1, &at, &mm.out_norm))) goto fail;
+  if ((st = kvb_mo_take(&g, "output_norm.weight", D, 1, &at, &mm.out_norm))) goto fail;
   for (int l = 0; l < c->n_layer && !st; l++) {
     kvb_gemma3_layer *L = &mm.layers[l];
     char nm[64];
 #define T(field, suffix, a, b)                              \
   if (!st) {                                                \
     snprintf(nm, sizeof nm, "blk.%d.%s.weight", l, suffix); \
-    st = take(&g, nm, a, b, &at, &L->field);                \
+    st = kvb_mo_take(&g, nm, a, b, &at, &L->field);                \
   }
     T(attn_norm, "attn_norm", D, 1)
     T(wq, "attn_q", D, Dq)
@@ -180,18 +151,7 @@ fail:
   return st;
 }
 
-static void rmsnorm(const float *x, const float *w, size_t d, double eps, float *out) {
-  double ss = 0;
-  for (size_t i = 0; i < d; i++) ss += (double)x[i] * x[i];
-  float r = (float)(1.0 / sqrt(ss / (double)d + eps));
-  for (size_t i = 0; i < d; i++) out[i] = x[i] * r * w[i];
-}
 
-/* y[n][out] (+)= x[n][in] · W[out][in]ᵀ */
-static void matmul(const float *x, const float *W, size_t n, size_t in, size_t out, float *y, float beta) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)out, (int)in, 1.0f, x, (int)in,
-              W, (int)in, beta, y, (int)out);
-}
 
 static float gelu_tanh(float x) {
   const float c = 0.7978845608028654f; /* √(2/π) */
@@ -258,10 +218,10 @@ int kvb_gemma3_prefill_variant(const kvb_gemma3 *m, unsigned variant, const int3
     int global = kvb_gemma3_is_global(c, l);
     const double *cs = global && !(variant & KVB_GEMMA3_GLOBAL_LOCAL_BASE) ? cs_g : cs_l;
     size_t win = global || (variant & KVB_GEMMA3_NO_WINDOW) ? n + 1 : (size_t)c->window;
-    for (size_t p = 0; p < n; p++) rmsnorm(x + p * D, L->attn_norm, D, c->rms_eps, h + p * D);
-    matmul(h, L->wq, n, D, Dq, q, 0);
-    matmul(h, L->wk, n, D, Dkv, k, 0);
-    matmul(h, L->wv, n, D, Dkv, v, 0);
+    for (size_t p = 0; p < n; p++) kvb_mo_rmsnorm(x + p * D, L->attn_norm, D, c->rms_eps, h + p * D);
+    kvb_mo_matmul(h, L->wq, n, D, Dq, q, 0);
+    kvb_mo_matmul(h, L->wk, n, D, Dkv, k, 0);
+    kvb_mo_matmul(h, L->wv, n, D, Dkv, v, 0);
     /* QK-norm, RoPE (NEOX: i with i + hd/2), and the per-head layouts [head][n][hd] */
     for (size_t p = 0; p < n; p++) {
       const double *r = cs + p * hd;
@@ -269,7 +229,7 @@ int kvb_gemma3_prefill_variant(const kvb_gemma3 *m, unsigned variant, const int3
         float *src = j < H ? q + p * Dq + j * hd : k + p * Dkv + (j - H) * hd;
         float *dst = j < H ? qh + (j * n + p) * hd : kh + ((j - H) * n + p) * hd;
         if (variant & KVB_GEMMA3_NO_QK_NORM) memcpy(tmp, src, hd * sizeof(float));
-        else rmsnorm(src, j < H ? L->q_norm : L->k_norm, hd, c->rms_eps, tmp);
+        else kvb_mo_rmsnorm(src, j < H ? L->q_norm : L->k_norm, hd, c->rms_eps, tmp);
         for (size_t i = 0; i < half; i++) {
           double a = tmp[i], b = tmp[i + half];
           dst[i] = (float)(a * r[2 * i] - b * r[2 * i + 1]);
@@ -299,22 +259,22 @@ int kvb_gemma3_prefill_variant(const kvb_gemma3 *m, unsigned variant, const int3
                     S, (int)keys, V, (int)hd, 0.0f, att + b0 * Dq + j * hd, (int)Dq);
       }
     }
-    matmul(att, L->wo, n, Dq, D, o, 0);
+    kvb_mo_matmul(att, L->wo, n, Dq, D, o, 0);
     for (size_t p = 0; p < n; p++) {
-      rmsnorm(o + p * D, L->post_attn_norm, D, c->rms_eps, h + p * D);
+      kvb_mo_rmsnorm(o + p * D, L->post_attn_norm, D, c->rms_eps, h + p * D);
       for (size_t i = 0; i < D; i++) x[p * D + i] += h[p * D + i];
     }
-    for (size_t p = 0; p < n; p++) rmsnorm(x + p * D, L->ffn_norm, D, c->rms_eps, h + p * D);
-    matmul(h, L->w_gate, n, D, F, g, 0);
-    matmul(h, L->w_up, n, D, F, u, 0);
+    for (size_t p = 0; p < n; p++) kvb_mo_rmsnorm(x + p * D, L->ffn_norm, D, c->rms_eps, h + p * D);
+    kvb_mo_matmul(h, L->w_gate, n, D, F, g, 0);
+    kvb_mo_matmul(h, L->w_up, n, D, F, u, 0);
     for (size_t i = 0; i < n * F; i++) g[i] = gelu_tanh(g[i]) * u[i]; /* GeGLU */
-    matmul(g, L->w_down, n, F, D, o, 0);
+    kvb_mo_matmul(g, L->w_down, n, F, D, o, 0);
     for (size_t p = 0; p < n; p++) {
-      rmsnorm(o + p * D, L->post_ffn_norm, D, c->rms_eps, h + p * D);
+      kvb_mo_rmsnorm(o + p * D, L->post_ffn_norm, D, c->rms_eps, h + p * D);
       for (size_t i = 0; i < D; i++) x[p * D + i] += h[p * D + i];
     }
   }
-  for (size_t p = 0; p < n; p++) rmsnorm(x + p * D, m->out_norm, D, c->rms_eps, hidden + p * D);
+  for (size_t p = 0; p < n; p++) kvb_mo_rmsnorm(x + p * D, m->out_norm, D, c->rms_eps, hidden + p * D);
 done:
   free(x); free(h); free(q); free(k); free(v); free(qh); free(kh); free(vh);
   free(att); free(g); free(u); free(S); free(o); free(tmp); free(cs_g); free(cs_l);
@@ -334,7 +294,7 @@ static int logits_chunks(const kvb_gemma3 *m, const float *hidden, size_t rows, 
     size_t cnt = V - v0 < VCHUNK ? V - v0 : VCHUNK;
     st = kvb_gguf_dequant(m->embd_type, m->embd + v0 * m->embd_row_bytes, cnt * D, E);
     if (st) break;
-    matmul(hidden, E, rows, D, cnt, lg, 0);
+    kvb_mo_matmul(hidden, E, rows, D, cnt, lg, 0);
     cb(ctx, v0, cnt, lg, rows);
   }
   free(E);
