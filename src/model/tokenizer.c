@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ids_buf.h"
 #include "kvb_error.h"
 #include "unicode_classes.h"
 
@@ -239,25 +240,9 @@ int kvb_tok_load(const kvb_gguf *g, kvb_tokenizer **out) {
   return KVB_OK;
 }
 
-/* Growable id output. */
-typedef struct {
-  int32_t *v;
-  size_t n, cap;
-} ids_buf;
-static int push(ids_buf *b, int32_t id) {
-  if (b->n == b->cap) {
-    size_t c = b->cap ? 2 * b->cap : 256;
-    int32_t *v = realloc(b->v, c * sizeof *v);
-    if (!v) return KVB_ERROR(KVB_ENOMEM, "out of memory encoding text");
-    b->v = v;
-    b->cap = c;
-  }
-  b->v[b->n++] = id;
-  return KVB_OK;
-}
 
 /* BPE over one pre-token's bytes. sym holds the current symbols' ids (at most len of them). */
-static int bpe(const kvb_tokenizer *t, const unsigned char *s, size_t len, int32_t *sym, ids_buf *out) {
+static int bpe(const kvb_tokenizer *t, const unsigned char *s, size_t len, int32_t *sym, kvb_ids_buf *out) {
   size_t n = 0;
   for (size_t i = 0; i < len; i++)
     if (t->byte_tok[s[i]] >= 0) sym[n++] = t->byte_tok[s[i]];
@@ -276,7 +261,7 @@ static int bpe(const kvb_tokenizer *t, const unsigned char *s, size_t len, int32
     n--;
   }
   for (size_t i = 0; i < n; i++) {
-    int st = push(out, sym[i]);
+    int st = kvb_ids_push(out, sym[i]);
     if (st) return st;
   }
   return KVB_OK;
@@ -294,7 +279,7 @@ static int cls(uint32_t cp) {
 /* GPT-2's pattern over one piece of np code points (cp, class cl, byte offsets off[0..np]). */
 static int split_piece(const kvb_tokenizer *t, const unsigned char *text, const uint32_t *cp,
                        const unsigned char *cl, const size_t *off, size_t np, int32_t *sym,
-                       ids_buf *out) {
+                       kvb_ids_buf *out) {
   size_t i = 0;
   while (i < np) {
     size_t j = i;
@@ -332,7 +317,7 @@ int kvb_tok_encode(const kvb_tokenizer *t, const char *text, size_t len, int32_t
   unsigned char *cl = malloc(len + 1);
   size_t *off = malloc((len + 1) * sizeof *off);
   int32_t *sym = malloc((len + 1) * sizeof *sym);
-  ids_buf out = {0};
+  kvb_ids_buf out = {0};
   int st = KVB_OK;
   if (!cp || !cl || !off || !sym) {
     st = KVB_ERROR(KVB_ENOMEM, "out of memory encoding %zu bytes", len);
@@ -370,7 +355,7 @@ int kvb_tok_encode(const kvb_tokenizer *t, const char *text, size_t len, int32_t
     }
     if (st) break;
     if (sp >= 0) {
-      st = push(&out, sp);
+      st = kvb_ids_push(&out, sp);
       pos = seg_end + t->tok_len[sp];
     } else {
       pos = len;

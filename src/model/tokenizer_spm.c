@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ids_buf.h"
 #include "kvb_error.h"
 
 struct kvb_spm {
@@ -145,22 +146,6 @@ int kvb_spm_load(const kvb_gguf *g, kvb_spm **out) {
   return KVB_OK;
 }
 
-/* Growable id output. */
-typedef struct {
-  int32_t *v;
-  size_t n, cap;
-} ids_buf;
-static int push(ids_buf *b, int32_t id) {
-  if (b->n == b->cap) {
-    size_t c = b->cap ? 2 * b->cap : 256;
-    int32_t *v = realloc(b->v, c * sizeof *v);
-    if (!v) return KVB_ERROR(KVB_ENOMEM, "out of memory encoding text");
-    b->v = v;
-    b->cap = c;
-  }
-  b->v[b->n++] = id;
-  return KVB_OK;
-}
 
 typedef struct {
   size_t start, len; /* into the escaped text */
@@ -231,7 +216,7 @@ static size_t utf8_len(unsigned char c) {
 }
 
 /* Steps 2–4 for one raw piece. */
-static int encode_piece(const kvb_spm *t, const char *raw, size_t len, ids_buf *out) {
+static int encode_piece(const kvb_spm *t, const char *raw, size_t len, kvb_ids_buf *out) {
   size_t cap = 3 * len + 1, n = 0;
   char *s = malloc(cap);
   sym *y = malloc((len ? len : 1) * sizeof *y);
@@ -267,9 +252,9 @@ static int encode_piece(const kvb_spm *t, const char *raw, size_t len, ids_buf *
   }
   for (long i = n ? 0 : -1; i >= 0 && !st; i = y[i].next) {
     int32_t id = lookup(t, s + y[i].start, y[i].len);
-    if (id >= 0) st = push(out, id);
+    if (id >= 0) st = kvb_ids_push(out, id);
     else
-      for (size_t k = 0; k < y[i].len && !st; k++) st = push(out, t->byte_tok[(unsigned char)s[y[i].start + k]]);
+      for (size_t k = 0; k < y[i].len && !st; k++) st = kvb_ids_push(out, t->byte_tok[(unsigned char)s[y[i].start + k]]);
   }
 done:
   free(s);
@@ -287,7 +272,7 @@ int kvb_spm_encode(const kvb_spm *t, const char *text, size_t len, int add_bos, 
                    size_t *n) {
   if (!t || (!text && len) || !ids || !n) return KVB_ERROR(KVB_ENULL, "kvb_spm_encode: NULL argument");
   *ids = NULL, *n = 0;
-  ids_buf out = {0};
+  kvb_ids_buf out = {0};
   /* at most 2 new fragments per special occurrence, and occurrences ≤ len */
   size_t fcap = 2 * len + 2, nf = len ? 1 : 0;
   frag *f = malloc(fcap * sizeof *f), *g = malloc(fcap * sizeof *g);
@@ -325,9 +310,9 @@ int kvb_spm_encode(const kvb_spm *t, const char *text, size_t len, int add_bos, 
     frag *x = f;
     f = g, g = x, nf = ng;
   }
-  if (add_bos) st = push(&out, t->bos);
+  if (add_bos) st = kvb_ids_push(&out, t->bos);
   for (size_t i = 0; i < nf && !st; i++)
-    st = f[i].id >= 0 ? push(&out, f[i].id) : encode_piece(t, text + f[i].start, f[i].len, &out);
+    st = f[i].id >= 0 ? kvb_ids_push(&out, f[i].id) : encode_piece(t, text + f[i].start, f[i].len, &out);
 done:
   free(f);
   free(g);
