@@ -1,4 +1,4 @@
--- Quantization against token eviction at equal bytes (issue 24): the field's standard
+-- Quantization against token eviction at equal bytes: the field's standard
 -- comparison. KIVI (Liu et al., arXiv 2402.02750: keys per channel, values per token, 2 or 4
 -- bits, groups of 32, the last 128 tokens in full precision) and llama.cpp's q8_0 / q4_0 block
 -- formats keep every token in fewer bits; StreamingLLM (sink_recent) and uniform sampling keep
