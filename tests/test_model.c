@@ -24,6 +24,7 @@
 #include "tokenizer.h"
 #include "pcg32.h"
 #include "stream.h"
+#include "golden_file.h"
 #include "unit.h"
 
 #include <math.h>
@@ -33,25 +34,6 @@
 
 #define PPL_REL 0.01
 
-static void skip(const char *name, const char *why) {
-  printf("SKIP %s: %s\n", name, why);
-  fflush(stdout);
-}
-
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  *len = fread(b, 1, (size_t)n, f);
-  b[*len] = '\0';
-  fclose(f);
-  return b;
-}
-
-static int hexval(int c) { return c <= '9' ? c - '0' : (c | 32) - 'a' + 10; }
 
 static void test_tokens(const kvb_model *m) {
   size_t len;

@@ -37,6 +37,7 @@
 #include "stream.h"
 #include "model_gemma3.h"
 #include "tokenizer_spm.h"
+#include "golden_file.h"
 #include "unit.h"
 
 #include <math.h>
@@ -52,25 +53,6 @@
 #define NSEL 32
 #define HD 256
 
-static void skip(const char *name, const char *why) {
-  printf("SKIP %s: %s\n", name, why);
-  fflush(stdout);
-}
-
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  *len = fread(b, 1, (size_t)n, f);
-  b[*len] = '\0';
-  fclose(f);
-  return b;
-}
-
-static int hexval(int c) { return c <= '9' ? c - '0' : (c | 32) - 'a' + 10; }
 
 static void test_tokens(const kvb_gemma3 *m) {
   size_t len;

@@ -72,8 +72,6 @@ int kvb_model_load_tokens(const char *path, const char *buf, size_t len, const c
   return KVB_OK;
 }
 
-
-
 int kvb_model_load(const char *path, kvb_model *m) {
   if (!m) return KVB_ERROR(KVB_ENULL, "kvb_model_load: m is NULL");
   memset(m, 0, sizeof *m);
@@ -176,8 +174,6 @@ fail:
   kvb_model_free(&mm);
   return st;
 }
-
-
 
 #define QBLOCK 256 /* query rows per attention block: bounds the score buffer to QBLOCK × n */
 

@@ -32,8 +32,6 @@ void kvb_gemma3_free(kvb_gemma3 *m) {
   memset(m, 0, sizeof *m);
 }
 
-
-
 int kvb_gemma3_load(const char *path, kvb_gemma3 *m) {
   if (!m) return KVB_ERROR(KVB_ENULL, "kvb_gemma3_load: m is NULL");
   memset(m, 0, sizeof *m);
@@ -150,8 +148,6 @@ fail:
   kvb_gemma3_free(&mm);
   return st;
 }
-
-
 
 static float gelu_tanh(float x) {
   const float c = 0.7978845608028654f; /* √(2/π) */
