@@ -152,6 +152,25 @@ int main(void) {
   int wu = kvb_walk_vectors(50, 5, U, 1.0, 2.0, un, NULL, 0, e2, &f2);
   CHECK(wc == KVB_EINVAL && wr == KVB_EINVAL && wu == KVB_EINVAL, "walk.bad_input",
         "%d %d %d", wc, wr, wu);
+  /* The Gram forms of the walk (the whole matrix; one row per step, as SoftmaxBalance uses it)
+   * give the vector walk's signs on these fixed inputs (their corr sums differ only in rounding
+   * order: Σ_j ε_j<u_i,u_j> against <Σ_j ε_j u_j, u_i>). */
+  {
+    un[3] = 0.25;
+    double G[50 * 50], buf[50];
+    for (int i = 0; i < 50; i++)
+      for (int j = 0; j < 50; j++) G[i * 50 + j] = kvb_dot(U + 5 * i, U + 5 * j, 5);
+    int ev[50], eg[50];
+    uint64_t fv = 7, fg = 7;
+    int rv = kvb_walk_vectors(50, 5, U, 1.0, 2.0, un, NULL, 0, ev, &fv);
+    int rg = kvb_walk_gram(50, G, 2.0, un, NULL, 0, eg, &fg);
+    int same = rv == rg && fv == fg;
+    for (int i = 0; i < 50; i++) same &= ev[i] == eg[i];
+    CHECK(same, "walk.gram_equals_vectors", "rc %d/%d, fails %llu/%llu", rv, rg,
+          (unsigned long long)fv, (unsigned long long)fg);
+    int rn = kvb_walk_gram_rows(50, NULL, NULL, buf, 2.0, un, NULL, 0, eg, &fg);
+    CHECK(rn == KVB_ENULL, "walk.gram_rows_null_refused", "rc %d", rn);
+  }
   /* Tiny c forces FAIL: reported, partition still complete. */
   uint64_t ff = 0;
   int wf = kvb_walk_vectors(50, 5, U, 1.0, 0.01, NULL, a, 0, e1, &ff);
