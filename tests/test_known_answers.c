@@ -2,8 +2,8 @@
  * code under test (the paper's formula typed here from the paper, a hand computation, or
  * python3 + mpmath 1.3.0 at 40 digits; each case names its source). Every case is built so that
  * the plausible wrong readings give a different answer at the tested inputs: the property checks
- * recompute these values with the code they test, so a wrong constant would pass them (issue
- * "Pin what nothing pins": independent mutants that survived).
+ * recompute these values with the code they test, so a wrong constant would pass them (as
+ * independent mutants that changed such constants showed by surviving).
  *
  * Technique for the random walks: the walks take caller-supplied uniforms and choose +1 exactly
  * when u < p (walk.h; balancekv_block.h). Feeding u = p_expected ∓ 1e-10 must give +1 / −1, which
