@@ -9,10 +9,12 @@ CC      ?= cc
 PREFIX  ?= /usr/local
 DESTDIR ?=
 OPT     ?= -O2
-CFLAGS_ALL = -std=c11 $(OPT) -g -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -fPIC \
-             $(shell pkg-config --cflags gsl lua5.4) $(CFLAGS)
+# -Wno-missing-field-initializers: kvb_method_type grows by appending (plugin.h, the ABI); the
+# built-ins' positional initializers stop before the appended members, which are then zero.
+CFLAGS_ALL = -std=c11 $(OPT) -g -Wall -Wextra -Werror -Wno-missing-field-initializers \
+             -D_POSIX_C_SOURCE=200809L -fPIC $(shell pkg-config --cflags gsl lua5.4) $(CFLAGS)
 # GSL's linear algebra runs on OpenBLAS, not the reference libgslcblas.
-LIBS    = -lgsl -lopenblas $(shell pkg-config --libs lua5.4) -lm -lpthread $(LDLIBS)
+LIBS    = -lgsl -lopenblas $(shell pkg-config --libs lua5.4) -lm -lpthread -ldl $(LDLIBS)
 
 # The layers (README, Layout), lowest first. Each layer sees only its own headers and those
 # below it, so an include of a higher layer does not compile (scripts/check-layers also reads
@@ -51,7 +53,7 @@ HDRS := $(wildcard $(foreach d,$(L0) $(L1) $(L2) $(L3) tests,$(d)/*.h))
 .PHONY: all run check check-full check-slurm bench install uninstall clean
 # Keep object files of tests and benches (they are intermediates of pattern rules).
 .SECONDARY:
-all: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/kvbound $(B)/kvb-props $(TEST_BIN) $(BENCH_BIN) \
+all: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/libkvbound-props.so $(B)/kvbound $(B)/kvb-props $(TEST_BIN) $(BENCH_BIN) \
      $(B)/kvb-dump-kv $(B)/kvb-bench
 
 $(B)/obj/%.o: %.c $(HDRS)
@@ -62,18 +64,29 @@ $(B)/libkvbound.a: $(LIB_OBJ)
 	@mkdir -p $(B)
 	rm -f $@ && ar rcs $@ $^
 
+# The soname makes every user of the library in one process (a program, libkvbound-props.so, a
+# plugin, Python's ctypes) share one copy, hence one registry of methods (plugin.h).
 $(B)/libkvbound.so: $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LIBS)
+	$(CC) -shared -Wl,-soname,libkvbound.so -o $@ $^ $(LIBS)
 
+# -rdynamic: a plugin (plugin.h) resolves its calls into the library against this program's own
+# copy, so it sees the program's registry even though kvbound links libkvbound statically.
 $(B)/kvbound: $(CLI_OBJ) $(B)/libkvbound.a
-	$(CC) -o $@ $(CLI_OBJ) $(KVBOUND_GPU_LIBS) $(B)/libkvbound.a $(LIBS)
+	$(CC) -rdynamic -o $@ $(CLI_OBJ) $(KVBOUND_GPU_LIBS) $(B)/libkvbound.a $(LIBS)
 
 # A claim table row names only the members it uses: prop_claim's trailing `question` is NULL
 # unless a check asks kvbound's own question (props/prop.h), so rows may omit it.
 $(PROP_OBJ): CFLAGS_ALL += -Wno-missing-field-initializers
 
-$(B)/kvb-props: $(PROP_OBJ) $(B)/libkvbound.a
-	$(CC) -o $@ $(PROP_OBJ) $(B)/libkvbound.a $(LIBS)
+# The battery is a library too (plugin.h, "The battery in-process"): libkvbound-props.so exports
+# kvb_props_main and links libkvbound.so, so a process that registered a method (a Python
+# session) runs the battery on it; kvb-props is a thin main over it, finding both libraries
+# beside itself ($$ORIGIN).
+$(B)/libkvbound-props.so: $(PROP_OBJ) $(B)/libkvbound.so
+	$(CC) -shared -Wl,-soname,libkvbound-props.so -Wl,-rpath,'$$ORIGIN' -o $@ $(PROP_OBJ) -L$(B) -lkvbound $(LIBS)
+
+$(B)/kvb-props: $(B)/obj/src/app/tools/kvb_props.o $(B)/libkvbound-props.so $(B)/libkvbound.so
+	$(CC) -o $@ $< -L$(B) -lkvbound-props -lkvbound -Wl,-rpath,'$$ORIGIN' $(LIBS)
 
 # The model's K/V dumper, an alias of `kvbound dump-kv` (src/app/tools/dump_kv.c around
 # src/app/dump_kv_cli.c; README, The real model). Tool mains live in src/app/tools/, outside the
@@ -89,6 +102,18 @@ $(B)/tests/%: $(B)/obj/tests/%.o $(B)/libkvbound.a
 $(B)/tests/test_alloc_fail: $(B)/obj/tests/test_alloc_fail.o $(B)/libkvbound.a
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $< $(B)/libkvbound.a -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc $(LIBS)
+
+# The plugins of the tests (tests/plugins/: the worked examples and the bad ones the loader must
+# refuse), built here against the tree's headers for tests/test_plugin.c; scripts/check-plugins
+# builds them again outside the tree against an installed kvbound (README, "Your own method").
+TEST_PLUGINS := $(patsubst tests/plugins/%.c,$(B)/plugins/%.so,$(wildcard tests/plugins/*.c))
+$(B)/plugins/%.so: tests/plugins/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(INC3) -shared -o $@ $<
+# -rdynamic: the plugins resolve their calls into the library against the test's own copy.
+$(B)/tests/test_plugin: $(B)/obj/tests/test_plugin.o $(B)/libkvbound.a $(TEST_PLUGINS)
+	@mkdir -p $(dir $@)
+	$(CC) -rdynamic -o $@ $< $(B)/libkvbound.a $(LIBS)
 
 # The benchmark command (README, Benchmarks): `build/kvb-bench --help`.
 $(B)/kvb-bench: $(B)/obj/tests/bench_main.o $(B)/libkvbound.a
@@ -181,10 +206,11 @@ bench: all
 	$(B)/kvb-bench --method exact_decode --dtype f64 $(BENCH_FLAGS)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
 
-install: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/kvbound
+install: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/libkvbound-props.so $(B)/kvbound
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/kvbound $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(B)/libkvbound.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(B)/libkvbound.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(B)/libkvbound-props.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(PREFIX)/include/kvbound/
 	install -m 755 $(B)/kvbound $(DESTDIR)$(PREFIX)/bin/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/.*KVBOUND_VERSION "\(.*\)"/\1/p' src/kvbound.h)|g' \

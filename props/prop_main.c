@@ -802,7 +802,10 @@ static int check_only(const options *o) {
   return bad;
 }
 
-int main(int argc, char **argv) {
+/* The battery's entry point (build/libkvbound-props.so; build/kvb-props is a main over it):
+ * argv as for kvb-props, argv[0] ignored. */
+int kvb_props_main(int argc, char **argv);
+int kvb_props_main(int argc, char **argv) {
   static options o;
   int rc = parse_args(argc, argv, &o);
   if (rc >= 0) return rc;

@@ -20,6 +20,7 @@
 #include "kv_store.h"
 #include "fp16.h"
 #include "method.h"
+#include "plugin.h"
 #include "stream.h"
 #include "probe.h"
 /* the algorithms (src/subgen/, src/balancekv/, src/baselines/) */

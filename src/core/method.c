@@ -105,3 +105,17 @@ int kvb_method_is_mutant(const kvb_method *m, const char *name) {
   const char *cur = kvb_method_mutant_name(m);
   return cur && strcmp(cur, name) == 0;
 }
+
+/* ---- accessors (ABI v1, method.h) ---- */
+void *kvb_method_state(const kvb_method *m) { return m ? m->state : NULL; }
+void kvb_method_set_state(kvb_method *m, void *state) {
+  if (m) m->state = state;
+}
+size_t kvb_method_d_key(const kvb_method *m) { return m ? m->d_key : 0; }
+size_t kvb_method_d_value(const kvb_method *m) { return m ? m->d_value : 0; }
+double kvb_method_scale(const kvb_method *m) { return m ? m->scale : NAN; }
+double kvb_method_uniform(kvb_method *m) {
+  if (!m || !m->rng) return NAN;
+  m->work.coins++;
+  return gsl_rng_uniform(m->rng);
+}

@@ -63,6 +63,19 @@ typedef struct {
 
 typedef struct kvb_method kvb_method;
 
+/* kvb_method_type.declares bits (ABI v1). */
+#define KVB_DECLARES_UNBIASED_NUM 1u  /* E[N̂] = N: query_parts' numerator is unbiased */
+#define KVB_DECLARES_UNBIASED_DEN 2u  /* E[D̂] = D: query_parts' denominator is unbiased */
+#define KVB_DECLARES_ERROR_BOUND 4u   /* error_bound gives (ε, δ) the method guarantees */
+#define KVB_DECLARES_ALL 7u
+
+/* The stream statistics an error_bound callback receives (ABI v1): n tokens, dimensions, the
+ * score scale and the norms its bound may depend on (000 Thm. 1 and 003 Thm. 1.1 need these). */
+typedef struct {
+  size_t n, d_key, d_value;
+  double scale, max_key_norm, max_query_norm, max_value_norm, value_frobenius_norm;
+} kvb_bound_input;
+
 typedef struct {
   const char *name;                /* registry name, e.g. "subgen" */
   const char *summary;             /* one line */
@@ -78,7 +91,27 @@ typedef struct {
   int (*query)(kvb_method *m, const double *q, double *z);
   void (*memory)(const kvb_method *m, kvb_memory *out);
   void (*free_state)(void *state);
+  /* ---- ABI v1 (plugin.h): appended members; everything above is frozen, in order. Later ABI
+   * versions may only append below; a registrant passes its sizeof(kvb_method_type) and the
+   * registry zero-fills what it lacks, so zero means "declares nothing". The built-ins' positional
+   * initializers stop before these members (zero). ---- */
+  unsigned declares; /* KVB_DECLARES_* bits: the properties the battery (kvb-props --method) tests */
+  /* Estimates of N = Σ_j e^{s_j} v_j (d_value doubles) and D = Σ_j e^{s_j}, s_j = scale·<q,k_j>,
+   * over the tokens absorbed so far; required by the UNBIASED bits (the battery z-tests
+   * E[N̂] = N, E[D̂] = D). Arguments validated as for query. */
+  int (*query_parts)(kvb_method *m, const double *q, double *num, double *den);
+  /* A bound: with probability ≥ 1 − *delta, ‖z − Attn(q)‖₂ ≤ *eps for every query, for a stream
+   * with the statistics in *in; required by KVB_DECLARES_ERROR_BOUND. m is a fresh instance
+   * (its parameters and dimensions), not yet fed. */
+  int (*error_bound)(const kvb_method *m, const kvb_bound_input *in, double *eps, double *delta);
+  /* "NAME[,k=v,...]" of a built-in it reproduces given the same generator, or NULL. */
+  const char *equivalent_to;
+  double equivalence_tol; /* largest |Δz| allowed in the replay; 0 = bit for bit */
 } kvb_method_type;
+
+/* The frozen prefix: the members every registrant has, whatever its ABI version
+ * (kvb_method_register refuses a shorter type_size). */
+#define KVB_METHOD_TYPE_MIN_SIZE offsetof(kvb_method_type, declares)
 
 struct kvb_method {
   const kvb_method_type *type;
@@ -104,6 +137,17 @@ void kvb_method_memory(const kvb_method *m, kvb_memory *out);
 const char *kvb_method_mutant_name(const kvb_method *m);
 /* Whether the method runs mutant `name` (for the algorithm's own `if`s). */
 int kvb_method_is_mutant(const kvb_method *m, const char *name);
+
+/* Accessors (ABI v1) so code outside C (Python callbacks, plugins) never mirrors struct
+ * kvb_method: the state pointer a type's init sets, the dimensions and scale, and a uniform
+ * draw in [0, 1) from the method's generator (a randomized plugin takes all its randomness from
+ * here so that a seed reproduces its answers; NAN when the method has no generator). */
+void *kvb_method_state(const kvb_method *m);
+void kvb_method_set_state(kvb_method *m, void *state);
+size_t kvb_method_d_key(const kvb_method *m);
+size_t kvb_method_d_value(const kvb_method *m);
+double kvb_method_scale(const kvb_method *m);
+double kvb_method_uniform(kvb_method *m);
 
 
 #endif
