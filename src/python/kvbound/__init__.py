@@ -17,12 +17,12 @@ where)."""
 from ._lib import KvbError, LibraryNotFound, lib_path, STATUS
 from ._lib import DECLARES_UNBIASED_NUM, DECLARES_UNBIASED_DEN, DECLARES_ERROR_BOUND
 from .core import Memory, Method, Stream, attention_batch, exact_attention, methods, run, stream, streams
-from .dump import KVDump, dump_kv, read_dump
+from .dump import KVDump, dump_kv, model_available, read_dump
 from .pymethod import MethodContext, register_method, registered
 from .props import load_plugin, props_main
 
 __version__ = "0.1.0"
 __all__ = ["KvbError", "LibraryNotFound", "lib_path", "STATUS", "Memory", "Method", "Stream",
            "attention_batch", "exact_attention", "methods", "run", "stream", "streams", "KVDump",
-           "dump_kv", "read_dump", "MethodContext", "register_method", "registered", "load_plugin",
+           "dump_kv", "model_available", "read_dump", "MethodContext", "register_method", "registered", "load_plugin",
            "props_main", "DECLARES_UNBIASED_NUM", "DECLARES_UNBIASED_DEN", "DECLARES_ERROR_BOUND"]

@@ -217,6 +217,7 @@ def _declare(lib):
         "kvb_method_mutant_name": (c_char_p, [c_void_p]),
         "kvb_attention_exact": (c_int, [S, S, S, D, D, D, c_double, D, D]),
         "kvb_attention_batch_f64": (c_int, [S, S, S, S, S, D, D, D, c_double, c_int, D, D]),
+        "kvb_model_available": (c_int, []),
         "kvb_dump_kv": (c_int, [c_char_p, ctypes.c_long, c_char_p, c_char_p, POINTER(S)]),
         # plugin ABI v1 (src/core/plugin.h, method.h); absent from older libraries
         "kvb_method_register": (c_int, [POINTER(MethodType), S]),

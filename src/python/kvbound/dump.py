@@ -140,6 +140,12 @@ def read_dump(path, mmap=False):
     return KVDump(path, mmap)
 
 
+def model_available():
+    """Whether SmolLM2-135M is where dump_kv looks by default ($KVB_MODEL, else the fetch-model
+    cache; scripts/fetch-model downloads it)."""
+    return lib.kvb_model_available() == 0
+
+
 def dump_kv(text, out, tokens=0, model=None):
     """Runs the real model in-process as `kvbound dump-kv --text TEXT --tokens N --model MODEL
     --out OUT` does (kvb_dump_kv) and returns read_dump(out). text: a file or "debian-licenses";
