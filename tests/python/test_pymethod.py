@@ -211,3 +211,62 @@ def test_a_callback_error_in_a_fresh_process_leaves_it_alive():
     assert r.returncode == 0, r.stderr
     assert "RAISED KVB_EINVAL row 2: python method boom_py: update raised KeyError" in r.stdout
     assert "ALIVE 2" in r.stdout
+
+
+class PyExact:
+    """exact attention in NumPy, declaring everything (for the ABI v1 callback plumbing)"""
+    name = "py_exact_test"
+    declares = {"unbiased_num", "unbiased_den", "error_bound"}
+
+    def __init__(self, ctx):
+        self.scale, self.K, self.V = ctx.scale, [], []
+
+    def update(self, k, v):
+        self.K.append(k)
+        self.V.append(v)
+
+    def query(self, q):
+        return kvb.exact_attention(np.array(self.K), np.array(self.V), q, scale=self.scale)
+
+    def query_parts(self, q):
+        if q[0] == 123.0:
+            raise ArithmeticError("parts on purpose")
+        w = np.exp(self.scale * (np.array(self.K) @ q))
+        return w @ np.array(self.V), w.sum()
+
+    def error_bound(self, inp):
+        return 1e-9 * inp.n, 0.0
+
+    def memory(self):
+        return 8 * len(self.K) * (len(self.K[0]) + len(self.V[0])) if self.K else 0, 2 * len(self.K)
+
+
+def test_query_parts_and_error_bound_reach_c(data):
+    import ctypes
+    K, V, Q = data
+    name = _ensure(PyExact, equivalent_to="exact", equivalence_tol=1e-12)
+    t = kvb._lib.lib.kvb_method_lookup(name.encode()).contents
+    assert t.declares == 7 and t.equivalent_to == b"exact" and t.equivalence_tol == 1e-12
+    PD = ctypes.POINTER(ctypes.c_double)
+    with kvb.Method(name, D_KEY, D_VALUE, scale=SCALE) as m:
+        m.update_many(K, V)
+        num, den = np.zeros(D_VALUE), ctypes.c_double()
+        q = np.ascontiguousarray(Q[0])
+        assert t.query_parts(m._ptr, q.ctypes.data_as(PD), num.ctypes.data_as(PD), ctypes.byref(den)) == 0
+        w = np.exp(SCALE * (K @ Q[0]))
+        assert np.allclose(num, w @ V, rtol=1e-12) and abs(den.value - w.sum()) <= 1e-12 * w.sum()
+        bad = np.full(D_KEY, 123.0)
+        st = t.query_parts(m._ptr, bad.ctypes.data_as(PD), num.ctypes.data_as(PD), ctypes.byref(den))
+        assert st == 1 and "parts on purpose" in kvb._lib.lib.kvb_strerror_last().decode()
+        inp = kvb._lib.BoundInput(n=100, d_key=D_KEY, d_value=D_VALUE, scale=SCALE)
+        eps, delta = ctypes.c_double(), ctypes.c_double(-1)
+        assert t.error_bound(m._ptr, ctypes.byref(inp), ctypes.byref(eps), ctypes.byref(delta)) == 0
+        assert eps.value == pytest.approx(1e-7) and delta.value == 0.0
+        Z = m.query_many(Q)
+    assert np.max(np.abs(Z - kvb.exact_attention(K, V, Q, scale=SCALE))) <= 1e-12
+
+
+def test_load_plugin_refusal_is_an_error(tmp_path):
+    with pytest.raises(kvb.KvbError) as e:
+        kvb.load_plugin(str(tmp_path / "absent.so"))
+    assert "absent.so" in e.value.message

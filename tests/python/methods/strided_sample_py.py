@@ -29,14 +29,26 @@ class StridedSamplePy:
         self.s = ctx.params["stride"]
         self.scale = ctx.scale
         self.offset = min(int(ctx.uniform() * self.s), self.s - 1)
-        self.seen = 0
-        self.K = np.empty((0, ctx.d_key))
-        self.V = np.empty((0, ctx.d_value))
+        self.seen = self.kept = 0
+        self._K = np.empty((16, ctx.d_key))  # storage, doubled when full
+        self._V = np.empty((16, ctx.d_value))
+
+    @property
+    def K(self):
+        return self._K[:self.kept]
+
+    @property
+    def V(self):
+        return self._V[:self.kept]
 
     def update(self, k, v):
         if self.seen % self.s == self.offset:
-            self.K = np.vstack([self.K, k])
-            self.V = np.vstack([self.V, v])
+            if self.kept == len(self._K):  # grow first: nothing changes if this fails
+                K2, V2 = np.resize(self._K, (2 * self.kept, self._K.shape[1])), \
+                    np.resize(self._V, (2 * self.kept, self._V.shape[1]))
+                self._K, self._V = K2, V2
+            self._K[self.kept], self._V[self.kept] = k, v
+            self.kept += 1
         self.seen += 1
 
     def _weights(self, q):
@@ -62,4 +74,4 @@ class StridedSamplePy:
         return self.s * e * (w @ self.V), self.s * e * w.sum()
 
     def memory(self):
-        return (self.K.size + self.V.size) * 8, 2 * len(self.K)
+        return (self.K.size + self.V.size) * 8, 2 * self.kept  # float64 keys and values

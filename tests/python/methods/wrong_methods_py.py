@@ -31,4 +31,4 @@ class MiscountedMemory(StridedSamplePy):
     name = "strided_miscounted_memory_py"
 
     def memory(self):
-        return 8 * 2 * len(self.K), 2 * len(self.K)
+        return 8 * 2 * self.kept, 2 * self.kept
