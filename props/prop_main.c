@@ -11,6 +11,7 @@
 #include "claims.h"
 #include "paper_claims.h"
 #include "prop_shard.h"
+#include "method_battery.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -22,6 +23,11 @@
 #include <time.h>
 
 #define DEFAULT_SEED 20261123u
+
+/* The checks this process runs: the papers' claims, or under --method the battery for one
+ * method (method_battery.c) instead. */
+static const prop_claim *const battery_tables[] = {props_method_battery, NULL};
+static const prop_claim *const *claim_tables = prop_claim_tables;
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -41,6 +47,11 @@ static void usage(FILE *f) {
           "                    stream:TYPE:NAME, probe:TYPE:NAME, check:NAME or control:z_zero\n"
           "  --no-mutants      skip the mutant runs\n"
           "  --report FILE     write the markdown report: a verdict per paper claim, then the checks\n"
+          "  --method NAME[,k=v,...]  run the battery for one registered method (built-in, plugin or\n"
+          "                    Python) instead of the papers' claims: contract, accuracy at equal\n"
+          "                    memory against the controls, its declared properties (README,\n"
+          "                    \"Your own method\")\n"
+          "  --plugin PATH     load a method plugin first (repeatable; also $KVBOUND_PLUGINS)\n"
           "  --claims-list FILE  check that the compiled list of the papers' claims has exactly\n"
           "                    the ids of FILE (the project's CLAIMS.md) and exit\n"
           "  --help            this text\n",
@@ -104,8 +115,8 @@ static int lacks_control(const prop_claim *c, const prop_ctx *ctx) {
 /* Every id a check covers must be a row of the papers' claim list. */
 static int check_covers(void) {
   int bad = 0;
-  for (size_t t = 0; prop_claim_tables[t]; t++)
-    for (const prop_claim *c = prop_claim_tables[t]; c->id; c++)
+  for (size_t t = 0; claim_tables[t]; t++)
+    for (const prop_claim *c = claim_tables[t]; c->id; c++)
       for (int k = 0; k < 8 && c->covers[k]; k++)
         if (paper_claim_index(c->covers[k]) < 0) {
           fprintf(stderr, "kvb-props: claim %s covers unknown paper claim '%s'\n", c->id,
@@ -113,8 +124,8 @@ static int check_covers(void) {
           bad = 1;
         }
   /* a question of kvbound's own is never folded into a paper claim's verdict */
-  for (size_t t = 0; prop_claim_tables[t]; t++)
-    for (const prop_claim *c = prop_claim_tables[t]; c->id; c++)
+  for (size_t t = 0; claim_tables[t]; t++)
+    for (const prop_claim *c = claim_tables[t]; c->id; c++)
       if (c->question && c->covers[0]) {
         fprintf(stderr, "kvb-props: claim %s asks kvbound's own question but also covers paper "
                         "claim '%s'\n", c->id, c->covers[0]);
@@ -128,8 +139,8 @@ static int check_covers(void) {
 static int check_mutant_names(void) {
   int bad = 0;
   char why[256];
-  for (size_t t = 0; prop_claim_tables[t]; t++)
-    for (const prop_claim *c = prop_claim_tables[t]; c->id; c++)
+  for (size_t t = 0; claim_tables[t]; t++)
+    for (const prop_claim *c = claim_tables[t]; c->id; c++)
       for (int k = 0; k < 8 && c->mutants[k]; k++)
         if (!prop_mutant_resolves(c->mutants[k], why, sizeof why)) {
           fprintf(stderr, "kvb-props: claim %s lists mutant %s\n", c->id, why);
@@ -280,6 +291,10 @@ static void write_totals(FILE *rep, const char *what, const int *count, int with
  * the run's statistical budget. */
 static void write_report(FILE *rep, const check_result *res, size_t nres, const budget *b) {
   int count[PROP_SKIPPED + 1] = {0};
+  if (method_battery_target()) { /* --method: the battery's checks, no paper rows */
+    fprintf(rep, "### The battery for method `%s`\n\n", method_battery_target());
+    goto questions;
+  }
   fprintf(rep, "### The papers' claims\n\n"
                "| id | source | kind | verdict | checks (verdict, mutants caught) |\n"
                "|---|---|---|---|---|\n");
@@ -305,6 +320,7 @@ static void write_report(FILE *rep, const check_result *res, size_t nres, const 
                "set kvbound does not have), it also says what a user would run.\n");
   write_totals(rep, "Totals (the papers' claims)", count, 1);
   memset(count, 0, sizeof count);
+questions:
   fprintf(rep, "\n### kvbound's additional questions\n\n"
                "Statements the papers do not make, asked by kvbound beside the claims they "
                "accompany; their verdicts are not the papers' claims' verdicts.\n\n"
@@ -358,7 +374,7 @@ static void md_escape(FILE *f, const char *s) {
 typedef struct {
   const char *only[64];
   int nonly, full, list, no_mut, shard_k, shard_n;
-  const char *report, *only_mutant, *out;
+  const char *report, *only_mutant, *out, *method;
   const char *merge[1024];
   int nmerge;
   uint64_t seed;
@@ -388,6 +404,12 @@ static int parse_args(int argc, char **argv, options *o) {
     else if (strcmp(a, "--report") == 0 && more) o->report = argv[++i];
     else if (strcmp(a, "--out") == 0 && more) o->out = argv[++i];
     else if (strcmp(a, "--claims-list") == 0 && more) return check_claims_list(argv[++i]);
+    else if (strcmp(a, "--plugin") == 0 && more) {
+      if (kvb_plugin_load(argv[++i])) {
+        fprintf(stderr, "kvb-props: %s\n", kvb_strerror_last());
+        return 2;
+      }
+    } else if (strcmp(a, "--method") == 0 && more) o->method = argv[++i];
     else if (strcmp(a, "--merge") == 0 && more) {
       while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0 && o->nmerge < 1024)
         o->merge[o->nmerge++] = argv[++i];
@@ -407,6 +429,14 @@ static int parse_args(int argc, char **argv, options *o) {
       usage(stderr);
       return 2;
     }
+  }
+  if (o->method) {
+    char why[512];
+    if (method_battery_set_target(o->method, why, sizeof why)) {
+      fprintf(stderr, "kvb-props: --method %s\n", why);
+      return 2;
+    }
+    claim_tables = battery_tables;
   }
   if (o->out && o->shard_n < 1) o->shard_n = 1;
   if (o->nmerge && (o->out || o->list || o->nonly || o->only_mutant || o->full || o->no_mut)) {
@@ -475,8 +505,9 @@ static int judge_faithful(const prop_claim *c, const options *o, prop_run_rec *r
   }
   r->v = PROP_FAILS;
   printf("FAIL %s: %s [%.1fs]\n    reproduce: KVBOUND_SEED=%" PRIu64
-         " build/kvb-props --only %s%s\n",
-         c->id, prop_verdict_name(r->v), r->secs, o->seed, c->id, o->full ? " --full" : "");
+         " build/kvb-props --only %s%s%s%s\n",
+         c->id, prop_verdict_name(r->v), r->secs, o->seed, c->id, o->full ? " --full" : "",
+         o->method ? " --method " : "", o->method ? o->method : "");
   fflush(stdout);
   return 1;
 }
@@ -572,8 +603,8 @@ static int judge_all(const source *src, FILE *rep) {
   memset(&b, 0, sizeof b);
   size_t nres = 0;
   int failed = 0, index = -1;
-  for (size_t t = 0; prop_claim_tables[t]; t++) {
-    for (const prop_claim *c = prop_claim_tables[t]; c->id; c++) {
+  for (size_t t = 0; claim_tables[t]; t++) {
+    for (const prop_claim *c = claim_tables[t]; c->id; c++) {
       if (!selected(c->id, o->only, o->nonly)) continue;
       index++;
       if (index % o->shard_n != o->shard_k) continue;
@@ -677,8 +708,8 @@ static int run_shard(const options *o) {
   static prop_run_rec r;
   long u = -1;
   int bad = 0;
-  for (size_t t = 0; prop_claim_tables[t]; t++) {
-    for (const prop_claim *c = prop_claim_tables[t]; c->id; c++) {
+  for (size_t t = 0; claim_tables[t]; t++) {
+    for (const prop_claim *c = claim_tables[t]; c->id; c++) {
       if (!selected(c->id, o->only, o->nonly)) continue;
       if (is_trial_block_claim(c->id)) {
         trial_mode tm = {o->shard_k, o->shard_n, 0, trials, NULL};
@@ -791,8 +822,8 @@ static int check_only(const options *o) {
   int bad = 0;
   for (int i = 0; i < o->nonly; i++) {
     int hit = 0;
-    for (size_t t = 0; prop_claim_tables[t] && !hit; t++)
-      for (const prop_claim *c = prop_claim_tables[t]; c->id && !hit; c++)
+    for (size_t t = 0; claim_tables[t] && !hit; t++)
+      for (const prop_claim *c = claim_tables[t]; c->id && !hit; c++)
         hit = strncmp(c->id, o->only[i], strlen(o->only[i])) == 0;
     if (!hit) {
       fprintf(stderr, "kvb-props: --only %s matches no claim (kvb-props --list)\n", o->only[i]);
@@ -807,6 +838,11 @@ static int check_only(const options *o) {
 int kvb_props_main(int argc, char **argv);
 int kvb_props_main(int argc, char **argv) {
   static options o;
+  claim_tables = prop_claim_tables;
+  if (kvb_plugins_load_env()) {
+    fprintf(stderr, "kvb-props: %s\n", kvb_strerror_last());
+    return 2;
+  }
   int rc = parse_args(argc, argv, &o);
   if (rc >= 0) return rc;
   if (!o.nmerge && check_only(&o)) return 2;

@@ -30,6 +30,8 @@ static void usage(FILE *f) {
           "  dump-kv --text FILE [--tokens N] --out DIR   the real model's per-layer Q, K, V as .npy\n"
           "  decode --method NAME ...   compressed decoding inside the real model (perplexity, KL, pass key)\n"
           "  version     print the version\n"
+          "  --plugin PATH  (any command, repeatable) load a method plugin first; so does\n"
+          "              $KVBOUND_PLUGINS=path1:path2 (README, \"Your own method\")\n"
           "  --help      this text (COMMAND --help for a command's own)\n");
 }
 
@@ -81,6 +83,7 @@ static int cmd_list(int argc, char **argv) {
   for (size_t i = 0; kvb_method_type_at(i); i++) {
     const kvb_method_type *t = kvb_method_type_at(i);
     printf("  %-20s %s\n      source: %s\n", t->name, t->summary, t->source);
+    if (kvb_method_origin(t)) printf("      plugin: %s\n", kvb_method_origin(t));
     print_params(t->params);
     print_mutants(t->mutants);
   }
@@ -435,6 +438,41 @@ static int cmd_plot(int argc, char **argv) {
 
 int kvb_cmd_decode(int argc, char **argv); /* decode_cli.c */
 
+/* Method plugins (plugin.h; README, "Your own method"): those of $KVBOUND_PLUGINS, then every
+ * `--plugin PATH` of the command line (any command, any position; removed from argv so the
+ * commands never see it). A plugin's methods are then names like the built-ins' in specs,
+ * `list` and `decode --method`. Returns non-zero (the message printed) when one fails. */
+static int load_plugins(int *argc, char **argv) {
+  if (kvb_plugins_load_env()) {
+    fprintf(stderr, "kvbound: %s\n", kvb_strerror_last());
+    return 1;
+  }
+  int w = 1;
+  for (int i = 1; i < *argc; i++) {
+    const char *path = NULL;
+    if (strcmp(argv[i], "--plugin") == 0) {
+      if (i + 1 >= *argc) {
+        fprintf(stderr, "kvbound: --plugin needs a path (a shared library built against kvbound)\n");
+        return 1;
+      }
+      path = argv[++i];
+    } else if (strncmp(argv[i], "--plugin=", 9) == 0) {
+      path = argv[i] + 9;
+    }
+    if (!path) {
+      argv[w++] = argv[i];
+      continue;
+    }
+    if (kvb_plugin_load(path)) {
+      fprintf(stderr, "kvbound: %s\n", kvb_strerror_last());
+      return 1;
+    }
+  }
+  argv[w] = NULL;
+  *argc = w;
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
@@ -453,6 +491,12 @@ int main(int argc, char **argv) {
     printf("kvbound %s\n", KVBOUND_VERSION);
     return 0;
   }
+  if (load_plugins(&argc, argv)) return 2;
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  cmd = argv[1]; /* `kvbound --plugin P list` */
   if (strcmp(cmd, "list") == 0) return cmd_list(argc - 1, argv + 1);
   if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
   if (strcmp(cmd, "plot") == 0) return cmd_plot(argc - 1, argv + 1);

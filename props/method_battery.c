@@ -1,0 +1,764 @@
+/* method_battery.c — kvb-props --method NAME[,PARAMS]: the checks that apply to ANY registered
+ * method, built-in or plugin (plugin.h) or Python, with the verdicts, controls and power
+ * statements of the papers' checks (README, "Your own method"; DESIGN, statistics).
+ *
+ *   method.contract.inputs       NaN/Inf and dimension errors refused, state unchanged
+ *   method.contract.memory       accounting consistent with float64 storage, non-decreasing in n
+ *   method.contract.determinism  the same seed gives the same answers: two runs, two threads
+ *   method.accuracy.synthetic    error at equal memory vs z ≡ 0 and uniform sampling (Gaussian)
+ *   method.accuracy.adversarial  the same on adv_large_q (a heavy cluster every query favours)
+ *   method.accuracy.real         the same on the real model's caches (SKIPPED without the model)
+ *   method.declared.unbiased     z-tests of E[N̂] = N, E[D̂] = D (declares UNBIASED_*)
+ *   method.declared.error_bound  the declared (ε, δ) against its failure rate, z ≡ 0 control
+ *   method.declared.equivalence  replay against the built-in it claims to reproduce
+ *
+ * A method declaring nothing gets SKIPPED for the declared checks (its declaration is the
+ * absent input). Sizes: the fast tier keeps every check to a few seconds for a method of the
+ * built-ins' cost; --full multiplies the streams. */
+#include "method_battery.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_randist.h>
+
+static char target_spec[256];
+static char target_name[64];
+static kvb_params target_params;
+
+const char *method_battery_target(void) { return target_spec[0] ? target_spec : NULL; }
+
+/* "NAME,k=v,k=v" into a name and parameters. */
+static int parse_spec(const char *spec, char *name, size_t cap, kvb_params *p, char *why,
+                      size_t wcap) {
+  kvb_params_init(p);
+  const char *comma = strchr(spec, ',');
+  size_t len = comma ? (size_t)(comma - spec) : strlen(spec);
+  if (len == 0 || len >= cap) {
+    snprintf(why, wcap, "'%s': no method name", spec);
+    return -1;
+  }
+  memcpy(name, spec, len);
+  name[len] = 0;
+  while (comma) {
+    const char *next = strchr(comma + 1, ',');
+    char as[160];
+    size_t l = next ? (size_t)(next - comma - 1) : strlen(comma + 1);
+    if (l >= sizeof as) l = sizeof as - 1;
+    memcpy(as, comma + 1, l);
+    as[l] = 0;
+    if (kvb_params_parse(p, as)) {
+      snprintf(why, wcap, "'%s': %s", spec, kvb_strerror_last());
+      return -1;
+    }
+    comma = next;
+  }
+  return 0;
+}
+
+int method_battery_set_target(const char *spec, char *why, size_t cap) {
+  char name[64];
+  kvb_params p;
+  if (strlen(spec) >= sizeof target_spec) {
+    snprintf(why, cap, "'%s' is too long", spec);
+    return -1;
+  }
+  if (parse_spec(spec, name, sizeof name, &p, why, cap)) return -1;
+  const kvb_method_type *t = kvb_method_lookup(name);
+  if (!t) {
+    snprintf(why, cap, "no method named '%s' is registered (a plugin's: load it with --plugin PATH "
+             "or $KVBOUND_PLUGINS; kvbound list shows the names)", name);
+    return -1;
+  }
+  /* A trial instance, so a bad parameter is refused now, not inside every check. */
+  gsl_rng *r = kvb_rng_alloc_substream(1, 0);
+  kvb_method_config cfg = {8, 8, 1.0, r};
+  kvb_method *m = NULL;
+  int st = kvb_method_alloc(name, &cfg, &p, &m);
+  kvb_method_free(m);
+  gsl_rng_free(r);
+  if (st) {
+    snprintf(why, cap, "%s", kvb_strerror_last());
+    return -1;
+  }
+  snprintf(target_spec, sizeof target_spec, "%s", spec);
+  snprintf(target_name, sizeof target_name, "%s", name);
+  target_params = p;
+  return 0;
+}
+
+/* The method under test on a fresh generator (substream g of the check), ctx's control:z_zero
+ * applied. NULL (with a failed check) when creation fails. */
+static kvb_method *target(prop_ctx *ctx, size_t dk, size_t dv, gsl_rng *g) {
+  kvb_method_config cfg = {dk, dv, 1.0 / sqrt((double)dk), g};
+  kvb_params p = target_params;
+  return prop_method(ctx, target_name, &cfg, &p);
+}
+
+static int need_target(prop_ctx *ctx) {
+  if (target_name[0]) return 1;
+  prop_check(ctx, 0, "no method under test (kvb-props --method NAME[,PARAMS])");
+  return 0;
+}
+
+static double norm2(const double *x, size_t d) {
+  double s = 0;
+  for (size_t i = 0; i < d; i++) s += x[i] * x[i];
+  return sqrt(s);
+}
+
+/* ---- method.contract.inputs ----
+ * Two instances A and B on the same generator seed and the same stream; A is also handed every
+ * kind of bad input (a NaN or Inf in a key, a value, a query; wrong key, value and output
+ * dimensions) between tokens. Each must be refused (a non-OK status), and afterwards A and B
+ * must answer the same queries bit for bit, count the same tokens and the same memory: a
+ * refused call left no trace. (Comparing with a twin, not with A's own earlier answers, keeps
+ * the check valid for methods whose queries change their state, e.g. H2O's scores.) */
+static void contract_inputs(prop_ctx *ctx) {
+  if (!need_target(ctx)) return;
+  prop_exact(ctx);
+  prop_control_na(ctx, "an exact invariant (bit-for-bit twin comparison), checked against its "
+                       "mutant check:absorbs_bad_input");
+  const size_t d = 8, n = 96;
+  const char *const a[] = {"n=96", "d_key=8", "d_value=8", NULL};
+  kvb_stream *s = prop_stream(ctx, 0, "gaussian", a);
+  gsl_rng *ga = prop_rng(ctx, 1), *gb = prop_rng(ctx, 1);
+  kvb_method *A = target(ctx, d, d, ga), *B = target(ctx, d, d, gb);
+  if (!s || !A || !B) goto out;
+  double bad[16], z[8], zb[8];
+  int refused = 0, tried = 0, absorb = prop_check_mutant(ctx, "absorbs_bad_input");
+  for (size_t i = 0; i < n; i++) {
+    const double *k = s->K + i * d, *v = s->V + i * d, *q = s->Q + i * d;
+    if (i >= 1 && i % 8 == 0) {
+      for (int kind = 0; kind < 7; kind++) {
+        memcpy(bad, k, d * sizeof *bad);
+        bad[(i + kind) % d] = kind % 2 ? INFINITY : NAN;
+        int st;
+        if (kind < 2) st = kvb_method_update(A, bad, d, v, d);
+        else if (kind < 4) st = kvb_method_update(A, k, d, bad, d);
+        else if (kind < 5) st = kvb_method_query(A, bad, d, z, d);
+        else if (kind < 6) st = kvb_method_update(A, k, d - 1, v, d);
+        else st = kvb_method_query(A, q, d, z, d + 1);
+        tried++, refused += st != KVB_OK;
+      }
+      /* the check's mutant: as if the method had taken a bad token in (a changed state) */
+      if (absorb && i == 48) kvb_method_update(A, v, d, k, d);
+    }
+    kvb_method_update(A, k, d, v, d);
+    kvb_method_update(B, k, d, v, d);
+    if (i % 8 == 7) {
+      int sa = kvb_method_query(A, q, d, z, d), sb = kvb_method_query(B, q, d, zb, d);
+      if (!prop_check(ctx, sa == sb && (sa != KVB_OK || memcmp(z, zb, sizeof z) == 0),
+                      "after refused bad inputs, the answer to query %zu differs from an untouched "
+                      "twin's (status %d vs %d; z[0] %.17g vs %.17g): a refused call changed the "
+                      "state", i, sa, sb, z[0], zb[0]))
+        break;
+    }
+  }
+  kvb_memory ma, mb;
+  kvb_method_memory(A, &ma);
+  kvb_method_memory(B, &mb);
+  prop_check(ctx, refused == tried, "%d of %d bad inputs (NaN/Inf key, value, query; wrong "
+             "dimensions) were accepted", tried - refused, tried);
+  prop_check(ctx, A->n == B->n && ma.bytes == mb.bytes && ma.vectors == mb.vectors,
+             "after refused inputs the token count or memory differs from the twin's (%llu vs "
+             "%llu tokens, %zu vs %zu bytes)", (unsigned long long)A->n,
+             (unsigned long long)B->n, ma.bytes, mb.bytes);
+  prop_note(ctx, "%d bad inputs refused of %d; answers at %zu queries identical to an untouched "
+            "twin's", refused, tried, n / 8);
+out:
+  kvb_method_free(A), kvb_method_free(B), kvb_stream_free(s);
+  gsl_rng_free(ga), gsl_rng_free(gb);
+}
+
+/* ---- method.contract.memory ----
+ * The accounting (method.h, Memory): a method keeping float64 vectors counts ≥ 8·d bytes per
+ * vector it counts (d = d_key = d_value here), counts something once it holds a token, and —
+ * kvbound's reading of "consistent with what it stores" for a streaming cache — never reports
+ * less memory at n = 2^k·64 than at n = 2^(k−1)·64 on the same stream (a method whose storage
+ * legitimately shrinks would fail this; the note says where). Quantized caches (kivi, q8_0,
+ * q4_0) count packed codes and fail the 8·d rule by design. */
+static void contract_memory(prop_ctx *ctx) {
+  if (!need_target(ctx)) return;
+  prop_exact(ctx);
+  prop_control_na(ctx, "an exact invariant of the accounting, checked against its mutant "
+                       "check:reports_half");
+  const size_t d = 8, n = ctx->full ? 2048 : 512;
+  char nbuf[32];
+  snprintf(nbuf, sizeof nbuf, "n=%zu", n);
+  const char *const a[] = {nbuf, "d_key=8", "d_value=8", NULL};
+  kvb_stream *s = prop_stream(ctx, 0, "gaussian", a);
+  gsl_rng *g = prop_rng(ctx, 1);
+  kvb_method *m = target(ctx, d, d, g);
+  if (!s || !m) goto out;
+  size_t prev = 0, prev_n = 0;
+  int halve = prop_check_mutant(ctx, "reports_half");
+  for (size_t i = 0; i < n; i++) {
+    if (!prop_check(ctx, kvb_method_update(m, s->K + i * d, d, s->V + i * d, d) == KVB_OK,
+                    "update %zu: %s", i, kvb_strerror_last()))
+      break;
+    size_t j = i + 1;
+    if (j < 64 || (j & (j - 1))) continue;
+    kvb_memory mem;
+    kvb_method_memory(m, &mem);
+    if (halve) mem.bytes /= 2;
+    prop_check(ctx, mem.bytes > 0 && mem.vectors > 0, "n = %zu: memory reports %zu bytes, %zu "
+               "vectors although it holds tokens", j, mem.bytes, mem.vectors);
+    prop_check(ctx, mem.bytes >= 8 * d * mem.vectors, "n = %zu: %zu bytes for %zu float64 vectors "
+               "of dimension %zu (< 8·d·vectors = %zu): the accounting undercounts what it stores",
+               j, mem.bytes, mem.vectors, d, 8 * d * mem.vectors);
+    prop_check(ctx, mem.bytes >= prev, "memory fell from %zu bytes at n = %zu to %zu at n = %zu",
+               prev, prev_n, mem.bytes, j);
+    prop_note(ctx, "n = %zu: %zu bytes, %zu vectors (%.3g bytes per float64 vector of d = %zu)", j,
+              mem.bytes, mem.vectors, mem.vectors ? (double)mem.bytes / (double)mem.vectors : 0.0, d);
+    prev = mem.bytes, prev_n = j;
+  }
+out:
+  kvb_method_free(m), kvb_stream_free(s), gsl_rng_free(g);
+}
+
+/* ---- method.contract.determinism ---- */
+typedef struct {
+  prop_ctx *ctx;
+  const kvb_stream *s;
+  uint64_t seed_sub;
+  double *z; /* n/8 answers × d */
+  int st;
+  int perturb;
+  int threads; /* > 0: set the method's own "threads" parameter */
+} det_job;
+
+static void *det_run(void *arg) {
+  det_job *j = arg;
+  size_t d = j->s->d_key, n = j->s->n;
+  gsl_rng *g = prop_rng(j->ctx, j->seed_sub);
+  kvb_method_config cfg = {d, j->s->d_value, 1.0 / sqrt((double)d), g};
+  kvb_params p = target_params;
+  if (j->threads) kvb_params_set(&p, "threads", j->threads);
+  kvb_method *m = NULL;
+  j->st = kvb_method_alloc(target_name, &cfg, &p, &m);
+  for (size_t i = 0; !j->st && i < n; i++) {
+    double k[64];
+    memcpy(k, j->s->K + i * d, d * sizeof *k);
+    if (j->perturb && i >= n / 2) k[0] += 0.5; /* every token of the second half */
+    j->st = kvb_method_update(m, k, d, j->s->V + i * j->s->d_value, j->s->d_value);
+    if (!j->st && i % 8 == 7)
+      j->st = kvb_method_query(m, j->s->Q + i * d, d, j->z + (i / 8) * j->s->d_value, j->s->d_value);
+  }
+  kvb_method_free(m);
+  gsl_rng_free(g);
+  return NULL;
+}
+
+/* Two runs from the same generator seed in this thread, then two at once on two threads: every
+ * answer identical bit for bit (a method drawing from anything but its generator — the clock,
+ * rand(), a shared static — differs). */
+static void contract_determinism(prop_ctx *ctx) {
+  if (!need_target(ctx)) return;
+  prop_exact(ctx);
+  prop_control_na(ctx, "an exact invariant (bit-for-bit), checked against its mutant "
+                       "check:second_run_other_stream");
+  const size_t d = 8, n = 256, nz = n / 8 * d;
+  const char *const a[] = {"n=256", "d_key=8", "d_value=8", NULL};
+  kvb_stream *s = prop_stream(ctx, 0, "gaussian", a);
+  double *z = calloc(4 * nz, sizeof *z);
+  if (!s || !z) {
+    prop_check(ctx, 0, "stream or memory");
+    goto out;
+  }
+  /* A method with a "threads" parameter (its own parallelism) runs the concurrent pair with
+   * threads = 2 and the serial pair with threads = 1. */
+  int has_threads = 0;
+  for (const kvb_param_spec *ps = kvb_method_lookup(target_name)->params; ps && ps->name; ps++)
+    has_threads |= strcmp(ps->name, "threads") == 0;
+  det_job j[4];
+  for (int r = 0; r < 4; r++)
+    j[r] = (det_job){ctx, s, 7, z + r * nz, 0, r == 1 && prop_check_mutant(ctx, "second_run_other_stream"),
+                     has_threads ? (r < 2 ? 1 : 2) : 0};
+  det_run(&j[0]);
+  det_run(&j[1]);
+  pthread_t th[2];
+  int made[2];
+  for (int r = 0; r < 2; r++) made[r] = pthread_create(&th[r], NULL, det_run, &j[2 + r]) == 0;
+  for (int r = 0; r < 2; r++)
+    if (made[r]) pthread_join(th[r], NULL);
+    else det_run(&j[2 + r]);
+  for (int r = 0; r < 4; r++)
+    prop_check(ctx, j[r].st == KVB_OK, "run %d: %s", r, kvb_strerror_last());
+  prop_check(ctx, memcmp(z, z + nz, nz * sizeof *z) == 0,
+             "two runs from the same seed give different answers (not reproducible from its seed)");
+  prop_check(ctx, memcmp(z, z + 2 * nz, nz * sizeof *z) == 0 && memcmp(z, z + 3 * nz, nz * sizeof *z) == 0,
+             "two runs on two threads at once differ from the serial run (shared state between "
+             "instances, or randomness not from the method's generator)");
+  prop_note(ctx, "%zu answers of d = %zu identical over 2 serial runs and 2 concurrent threads%s", n / 8, d,
+            has_threads ? " (its threads parameter 1 serially, 2 concurrently)" : "");
+out:
+  free(z);
+  kvb_stream_free(s);
+}
+
+/* ---- accuracy at equal memory ----
+ * Unit: an independent stream. Per stream, the method is fed the stream and queried with q_j
+ * after every 8th token j (a method that learns from queries, like H2O, sees those; every token
+ * would make the battery 8 times slower for the block methods); at every 32nd token j ≥ 128 its
+ * answer is compared with the
+ * prefix attention Attn(q_j) over tokens 1..j; its error there is
+ * ‖z − Attn‖₂/‖Attn‖₂, averaged over the query points: one number per stream. The synthetic
+ * stream's values get mean 1 and the adversarial stream's follow the score (shape below). The controls, at
+ * the method's own memory at each query point (B = bytes / (8·(d_key + d_value)) tokens, at
+ * least 1): exact attention (error 0: the scale's floor), z ≡ 0 (error 1 exactly), uniform
+ * sampling of B of the j tokens without replacement (softmax over the sample), and sink+recent
+ * (the first 4 and the last B − 4 tokens). Decisions, each a one-sided Welch test at α = 1e-6
+ * over the streams: (i) a pre-registered advantage cell, the method's error below z ≡ 0's (an
+ * answer better than none; NOT-OBSERVED when the design had power 0.9 at an advantage of 0.1)
+ * and (ii) an assertion, its error not above uniform sampling's at equal memory (a method worse
+ * than sampling at random in its own memory is wrong or wasteful). The control z ≡ 0 is run through (ii): it must
+ * fail it, or the assertion could not fail. Sink+recent is reported beside (a detail). */
+typedef struct {
+  double err_m, err_u, err_sr;
+  double bytes_end;
+} acc_unit;
+
+static double rel_err(const double *z, const double *ex, size_t dv) {
+  double num = 0;
+  for (size_t i = 0; i < dv; i++) num += (z[i] - ex[i]) * (z[i] - ex[i]);
+  double den = norm2(ex, dv);
+  return den > 0 ? sqrt(num) / den : sqrt(num);
+}
+
+/* Attention over the rows idx[0..m) of the stream (gathered). */
+static void attn_subset(const kvb_stream *s, const size_t *idx, size_t m, const double *q,
+                        double *kbuf, double *vbuf, double *z) {
+  size_t dk = s->d_key, dv = s->d_value;
+  for (size_t i = 0; i < m; i++) {
+    memcpy(kbuf + i * dk, s->K + idx[i] * dk, dk * sizeof *kbuf);
+    memcpy(vbuf + i * dv, s->V + idx[i] * dv, dv * sizeof *vbuf);
+  }
+  kvb_attention_exact(m, dk, dv, kbuf, vbuf, q, 1.0 / sqrt((double)dk), z, NULL);
+}
+
+static int acc_one(prop_ctx *ctx, const kvb_stream *s, uint64_t sub, acc_unit *u) {
+  size_t n = s->n, dk = s->d_key, dv = s->d_value;
+  gsl_rng *g = prop_rng(ctx, 1000 + sub), *gu = prop_rng(ctx, 2000 + sub);
+  kvb_method *m = target(ctx, dk, dv, g);
+  double *kb = malloc(n * dk * sizeof *kb), *vb = malloc(n * dv * sizeof *vb);
+  double *z = malloc(dv * sizeof *z), *ex = malloc(dv * sizeof *ex), *zc = malloc(dv * sizeof *zc);
+  size_t *idx = malloc(n * sizeof *idx), *all = malloc(n * sizeof *all);
+  int ok = m && kb && vb && z && ex && zc && idx && all;
+  double em = 0, eu = 0, esr = 0;
+  size_t nq = 0;
+  for (size_t i = 0; ok && i < n; i++) {
+    all[i] = i;
+    ok = prop_check(ctx, kvb_method_update(m, s->K + i * dk, dk, s->V + i * dv, dv) == KVB_OK,
+                    "update %zu: %s", i, kvb_strerror_last());
+    size_t j = i + 1;
+    if (!ok) break;
+    /* every 8th token's query is asked (a method that learns from the queries it sees, like
+     * H2O, sees those); the error is measured at every 32nd */
+    if (j % 8) continue;
+    const double *q = s->Q + i * dk;
+    int qs = kvb_method_query(m, q, dk, z, dv);
+    /* a query it refuses between the measured points (e.g. a prefix too short for its
+     * parameters) is not a failure; one at a measured point is */
+    if (j < 128 || j % 32) continue;
+    ok = prop_check(ctx, qs == KVB_OK, "query at %zu: %s", j, kvb_strerror_last());
+    if (!ok) break;
+    kvb_attention_exact(j, dk, dv, s->K, s->V, q, 1.0 / sqrt((double)dk), ex, NULL);
+    kvb_memory mem;
+    kvb_method_memory(m, &mem);
+    size_t B = mem.bytes / (8 * (dk + dv));
+    if (B < 1) B = 1;
+    if (B > j) B = j;
+    em += rel_err(z, ex, dv);
+    /* uniform: B of the j tokens without replacement */
+    gsl_ran_choose(gu, idx, B, all, j, sizeof *idx);
+    attn_subset(s, idx, B, q, kb, vb, zc);
+    eu += rel_err(zc, ex, dv);
+    /* sink + recent: the first min(4, B/2) and the last B − that */
+    size_t sink = B / 2 < 4 ? B / 2 : 4;
+    for (size_t t = 0; t < sink; t++) idx[t] = t;
+    for (size_t t = sink; t < B; t++) idx[t] = j - (B - t);
+    attn_subset(s, idx, B, q, kb, vb, zc);
+    esr += rel_err(zc, ex, dv);
+    u->bytes_end = (double)mem.bytes;
+    nq++;
+  }
+  if (nq) u->err_m = em / nq, u->err_u = eu / nq, u->err_sr = esr / nq;
+  kvb_method_free(m);
+  free(kb), free(vb), free(z), free(ex), free(zc), free(idx), free(all);
+  gsl_rng_free(g), gsl_rng_free(gu);
+  return ok && nq;
+}
+
+/* vary (may be NULL): a printf format of one more assignment for unit r, e.g. "layer=%zu" with
+ * vary_mul 3 (unit r reads layer 3r), for streams that have no randomness of their own. */
+/* shape_values: 0 leave the stream's values; 1 add 1 to every value coordinate (values with
+ * mean 1, so that Attn is far from 0 and z = 0 is a control that can fail: with mean-zero values
+ * ‖Attn‖ shrinks like 1/√n and answering zero is hard to beat in ‖·‖₂); 2 every value coordinate
+ * 1 + 4⟨k, e_0⟩ (in [−1, 3] at δ = 1: values that follow the score along e_0, the direction every
+ * query of adv_large_q points in, so the tokens attention favours — the heavy hitters — carry
+ * the answer). */
+static void shape(kvb_stream *s, int how) {
+  for (size_t i = 0; how && i < s->n; i++)
+    for (size_t c = 0; c < s->d_value; c++) {
+      double *v = &s->V[i * s->d_value + c];
+      *v = how == 1 ? *v + 1.0 : 1.0 + 4.0 * s->K[i * s->d_key];
+    }
+}
+
+static void accuracy_on(prop_ctx *ctx, const char *stream, const char *const *assign, size_t N,
+                        const char *vary, size_t vary_mul, int shape_values) {
+  acc_unit *u = calloc(N, sizeof *u);
+  double *em = calloc(N, sizeof *em), *eu = calloc(N, sizeof *eu), *esr = calloc(N, sizeof *esr),
+         *one = calloc(N, sizeof *one);
+  if (!u || !em || !eu || !esr || !one) {
+    prop_check(ctx, 0, "out of memory");
+    goto out;
+  }
+  double bytes = 0;
+  for (size_t r = 0; r < N; r++) {
+    const char *as[16];
+    char extra[48];
+    size_t na = 0;
+    for (; assign[na] && na < 14; na++) as[na] = assign[na];
+    if (vary) snprintf(extra, sizeof extra, vary, r * vary_mul), as[na++] = extra;
+    as[na] = NULL;
+    kvb_stream *s = prop_stream(ctx, r, stream, as);
+    if (s) shape(s, shape_values);
+    int ok = s && acc_one(ctx, s, r, &u[r]);
+    kvb_stream_free(s);
+    if (!ok) {
+      prop_check(ctx, 0, "stream %zu of %s could not be run", r, stream);
+      goto out;
+    }
+    em[r] = u[r].err_m, eu[r] = u[r].err_u, esr[r] = u[r].err_sr, one[r] = 1.0;
+    bytes += u[r].bytes_end / (double)N;
+  }
+  /* z ≡ 0 answers 0: relative error exactly 1 at every query point. */
+  double mm, sdm, mu, sdu, msr, sdsr;
+  prop_mean_sd(em, N, &mm, &sdm);
+  if (prop_check_mutant(ctx, "compare_with_itself")) /* the check's mutant: a control better */
+    for (size_t r = 0; r < N; r++) eu[r] = em[r] - 10 * sdm - 0.01 * mm; /* by 10 sd of the method's */
+  prop_mean_sd(eu, N, &mu, &sdu);
+  prop_mean_sd(esr, N, &msr, &sdsr);
+  double det0, detu;
+  double p0 = kvb_welch_less(em, N, one, N, PROP_ALPHA, 0.9, NULL, &det0);
+  double pu = kvb_welch_less(eu, N, em, N, PROP_ALPHA, 0.9, NULL, &detu);
+  prop_unit(ctx, "independent stream", N,
+            "Welch one-sided at alpha = 1e-6; powered (0.9) to see an excess over uniform "
+            "sampling's error of %.3g and an advantage over z = 0 of %.3g (relative error)",
+            detu, det0);
+  prop_note(ctx, "%s: method error %.4g ± %.2g (mean ± sd over %zu streams) at %.0f bytes at the "
+            "end; uniform sampling at equal memory %.4g ± %.2g; sink+recent %.4g ± %.2g; z = 0 "
+            "1; exact 0", stream, mm, sdm, N, bytes, mu, sdu, msr, sdsr);
+  /* (i) a pre-registered advantage cell: HOLDS when the method's error is below z = 0's at
+   * α = 1e-6; else NOT-OBSERVED (power ≥ 0.9 at an advantage of 0.1) or INCONCLUSIVE. */
+  prop_advantage_cell(ctx, "below_z_zero", p0, det0, 0.1,
+                      "an error 0.1 below z = 0's (relative error 0.9 instead of 1)",
+                      "%s: method error %.4g vs z = 0's 1 (one-sided p = %.3g)", stream, mm, p0);
+  /* (ii) fails when the test rejects "method error ≤ uniform's" in favour of "uniform below" */
+  prop_pvalue(ctx, pu, PROP_ALPHA, "%s: at equal memory the method's error %.4g is "
+              "ABOVE uniform sampling's %.4g (p = %.3g): worse than keeping random tokens in the "
+              "same memory", stream, mm, mu, pu);
+  /* the z ≡ 0 control through (ii): error 1 against uniform's */
+  double pz = kvb_welch_less(eu, N, one, N, PROP_ALPHA, 0.9, NULL, NULL);
+  prop_control(ctx, "z_zero", !(pz < PROP_ALPHA),
+               "%s: z = 0 (error 1) against uniform sampling (%.4g) through (ii): p = %.3g", stream,
+               mu, pz);
+  double psr = kvb_welch_less(em, N, esr, N, PROP_ALPHA, 0.9, NULL, NULL);
+  prop_detail(ctx, psr < PROP_ALPHA ? PROP_HOLDS : PROP_NOT_OBSERVED, "below_sink_recent",
+              "%s: method %.4g vs sink+recent %.4g at equal memory (one-sided p = %.3g)", stream,
+              mm, msr, psr);
+  if (ctx->mutant) prop_miss(ctx, 1e-6);
+out:
+  free(u), free(em), free(eu), free(esr), free(one);
+}
+
+static void accuracy_synthetic(prop_ctx *ctx) {
+  if (!need_target(ctx)) return;
+  const char *const a[] = {ctx->full ? "n=2048" : "n=512", "d_key=16", "d_value=16", NULL};
+  accuracy_on(ctx, "gaussian", a, ctx->full ? 60 : 12, NULL, 0, 1);
+}
+
+/* adv_large_q: every query is r·e_0 and the keys spread by δ along e_0, so at r = 12 the scores
+ * span 12·δ/√8 ≈ 4.2 (weights ×70): the tokens of largest ⟨k, e_0⟩ take most of the attention
+ * and carry the answer (shape 2). A method that drops the tokens attention favours (an eviction
+ * rule with its sign flipped) is worse here than random sampling. */
+static void accuracy_adversarial(prop_ctx *ctx) {
+  if (!need_target(ctx)) return;
+  const char *const a[] = {ctx->full ? "n=2048" : "n=512", "d_key=8", "d_value=4", "m=4", "r=12", NULL};
+  accuracy_on(ctx, "adv_large_q", a, ctx->full ? 60 : 12, NULL, 0, 2);
+}
+
+/* The real model's caches: one text, so the unit is that text's (layer, head) cache — valid
+ * given the text (the note says so); SKIPPED when the model is absent. */
+static void accuracy_real(prop_ctx *ctx) {
+  if (!need_target(ctx)) return;
+  kvb_params p;
+  kvb_params_init(&p);
+  kvb_params_set_str(&p, "text", "debian-licenses");
+  kvb_params_set(&p, "n", 256);
+  gsl_rng *g = prop_rng(ctx, 0);
+  kvb_stream *s = NULL;
+  int st = kvb_stream_generate("model", &p, g, &s);
+  gsl_rng_free(g);
+  kvb_stream_free(s);
+  if (st) {
+    prop_skip(ctx, "the real model's caches are not available here: %s (scripts/fetch-model)",
+              kvb_strerror_last());
+    return;
+  }
+  char n[16];
+  snprintf(n, sizeof n, "n=%d", ctx->full ? 1024 : 256);
+  const char *const a[] = {"text=debian-licenses", n, NULL};
+  accuracy_on(ctx, "model", a, 15, "layer=%zu", 2, 0); /* layers 0, 2, ..., 28 */
+  prop_note(ctx, "unit = the (layer, head) cache of one text: valid given that text only");
+}
+
+/* ---- declared properties (method.h, ABI v1) ---- */
+static const kvb_method_type *target_type(void) { return kvb_method_lookup(target_name); }
+
+/* E[N̂] = N and E[D̂] = D: R independent seeds of the method on one fixed stream and query;
+ * per coordinate a two-sided z-test of the mean against the exact value (Bonferroni over the
+ * d_value + 1 coordinates inside α = 1e-6). Control: z ≡ 0 (N̂ = 0, D̂ = 0) through the same
+ * tests must be rejected. */
+static void declared_unbiased(prop_ctx *ctx) {
+  if (!need_target(ctx)) return;
+  const kvb_method_type *t = target_type();
+  unsigned dec = t ? t->declares & (KVB_DECLARES_UNBIASED_NUM | KVB_DECLARES_UNBIASED_DEN) : 0;
+  if (!dec) {
+    prop_skip(ctx, "%s declares no unbiasedness (declares bits UNBIASED_NUM/UNBIASED_DEN unset)",
+              target_name);
+    return;
+  }
+  const size_t dk = 8, dv = 4, R = ctx->full ? 4000 : 800;
+  const char *const a[] = {"n=256", "d_key=8", "d_value=4", NULL};
+  kvb_stream *s = prop_stream(ctx, 0, "gaussian", a);
+  double *num = calloc(R * dv, sizeof *num), *den = calloc(R, sizeof *den);
+  double N[8] = {0}, D = 0;
+  if (!s || !num || !den) goto out;
+  const double *q = s->Q + (s->n - 1) * dk;
+  double scale = 1.0 / sqrt((double)dk);
+  for (size_t i = 0; i < s->n; i++) {
+    double w = exp(kvb_score(s->K + i * dk, q, dk, scale));
+    D += w;
+    for (size_t c = 0; c < dv; c++) N[c] += w * s->V[i * dv + c];
+  }
+  int bias = prop_check_mutant(ctx, "exact_off_by_5pct");
+  if (bias) D *= 1.05;
+  for (size_t r = 0; r < R; r++) {
+    gsl_rng *g = prop_rng(ctx, 100 + r);
+    kvb_method *m = target(ctx, dk, dv, g);
+    int st = m ? KVB_OK : KVB_EINVAL;
+    for (size_t i = 0; !st && i < s->n; i++) st = kvb_method_update(m, s->K + i * dk, dk, s->V + i * dv, dv);
+    if (!st) st = m->type->query_parts ? m->type->query_parts(m, q, num + r * dv, den + r) : KVB_OK;
+    kvb_method_free(m);
+    gsl_rng_free(g);
+    if (!prop_check(ctx, st == KVB_OK, "seed %zu: %s", r, kvb_strerror_last())) goto out;
+  }
+  double a1 = PROP_ALPHA / (double)(dv + 1);
+  prop_unit(ctx, "independent seed of the method on one fixed stream and query", R,
+            "two-sided z-tests at alpha = 1e-6 / %zu per coordinate", dv + 1);
+  for (size_t c = 0; c <= dv; c++) {
+    int is_den = c == dv;
+    if (is_den ? !(dec & KVB_DECLARES_UNBIASED_DEN) : !(dec & KVB_DECLARES_UNBIASED_NUM)) continue;
+    double *x = malloc(R * sizeof *x), mu, sd;
+    if (!x) break;
+    for (size_t r = 0; r < R; r++) x[r] = is_den ? den[r] : num[r * dv + c];
+    prop_mean_sd(x, R, &mu, &sd);
+    free(x);
+    double truth = is_den ? D : N[c], se = sd / sqrt((double)R);
+    double zst = se > 0 ? (mu - truth) / se : (mu == truth ? 0 : INFINITY);
+    double p = 2 * gsl_cdf_ugaussian_Q(fabs(zst));
+    double detect = (gsl_cdf_ugaussian_Qinv(a1 / 2) + gsl_cdf_ugaussian_Qinv(0.1)) * se;
+    prop_pvalue(ctx, p, a1, "%s: mean of %zu estimates %.6g vs exact %.6g (z = %.2f, p = %.3g): "
+                "BIASED (declared unbiased)", is_den ? "D" : "N coordinate", R, mu, truth, zst, p);
+    prop_note(ctx, "%s%s: mean %.6g, exact %.6g, se %.3g; detects a bias of %.3g (%.2g%% of |exact|) "
+              "with power 0.9", is_den ? "D" : "N", is_den ? "" : "_c", mu, truth, se, detect,
+              100 * detect / fabs(truth));
+    /* control z ≡ 0: estimates all 0, sd 0 — the same test rejects unless the truth is 0 */
+    prop_control(ctx, "z_zero", truth == 0, "%s: z = 0 estimates 0 against %.6g: rejected",
+                 is_den ? "D" : "N", truth);
+  }
+  if (ctx->mutant) prop_miss(ctx, 1e-3);
+out:
+  free(num), free(den), kvb_stream_free(s);
+}
+
+/* The declared (ε, δ): over R independent seeds on one stream, the rate of runs in which some
+ * query's ‖z − Attn‖₂ exceeds ε must not exceed δ (binomial test, Clopper–Pearson, α = 1e-6).
+ * Control: z ≡ 0 through the same assertion (VACUOUS when ε ≥ ‖Attn‖ everywhere). */
+static void declared_error_bound(prop_ctx *ctx) {
+  if (!need_target(ctx)) return;
+  const kvb_method_type *t = target_type();
+  if (!t || !(t->declares & KVB_DECLARES_ERROR_BOUND)) {
+    prop_skip(ctx, "%s declares no error bound (declares bit ERROR_BOUND unset)", target_name);
+    return;
+  }
+  const size_t dk = 8, dv = 4;
+  const unsigned R = ctx->full ? 1000 : 200;
+  const char *const a[] = {"n=256", "d_key=8", "d_value=4", NULL};
+  kvb_stream *s = prop_stream(ctx, 0, "gaussian", a);
+  if (!s) return;
+  double scale = 1.0 / sqrt((double)dk);
+  kvb_bound_input in = {s->n, dk, dv, scale, 0, 0, 0, kvb_frobenius_norm(s->n, dv, s->V)};
+  for (size_t i = 0; i < s->n; i++) {
+    in.max_key_norm = fmax(in.max_key_norm, norm2(s->K + i * dk, dk));
+    in.max_query_norm = fmax(in.max_query_norm, norm2(s->Q + i * dk, dk));
+    in.max_value_norm = fmax(in.max_value_norm, norm2(s->V + i * dv, dv));
+  }
+  gsl_rng *g0 = prop_rng(ctx, 1);
+  kvb_method *m0 = target(ctx, dk, dv, g0);
+  double eps = NAN, delta = NAN;
+  int st = m0 && m0->type->error_bound ? m0->type->error_bound(m0, &in, &eps, &delta) : KVB_EINVAL;
+  kvb_method_free(m0);
+  gsl_rng_free(g0);
+  if (prop_check_mutant(ctx, "eps_tenth")) eps /= 10;
+  if (!prop_check(ctx, st == KVB_OK && eps >= 0 && delta >= 0 && delta < 1,
+                  "error_bound gave status %d, eps %g, delta %g", st, eps, delta))
+    goto out;
+  unsigned F = 0, F0 = 0;
+  double z[8], ex[8];
+  for (unsigned r = 0; r < R; r++) {
+    gsl_rng *g = prop_rng(ctx, 100 + r);
+    kvb_method *m = target(ctx, dk, dv, g);
+    int fail = 0, fail0 = 0;
+    for (size_t i = 0; m && i < s->n; i++) {
+      kvb_method_update(m, s->K + i * dk, dk, s->V + i * dv, dv);
+      if ((i + 1) % 32) continue;
+      const double *q = s->Q + i * dk;
+      kvb_method_query(m, q, dk, z, dv);
+      kvb_attention_exact(i + 1, dk, dv, s->K, s->V, q, scale, ex, NULL);
+      double e = 0;
+      for (size_t c = 0; c < dv; c++) e += (z[c] - ex[c]) * (z[c] - ex[c]);
+      fail |= sqrt(e) > eps;
+      fail0 |= norm2(ex, dv) > eps;
+    }
+    F += fail, F0 += fail0;
+    kvb_method_free(m);
+    gsl_rng_free(g);
+  }
+  prop_unit(ctx, "independent seed of the method on one stream", R, "binomial test of the "
+            "declared failure probability delta = %g at alpha = 1e-6", delta);
+  prop_binomial_bound(ctx, F, R, delta, "runs with some query's error above the declared eps");
+  prop_note(ctx, "declared eps %.4g, delta %.3g; %u of %u runs exceeded eps somewhere", eps, delta, F, R);
+  prop_control(ctx, "z_zero", kvb_binom_tail_ge(F0, delta, R) >= PROP_ALPHA,
+               "z = 0 exceeds eps in %u of %u runs (its error is ‖Attn‖)", F0, R);
+  if (ctx->mutant) prop_miss(ctx, 1e-3);
+out:
+  kvb_stream_free(s);
+}
+
+/* The declared equivalence: the method and the built-in it names, each on its own generator
+ * from the same seed, fed the same stream and queried at the same points: every answer equal
+ * bit for bit (equivalence_tol = 0) or within the declared tolerance. Exact. */
+static void declared_equivalence(prop_ctx *ctx) {
+  if (!need_target(ctx)) return;
+  const kvb_method_type *t = target_type();
+  if (!t || !t->equivalent_to) {
+    prop_skip(ctx, "%s declares no equivalence (equivalent_to is NULL)", target_name);
+    return;
+  }
+  prop_exact(ctx);
+  prop_control_na(ctx, "an exact replay, checked against its mutant check:replay_other_stream");
+  char ref_name[64], why[256];
+  kvb_params ref_p;
+  if (!prop_check(ctx, parse_spec(t->equivalent_to, ref_name, sizeof ref_name, &ref_p, why,
+                                  sizeof why) == 0 && kvb_method_lookup(ref_name),
+                  "equivalent_to '%s' names no registered method %s", t->equivalent_to, why))
+    return;
+  /* the method's own parameters carry over where the reference does not set them */
+  for (size_t i = 0; i < target_params.n; i++)
+    if (!kvb_params_has(&ref_p, target_params.items[i].name)) {
+      const kvb_param *it = &target_params.items[i];
+      if (it->is_string) kvb_params_set_str(&ref_p, it->name, it->str);
+      else kvb_params_set(&ref_p, it->name, it->num);
+    }
+  const size_t dk = 8, dv = 8, n = ctx->full ? 2048 : 512;
+  char nb[32];
+  snprintf(nb, sizeof nb, "n=%zu", n);
+  const char *const a[] = {nb, "d_key=8", "d_value=8", NULL};
+  kvb_stream *s = prop_stream(ctx, 0, "gaussian", a);
+  gsl_rng *g1 = prop_rng(ctx, 5), *g2 = prop_rng(ctx, 5);
+  kvb_method_config cfg = {dk, dv, 1.0 / sqrt((double)dk), g2};
+  kvb_method *m = target(ctx, dk, dv, g1), *ref = NULL;
+  if (kvb_method_alloc(ref_name, &cfg, &ref_p, &ref))
+    prop_check(ctx, 0, "the reference %s: %s", t->equivalent_to, kvb_strerror_last());
+  int other = prop_check_mutant(ctx, "replay_other_stream");
+  double worst = 0, z[8], zr[8];
+  size_t first_bad = 0, nq = 0;
+  for (size_t i = 0; s && m && ref && i < n; i++) {
+    double k[8];
+    memcpy(k, s->K + i * dk, sizeof k);
+    kvb_method_update(m, k, dk, s->V + i * dv, dv);
+    if (other && i == n / 2) k[0] += 1;
+    kvb_method_update(ref, k, dk, s->V + i * dv, dv);
+    if ((i + 1) % 4) continue;
+    int sa = kvb_method_query(m, s->Q + i * dk, dk, z, dv);
+    int sb = kvb_method_query(ref, s->Q + i * dk, dk, zr, dv);
+    nq++;
+    double dz = sa == sb ? 0 : INFINITY;
+    for (size_t c = 0; c < dv; c++) dz = fmax(dz, fabs(z[c] - zr[c]));
+    if (t->equivalence_tol == 0 && memcmp(z, zr, sizeof z)) dz = fmax(dz, 1e-300);
+    if (dz > t->equivalence_tol && !first_bad) first_bad = i + 1;
+    worst = fmax(worst, dz);
+  }
+  prop_check(ctx, !first_bad,
+             "NOT EQUIVALENT to %s: answers first differ at token %zu; largest |Δz| %.3g over %zu "
+             "queries (declared tolerance %g%s)", t->equivalent_to, first_bad, worst, nq,
+             t->equivalence_tol, t->equivalence_tol == 0 ? ": bit for bit" : "");
+  prop_note(ctx, "replay against %s over %zu tokens, %zu queries: largest |Δz| %.3g (tolerance %g)",
+            t->equivalent_to, n, nq, worst, t->equivalence_tol);
+  kvb_method_free(m), kvb_method_free(ref), kvb_stream_free(s);
+  gsl_rng_free(g1), gsl_rng_free(g2);
+}
+
+#define Q_(x) "Does the method under test (kvb-props --method) " x "?"
+const prop_claim props_method_battery[] = {
+    {"method.contract.inputs", "method.h contract", "invariant",
+     "NaN/Inf keys, values, queries and wrong dimensions are refused, and the method then answers "
+     "bit for bit as an untouched twin (state unchanged)",
+     {"check:absorbs_bad_input"}, contract_inputs, {NULL},
+     Q_("refuse bad inputs and leave its state unchanged")},
+    {"method.contract.memory", "method.h Memory", "invariant",
+     "memory accounting: > 0 once it holds tokens, bytes ≥ 8·d·vectors (float64), non-decreasing "
+     "at n = 64, 128, 256, 512",
+     {"check:reports_half"}, contract_memory, {NULL},
+     Q_("account for its memory consistently with what it stores")},
+    {"method.contract.determinism", "method.h, plugin.h", "invariant",
+     "the same generator seed gives bit-identical answers in two runs and on two threads at once",
+     {"check:second_run_other_stream"}, contract_determinism, {NULL},
+     Q_("reproduce its answers from its seed, across runs and threads")},
+    {"method.accuracy.synthetic", "kvbound controls (DESIGN)", "comparison",
+     "Gaussian streams (values of mean 1): relative error below z = 0's and not above uniform sampling's at the "
+     "method's own memory (Welch one-sided, alpha = 1e-6, unit = stream); sink+recent beside",
+     {"control:z_zero", "check:compare_with_itself"}, accuracy_synthetic, {NULL},
+     Q_("beat answering zero and do no worse than uniform sampling at equal memory on Gaussian streams")},
+    {"method.accuracy.adversarial", "kvbound controls (DESIGN)", "comparison",
+     "adv_large_q streams (one cluster takes the attention of every query; values follow the score): relative error below "
+     "z = 0's and not above uniform sampling's at equal memory (alpha = 1e-6, unit = stream)",
+     {"control:z_zero", "check:compare_with_itself"}, accuracy_adversarial, {NULL},
+     Q_("beat answering zero and do no worse than uniform sampling at equal memory on an adversarial stream")},
+    {"method.accuracy.real", "kvbound controls (DESIGN)", "comparison",
+     "the real model's caches (SmolLM2-135M on one text, 15 layers, head 0): as above",
+     {"check:compare_with_itself"}, accuracy_real, {NULL},
+     Q_("do no worse than uniform sampling at equal memory on real-model caches")},
+    {"method.declared.unbiased", "method.h ABI v1 declares", "distribution",
+     "declared UNBIASED_NUM/DEN: z-tests of the mean of query_parts' N and D estimates over "
+     "independent seeds against the exact sums (alpha = 1e-6 over the coordinates)",
+     {"check:exact_off_by_5pct"}, declared_unbiased, {NULL},
+     Q_("estimate N and D without bias, as it declares")},
+    {"method.declared.error_bound", "method.h ABI v1 declares", "bound",
+     "declared ERROR_BOUND: the rate of runs with some query's error above eps is at most delta "
+     "(binomial, alpha = 1e-6); z = 0 through the same test",
+     {"check:eps_tenth"}, declared_error_bound, {NULL},
+     Q_("keep the error bound it declares")},
+    {"method.declared.equivalence", "method.h ABI v1 equivalent_to", "invariant",
+     "declared equivalent_to: the same answers as the named built-in given the same generator, "
+     "bit for bit or within equivalence_tol",
+     {"check:replay_other_stream"}, declared_equivalence, {NULL},
+     Q_("reproduce the built-in method it declares itself equivalent to")},
+    {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}, NULL}};

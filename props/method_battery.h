@@ -1,0 +1,20 @@
+/* method_battery.h — the battery for any registered method (kvb-props --method NAME[,PARAMS];
+ * README, "Your own method"): contract, accuracy at equal memory against the controls, and the
+ * properties the method declares (method.h, ABI v1). */
+#ifndef KVB_METHOD_BATTERY_H
+#define KVB_METHOD_BATTERY_H
+
+#include <stddef.h>
+
+#include "prop.h"
+
+/* The battery's checks ("method.*"); run only under --method. */
+extern const prop_claim props_method_battery[];
+
+/* Sets the method under test from "NAME[,k=v,...]": the name must be registered and the
+ * parameters valid for it (a trial instance is created). Returns 0, or -1 with the reason. */
+int method_battery_set_target(const char *spec, char *why, size_t cap);
+/* The spec given to method_battery_set_target, or NULL. */
+const char *method_battery_target(void);
+
+#endif
