@@ -243,10 +243,10 @@ class _Registration:
 
 
 def register_method(cls, name=None, summary=None, params=None, mutants=None, randomized=None,
-                    declares=None, equivalent_to=None, equivalence_tol=0.0, source="Python"):
+                    declares=None, equivalent_to=None, equivalence_tol=None, source="Python"):
     """Registers class `cls` as method `name` (default: cls.name, else the class name in lower
-    case) in libkvbound's registry; returns the name. params/mutants/randomized/declares default
-    to the class attributes of those names. declares: a set of "unbiased_num", "unbiased_den",
+    case) in libkvbound's registry; returns the name. params, mutants, randomized, declares,
+    equivalent_to and equivalence_tol default to the class attributes of those names. declares: a set of "unbiased_num", "unbiased_den",
     "error_bound" (or the KVB_DECLARES_* bits as an int); the class must then have query_parts /
     error_bound. equivalent_to: "NAME[,k=v]" of a built-in it reproduces given the same
     generator, within equivalence_tol (0: bit for bit). Registration is for the life of the
@@ -258,6 +258,10 @@ def register_method(cls, name=None, summary=None, params=None, mutants=None, ran
     mutants = getattr(cls, "mutants", None) if mutants is None else mutants
     randomized = bool(getattr(cls, "randomized", False) if randomized is None else randomized)
     declares = getattr(cls, "declares", 0) if declares is None else declares
+    if equivalent_to is None:
+        equivalent_to = getattr(cls, "equivalent_to", None)
+    if equivalence_tol is None:
+        equivalence_tol = getattr(cls, "equivalence_tol", 0.0)
     if not isinstance(declares, int):
         unknown = set(declares) - set(_DECLARE_BITS)
         if unknown:

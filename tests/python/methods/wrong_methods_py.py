@@ -1,7 +1,7 @@
 """Known-wrong Python methods (README, "Your own method"): each is the strided sampler of
 strided_sample_py.py with one deliberate defect that one of the battery's checks must reject."""
 
-import os
+import itertools
 
 from strided_sample_py import StridedSamplePy
 
@@ -15,14 +15,17 @@ class UnderWeighted(StridedSamplePy):
         return num * (self.s - 1) / self.s, den * (self.s - 1) / self.s
 
 
-class Unseeded(StridedSamplePy):
-    """strided sampler drawing its offset from the operating system, not the method's generator
-    (a seed does not reproduce it)"""
-    name = "strided_unseeded_py"
+_instances_made = itertools.count()
+
+
+class SharedState(StridedSamplePy):
+    """strided sampler taking its offset from a counter shared by all its instances instead of
+    the method's generator (ctx.uniform()): two instances with the same seed differ"""
+    name = "strided_shared_state_py"
 
     def __init__(self, ctx):
         super().__init__(ctx)
-        self.offset = int.from_bytes(os.urandom(4), "little") % self.s
+        self.offset = next(_instances_made) % self.s
 
 
 class MiscountedMemory(StridedSamplePy):

@@ -1,0 +1,106 @@
+"""Python methods through the C battery (`kvb-props --method`, run in the Python process by
+`python3 -m kvbound props --register FILE.py`): the worked example passes every check; each
+known-wrong variant is rejected by the check it breaks, which the correct method passes; an
+exception inside a callback under the battery is a failed check, not a crash."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import child_env
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+METHODS = os.path.join(HERE, "methods")
+
+
+def battery(register, method, *args):
+    """Runs the battery in a fresh Python process; (exit status, output)."""
+    env = child_env()
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    r = subprocess.run([sys.executable, "-m", "kvbound", "props", "--register",
+                        os.path.join(METHODS, register), "--method", method] + list(args),
+                       env=env, capture_output=True, text=True, timeout=600)
+    return r.returncode, r.stdout + r.stderr
+
+
+def results(out):
+    """{check id: verdict} of the faithful runs' PASS/FAIL lines."""
+    return {m.group(2): m.group(3) for m in
+            re.finditer(r"^(PASS|FAIL) (method\.[a-z_.]+): ([A-Z-]+)", out, re.M)}
+
+
+def test_the_worked_example_passes_the_battery(tmp_path):
+    report = str(tmp_path / "report.md")
+    rc, out = battery("strided_sample_py.py", "strided_sample_py,stride=4", "--report", report)
+    assert rc == 0, out
+    assert not re.search(r"^FAIL", out, re.M), out
+    v = results(out)
+    for check in ("method.contract.inputs", "method.contract.memory", "method.contract.determinism",
+                  "method.declared.unbiased"):
+        assert v.get(check) == "HOLDS", (check, out)
+    # every mutant of those checks was caught (a check that cannot fail would prove nothing)
+    assert len(re.findall(r"^PASS method\.\S+ caught mutant", out, re.M)) >= 5
+    assert re.search(r"^SKIP method\.declared\.error_bound: .*declares no error bound", out, re.M)
+    with open(report) as f:
+        text = f.read()
+    assert "The battery for method `strided_sample_py,stride=4`" in text
+
+
+@pytest.mark.parametrize("register, wrong, right, check, why", [
+    ("wrong_methods_py.py", "strided_underweighted_py", "strided_sample_py",
+     "method.declared.unbiased", r"BIASED \(declared unbiased\)"),
+    ("wrong_methods_py.py", "strided_shared_state_py", "strided_sample_py",
+     "method.contract.determinism", r"differ|not reproducible"),
+    ("wrong_methods_py.py", "strided_miscounted_memory_py", "strided_sample_py",
+     "method.contract.memory", r"violated"),
+    ("exact_py.py", "exact_drop_first_py", "exact_py",
+     "method.declared.equivalence", r"NOT EQUIVALENT to exact"),
+])
+def test_a_known_wrong_python_method_is_rejected(register, wrong, right, check, why):
+    rc, out = battery(register, wrong + ",stride=4" if "strided" in wrong else wrong,
+                      "--only", check, "--no-mutants")
+    assert rc != 0, out
+    assert results(out).get(check) == "FAILS", out
+    assert re.search(why, out), out
+    # the correct method passes the very same check (wrong_methods_py imports it; exact_py
+    # defines both)
+    reg = "strided_sample_py.py" if right == "strided_sample_py" else register
+    rc, out = battery(reg, right + ",stride=4" if "strided" in right else right,
+                      "--only", check, "--no-mutants")
+    assert rc == 0 and results(out).get(check) == "HOLDS", out
+
+
+RAISING = '''
+import numpy as np
+class RaisesLate:
+    """exact attention that raises at its 100th token"""
+    name = "raises_late_py"
+    def __init__(self, ctx): self.K, self.V, self.scale = [], [], ctx.scale
+    def update(self, k, v):
+        if len(self.K) == 99:
+            raise OverflowError("token 100 on purpose")
+        self.K.append(k); self.V.append(v)
+    def query(self, q):
+        K, V = np.array(self.K), np.array(self.V)
+        s = self.scale * K @ q
+        w = np.exp(s - s.max())
+        return w @ V / w.sum()
+    def memory(self): return 8 * len(self.K) * (len(self.K[0]) + len(self.V[0])), 2 * len(self.K)
+'''
+
+
+def test_an_exception_under_the_battery_fails_the_check_without_a_crash(tmp_path):
+    global METHODS
+    (tmp_path / "raises_late_py.py").write_text(RAISING)
+    saved, METHODS = METHODS, str(tmp_path)
+    try:
+        rc, out = battery("raises_late_py.py", "raises_late_py", "--only", "method.contract",
+                          "--no-mutants")
+    finally:
+        METHODS = saved
+    assert rc == 1, out  # an ordinary failed run: no signal, no abort
+    assert re.search(r"^FAIL method\.contract\.", out, re.M), out
+    assert "python method raises_late_py: update raised OverflowError: token 100 on purpose" in out
