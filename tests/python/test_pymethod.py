@@ -270,3 +270,25 @@ def test_load_plugin_refusal_is_an_error(tmp_path):
     with pytest.raises(kvb.KvbError) as e:
         kvb.load_plugin(str(tmp_path / "absent.so"))
     assert "absent.so" in e.value.message
+
+
+PLUGINS = os.path.join(os.environ.get("KVB_BUILD", os.path.join(HERE, "..", "..", "build")), "plugins")
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(PLUGINS, "strided_sample.so")),
+                    reason="build/plugins/*.so not built (make)")
+def test_a_c_plugin_loaded_from_python_is_a_method_and_bad_ones_are_refused(data):
+    K, V, Q = data
+    kvb.load_plugin(os.path.join(PLUGINS, "strided_sample.so"))
+    kvb.load_plugin(os.path.join(PLUGINS, "strided_sample.so"))  # the same file again: a no-op
+    assert "strided_sample" in [m["name"] for m in kvb.methods()]
+    Z, mem = kvb.run("strided_sample", K, V, Q, scale=SCALE, stride=4)
+    # it keeps tokens 0, 4, 8, ...: exact attention over those
+    assert np.max(np.abs(Z - kvb.exact_attention(K[::4], V[::4], Q, scale=SCALE))) <= 1e-12
+    assert mem == (16 * (D_KEY + D_VALUE) * 8, 32)
+    for bad, words in (("bad_abi.so", "ABI"), ("null_callback.so", "query"),
+                       ("no_entry.so", "kvb_plugin_entry")):
+        with pytest.raises(kvb.KvbError) as e:
+            kvb.load_plugin(os.path.join(PLUGINS, bad))
+        assert bad in e.value.message and words in e.value.message, e.value
+    assert "no_query" not in [m["name"] for m in kvb.methods()]
