@@ -460,9 +460,13 @@ static void accuracy_on(prop_ctx *ctx, const char *stream, const char *const *as
                       "an error 0.1 below z = 0's (relative error 0.9 instead of 1)",
                       "%s: method error %.4g vs z = 0's 1 (one-sided p = %.3g)", stream, mm, p0);
   /* (ii) fails when the test rejects "method error ≤ uniform's" in favour of "uniform below" */
-  prop_pvalue(ctx, pu, PROP_ALPHA, "%s: at equal memory the method's error %.4g is "
-              "ABOVE uniform sampling's %.4g (p = %.3g): worse than keeping random tokens in the "
-              "same memory", stream, mm, mu, pu);
+  prop_pvalue(ctx, pu, PROP_ALPHA, "%s: method error %.4g vs uniform sampling's %.4g at equal "
+              "memory; a rejection means its error is ABOVE uniform sampling's: worse than keeping "
+              "random tokens in the same memory", stream, mm, mu);
+  if (pu < PROP_ALPHA)
+    prop_note(ctx, "WRONG OR WASTEFUL on %s: at its own memory its error %.4g is above uniform "
+              "sampling's %.4g (one-sided p = %.3g): random tokens in the same memory answer better",
+              stream, mm, mu, pu);
   /* the z ≡ 0 control through (ii): error 1 against uniform's */
   double pz = kvb_welch_less(eu, N, one, N, PROP_ALPHA, 0.9, NULL, NULL);
   prop_control(ctx, "z_zero", !(pz < PROP_ALPHA),
@@ -574,14 +578,16 @@ static void declared_unbiased(prop_ctx *ctx) {
     double zst = se > 0 ? (mu - truth) / se : (mu == truth ? 0 : INFINITY);
     double p = 2 * gsl_cdf_ugaussian_Q(fabs(zst));
     double detect = (gsl_cdf_ugaussian_Qinv(a1 / 2) + gsl_cdf_ugaussian_Qinv(0.1)) * se;
-    prop_pvalue(ctx, p, a1, "%s: mean of %zu estimates %.6g vs exact %.6g (z = %.2f, p = %.3g): "
-                "BIASED (declared unbiased)", is_den ? "D" : "N coordinate", R, mu, truth, zst, p);
-    prop_note(ctx, "%s%s: mean %.6g, exact %.6g, se %.3g; detects a bias of %.3g (%.2g%% of |exact|) "
-              "with power 0.9", is_den ? "D" : "N", is_den ? "" : "_c", mu, truth, se, detect,
-              100 * detect / fabs(truth));
+    char what[32];
+    if (is_den) snprintf(what, sizeof what, "D");
+    else snprintf(what, sizeof what, "N[%zu]", c);
+    prop_pvalue(ctx, p, a1, "declared unbiased: %s, mean of %zu estimates %.6g vs exact %.6g "
+                "(z = %.2f): a rejection means BIASED", what, R, mu, truth, zst);
+    prop_note(ctx, "%s: mean %.6g, exact %.6g, se %.3g; detects a bias of %.3g (%.2g%% of |exact|) "
+              "with power 0.9", what, mu, truth, se, detect, 100 * detect / fabs(truth));
     /* control z ≡ 0: estimates all 0, sd 0 — the same test rejects unless the truth is 0 */
     prop_control(ctx, "z_zero", truth == 0, "%s: z = 0 estimates 0 against %.6g: rejected",
-                 is_den ? "D" : "N", truth);
+                 what, truth);
   }
   if (ctx->mutant) prop_miss(ctx, 1e-3);
 out:
@@ -712,6 +718,9 @@ static void declared_equivalence(prop_ctx *ctx) {
              t->equivalence_tol, t->equivalence_tol == 0 ? ": bit for bit" : "");
   prop_note(ctx, "replay against %s over %zu tokens, %zu queries: largest |Δz| %.3g (tolerance %g)",
             t->equivalent_to, n, nq, worst, t->equivalence_tol);
+  if (first_bad)
+    prop_note(ctx, "NOT EQUIVALENT to %s: the answers first differ beyond the tolerance after token "
+              "%zu", t->equivalent_to, first_bad);
   kvb_method_free(m), kvb_method_free(ref), kvb_stream_free(s);
   gsl_rng_free(g1), gsl_rng_free(g2);
 }
