@@ -151,3 +151,32 @@ def test_closed_method_raises():
     with pytest.raises(kvb.KvbError) as e:
         m.update([1, 2], [3, 4])
     assert e.value.name == "KVB_ESTATE"
+
+
+GARBAGE = [None, "text", [["a", "b"]], 3, [], [[1, 2], [3]], np.array([1 + 2j, 3]), {"k": 1},
+           np.ones((2, 2, 2)), np.array([np.inf] * D_KEY), np.full(D_KEY, 1 + 1j)]
+
+
+def test_garbage_input_raises_kvberror_and_never_crashes(data):
+    K, V, Q = data
+    m = kvb.Method("exact", D_KEY, D_VALUE, scale=SCALE)
+    m.update_many(K[:10], V[:10])
+    z0 = m.query(Q[0])
+    for g in GARBAGE:
+        for call in (lambda: m.update(g, V[0]), lambda: m.update(K[0], g), lambda: m.query(g),
+                     lambda: m.update_many(g, V[:1]), lambda: m.query_many(g),
+                     lambda: kvb.exact_attention(g, V, Q[0]), lambda: kvb.exact_attention(K, V, g)):
+            try:
+                call()
+            except kvb.KvbError:
+                pass
+    assert m.n == 10 and np.array_equal(m.query(Q[0]), z0)
+    for args in ((-1, 2), (2, 0), (2.5, 2), ("2", 2), (None, 2), (True, 2)):
+        with pytest.raises(kvb.KvbError):
+            kvb.Method("exact", *args)
+    with pytest.raises(kvb.KvbError):
+        kvb.Method("exact", 2, 2, scale="big")
+    for bad in (dict(n=-5, d_key=2, d_value=2), dict(n="x", d_key=2, d_value=2),
+                dict(n=[1], d_key=2, d_value=2)):
+        with pytest.raises(kvb.KvbError):
+            kvb.stream("gaussian", **bad)

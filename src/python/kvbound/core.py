@@ -22,12 +22,17 @@ def _ptr(a):
 
 
 def _f64(x, ndim, what):
-    """x as a C-ordered float64 array of `ndim` dimensions, or KvbError(KVB_EDIM)."""
+    """x as a C-ordered float64 array of `ndim` dimensions (None: any), or KvbError: EINVAL for
+    something that is not real numbers (complex ones included: never silently cast), EDIM for
+    the wrong number of dimensions."""
     try:
+        if np.iscomplexobj(x):
+            raise KvbError(_lib.EINVAL, "%s: complex numbers (attention is over real vectors)"
+                           % what, "python")
         a = np.ascontiguousarray(x, dtype=np.float64)
     except (TypeError, ValueError) as e:
         raise KvbError(_lib.EINVAL, "%s: not an array of numbers (%s)" % (what, e), "python")
-    if a.ndim != ndim:
+    if ndim is not None and a.ndim != ndim:
         raise KvbError(_lib.EDIM, "%s: expected a %d-d array, got shape %s"
                        % (what, ndim, a.shape), "python")
     return a
@@ -136,7 +141,7 @@ def exact_attention(K, V, q, scale=1.0, return_lse=False):
     (nq, d_key) -> Z (nq, d_value). With return_lse, also log Σ_i exp(scale·<q, k_i>)."""
     K = _f64(K, 2, "K")
     V = _f64(V, 2, "V")
-    qa = np.ascontiguousarray(q, dtype=np.float64)
+    qa = _f64(q, None, "q")
     if qa.ndim not in (1, 2):
         raise KvbError(_lib.EDIM, "q: expected (d_key,) or (nq, d_key), got shape %s" % (qa.shape,),
                        "python")
@@ -193,10 +198,17 @@ class Method:
     of range) raises KvbError and leaves the method as it was."""
 
     def __init__(self, name, d_key, d_value, scale=1.0, seed=1, index=0, **params):
+        self._ptr = None
         base, rest = _lib.split_name(name)
         self.name = base
-        self.d_key, self.d_value, self.scale = int(d_key), int(d_value), float(scale)
-        self._ptr = None
+        for what, x in (("d_key", d_key), ("d_value", d_value)):
+            if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1:
+                raise KvbError(_lib.EINVAL, "%s: %s must be a positive integer, got %r"
+                               % (base, what, x), "python")
+        try:
+            self.d_key, self.d_value, self.scale = int(d_key), int(d_value), float(scale)
+        except (TypeError, ValueError) as e:
+            raise KvbError(_lib.EINVAL, "%s: scale must be a number (%s)" % (base, e), "python")
         p = _lib.make_params(rest, **params)
         self.params = _lib.params_to_dict(p)
         self._rng = _Rng(seed, index)
