@@ -31,6 +31,11 @@ static kvb_params target_params;
 
 const char *method_battery_target(void) { return target_spec[0] ? target_spec : NULL; }
 
+void method_battery_reset(void) {
+  target_spec[0] = 0, target_name[0] = 0;
+  kvb_params_init(&target_params);
+}
+
 /* "NAME,k=v,k=v" into a name and parameters. */
 static int parse_spec(const char *spec, char *name, size_t cap, kvb_params *p, char *why,
                       size_t wcap) {
