@@ -14,6 +14,8 @@ extern const prop_claim props_method_battery[];
 /* Sets the method under test from "NAME[,k=v,...]": the name must be registered and the
  * parameters valid for it (a trial instance is created). Returns 0, or -1 with the reason. */
 int method_battery_set_target(const char *spec, char *why, size_t cap);
+/* Forgets the method under test (kvb_props_main may run twice in one process). */
+void method_battery_reset(void);
 /* The spec given to method_battery_set_target, or NULL. */
 const char *method_battery_target(void);
 

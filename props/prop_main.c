@@ -839,6 +839,7 @@ int kvb_props_main(int argc, char **argv);
 int kvb_props_main(int argc, char **argv) {
   static options o;
   claim_tables = prop_claim_tables;
+  method_battery_reset();
   if (kvb_plugins_load_env()) {
     fprintf(stderr, "kvb-props: %s\n", kvb_strerror_last());
     return 2;
