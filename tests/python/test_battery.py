@@ -103,3 +103,22 @@ def test_an_exception_under_the_battery_fails_the_check_without_a_crash(tmp_path
     assert rc == 1, out  # an ordinary failed run: no signal, no abort
     assert re.search(r"^FAIL method\.contract\.", out, re.M), out
     assert "python method raises_late_py: update raised OverflowError: token 100 on purpose" in out
+
+
+def test_props_main_in_this_process_twice(capfd):
+    """The battery called from this very process (no child): the registered method is reached
+    through its callbacks, and a second call with another method forgets the first."""
+    import kvbound as kvb
+    sys.path.insert(0, METHODS)
+    from strided_sample_py import StridedSamplePy
+    from wrong_methods_py import MiscountedMemory
+    for cls in (StridedSamplePy, MiscountedMemory):
+        if cls.name not in kvb.registered():
+            kvb.register_method(cls)
+    rc1 = kvb.props_main(["--method", "strided_sample_py", "--only", "method.contract.memory", "--no-mutants"])
+    rc2 = kvb.props_main(["--method", "strided_miscounted_memory_py", "--only", "method.contract.memory",
+                          "--no-mutants"])
+    out = capfd.readouterr().out
+    assert (rc1, rc2) == (0, 1), out
+    assert re.search(r"^PASS method\.contract\.memory: HOLDS", out, re.M), out
+    assert re.search(r"^FAIL method\.contract\.memory: FAILS", out, re.M), out
