@@ -138,6 +138,16 @@ $(B)/obj/src/app/tools/gpucheck_main.o: $(wildcard src/gpu/*.h)
 $(B)/kvb-gpucheck: $(B)/obj/src/app/tools/gpucheck_main.o $(B)/libkvbound_gpu.a $(B)/libkvbound.a
 	$(CC) -o $@ $^ -lOpenCL $(LIBS)
 
+# The kernel text compiled as C (the prelude's KVB_HOST_EMU branch) at shapes whose offsets pass
+# 2^31, under UBSan's signed-overflow check, and gpu_limits.c's guard (tests/test_gpu_index64.c).
+# Needs no OpenCL, so it is built and run by `make check` everywhere.
+SAN_INT := -fsanitize=signed-integer-overflow,pointer-overflow -fno-sanitize-recover=all
+$(B)/obj/tests/test_gpu_index64.o: CFLAGS_ALL += -Isrc/gpu $(SAN_INT)
+$(B)/obj/tests/test_gpu_index64.o: $(GPU_CL) src/gpu/gpu_limits.h
+$(B)/tests/test_gpu_index64: $(B)/obj/tests/test_gpu_index64.o $(B)/obj/src/gpu/gpu_limits.o
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_INT) -o $@ $^ -lm
+
 # kvbound itself: a spec's backend = "opencl" (runner.c) and `kvbound devices` reach the device
 # library when OpenCL is there; without it they say so and everything else works.
 KVBOUND_GPU_LIBS = $(if $(HAVE_OPENCL),$(B)/libkvbound_gpu.a -lOpenCL)
