@@ -922,12 +922,49 @@ static attn_case *attn_grid(int full, size_t *count) {
 
 static int matches(const char *filter, const char *kernel) { return !filter || strstr(kernel, filter); }
 
-/* Each mutant kernel (a -D define) and the kernel whose grid must reject it. */
+/* Each mutant kernel (a -D define) and the kernel whose grid must reject it. KVB_MUT_SCALE_5E4
+ * (every score 0.05% too high) is listed once per kernel it changes: each of those grids must see
+ * it, which is what the running-error tolerances are for. */
 static const char *MUTANTS[] = {"KVB_MUT_NO_RESCALE",     "KVB_MUT_NO_BARRIER", "KVB_MUT_DROP_PARTIAL",
                                 "KVB_MUT_WALK_SIGN_FLIP", "KVB_MUT_WQ_NO_MAX",  "KVB_MUT_SG_OLD_COUNT",
-                                "KVB_MUT_SG_NO_COUNT",    "KVB_MUT_SG_CLUSTER_LT"};
+                                "KVB_MUT_SG_NO_COUNT",    "KVB_MUT_SG_CLUSTER_LT", "KVB_MUT_SCALE_5E4",
+                                "KVB_MUT_SCALE_5E4",      "KVB_MUT_SCALE_5E4"};
 static const char *MUTANT_KERNEL[] = {"attn_decode", "attn_decode", "attn_decode", "bkvb_compress",
-                                      "bkvb_query",  "subgen",      "subgen",      "subgen"};
+                                      "bkvb_query",  "subgen",      "subgen",      "subgen",
+                                      "attn_decode", "bkvb_query",  "subgen"};
+/* Barrier races: work-items of a group read what another wrote without a barrier between. PoCL
+ * (and any device that runs a group's items one after another) computes the right answer, so these
+ * are not in the mutant loop of `test`; scripts/oclgrind-check runs `test --grid tiny --mutant NAME`
+ * under Oclgrind's race detector, which must report each of them. */
+static const char *RACE_MUTANTS[] = {"KVB_MUT_WALK_NO_SJ_BARRIER", "KVB_MUT_WQ_NO_CHUNK_BARRIER",
+                                     "KVB_MUT_SG_NO_T0_BARRIER", "KVB_MUT_SGQ_NO_CHUNK_BARRIER", "KVB_MUT_NO_BARRIER"};
+static const char *RACE_KERNEL[] = {"bkvb_compress", "bkvb_query", "subgen", "subgen", "attn_decode"};
+
+/* --grid tiny: one or two small shapes per kernel, enough to reach every barrier (two chunks of
+ * the weighted queries, walks of several steps, several tokens per SubGen group), cheap enough to
+ * run under Oclgrind's instrumentation (scripts/oclgrind-check). */
+static const attn_case ATTN_TINY[] = {{1, 70, 8, 8, 1, 32, 0, 0, 0}, {2, 40, 8, 4, 1, 32, 1, 1, 0}};
+static const us_case US_TINY[] = {{1, 40, 4, 4, 8, 8, 1, 32, 1}};
+static const bk_case BK_TINY[] = {{1, 40, 8, 8, 16, 1}};
+static const wq_case WQ_TINY[] = {{1, 600, 4, 4, 300, 1, 1, 0, 0}};
+static const sg_case SG_TINY[] = {{1, 20, 4, 4, 2, 4, 2, 20, 1.0, 1.0, 0.3, 0}, {1, 8, 4, 4, 2, 260, 2, 8, 1.0, 1.0, 0.3, 0}};
+
+typedef struct {
+  const attn_case *attn;
+  const us_case *us;
+  const bk_case *bk;
+  const wq_case *wq;
+  const sg_case *sg;
+  size_t nattn, nus, nbk, nwq, nsg;
+} grid;
+#define N_OF(a) (sizeof a / sizeof *a)
+static grid grid_of(int tiny) {
+  grid g = {ATTN_SMALL, US_SMALL, BK_SMALL, WQ_SMALL, SG_SMALL, N_OF(ATTN_SMALL), N_OF(US_SMALL), N_OF(BK_SMALL),
+            N_OF(WQ_SMALL), N_OF(SG_SMALL)};
+  grid t = {ATTN_TINY, US_TINY, BK_TINY, WQ_TINY, SG_TINY, N_OF(ATTN_TINY), N_OF(US_TINY), N_OF(BK_TINY), N_OF(WQ_TINY),
+            N_OF(SG_TINY)};
+  return tiny ? t : g;
+}
 
 static int do_list(int full) {
   size_t na;
@@ -966,25 +1003,54 @@ static int do_list(int full) {
   printf("%-18s %s\n", "subgen_tie", "(H=2,dk=4,dv=4,t=2,s=2,delta=0.625; keys at distance exactly delta join, device and CPU)");
   printf("mutants:");
   for (size_t i = 0; i < sizeof MUTANTS / sizeof *MUTANTS; i++) printf(" %s (%s)", MUTANTS[i], MUTANT_KERNEL[i]);
+  printf("\nrace mutants:");
+  for (size_t i = 0; i < sizeof RACE_MUTANTS / sizeof *RACE_MUTANTS; i++) printf(" %s (%s)", RACE_MUTANTS[i], RACE_KERNEL[i]);
   printf("\n");
   free(ag);
   return 0;
 }
 
 
-static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
+/* Exit statuses of `test` (README, GPU kernels; --help): */
+enum { EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_NO_DEVICE = 3, EXIT_NO_CASE = 4 };
+
+/* --case N: only the N-th case (from 0) of each kernel's list (scripts/oclgrind-check runs one case
+ * per process); -1 all. --no-mutants: no mutant loop. */
+static long only_case = -1;
+static int no_mutants = 0;
+static size_t cases_run = 0;
+static int want_case(size_t i) {
+  if (only_case >= 0 && (long)i != only_case) return 0;
+  cases_run++;
+  return 1;
+}
+
+/* test on one device: the grid (tiny: --grid tiny), then each mutant of MUTANTS must fail a case.
+ * mutant != NULL (--mutant NAME): the grid on the program built with -DNAME, no mutant loop (the
+ * caller judges: scripts/oclgrind-check wants Oclgrind's report, not a FAIL line). */
+static int do_test(kvb_gpu_backend be, int dev, int full, int tiny, const char *filter, const char *mutant) {
   kvb_gpu *g;
   int fails = 0;
-  if (kvb_gpu_open(be, dev, NULL, &g)) {
-    printf("FAIL gpu open: %s\n", kvb_strerror_last());
-    return 1;
+  char def[128] = "";
+  if (mutant) snprintf(def, sizeof def, "-D%s", mutant);
+  int orc = kvb_gpu_open(be, dev, mutant ? def : NULL, &g);
+  if (orc) {
+    printf("%s gpu open: %s\n", orc == KVB_ENOTFOUND ? "NO-DEVICE" : "FAIL", kvb_strerror_last());
+    return orc == KVB_ENOTFOUND ? EXIT_NO_DEVICE : EXIT_FAIL;
   }
-  printf("device: %s (%s)\n", kvb_gpu_device_name(g), be == KVB_GPU_CUDA ? "cuda" : "opencl");
+  printf("device: %s (%s)%s%s\n", kvb_gpu_device_name(g), be == KVB_GPU_CUDA ? "cuda" : "opencl",
+         mutant ? ", kernels built with " : "", def);
+  grid G = grid_of(tiny);
   size_t na;
-  attn_case *ag = attn_grid(full, &na);
+  attn_case *ag = tiny ? NULL : attn_grid(full, &na);
+  if (tiny) {
+    ag = malloc(sizeof ATTN_TINY), na = G.nattn;
+    if (ag) memcpy(ag, ATTN_TINY, sizeof ATTN_TINY);
+  }
   char why[400];
   if (matches(filter, "attn_decode")) {
-    for (size_t i = 0; ag && i < na; i++) fails += run_attn(g, &ag[i], 0, why, sizeof why) != 1;
+    for (size_t i = 0; ag && i < na; i++)
+      if (want_case(i)) fails += run_attn(g, &ag[i], 0, why, sizeof why) != 1;
     /* bad input: a NaN key is rejected before launch */
     attn_data a;
     attn_case c = {1, 8, 64, 64, 1, 64, 0, 0, 0};
@@ -1002,14 +1068,24 @@ static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
     attn_data_free(&a);
   }
   if (matches(filter, "bkvb_compress"))
-    for (size_t i = 0; i < sizeof BK_SMALL / sizeof *BK_SMALL; i++) fails += run_bkvb(g, &BK_SMALL[i], 0, why, sizeof why) != 1;
+    for (size_t i = 0; i < G.nbk; i++)
+      if (want_case(i)) fails += run_bkvb(g, &G.bk[i], 0, why, sizeof why) != 1;
   if (matches(filter, "bkvb_query"))
-    for (size_t i = 0; i < sizeof WQ_SMALL / sizeof *WQ_SMALL; i++) fails += run_wquery(g, &WQ_SMALL[i], 0, why, sizeof why) != 1;
+    for (size_t i = 0; i < G.nwq; i++)
+      if (want_case(i)) fails += run_wquery(g, &G.wq[i], 0, why, sizeof why) != 1;
   if (matches(filter, "usample"))
-    for (size_t i = 0; i < sizeof US_SMALL / sizeof *US_SMALL; i++) fails += run_usample(g, &US_SMALL[i], 0) != 1;
+    for (size_t i = 0; i < G.nus; i++)
+      if (want_case(i)) fails += run_usample(g, &G.us[i], 0) != 1;
   if (matches(filter, "subgen"))
-    for (size_t i = 0; i < sizeof SG_SMALL / sizeof *SG_SMALL; i++) fails += run_subgen(g, &SG_SMALL[i], 0, why, sizeof why) != 1;
-  if (matches(filter, "subgen")) fails += run_subgen_tie(g, 0, why, sizeof why) != 1;
+    for (size_t i = 0; i < G.nsg; i++)
+      if (want_case(i)) fails += run_subgen(g, &G.sg[i], 0, why, sizeof why) != 1;
+  if (matches(filter, "subgen") && want_case(G.nsg)) fails += run_subgen_tie(g, 0, why, sizeof why) != 1;
+  if (only_case >= 0 && cases_run == 0) { /* nothing left to run at this index */
+    kvb_gpu_close(g);
+    free(ag);
+    printf("NO-CASE: no kernel matching the filter has a case %ld\n", only_case);
+    return EXIT_NO_CASE;
+  }
   if (full && matches(filter, "bkvb_query"))
     for (size_t i = 0; i < sizeof WQ_FULL / sizeof *WQ_FULL; i++) fails += run_wquery(g, &WQ_FULL[i], 0, why, sizeof why) != 1;
   if (full && matches(filter, "subgen"))
@@ -1037,14 +1113,11 @@ static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
   }
   kvb_gpu_close(g);
   /* mutants: each must fail at least one case of the same grid */
-  for (size_t mi = 0; mi < sizeof MUTANTS / sizeof *MUTANTS; mi++) {
+  for (size_t mi = 0; !mutant && !no_mutants && mi < sizeof MUTANTS / sizeof *MUTANTS; mi++) {
       if (!matches(filter, MUTANT_KERNEL[mi])) continue;
       const char *mk = MUTANT_KERNEL[mi];
       int bk = !strcmp(mk, "bkvb_compress"), wq = !strcmp(mk, "bkvb_query"), sg = !strcmp(mk, "subgen");
-      size_t ncase = bk ? sizeof BK_SMALL / sizeof *BK_SMALL
-                     : wq ? sizeof WQ_SMALL / sizeof *WQ_SMALL
-                     : sg ? sizeof SG_SMALL / sizeof *SG_SMALL : na;
-      char def[128];
+      size_t ncase = bk ? G.nbk : wq ? G.nwq : sg ? G.nsg : na;
       snprintf(def, sizeof def, "-D%s", MUTANTS[mi]);
       if (kvb_gpu_open(be, dev, def, &g)) {
         printf("FAIL mutant %s: build failed: %s\n", MUTANTS[mi], kvb_strerror_last());
@@ -1054,9 +1127,9 @@ static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
       size_t bad = 0;
       char first[400] = "";
       for (size_t i = 0; ag && i < ncase; i++)
-        if ((bk ? run_bkvb(g, &BK_SMALL[i], 1, why, sizeof why)
-             : wq ? run_wquery(g, &WQ_SMALL[i], 1, why, sizeof why)
-             : sg ? run_subgen(g, &SG_SMALL[i], 1, why, sizeof why)
+        if ((bk ? run_bkvb(g, &G.bk[i], 1, why, sizeof why)
+             : wq ? run_wquery(g, &G.wq[i], 1, why, sizeof why)
+             : sg ? run_subgen(g, &G.sg[i], 1, why, sizeof why)
                   : run_attn(g, &ag[i], 1, why, sizeof why)) != 1) {
           if (!bad++) snprintf(first, sizeof first, "%s", why);
         }
@@ -1069,7 +1142,25 @@ static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
       kvb_gpu_close(g);
     }
   free(ag);
-  return fails != 0;
+  return fails ? EXIT_FAIL : EXIT_PASS;
+}
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: kvb-gpucheck test [--full] [--grid tiny] [--kernel SUBSTR] [--backend opencl|cuda] [--device N]\n"
+          "                         [--all-devices] [--mutant KVB_MUT_NAME] [--case N] [--no-mutants]\n"
+          "       kvb-gpucheck perf [--kernel SUBSTR] [--backend opencl|cuda] [--device N]\n"
+          "       kvb-gpucheck list [--full]      the kernel x shape table and the mutants\n"
+          "       kvb-gpucheck devices            platforms and devices of every backend\n"
+          "test checks every kernel against the CPU reference (one PASS/FAIL line per case) and that each\n"
+          "mutant kernel fails a case; --mutant runs the grid on that mutant's build only (no mutant loop;\n"
+          "scripts/oclgrind-check uses it under Oclgrind); --grid tiny: the small shapes for Oclgrind;\n"
+          "--case N: only the N-th case (from 0) of each kernel's list; --no-mutants: no mutant loop.\n"
+          "exit status of test: 0  every case passed (and every mutant was rejected) on a device that ran;\n"
+          "                     1  a case failed, a mutant survived or a device error;\n"
+          "                     2  usage error;\n"
+          "                     3  no device of the backend: nothing ran, which is not a pass;\n"
+          "                     4  --case N beyond every matching kernel's list (nothing ran).\n");
 }
 
 /* One perf report: the model (bytes, flops), the measured kernel time, the C reference's time on
@@ -1310,8 +1401,12 @@ static int do_devices(void) {
 }
 
 int main(int argc, char **argv) {
-  const char *mode = argc > 1 ? argv[1] : "test", *filter = NULL;
-  int full = 0, dev = 0, all = 0;
+  const char *mode = argc > 1 ? argv[1] : "test", *filter = NULL, *mutant = NULL;
+  int full = 0, dev = 0, all = 0, tiny = 0;
+  if (!strcmp(mode, "--help") || !strcmp(mode, "-h") || !strcmp(mode, "help")) {
+    usage(stdout);
+    return EXIT_PASS;
+  }
   kvb_gpu_backend be = KVB_GPU_OPENCL;
   for (int i = 2; i < argc; i++) {
     if (!strcmp(argv[i], "--full")) full = 1;
@@ -1322,22 +1417,39 @@ int main(int argc, char **argv) {
       i++;
       if (!strcmp(argv[i], "cuda")) be = KVB_GPU_CUDA;
       else if (strcmp(argv[i], "opencl")) { fprintf(stderr, "kvb-gpucheck: backend opencl or cuda\n"); return 2; }
+    } else if (!strcmp(argv[i], "--case") && i + 1 < argc) {
+      only_case = atol(argv[++i]);
+    } else if (!strcmp(argv[i], "--no-mutants")) {
+      no_mutants = 1;
+    } else if (!strcmp(argv[i], "--grid") && i + 1 < argc) {
+      if (strcmp(argv[++i], "tiny")) { fprintf(stderr, "kvb-gpucheck: --grid tiny is the only other grid\n"); return EXIT_USAGE; }
+      tiny = 1;
+    } else if (!strcmp(argv[i], "--mutant") && i + 1 < argc) {
+      mutant = argv[++i];
+      if (strncmp(mutant, "KVB_MUT_", 8) || strspn(mutant, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != strlen(mutant)) {
+        fprintf(stderr, "kvb-gpucheck: --mutant takes a KVB_MUT_* define name\n");
+        return EXIT_USAGE;
+      }
     } else {
-      fprintf(stderr, "usage: kvb-gpucheck test|perf|list|devices [--full] [--kernel SUBSTR] [--backend opencl|cuda] [--device N] [--all-devices]\n");
-      return 2;
+      usage(stderr);
+      return EXIT_USAGE;
     }
   }
   if (!strcmp(mode, "list")) return do_list(full);
   if (!strcmp(mode, "devices")) return do_devices();
   if (!strcmp(mode, "perf")) return do_perf(be, dev, filter);
   if (!strcmp(mode, "test")) {
-    if (!all) return do_test(be, dev, full, filter);
-    int n = kvb_gpu_count(be), rc = 0;
+    if (!all) return do_test(be, dev, full, tiny, filter, mutant);
+    int n = kvb_gpu_count(be), rc = EXIT_PASS;
     if (n == 0) {
-      printf("no %s device found: nothing was run on a device (this is not a pass)\n", be == KVB_GPU_CUDA ? "CUDA" : "OpenCL");
-      return 3;
+      printf("NO-DEVICE no %s device found: nothing was run on a device (this is not a pass; exit %d)\n",
+             be == KVB_GPU_CUDA ? "CUDA" : "OpenCL", EXIT_NO_DEVICE);
+      return EXIT_NO_DEVICE;
     }
-    for (int d = 0; d < n; d++) rc |= do_test(be, d, full, filter);
+    for (int d = 0; d < n; d++) {
+      int r = do_test(be, d, full, tiny, filter, mutant);
+      if (r != EXIT_PASS) rc = EXIT_FAIL; /* a device that vanished mid-run is a failure too */
+    }
     return rc;
   }
   fprintf(stderr, "kvb-gpucheck: unknown mode %s\n", mode);
