@@ -19,6 +19,7 @@
  * (kvb_bkvb_halve in balancekv_block.c) and writes the survivors' indices and weights.
  *
  * Mutant defines: KVB_MUT_WALK_SIGN_FLIP (p_j = ½ + γ·Σ K s: the walk pushes towards the sum);
+ * KVB_MUT_SCALE_5E4 (the key scale τ/√d 0.05% too high: every p_j moves beyond its float32 bound);
  * KVB_MUT_WALK_NO_SJ_BARRIER (no barrier after work-item 0 publishes s_j: the others may read the
  * previous sign; a race PoCL cannot see, found by Oclgrind in scripts/oclgrind-check).
  * Row offsets are kvb_idx (64-bit), as everywhere a product of shape parameters is an offset. */
@@ -34,6 +35,9 @@ KVB_KERNEL kvb_bkvb_walk(int n, int d, int dv, int m, int b, int nblk, float ks,
   int g = KVB_GROUP_ID(), lid = KVB_LOCAL_ID(), wg = KVB_LOCAL_SIZE();
   int h = g / nblk, blk = g % nblk, start = blk * b;
   int len = m - start < b ? m - start : b;
+#ifdef KVB_MUT_SCALE_5E4
+  ks *= 1.0005f;
+#endif
   kvb_idx hn = (kvb_idx)h * n, hm = (kvb_idx)h * m;
   KVB_GLOBAL const int *cu = cur + hn + start;
   KVB_GLOBAL const float *w = cw + hn + start;

@@ -1134,10 +1134,10 @@ static int matches(const char *filter, const char *kernel) { return !filter || s
 static const char *MUTANTS[] = {"KVB_MUT_NO_RESCALE",     "KVB_MUT_NO_BARRIER", "KVB_MUT_DROP_PARTIAL",
                                 "KVB_MUT_WALK_SIGN_FLIP", "KVB_MUT_WQ_NO_MAX",  "KVB_MUT_SG_OLD_COUNT",
                                 "KVB_MUT_SG_NO_COUNT",    "KVB_MUT_SG_CLUSTER_LT", "KVB_MUT_SCALE_5E4",
-                                "KVB_MUT_SCALE_5E4",      "KVB_MUT_SCALE_5E4"};
+                                "KVB_MUT_SCALE_5E4",      "KVB_MUT_SCALE_5E4", "KVB_MUT_SCALE_5E4"};
 static const char *MUTANT_KERNEL[] = {"attn_decode", "attn_decode", "attn_decode", "bkvb_compress",
                                       "bkvb_query",  "subgen",      "subgen",      "subgen",
-                                      "attn_decode", "bkvb_query",  "subgen"};
+                                      "attn_decode", "bkvb_query",  "subgen",      "bkvb_compress"};
 /* Barrier races: work-items of a group read what another wrote without a barrier between. PoCL
  * (and any device that runs a group's items one after another) computes the right answer, so these
  * are not in the mutant loop of `test`; scripts/oclgrind-check runs `test --grid tiny --mutant NAME`
