@@ -163,6 +163,16 @@ $(B)/obj/src/app/tools/gpucheck_main.o: $(wildcard src/gpu/*.h)
 $(B)/kvb-gpucheck: $(B)/obj/src/app/tools/gpucheck_main.o $(B)/libkvbound_gpu.a $(B)/libkvbound.a
 	$(CC) -o $@ $^ -lOpenCL $(LIBS)
 
+# The kernel text compiled as C (the prelude's KVB_HOST_EMU branch) at shapes whose offsets pass
+# 2^31, under UBSan's signed-overflow check, and gpu_limits.c's guard (tests/test_gpu_index64.c).
+# Needs no OpenCL, so it is built and run by `make check` everywhere.
+SAN_INT := -fsanitize=signed-integer-overflow,pointer-overflow -fno-sanitize-recover=all
+$(B)/obj/tests/test_gpu_index64.o: CFLAGS_ALL += -Isrc/gpu $(SAN_INT)
+$(B)/obj/tests/test_gpu_index64.o: $(GPU_CL) src/gpu/gpu_limits.h
+$(B)/tests/test_gpu_index64: $(B)/obj/tests/test_gpu_index64.o $(B)/obj/src/gpu/gpu_limits.o
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_INT) -o $@ $^ -lm
+
 # kvbound itself: a spec's backend = "opencl" (runner.c) and `kvbound devices` reach the device
 # library when OpenCL is there; without it they say so and everything else works.
 KVBOUND_GPU_LIBS = $(if $(HAVE_OPENCL),$(B)/libkvbound_gpu.a -lOpenCL)
@@ -172,13 +182,56 @@ $(B)/obj/src/app/runner.o: $(wildcard src/gpu/*.h)
 
 # CUDA: every kernel compiled for each of CUDA_ARCHS with warnings as errors, register and shared
 # memory usage printed (scripts/cuda-compile-check; part of `make check` when nvcc exists).
-.PHONY: cuda-compile check-gpu
+.PHONY: cuda-compile check-gpu check-gpu-standin
 cuda-compile: $(B)/gpu/kvb_kernels.cu
 	@NVCC="$(NVCC)" CUDA_ARCHS="$(CUDA_ARCHS)" sh scripts/cuda-compile-check $(B)
-# The full grid on every CUDA device (an NVIDIA machine), then on every OpenCL device.
-check-gpu: all $(B)/gpu/kvb_kernels.cu
-	@NVCC="$(NVCC)" CUDA_ARCHS="$(CUDA_ARCHS)" sh scripts/cuda-compile-check $(B) run
-	$(B)/kvb-gpucheck test --full --all-devices
+
+# The binaries that run on CUDA (where nvcc is found): the backend compiled into a fatbin for every
+# architecture of CUDA_ARCHS (SASS for each, plus PTX of the last for newer GPUs) with warnings as
+# errors, and one fatbin per mutant define (every KVB_MUT_* of the kernel text, the same flags),
+# which gpu_cuda.cu loads as a library for kvb-gpucheck's mutant runs; a mutant that does not
+# compile fails the build. build/kvb-gpucheck-cuda links the real CUDA runtime;
+# build/kvb-gpucheck-cuda-standin links tests/cuda_standin.c instead, a stand-in runtime that runs
+# the same backend's launches on the OpenCL device (no NVIDIA GPU needed).
+ifneq ($(NVCC),)
+CUDA_HOME    := $(patsubst %/,%,$(dir $(patsubst %/,%,$(dir $(NVCC)))))
+CUDA_GENCODE := $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+                -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=compute_$(lastword $(CUDA_ARCHS))
+NVCC_FLAGS   := -std=c++17 -O3 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror
+CUDA_MUTANTS := $(sort $(shell sed -n 's/.*\(KVB_MUT_[A-Z0-9_]*\).*/\1/p' $(GPU_CL)))
+CUDA_MUT_DIR := $(B)/gpu/cuda-mutants
+CUDA_FATBINS := $(CUDA_MUTANTS:%=$(CUDA_MUT_DIR)/%.fatbin)
+CUDA_CHECK_OBJ := $(B)/obj/src/app/tools/gpucheck_main.o $(B)/gpu/gpu_ops_cuda.o \
+                  $(filter-out $(B)/obj/src/gpu/gpu_ops.o,$(GPU_OBJ)) $(B)/gpu/gpu_cuda.o
+$(B)/gpu/gpu_cuda.o: src/gpu/gpu_cuda.cu $(B)/gpu/kvb_kernels.cu src/gpu/gpu.h
+	$(NVCC) $(NVCC_FLAGS) $(CUDA_GENCODE) -I$(B)/gpu -Isrc/gpu -Isrc/core \
+	  -DKVB_CUDA_MUTANT_DIR='"$(abspath $(CUDA_MUT_DIR))"' -c $< -o $@
+$(CUDA_MUT_DIR)/%.fatbin: $(B)/gpu/kvb_kernels.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCC_FLAGS) $(CUDA_GENCODE) -D$* --fatbin -x cu $< -o $@
+$(B)/gpu/gpu_ops_cuda.o: src/gpu/gpu_ops.c $(HDRS) $(wildcard src/gpu/*.h)
+	$(CC) $(CFLAGS_ALL) $(GPU_INC) -DKVB_WITH_CUDA -c $< -o $@
+$(B)/kvb-gpucheck-cuda: $(CUDA_CHECK_OBJ) $(B)/libkvbound.a $(CUDA_FATBINS)
+	$(CC) -o $@ $(CUDA_CHECK_OBJ) $(B)/libkvbound.a -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
+	  -lcudart -lstdc++ -lOpenCL $(LIBS)
+$(B)/obj/tests/cuda_standin.o: tests/cuda_standin.c src/gpu/gpu.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -I$(CUDA_HOME)/include $(GPU_INC) -c $< -o $@
+$(B)/kvb-gpucheck-cuda-standin: $(CUDA_CHECK_OBJ) $(B)/obj/tests/cuda_standin.o $(B)/libkvbound.a $(CUDA_FATBINS)
+	$(CC) -o $@ $(CUDA_CHECK_OBJ) $(B)/obj/tests/cuda_standin.o $(B)/libkvbound.a -lstdc++ -lOpenCL $(LIBS)
+CUDA_CHECK_BINS := $(B)/kvb-gpucheck-cuda $(B)/kvb-gpucheck-cuda-standin
+endif
+
+# make check-gpu: the CUDA compile check, the stand-in run of the CUDA backend, the full grid with
+# its mutants on every CUDA device, then on every OpenCL device (scripts/check-gpu). Its exit
+# status: 0 only when the grid ran on a CUDA device and passed; 3 when every check passed but no
+# CUDA device (or no nvcc) was there, so nothing ran on a GPU; 1 on any failure (make reports
+# "Error 3" / "Error 1" and exits 2). check-gpu-standin counts the stand-in run as the device run:
+# 0 when it and everything else passed (this machine's way to check the CUDA backend end to end).
+check-gpu: all $(B)/gpu/kvb_kernels.cu $(CUDA_CHECK_BINS)
+	@NVCC="$(NVCC)" CUDA_ARCHS="$(CUDA_ARCHS)" sh scripts/check-gpu $(B)
+check-gpu-standin: all $(B)/gpu/kvb_kernels.cu $(CUDA_CHECK_BINS)
+	@NVCC="$(NVCC)" CUDA_ARCHS="$(CUDA_ARCHS)" sh scripts/check-gpu $(B) standin
 
 # The default verification: every claim checked, verdict table in out/report.md.
 run: all

@@ -1,5 +1,6 @@
 /* gpu_ops.c — the backend dispatch of gpu.h and the host side of the kernels (gpu_ops.h). */
 #include "gpu_ops.h"
+#include "gpu_limits.h"
 #include "kvb_error.h"
 
 #include <math.h>
@@ -102,8 +103,8 @@ static int upload(kvb_gpu *g, const void *src, size_t bytes, kvb_gpu_buf **b) {
   return rc;
 }
 
-#define INT_OK(x) ((x) < (size_t)1 << 30)
-
+/* The kernels index buffers with 64-bit offsets (kvb_idx); what stays 32-bit (kernel arguments,
+ * group ids, int token indices) is checked by gpu_limits.h before anything is uploaded. */
 int kvb_gpu_attention(kvb_gpu *g, size_t H, size_t n, size_t dk, size_t dv, size_t nq,
                       double scale, int kv_half, const float *Q, const void *K, const void *V,
                       const float *logw, size_t chunk, float *Z, double *kernel_s) {
@@ -113,8 +114,9 @@ int kvb_gpu_attention(kvb_gpu *g, size_t H, size_t n, size_t dk, size_t dv, size
   if (dk > KVB_GPU_DMAX || dv > KVB_GPU_DMAX || chunk > KVB_GPU_CHUNK_MAX)
     return KVB_ERROR(KVB_EINVAL, "gpu attention: d_key = %zu, d_value = %zu (max %d), chunk = %zu (max %d)",
                      dk, dv, KVB_GPU_DMAX, chunk, KVB_GPU_CHUNK_MAX);
-  if (!INT_OK(H * n * (dk > dv ? dk : dv)) || !INT_OK(nq * H * n) || !isfinite(scale))
-    return KVB_ERROR(KVB_EINVAL, "gpu attention: sizes exceed the kernels' 32-bit indexing or scale not finite");
+  if (!kvb_gpu_fits_attention(H, n, dk, dv, nq, chunk) || !isfinite(scale))
+    return KVB_ERROR(KVB_EINVAL, "gpu attention: sizes exceed the kernels' 32-bit arguments or group ids "
+                     "(gpu_limits.h), or scale not finite");
   size_t es = kv_half ? 2 : 4;
   /* NaN/Inf rejected before launch, as on the CPU (kvb_attention_exact) */
   if (!finite_f32(Q, nq * H * dk) || (logw && !finite_f32(logw, H * n)) ||
@@ -154,8 +156,8 @@ int kvb_gpu_usample_compress(kvb_gpu *g, size_t H, size_t n, size_t dk, size_t d
                              const float *V, size_t kk, const int *pos, float *Kc, float *Vc,
                              double *kernel_s) {
   if (!g || !K || !V || !pos || !Kc || !Vc) return KVB_ERROR(KVB_ENULL, "gpu usample compress: NULL argument");
-  if (!H || !n || !dk || !dv || !kk || !INT_OK(H * n * (dk > dv ? dk : dv)))
-    return KVB_ERROR(KVB_EINVAL, "gpu usample compress: sizes must be >= 1 and fit 32-bit indexing");
+  if (!H || !n || !dk || !dv || !kk || !kvb_gpu_fits_gather(H, n, dk, dv, kk))
+    return KVB_ERROR(KVB_EINVAL, "gpu usample compress: sizes must be >= 1 and fit the kernel's 32-bit arguments (gpu_limits.h)");
   for (size_t i = 0; i < H * kk; i++)
     if (pos[i] < 0 || (size_t)pos[i] >= n)
       return KVB_ERROR(KVB_EINVAL, "gpu usample compress: position %d outside [0, %zu)", pos[i], n);
@@ -202,7 +204,7 @@ int kvb_gpu_bkvb_compress(kvb_gpu *g, size_t H, size_t n, size_t d, size_t dv, c
                           double *w, float *P, double *kernel_s) {
   if (!g || !K || !V || !u || !idx || !w) return KVB_ERROR(KVB_ENULL, "gpu balancekv_block: NULL argument");
   if (!H || !n || !d || !dv || !b || b > KVB_GPU_BMAX || d > KVB_GPU_DMAX || T >= 31 || (n >> T) == 0 ||
-      !INT_OK(H * n * (d > dv ? d : dv)))
+      !kvb_gpu_fits_bkvb(H, n, d, dv, b))
     return KVB_ERROR(KVB_EINVAL, "gpu balancekv_block: need H, n, d, dv >= 1, d <= %d, 1 <= b <= %d, n >= 2^T",
                      KVB_GPU_DMAX, KVB_GPU_BMAX);
   if (!isfinite(gamma) || !isfinite(tau) || !isfinite(beta) || !isfinite(c0) || c0 < 0)
@@ -225,7 +227,7 @@ int kvb_gpu_bkvb_compress(kvb_gpu *g, size_t H, size_t n, size_t d, size_t dv, c
   }
   for (size_t h = 0; h < H; h++)
     for (size_t i = 0; i < n; i++) cur[h * n + i] = (int)i, cw[h * n + i] = 1.0f;
-  for (unsigned r = 0, o = 0; r < T; o += (unsigned)(H * (n >> r)), r++)
+  for (size_t r = 0, o = 0; r < T; o += H * (n >> r), r++)
     for (size_t i = 0; i < H * (n >> r); i++) uf[o + i] = (float)u[r][i];
   kvb_gpu_buf *bK = NULL, *bV = NULL, *bC[2] = {NULL, NULL}, *bW[2] = {NULL, NULL}, *bU = NULL, *bS = NULL, *bP = NULL;
   int rc = upload(g, K, H * n * d * 4, &bK);
@@ -280,9 +282,8 @@ int kvb_gpu_wquery(kvb_gpu *g, size_t H, size_t n, size_t dk, size_t dv, size_t 
   if (!H || !n || !dk || !dv || !kk || !nq || dk > KVB_GPU_DMAX || dv > KVB_GPU_DMAX)
     return KVB_ERROR(KVB_EINVAL, "gpu weighted query: H, n, d_key, d_value, entries, queries must be >= 1, d <= %d",
                      KVB_GPU_DMAX);
-  if (!INT_OK(H * n * (dk > dv ? dk : dv)) || !INT_OK(H * kk) || !INT_OK(nq * H * (dk > dv ? dk : dv)) ||
-      !isfinite(scale))
-    return KVB_ERROR(KVB_EINVAL, "gpu weighted query: sizes exceed 32-bit indexing or scale not finite");
+  if (!kvb_gpu_fits_wquery(H, n, dk, dv, kk, nq) || !isfinite(scale))
+    return KVB_ERROR(KVB_EINVAL, "gpu weighted query: sizes exceed the kernel's 32-bit arguments (gpu_limits.h) or scale not finite");
   for (size_t i = 0; i < H * kk; i++)
     if (idx[i] < 0 || (size_t)idx[i] >= n)
       return KVB_ERROR(KVB_EINVAL, "gpu weighted query: index %d outside [0, %zu)", idx[i], n);
@@ -360,7 +361,7 @@ int kvb_gpu_subgen_init(kvb_gpu_subgen *st, size_t H, size_t dk, size_t dv, size
   if (!st) return KVB_ERROR(KVB_ENULL, "gpu subgen init: NULL state");
   memset(st, 0, sizeof *st);
   if (!H || !dk || !dv || !t || !s || dk > KVB_GPU_DMAX || dv > KVB_GPU_DMAX || !(delta > 0) || !isfinite(delta) ||
-      !INT_OK(H * t * s * (dk > dv ? dk : dv)))
+      !kvb_gpu_fits_subgen(H, dk, dv, t, s, 0, 0, 0, 0))
     return KVB_ERROR(KVB_EINVAL, "gpu subgen: need H, d_key, d_value, t, s >= 1, d <= %d, finite δ > 0", KVB_GPU_DMAX);
   kvb_gpu_subgen z;
   memset(&z, 0, sizeof z);
@@ -381,8 +382,8 @@ int kvb_gpu_subgen_update(kvb_gpu *g, kvb_gpu_subgen *st, size_t nt, const float
   if (!nt) return KVB_OK;
   for (size_t h = 0; h < H; h++) mmax = (size_t)st->mc[h] > mmax ? (size_t)st->mc[h] : mmax;
   size_t cap = st->cap >= mmax + nt ? st->cap : 2 * (mmax + nt); /* room for nt new clusters */
-  if (!INT_OK(st->n + nt) || !INT_OK(H * nt * (t + s + dk + dv)) || !INT_OK(H * cap * t * dk))
-    return KVB_ERROR(KVB_EINVAL, "gpu subgen update: sizes exceed the kernel's 32-bit indexing");
+  if (!kvb_gpu_fits_subgen(H, dk, dv, t, s, cap, st->n + nt, nt, 0))
+    return KVB_ERROR(KVB_EINVAL, "gpu subgen update: sizes exceed the kernel's 32-bit arguments (gpu_limits.h)");
   if (!finite_f32(K, H * nt * dk) || !finite_f32(V, H * nt * dv))
     return KVB_ERROR(KVB_EDOM, "gpu subgen update: non-finite key or value");
   for (size_t i = 0; i < H * nt * (t + s); i++)
@@ -441,7 +442,7 @@ int kvb_gpu_subgen_query(kvb_gpu *g, const kvb_gpu_subgen *st, size_t nq, double
   if (!g || !st || !st->mc || !Q || !Z) return KVB_ERROR(KVB_ENULL, "gpu subgen query: NULL argument");
   size_t H = st->H, dk = st->dk, dv = st->dv, t = st->t, s = st->s, c = st->cap;
   if (st->n == 0) return KVB_ERROR(KVB_ESTATE, "gpu subgen query: no token has been streamed yet");
-  if (!nq || !INT_OK(nq * H * (dk > dv ? dk : dv)) || !isfinite(scale))
+  if (!nq || !kvb_gpu_fits_subgen(H, dk, dv, t, s, c, st->n, 0, nq) || !isfinite(scale))
     return KVB_ERROR(KVB_EINVAL, "gpu subgen query: need 1 <= queries (32-bit indexing) and a finite scale");
   if (!finite_f32(Q, nq * H * dk)) return KVB_ERROR(KVB_EDOM, "gpu subgen query: non-finite query");
   kvb_gpu_buf *b[10] = {NULL};

@@ -15,10 +15,13 @@
  *   KVB_MUT_NO_RESCALE    combine without the e^{M_s − M} factors
  *   KVB_MUT_NO_BARRIER    no barrier between writing the probabilities to local memory and
  *                         reading them all
- *   KVB_MUT_DROP_PARTIAL  a split shorter than `chunk` (the last, partial one) is dropped */
+ *   KVB_MUT_DROP_PARTIAL  a split shorter than `chunk` (the last, partial one) is dropped
+ *   KVB_MUT_SCALE_5E4     scores scaled 0.05% too high (kvb-gpucheck's tolerances must see it)
+ * Offsets into Q, K, V, logw and the partials are kvb_idx (64-bit): g·dv reaches 2^31 at, e.g.,
+ * H = 8, n = 2^18, d = 256, 256 queries, chunk 64 (tests/test_gpu_index64.c runs that shape). */
 
 KVB_DEVICE float kvb_load_kv(KVB_GLOBAL const float *pf, KVB_GLOBAL const kvb_half *ph, int is_half,
-                             int i) {
+                             kvb_idx i) {
   return is_half ? KVB_LOAD_HALF(ph, i) : pf[i];
 }
 
@@ -41,15 +44,19 @@ KVB_KERNEL kvb_attn_split(int n, int dk, int dv, int H, int chunk, int nsplit, f
 #ifdef KVB_MUT_DROP_PARTIAL
   if (len < chunk) len = 0;
 #endif
-  for (int a = lid; a < dk; a += wg) qs[a] = Q[hq * dk + a]; /* hq = h + H·qi: row of Q */
+#ifdef KVB_MUT_SCALE_5E4
+  scale *= 1.0005f;
+#endif
+  kvb_idx row0 = (kvb_idx)h * n + start; /* the split's first token row of head h */
+  for (int a = lid; a < dk; a += wg) qs[a] = Q[(kvb_idx)hq * dk + a]; /* hq = h + H·qi: row of Q */
   KVB_BARRIER();
   /* scores, each work-item its own tokens t ≡ lid (mod wg) */
   float mloc = KVB_NEG_INF;
   for (int t = lid; t < len; t += wg) {
-    int base = (h * n + start + t) * dk;
+    kvb_idx base = (row0 + t) * dk;
     float acc = 0.0f;
     for (int a = 0; a < dk; a++) acc += qs[a] * kvb_load_kv(Kf, Kh, is_half, base + a);
-    float sc = scale * acc + (has_w ? logw[h * n + start + t] : 0.0f);
+    float sc = scale * acc + (has_w ? logw[row0 + t] : 0.0f);
     p[t] = sc;
     mloc = KVB_FMAX(mloc, sc);
   }
@@ -68,8 +75,8 @@ KVB_KERNEL kvb_attn_split(int n, int dk, int dv, int H, int chunk, int nsplit, f
   for (int t = 0; t < len; t++) l += p[t];
   for (int a = lid; a < dv; a += wg) {
     float acc = 0.0f;
-    for (int t = 0; t < len; t++) acc += p[t] * kvb_load_kv(Vf, Vh, is_half, (h * n + start + t) * dv + a);
-    Oo[g * dv + a] = acc;
+    for (int t = 0; t < len; t++) acc += p[t] * kvb_load_kv(Vf, Vh, is_half, (row0 + t) * dv + a);
+    Oo[(kvb_idx)g * dv + a] = acc;
   }
   if (lid == 0) {
     Mo[g] = len > 0 ? m : KVB_NEG_INF;
@@ -83,11 +90,12 @@ KVB_KERNEL kvb_attn_combine(int dv, int nsplit, KVB_GLOBAL const float *Mo,
                             KVB_GLOBAL float *Z) {
   int hq = KVB_GROUP_ID(), lid = KVB_LOCAL_ID(), wg = KVB_LOCAL_SIZE();
   float M = KVB_NEG_INF;
-  for (int s = 0; s < nsplit; s++) M = KVB_FMAX(M, Mo[hq * nsplit + s]);
+  kvb_idx g0 = (kvb_idx)hq * nsplit; /* this (head, query)'s first split */
+  for (int s = 0; s < nsplit; s++) M = KVB_FMAX(M, Mo[g0 + s]);
   for (int a = lid; a < dv; a += wg) {
     float L = 0.0f, acc = 0.0f;
     for (int s = 0; s < nsplit; s++) {
-      int g = hq * nsplit + s;
+      kvb_idx g = g0 + s;
 #ifdef KVB_MUT_NO_RESCALE
       float f = 1.0f;
 #else
@@ -96,7 +104,7 @@ KVB_KERNEL kvb_attn_combine(int dv, int nsplit, KVB_GLOBAL const float *Mo,
       L += f * Lo[g];
       acc += f * Oo[g * dv + a];
     }
-    Z[hq * dv + a] = acc / L;
+    Z[(kvb_idx)hq * dv + a] = acc / L;
   }
 }
 
@@ -107,7 +115,8 @@ KVB_KERNEL kvb_usample_gather(int n, int dk, int dv, int kk, KVB_GLOBAL const in
                               KVB_GLOBAL const float *K, KVB_GLOBAL const float *V,
                               KVB_GLOBAL float *Kc, KVB_GLOBAL float *Vc) {
   int r = KVB_GROUP_ID(), lid = KVB_LOCAL_ID(), wg = KVB_LOCAL_SIZE();
-  int h = r / kk, src = h * n + pos[r];
-  for (int a = lid; a < dk; a += wg) Kc[r * dk + a] = K[src * dk + a];
-  for (int a = lid; a < dv; a += wg) Vc[r * dv + a] = V[src * dv + a];
+  int h = r / kk;
+  kvb_idx src = (kvb_idx)h * n + pos[r];
+  for (int a = lid; a < dk; a += wg) Kc[(kvb_idx)r * dk + a] = K[src * dk + a];
+  for (int a = lid; a < dv; a += wg) Vc[(kvb_idx)r * dv + a] = V[src * dv + a];
 }

@@ -18,7 +18,11 @@
  * kvb_bkvb_halving: one work-group per head, work-item 0 applies balanced_walk.py's halving rule
  * (kvb_bkvb_halve in balancekv_block.c) and writes the survivors' indices and weights.
  *
- * Mutant define: KVB_MUT_WALK_SIGN_FLIP (p_j = ½ + γ·Σ K s: the walk pushes towards the sum). */
+ * Mutant defines: KVB_MUT_WALK_SIGN_FLIP (p_j = ½ + γ·Σ K s: the walk pushes towards the sum);
+ * KVB_MUT_SCALE_5E4 (the key scale τ/√d 0.05% too high: every p_j moves beyond its float32 bound);
+ * KVB_MUT_WALK_NO_SJ_BARRIER (no barrier after work-item 0 publishes s_j: the others may read the
+ * previous sign; a race PoCL cannot see, found by Oclgrind in scripts/oclgrind-check).
+ * Row offsets are kvb_idx (64-bit), as everywhere a product of shape parameters is an offset. */
 
 KVB_KERNEL kvb_bkvb_walk(int n, int d, int dv, int m, int b, int nblk, float ks, float beta,
                          float c0, float gamma, KVB_GLOBAL const float *K,
@@ -31,24 +35,28 @@ KVB_KERNEL kvb_bkvb_walk(int n, int d, int dv, int m, int b, int nblk, float ks,
   int g = KVB_GROUP_ID(), lid = KVB_LOCAL_ID(), wg = KVB_LOCAL_SIZE();
   int h = g / nblk, blk = g % nblk, start = blk * b;
   int len = m - start < b ? m - start : b;
-  KVB_GLOBAL const int *cu = cur + h * n + start;
-  KVB_GLOBAL const float *w = cw + h * n + start;
+#ifdef KVB_MUT_SCALE_5E4
+  ks *= 1.0005f;
+#endif
+  kvb_idx hn = (kvb_idx)h * n, hm = (kvb_idx)h * m;
+  KVB_GLOBAL const int *cu = cur + hn + start;
+  KVB_GLOBAL const float *w = cw + hn + start;
   for (int a = lid; a < d; a += wg) { /* block mean of the real tokens */
     float sum = 0.0f;
-    for (int i = 0; i < len; i++) sum += K[(h * n + cu[i]) * d + a];
+    for (int i = 0; i < len; i++) sum += K[(hn + cu[i]) * d + a];
     mean[a] = sum / (float)len;
   }
   for (int i = lid; i < len; i += wg) acc[i] = 0.0f;
   if (lid == 0) {
     sj = 1.0f; /* s_0 = +1 */
-    S[h * m + start] = 1;
-    P[h * m + start] = 0.5f;
+    S[hm + start] = 1;
+    P[hm + start] = 0.5f;
   }
   KVB_BARRIER();
   for (int j = 0; j + 1 < len; j++) {
-    int kj = (h * n + cu[j]) * d, vj = (h * n + cu[j]) * dv;
+    kvb_idx kj = (hn + cu[j]) * d, vj = (hn + cu[j]) * dv;
     for (int i = j + 1 + lid; i < len; i += wg) { /* row j of the kernel, pushed to i > j */
-      int ki = (h * n + cu[i]) * d, vi = (h * n + cu[i]) * dv;
+      kvb_idx ki = (hn + cu[i]) * d, vi = (hn + cu[i]) * dv;
       float kd = 0.0f, vd = 0.0f;
       for (int a = 0; a < d; a++) kd += (K[ki + a] - mean[a]) * (K[kj + a] - mean[a]);
       for (int a = 0; a < dv; a++) vd += (w[i] * V[vi + a]) * (w[j] * V[vj + a]);
@@ -61,12 +69,14 @@ KVB_KERNEL kvb_bkvb_walk(int n, int d, int dv, int m, int b, int nblk, float ks,
 #else
       float p = 0.5f - gamma * acc[j + 1];
 #endif
-      float s = u[h * m + start + j + 1] < p ? 1.0f : -1.0f; /* NaN p: −1, as on the CPU */
-      S[h * m + start + j + 1] = (int)s;
-      P[h * m + start + j + 1] = p;
+      float s = u[hm + start + j + 1] < p ? 1.0f : -1.0f; /* NaN p: −1, as on the CPU */
+      S[hm + start + j + 1] = (int)s;
+      P[hm + start + j + 1] = p;
       sj = s;
     }
-    KVB_BARRIER();
+#ifndef KVB_MUT_WALK_NO_SJ_BARRIER
+    KVB_BARRIER(); /* s_j published before anyone pushes row j + 1 with it */
+#endif
   }
 }
 
@@ -76,7 +86,8 @@ KVB_KERNEL kvb_bkvb_halving(int n, int m, KVB_GLOBAL const int *S, KVB_GLOBAL co
                           KVB_GLOBAL float *ncw) {
   int h = KVB_GROUP_ID();
   if (KVB_LOCAL_ID() != 0) return;
-  KVB_GLOBAL const int *s = S + h * m;
+  KVB_GLOBAL const int *s = S + (kvb_idx)h * m;
+  kvb_idx hn = (kvb_idx)h * n;
   int hm = m / 2, cp = 0, cm = 0, np = 0, nm = 0, fp = 0, fm = 0;
   for (int p = 0; p < m; p++) { /* first position where each sign's count reaches m/2 */
     if (s[p] > 0) {
@@ -87,9 +98,9 @@ KVB_KERNEL kvb_bkvb_halving(int n, int m, KVB_GLOBAL const int *S, KVB_GLOBAL co
   }
   int c = cp > cm ? cp : cm, sc = s[c], k = 0;
   for (int p = 0; p <= c && k < hm; p++) /* ×2: positions <= c with the sign opposite s[c] */
-    if (s[p] != sc) ncur[h * n + k] = cur[h * n + p], ncw[h * n + k] = 2.0f * cw[h * n + p], k++;
+    if (s[p] != sc) ncur[hn + k] = cur[hn + p], ncw[hn + k] = 2.0f * cw[hn + p], k++;
   for (int p = c + 1; p < m && k < hm; p++) /* ×1: positions after c */
-    ncur[h * n + k] = cur[h * n + p], ncw[h * n + k] = cw[h * n + p], k++;
+    ncur[hn + k] = cur[hn + p], ncw[hn + k] = cw[hn + p], k++;
 }
 
 /* kvb_wquery — the weighted query of block BalanceKV (balancekv_block.h: first/recent tokens with
@@ -103,7 +114,9 @@ KVB_KERNEL kvb_bkvb_halving(int n, int m, KVB_GLOBAL const int *S, KVB_GLOBAL co
  * (per-item partials, then a tree sum) and, chunk by chunk of KVB_CHUNK_MAX entries, the terms
  * e^{s_j + ln_j − M} in local memory, from which each work-item accumulates its output
  * coordinates. Every exponent is <= 0 after the shift, so nothing overflows.
- * Mutant define KVB_MUT_WQ_NO_MAX: M = 0 (no rescaling by the max; overflows on large scores). */
+ * Mutant defines: KVB_MUT_WQ_NO_MAX: M = 0 (no rescaling by the max; overflows on large scores);
+ * KVB_MUT_SCALE_5E4: scores 0.05% too high; KVB_MUT_WQ_NO_CHUNK_BARRIER: no barrier before the next
+ * chunk rewrites p (a race found by Oclgrind only). Offsets are kvb_idx (64-bit). */
 /* ⟨q, x⟩ for q in local memory, x in global memory, summed in order a = 0..d−1. */
 KVB_DEVICE float kvb_dot_lg(KVB_LOCAL const float *q, KVB_GLOBAL const float *x, int d) {
   float acc = 0.0f;
@@ -120,14 +133,19 @@ KVB_KERNEL kvb_wquery(int n, int dk, int dv, int H, int kk, float scale, KVB_GLO
   KVB_SHARED float red[KVB_WG];
   int g = KVB_GROUP_ID(), lid = KVB_LOCAL_ID(), wg = KVB_LOCAL_SIZE();
   int h = g % H;
-  KVB_GLOBAL const int *ix = idx + h * kk;
-  for (int a = lid; a < dk; a += wg) qs[a] = Q[g * dk + a];
-  for (int a = lid; a < dv; a += wg) Z[g * dv + a] = 0.0f;
+#ifdef KVB_MUT_SCALE_5E4
+  scale *= 1.0005f;
+#endif
+  kvb_idx hn = (kvb_idx)h * n, hk = (kvb_idx)h * kk;
+  KVB_GLOBAL const int *ix = idx + hk;
+  KVB_GLOBAL float *z = Z + (kvb_idx)g * dv;
+  for (int a = lid; a < dk; a += wg) qs[a] = Q[(kvb_idx)g * dk + a];
+  for (int a = lid; a < dv; a += wg) z[a] = 0.0f;
   KVB_BARRIER();
   float mloc = KVB_NEG_INF;
   for (int j = lid; j < kk; j += wg) {
-    float sc = scale * kvb_dot_lg(qs, K + (h * n + ix[j]) * dk, dk);
-    mloc = KVB_FMAX(mloc, sc + KVB_FMAX(ln[h * kk + j], ld[h * kk + j]));
+    float sc = scale * kvb_dot_lg(qs, K + (hn + ix[j]) * dk, dk);
+    mloc = KVB_FMAX(mloc, sc + KVB_FMAX(ln[hk + j], ld[hk + j]));
   }
   red[lid] = mloc;
   KVB_BARRIER();
@@ -144,17 +162,19 @@ KVB_KERNEL kvb_wquery(int n, int dk, int dv, int H, int kk, float scale, KVB_GLO
   for (int c = 0; c < kk; c += KVB_CHUNK_MAX) {
     int len = kk - c < KVB_CHUNK_MAX ? kk - c : KVB_CHUNK_MAX;
     for (int j = lid; j < len; j += wg) {
-      float sc = scale * kvb_dot_lg(qs, K + (h * n + ix[c + j]) * dk, dk);
-      p[j] = KVB_EXP(sc + ln[h * kk + c + j] - M);
-      dloc += KVB_EXP(sc + ld[h * kk + c + j] - M);
+      float sc = scale * kvb_dot_lg(qs, K + (hn + ix[c + j]) * dk, dk);
+      p[j] = KVB_EXP(sc + ln[hk + c + j] - M);
+      dloc += KVB_EXP(sc + ld[hk + c + j] - M);
     }
     KVB_BARRIER(); /* every p[j] written (and red[0] read) before anyone reads p or writes red */
     for (int a = lid; a < dv; a += wg) {
-      float acc = Z[g * dv + a];
-      for (int j = 0; j < len; j++) acc += p[j] * V[(h * n + ix[c + j]) * dv + a];
-      Z[g * dv + a] = acc;
+      float acc = z[a];
+      for (int j = 0; j < len; j++) acc += p[j] * V[(hn + ix[c + j]) * dv + a];
+      z[a] = acc;
     }
+#ifndef KVB_MUT_WQ_NO_CHUNK_BARRIER
     KVB_BARRIER(); /* p is rewritten by the next chunk */
+#endif
   }
   red[lid] = dloc;
   KVB_BARRIER();
@@ -163,5 +183,5 @@ KVB_KERNEL kvb_wquery(int n, int dk, int dv, int H, int kk, float scale, KVB_GLO
     KVB_BARRIER();
   }
   float D = red[0];
-  for (int a = lid; a < dv; a += wg) Z[g * dv + a] = Z[g * dv + a] / D;
+  for (int a = lid; a < dv; a += wg) z[a] = z[a] / D;
 }

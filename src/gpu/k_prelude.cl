@@ -16,6 +16,8 @@
  *                       exchanging data through global memory: SubGen's state)
  *   KVB_LOCAL           qualifier of a pointer parameter to work-group-local memory
  *   kvb_half, KVB_LOAD_HALF(p, i)   IEEE binary16 storage, read as float (no half arithmetic)
+ *   kvb_idx             a 64-bit signed index: every offset into a buffer whose size is a product
+ *                       of shape parameters (n·d·heads·queries can pass 2^31) is computed in it
  *   KVB_EXP, KVB_LOG, KVB_FMAX, KVB_FMIN, KVB_NEG_INF   single-precision math */
 #if defined(__CUDACC__)
 #include <cuda_fp16.h>
@@ -35,7 +37,35 @@
 #define KVB_FMIN(a, b) fminf((a), (b))
 #define KVB_NEG_INF (-__int_as_float(0x7f800000))
 typedef __half kvb_half;
+typedef long long kvb_idx;
 #define KVB_LOAD_HALF(p, i) __half2float((p)[(i)])
+#elif defined(KVB_HOST_EMU)
+/* The kernels compiled as C on the host with one work-item per group (no barrier is needed then:
+ * every loop over lid steps by the group size 1, every tree reduction has no level), the group id
+ * set by the caller: tests/test_gpu_index64.c runs single groups at shapes whose offsets pass 2^31,
+ * under UBSan's signed-overflow check. Not a backend. */
+#include <math.h>
+#include <stdint.h>
+extern int kvb_host_group;
+float kvb_host_half(uint16_t h);
+#define KVB_KERNEL void
+#define KVB_DEVICE static inline
+#define KVB_GLOBAL
+#define KVB_SHARED static
+#define KVB_GROUP_ID() kvb_host_group
+#define KVB_LOCAL_ID() 0
+#define KVB_LOCAL_SIZE() 1
+#define KVB_BARRIER() ((void)0)
+#define KVB_BARRIER_GLOBAL() ((void)0)
+#define KVB_LOCAL
+#define KVB_EXP(x) expf(x)
+#define KVB_LOG(x) logf(x)
+#define KVB_FMAX(a, b) fmaxf((a), (b))
+#define KVB_FMIN(a, b) fminf((a), (b))
+#define KVB_NEG_INF (-INFINITY)
+typedef uint16_t kvb_half;
+typedef int64_t kvb_idx;
+#define KVB_LOAD_HALF(p, i) kvb_host_half((p)[(i)])
 #else
 #define KVB_KERNEL __kernel void
 #define KVB_DEVICE static inline
@@ -53,6 +83,7 @@ typedef __half kvb_half;
 #define KVB_FMIN(a, b) fmin((a), (b))
 #define KVB_NEG_INF (-INFINITY)
 typedef half kvb_half;
+typedef long kvb_idx;
 #define KVB_LOAD_HALF(p, i) vload_half((i), (p))
 #endif
 

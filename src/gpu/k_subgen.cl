@@ -27,7 +27,11 @@
  *
  * Mutant defines: KVB_MUT_SG_OLD_COUNT (line 17 uses n_i before line 14's increment: p = 1/(n_i − 1)),
  * KVB_MUT_SG_NO_COUNT (line 30 without the n_i weight: ln(1/t)), KVB_MUT_SG_CLUSTER_LT (line 13 with
- * < instead of <=: a key at distance exactly δ opens a cluster). */
+ * < instead of <=: a key at distance exactly δ opens a cluster), KVB_MUT_SCALE_5E4 (the query's
+ * scores 0.05% too high), and two races PoCL cannot see (Oclgrind finds them, scripts/oclgrind-check):
+ * KVB_MUT_SG_NO_T0_BARRIER (no barrier after work-item 0's section of the update: the others read
+ * sh_join/sh_best of the previous token) and KVB_MUT_SGQ_NO_CHUNK_BARRIER (the query's next chunk of
+ * slots rewrites p while it is read). Offsets are kvb_idx (64-bit). */
 
 KVB_KERNEL kvb_subgen_update(int nt, int dk, int dv, int t, int s, int cap, int n0, float delta2,
                              KVB_GLOBAL const float *K, KVB_GLOBAL const float *V,
@@ -43,7 +47,8 @@ KVB_KERNEL kvb_subgen_update(int nt, int dk, int dv, int t, int s, int cap, int 
   int h = KVB_GROUP_ID(), lid = KVB_LOCAL_ID(), wg = KVB_LOCAL_SIZE();
   if (lid == 0) sh_m = mc[h];
   for (int step = 0; step < nt; step++) {
-    int row = h * nt + step, pos = n0 + step;
+    int pos = n0 + step;
+    kvb_idx row = (kvb_idx)h * nt + step;
     KVB_GLOBAL const float *k = K + row * dk;
     KVB_GLOBAL const float *v = V + row * dv;
     KVB_GLOBAL const float *us = u + row * (t + s);
@@ -53,7 +58,7 @@ KVB_KERNEL kvb_subgen_update(int nt, int dk, int dv, int t, int s, int cap, int 
     float bd = -KVB_NEG_INF;
     int bi = 0x7fffffff;
     for (int i = lid; i < m; i += wg) { /* line 12, each item its representatives, in order */
-      KVB_GLOBAL const float *x = rep + (h * cap + i) * dk;
+      KVB_GLOBAL const float *x = rep + ((kvb_idx)h * cap + i) * dk;
       float d2 = 0.0f;
       for (int a = 0; a < dk; a++) {
         float df = x[a] - kq[a];
@@ -100,22 +105,26 @@ KVB_KERNEL kvb_subgen_update(int nt, int dk, int dv, int t, int s, int cap, int 
       mu[h] = muh + v2; /* line 6 */
       sh_join = join, sh_best = b;
     }
-    KVB_BARRIER();
+#ifndef KVB_MUT_SG_NO_T0_BARRIER
+    KVB_BARRIER(); /* work-item 0's decisions published */
+#endif
     int join = sh_join, b = sh_best;
     float pj = sh_pj, pm = sh_pm;
+    kvb_idx hb = (kvb_idx)h * cap + b;
     if (!join)
-      for (int a = lid; a < dk; a += wg) rep[(h * cap + b) * dk + a] = kq[a];
+      for (int a = lid; a < dk; a += wg) rep[hb * dk + a] = kq[a];
     for (int j = lid; j < t; j += wg) /* lines 15-17 (join) or line 20 (all t slots) */
       if (!join || us[j] < pj) {
-        for (int a = 0; a < dk; a++) S[((h * cap + b) * t + j) * dk + a] = kq[a];
-        S_pos[(h * cap + b) * t + j] = pos;
+        for (int a = 0; a < dk; a++) S[(hb * t + j) * dk + a] = kq[a];
+        S_pos[hb * t + j] = pos;
       }
     int off = join ? t : 0;
     for (int i = lid; i < s; i += wg) /* lines 25-26 */
       if (us[off + i] < pm) {
-        for (int a = 0; a < dk; a++) Mk[(h * s + i) * dk + a] = kq[a];
-        for (int a = 0; a < dv; a++) Mv[(h * s + i) * dv + a] = v[a];
-        M_pos[h * s + i] = pos;
+        kvb_idx hs = (kvb_idx)h * s + i;
+        for (int a = 0; a < dk; a++) Mk[hs * dk + a] = kq[a];
+        for (int a = 0; a < dv; a++) Mv[hs * dv + a] = v[a];
+        M_pos[hs] = pos;
       }
     KVB_BARRIER_GLOBAL(); /* the next token reads the representatives written above */
   }
@@ -146,18 +155,23 @@ KVB_KERNEL kvb_subgen_query(int dk, int dv, int t, int s, int cap, int H, float 
   KVB_SHARED float red[KVB_WG];
   int g = KVB_GROUP_ID(), lid = KVB_LOCAL_ID(), wg = KVB_LOCAL_SIZE();
   int h = g % H, m = mc[h], ns = m * t;
+#ifdef KVB_MUT_SCALE_5E4
+  scale *= 1.0005f;
+#endif
+  kvb_idx hs = (kvb_idx)h * s, hc = (kvb_idx)h * cap, hct = hc * t;
+  KVB_GLOBAL float *z = Z + (kvb_idx)g * dv;
   float lmu = KVB_LOG(mu[h]); /* −∞ only while every value was 0: then every slot is null */
-  for (int a = lid; a < dk; a += wg) qs[a] = Q[g * dk + a];
-  for (int a = lid; a < dv; a += wg) Z[g * dv + a] = 0.0f;
+  for (int a = lid; a < dk; a += wg) qs[a] = Q[(kvb_idx)g * dk + a];
+  for (int a = lid; a < dv; a += wg) z[a] = 0.0f;
   KVB_BARRIER();
   float mloc = KVB_NEG_INF;
   for (int i = lid; i < s; i += wg)
-    if (M_pos[h * s + i] >= 0)
-      mloc = KVB_FMAX(mloc, scale * kvb_dot_lg(qs, Mk + (h * s + i) * dk, dk) +
-                                kvb_sg_slot_lw(lmu, s, Mv + (h * s + i) * dv, dv));
+    if (M_pos[hs + i] >= 0)
+      mloc = KVB_FMAX(mloc, scale * kvb_dot_lg(qs, Mk + (hs + i) * dk, dk) +
+                                kvb_sg_slot_lw(lmu, s, Mv + (hs + i) * dv, dv));
   for (int e = lid; e < ns; e += wg)
-    mloc = KVB_FMAX(mloc, scale * kvb_dot_lg(qs, S + ((h * cap) * t + e) * dk, dk) +
-                              kvb_sg_count_lw(cnt[h * cap + e / t], t));
+    mloc = KVB_FMAX(mloc, scale * kvb_dot_lg(qs, S + (hct + e) * dk, dk) +
+                              kvb_sg_count_lw(cnt[hc + e / t], t));
   red[lid] = mloc;
   KVB_BARRIER();
   for (int off = wg / 2; off > 0; off >>= 1) { /* tree max */
@@ -167,23 +181,25 @@ KVB_KERNEL kvb_subgen_query(int dk, int dv, int t, int s, int cap, int H, float 
   float M = red[0];
   float tau = 0.0f; /* line 30, this item's samples */
   for (int e = lid; e < ns; e += wg)
-    tau += KVB_EXP(scale * kvb_dot_lg(qs, S + ((h * cap) * t + e) * dk, dk) +
-                   kvb_sg_count_lw(cnt[h * cap + e / t], t) - M);
+    tau += KVB_EXP(scale * kvb_dot_lg(qs, S + (hct + e) * dk, dk) +
+                   kvb_sg_count_lw(cnt[hc + e / t], t) - M);
   for (int c = 0; c < s; c += KVB_CHUNK_MAX) { /* line 29, chunk by chunk of slots */
     int len = s - c < KVB_CHUNK_MAX ? s - c : KVB_CHUNK_MAX;
     for (int j = lid; j < len; j += wg) {
       int i = c + j;
-      p[j] = M_pos[h * s + i] < 0 ? 0.0f
-                                  : KVB_EXP(scale * kvb_dot_lg(qs, Mk + (h * s + i) * dk, dk) +
-                                            kvb_sg_slot_lw(lmu, s, Mv + (h * s + i) * dv, dv) - M);
+      p[j] = M_pos[hs + i] < 0 ? 0.0f
+                               : KVB_EXP(scale * kvb_dot_lg(qs, Mk + (hs + i) * dk, dk) +
+                                         kvb_sg_slot_lw(lmu, s, Mv + (hs + i) * dv, dv) - M);
     }
     KVB_BARRIER(); /* every p[j] written (and red[0] read) before anyone reads p or writes red */
     for (int a = lid; a < dv; a += wg) {
-      float acc = Z[g * dv + a];
-      for (int j = 0; j < len; j++) acc += p[j] * Mv[(h * s + c + j) * dv + a];
-      Z[g * dv + a] = acc;
+      float acc = z[a];
+      for (int j = 0; j < len; j++) acc += p[j] * Mv[(hs + c + j) * dv + a];
+      z[a] = acc;
     }
-    KVB_BARRIER();
+#ifndef KVB_MUT_SGQ_NO_CHUNK_BARRIER
+    KVB_BARRIER(); /* p is rewritten by the next chunk */
+#endif
   }
   red[lid] = tau;
   KVB_BARRIER();
@@ -192,5 +208,5 @@ KVB_KERNEL kvb_subgen_query(int dk, int dv, int t, int s, int cap, int H, float 
     KVB_BARRIER();
   }
   float T = red[0];
-  for (int a = lid; a < dv; a += wg) Z[g * dv + a] = Z[g * dv + a] / T; /* line 31 */
+  for (int a = lid; a < dv; a += wg) z[a] = z[a] / T; /* line 31 */
 }
