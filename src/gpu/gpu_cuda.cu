@@ -36,7 +36,8 @@ static const struct {
                {"kvb_bkvb_halving", (const void *)kvb_bkvb_halving},
                {"kvb_wquery", (const void *)kvb_wquery},
                {"kvb_subgen_update", (const void *)kvb_subgen_update},
-               {"kvb_subgen_query", (const void *)kvb_subgen_query}};
+               {"kvb_subgen_query", (const void *)kvb_subgen_query},
+               {"kvb_copy_f4", (const void *)kvb_copy_f4}};
 
 static int cu_count(void) {
   int n = 0;

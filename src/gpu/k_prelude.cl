@@ -16,7 +16,11 @@
  *                       exchanging data through global memory: SubGen's state)
  *   KVB_LOCAL           qualifier of a pointer parameter to work-group-local memory
  *   kvb_half, KVB_LOAD_HALF(p, i)   IEEE binary16 storage, read as float (no half arithmetic)
- *   KVB_EXP, KVB_LOG, KVB_FMAX, KVB_FMIN, KVB_NEG_INF   single-precision math */
+ *   KVB_EXP, KVB_LOG, KVB_FMAX, KVB_FMIN, KVB_NEG_INF   single-precision math
+ *   KVB_NUM_GROUPS()    work-groups of the launch
+ *   kvb_float4, KVB_LOAD_F4(p, i), KVB_STORE_F4(p, i, v)   16-byte vector access to elements
+ *                       4i..4i+3 of a float array (p + 4i 16-byte aligned)
+ *   KVB_LOAD_H4(p, i)   elements 4i..4i+3 of a binary16 array as a kvb_float4 (one 8-byte load) */
 #if defined(__CUDACC__)
 #include <cuda_fp16.h>
 #define KVB_KERNEL extern "C" __global__ void
@@ -36,6 +40,19 @@
 #define KVB_NEG_INF (-__int_as_float(0x7f800000))
 typedef __half kvb_half;
 #define KVB_LOAD_HALF(p, i) __half2float((p)[(i)])
+#define KVB_NUM_GROUPS() ((int)gridDim.x)
+typedef float4 kvb_float4;
+#define KVB_LOAD_F4(p, i) (reinterpret_cast<const float4 *>(p)[(i)])
+#define KVB_STORE_F4(p, i, v) (reinterpret_cast<float4 *>(p)[(i)] = (v))
+static __device__ __forceinline__ float4 kvb_load_h4(const __half *p, int i) {
+  uint2 u = reinterpret_cast<const uint2 *>(p)[i];
+  __half2 lo, hi;
+  memcpy(&lo, &u.x, 4);
+  memcpy(&hi, &u.y, 4);
+  float2 a = __half22float2(lo), b = __half22float2(hi);
+  return make_float4(a.x, a.y, b.x, b.y);
+}
+#define KVB_LOAD_H4(p, i) kvb_load_h4((p), (i))
 #else
 #define KVB_KERNEL __kernel void
 #define KVB_DEVICE static inline
@@ -54,6 +71,11 @@ typedef __half kvb_half;
 #define KVB_NEG_INF (-INFINITY)
 typedef half kvb_half;
 #define KVB_LOAD_HALF(p, i) vload_half((i), (p))
+#define KVB_NUM_GROUPS() ((int)get_num_groups(0))
+typedef float4 kvb_float4;
+#define KVB_LOAD_F4(p, i) vload4((i), (p))
+#define KVB_STORE_F4(p, i, v) vstore4((v), (i), (p))
+#define KVB_LOAD_H4(p, i) vload_half4((i), (p))
 #endif
 
 /* Sizes shared with the host (gpu.h repeats them; gpu_ops.c checks they agree at build time of

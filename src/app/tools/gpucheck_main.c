@@ -33,6 +33,7 @@
 #include "method.h"
 #include "params.h"
 #include "pcg32.h"
+#include "roofline.h"
 #include "subgen.h"
 #include "subgen_uniforms.h"
 
@@ -1072,20 +1073,142 @@ static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
   return fails != 0;
 }
 
-/* One perf report: the model (bytes, flops), the measured kernel time, the C reference's time on
- * the same CPU (information, not a goal) and the H100 roofline. measured: appended to the
- * measured line ("" none); note: a last line (NULL none). */
-static const double H100_BW = 3.35e12, H100_FLOPS = 67e12;
+/* ---- perf: the roofline model of every kernel at the shapes of issue 27 (roofline.h) ---- */
+typedef struct {
+  const char *kernel, *shape;
+  int after; /* 0 today's kernel ("before"), 1 a kernel reshaped for the hardware */
+  int kind;  /* 0 decode, 1 subgen query, 2 subgen update, 3 bkvb round, 4 wquery */
+  double a[9];
+} model_row;
+
+static void model_build(const model_row *r, const kvb_roof_device *d, kvb_roof_kernel *k) {
+  const double *a = r->a;
+  switch (r->kind) {
+  case 0: kvb_roof_decode(k, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], r->after, d); break;
+  case 1: kvb_roof_subgen_query(k, a[0], a[1], a[2], a[3], a[4], a[5], a[6], d); break;
+  case 2: kvb_roof_subgen_update(k, a[0], a[1], a[2], a[3], a[4], a[5], a[6], d); break;
+  case 3: kvb_roof_bkvb_round(k, a[0], a[1], a[2], a[3], a[4], r->after, d); break;
+  default: kvb_roof_wquery(k, a[0], a[1], a[2], a[3], a[4], d); break;
+  }
+}
+
+/* H = 32 heads, d = 128, n = 32k (issue 27); GQA rows: 8 KV heads. The "after" rows are the
+ * kernels this tool also runs (k_decode_coop.cl, k_bkvb_gram.cl). */
+static const model_row MODEL_ROWS[] = {
+    {"attn_decode", "H=32,Hkv=32,n=32768,d=128,nq=1,split=256,f32", 0, 0, {32, 32, 32768, 128, 128, 1, 4, 256}},
+    {"attn_decode", "H=32,Hkv=32,n=32768,d=128,nq=1,split=256,f16", 0, 0, {32, 32, 32768, 128, 128, 1, 2, 256}},
+    {"attn_decode", "H=32,Hkv=8,n=32768,d=128,nq=1,split=256,f32 (K/V per query head)", 0, 0, {32, 8, 32768, 128, 128, 1, 4, 256}},
+    {"attn_decode", "H=32,Hkv=8,n=32768,d=128,nq=1,split=256,f16 (K/V per query head)", 0, 0, {32, 8, 32768, 128, 128, 1, 2, 256}},
+    {"subgen_query", "H=32,nq=1,d=128,clusters=256,t=8,s=64", 0, 1, {32, 1, 128, 128, 256, 8, 64}},
+    {"subgen_update", "H=32,tokens=32768,d=128,clusters=256,t=8,s=64", 0, 2, {32, 32768, 128, 128, 256, 8, 64}},
+    {"bkvb_compress", "one round: H=32,m=32768,d=128,b=256 (walk + halving)", 0, 3, {32, 32768, 128, 128, 256}},
+    {"bkvb_query", "H=32,nq=1,d=128,entries=16384", 0, 4, {32, 1, 128, 128, 16384}},
+};
+
+/* Prints each model row for the H100 with its phases, and its fractions on the other devices. */
+static void print_models(const char *filter, int after) {
+  const kvb_roof_device *h100 = kvb_roof_device_find("H100");
+  printf("\n== roofline model, %s (predicted; no device needed; roofline.h documents the model) ==\n",
+         after ? "AFTER: the kernels reshaped for the hardware" : "BEFORE: today's kernels");
+  for (size_t i = 0; i < sizeof MODEL_ROWS / sizeof *MODEL_ROWS; i++) {
+    const model_row *r = &MODEL_ROWS[i];
+    model_row rr = *r;
+    if (!matches(filter, r->kernel)) continue;
+    if (after) {
+      if (r->kind != 0 && r->kind != 3) continue; /* not reshaped (yet): see the closing note */
+      rr.after = 1;
+    }
+    kvb_roof_kernel k;
+    model_build(&rr, h100, &k);
+    kvb_roof_result res = kvb_roof_predict(&k, h100, 0);
+    printf("MODEL %-4s %s(%s)\n  per call: %.4g MB useful, %.4g GFLOP; H100 roofline %.2f us (%s-bound), predicted %.2f us:"
+           " %.1f%% of HBM bandwidth, %.1f%% of FP32 peak, %.1f%% of the roofline\n",
+           after ? "after" : "before", r->kernel, r->shape, k.useful_bytes / 1e6, k.flops / 1e9, res.t_roof * 1e6,
+           res.memory_bound ? "memory" : "compute", res.t_pred * 1e6, 100 * res.frac_bw, 100 * res.frac_peak,
+           100 * res.frac_roof);
+    for (int p = 0; p < k.nph; p++)
+      printf("    phase %-44s %9.2f us  bound by %s\n", k.ph[p].what, res.t_ph[p] * 1e6,
+             res.bound[p] == 'D' ? "HBM bytes" : res.bound[p] == 'L' ? "L1 wavefronts (access pattern)"
+             : res.bound[p] == 'S' ? "local memory" : res.bound[p] == 'F' ? "FP32 lanes" : "critical path (latency)");
+    printf("    other devices:");
+    for (const kvb_roof_device *d = kvb_roof_devices; d->name; d++) {
+      model_build(&rr, d, &k);
+      kvb_roof_result o = kvb_roof_predict(&k, d, 0);
+      printf(" %s %.1f%% of %s", d->name, 100 * (o.memory_bound ? o.frac_bw : o.frac_peak), o.memory_bound ? "HBM" : "peak");
+      printf(d[1].name ? ";" : "\n");
+    }
+  }
+}
+
+/* 1: the device is PoCL (or another CPU OpenCL device): its times are a CPU stand-in, not a GPU's. */
+static int cpu_standin(const kvb_gpu *g) {
+  const char *n = kvb_gpu_device_name(g);
+  return kvb_gpu_backend_of(g) == KVB_GPU_OPENCL && (strstr(n, "pthread") || strstr(n, "cpu") || strstr(n, "CPU"));
+}
+
+/* The model's device for g (by name: H100, H200, A100), or NULL. */
+static const kvb_roof_device *model_device_of(const kvb_gpu *g) {
+  const char *n = kvb_gpu_device_name(g);
+  for (const kvb_roof_device *d = kvb_roof_devices; d->name; d++) {
+    char key[8];
+    snprintf(key, sizeof key, "%.4s", d->name);
+    if (strstr(n, key)) return d;
+  }
+  return NULL;
+}
+
+/* A streaming copy of 256 MiB (32 MiB on a CPU stand-in), best of 3: bytes read + written per second. */
+static double measure_copy(kvb_gpu *g) {
+  size_t bytes = cpu_standin(g) ? (size_t)32 << 20 : (size_t)256 << 20, nf4 = bytes / 16;
+  kvb_gpu_buf *a = NULL, *b = NULL;
+  double best = 0;
+  if (!kvb_gpu_alloc(g, bytes, &a) && !kvb_gpu_alloc(g, bytes, &b)) {
+    float *h = calloc(bytes / 4, 4);
+    if (h && !kvb_gpu_write(g, a, h, bytes))
+      for (int rep = 0; rep < 3; rep++) {
+        kvb_gpu_arg args[] = {{KVB_GPU_ARG_INT, NULL, (int)nf4, 0}, {KVB_GPU_ARG_BUF, a, 0, 0}, {KVB_GPU_ARG_BUF, b, 0, 0}};
+        double t0 = now_s();
+        if (kvb_gpu_launch(g, "kvb_copy_f4", cpu_standin(g) ? 64 : 132 * 16, 256, 3, args)) break;
+        double bw = 2.0 * bytes / (now_s() - t0);
+        best = bw > best ? bw : best;
+      }
+    free(h);
+  }
+  kvb_gpu_free(g, a), kvb_gpu_free(g, b);
+  return best;
+}
+
+/* One perf report: the counts (bytes, flops), the measured kernel time, the C reference's time on
+ * the same CPU (information, not a goal) and the model's prediction for the same shape (roofline.h:
+ * the H100's, and the device's own when perf runs on a device of the table, with BW = the copy
+ * measured there). On PoCL the time is a CPU stand-in's and is labelled so: it says nothing about
+ * a GPU. measured: appended to the measured line ("" none); note: a last line (NULL none). */
+static double g_copy_bw;                  /* measured copy bandwidth of the perf device, B/s */
+static const kvb_roof_device *g_model_dev; /* the perf device's table entry, NULL if none */
 static void perf_line(const kvb_gpu *g, const char *name, double bytes, double flops, double best, double ref_s,
-                      const char *ref_what, const char *measured, const char *note) {
-  double roof = fmax(bytes / H100_BW, flops / H100_FLOPS);
+                      const char *ref_what, const char *measured, const char *note, const kvb_roof_kernel *model) {
+  int standin = cpu_standin(g);
   printf("%s\n  bytes/call %.3g MB, flops/call %.3g MFLOP, intensity %.2f flop/B\n"
-         "  measured: kernel %.3f ms (best of 3) = %.2f GB/s, %.2f GFLOP/s on %s%s\n"
-         "  C double reference (%s, same CPU, 1 thread): %.3f ms (ratio kernel/ref %.2f)\n"
-         "  H100 roofline: %.2f us (%s-bound); fraction achieved: not measured (no CUDA run)%s%s\n",
-         name, bytes / 1e6, flops / 1e6, flops / bytes, best * 1e3, bytes / best / 1e9, flops / best / 1e9,
-         kvb_gpu_device_name(g), measured, ref_what, ref_s * 1e3, best / ref_s, roof * 1e6,
-         bytes / H100_BW >= flops / H100_FLOPS ? "memory" : "compute", note ? "\n  " : "", note ? note : "");
+         "  measured on %s%s: kernel %.3f ms (best of 3) = %.2f GB/s, %.2f GFLOP/s on %s%s\n"
+         "  C double reference (%s, same CPU, 1 thread): %.3f ms (ratio kernel/ref %.2f)\n",
+         name, bytes / 1e6, flops / 1e6, flops / bytes, standin ? "a CPU stand-in" : "the device",
+         standin ? " (PoCL: not a GPU number)" : "", best * 1e3, bytes / best / 1e9, flops / best / 1e9,
+         kvb_gpu_device_name(g), measured, ref_what, ref_s * 1e3, best / ref_s);
+  if (model) {
+    const kvb_roof_device *h = kvb_roof_device_find("H100");
+    kvb_roof_result r = kvb_roof_predict(model, h, 0);
+    printf("  model, H100: roofline %.2f us, predicted %.2f us (%.1f%% of the roofline)\n", r.t_roof * 1e6,
+           r.t_pred * 1e6, 100 * r.frac_roof);
+    if (g_model_dev && !standin) {
+      kvb_roof_result o = kvb_roof_predict(model, g_model_dev, g_copy_bw);
+      printf("  model, this %s (BW = measured copy %.0f GB/s): roofline %.2f us, predicted %.2f us; measured %.2f us ="
+             " %.1f%% of the roofline (model predicted %.1f%%)\n",
+             g_model_dev->name, g_copy_bw / 1e9, o.t_roof * 1e6, o.t_pred * 1e6, best * 1e6,
+             100 * o.t_roof / best, 100 * o.frac_roof);
+    } else if (!standin)
+      printf("  this device is not in the model's table: no prediction for it\n");
+  }
+  if (note) printf("  %s\n", note);
 }
 
 /* Block BalanceKV's weighted query at T = 1 of n = 4096 (first/recent 32 + 32, 2016 kept). */
@@ -1130,7 +1253,9 @@ static int perf_wquery(kvb_gpu *g) {
   double flops = (double)nq * H * kk * (4.0 * dk + 2.0 * dv + 8);
   char name[160];
   snprintf(name, sizeof name, "bkvb_query(H=%zu,n=%zu,kept=%zu,dk=%zu,dv=%zu,nq=%zu)", H, n, kk, dk, dv, nq);
-  perf_line(g, name, bytes, flops, best, ref_s, "the double estimator with its error bound", "", NULL);
+  kvb_roof_kernel model;
+  kvb_roof_wquery(&model, (double)H, (double)nq, (double)dk, (double)dv, (double)kk, kvb_roof_device_find("H100"));
+  perf_line(g, name, bytes, flops, best, ref_s, "the double estimator with its error bound", "", NULL, &model);
   rc = 0;
 out:
   free(Q), free(K), free(V), free(ln), free(ld), free(Z), free(idx), free(T), free(z), free(B), free(work);
@@ -1194,9 +1319,12 @@ static int perf_subgen(kvb_gpu *g) {
   double bytes = (double)H * n * (mc * dk + dk + dv + ut) * 4, flops = (double)H * n * (3 * mc * dk + 2 * dv + 4);
   char name[200];
   snprintf(name, sizeof name, "subgen_update(H=%zu,n=%zu,dk=%zu,dv=%zu,t=%zu,s=%zu,clusters=%.0f)", H, n, dk, dv, t, s, mc);
+  kvb_roof_kernel model;
+  kvb_roof_subgen_update(&model, (double)H, (double)n, (double)dk, (double)dv, mc, (double)t, (double)s, kvb_roof_device_find("H100"));
   perf_line(g, name, bytes, flops, bu, ref_u, "subgen.c fed the same coins", "",
             "note: the stream is sequential, one work-group per head walks its tokens with 5 barriers each: with "
-            "H = 8 groups on 132 SMs the kernel is latency-bound and the roofline is a lower bound it cannot approach");
+            "H = 8 groups on 132 SMs the kernel is latency-bound and the roofline is a lower bound it cannot approach",
+            &model);
   for (int rep = 0; rep < 3; rep++) {
     if (kvb_gpu_subgen_query(g, &st, nq, 1 / sqrt((double)dk), Q, Z, &kt)) {
       printf("FAIL perf subgen_query: %s\n", kvb_strerror_last());
@@ -1239,7 +1367,8 @@ static int perf_subgen(kvb_gpu *g) {
     bytes = (double)nq * H * (2 * s * (dk + dv + 1) * 4.0 + 2 * mc * t * dk * 4.0 + 2 * mc * t * 4.0 + s * dv * 4.0 + 2 * dv * 4.0);
     flops = (double)nq * H * (terms * 4 * dk + s * 6.0 * dv + 8 * terms);
     snprintf(name, sizeof name, "subgen_query(H=%zu,nq=%zu,dk=%zu,dv=%zu,t=%zu,s=%zu,clusters=%.0f)", H, nq, dk, dv, t, s, mc);
-    perf_line(g, name, bytes, flops, bq, ref_q, "the double estimator with its error bound", "", NULL);
+    kvb_roof_subgen_query(&model, (double)H, (double)nq, (double)dk, (double)dv, mc, (double)t, (double)s, kvb_roof_device_find("H100"));
+    perf_line(g, name, bytes, flops, bq, ref_q, "the double estimator with its error bound", "", NULL, &model);
   }
   rc = 0;
 out:
@@ -1252,12 +1381,21 @@ out:
 /* perf: bytes and flops per call, measured rates, the H100 roofline as a model. */
 static int do_perf(kvb_gpu_backend be, int dev, const char *filter) {
   kvb_gpu *g;
+  printf("model devices:");
+  for (const kvb_roof_device *d = kvb_roof_devices; d->name; d++)
+    printf(" %s %.2f TB/s HBM (copy reaches %.0f%%), %.1f TFLOP/s FP32 non-tensor, %d SMs;", d->name, d->bw / 1e12,
+           100 * d->bw_eff, d->peak / 1e12, d->sms);
+  printf("\nroofline time = max(useful bytes/BW, flops/peak); predicted time from the kernel's phases (roofline.h)\n");
+  print_models(filter, 0);
   if (kvb_gpu_open(be, dev, NULL, &g)) {
     printf("FAIL gpu open: %s\n", kvb_strerror_last());
     return 1;
   }
-  printf("device: %s\nH100 model: %.2f TB/s HBM, %.0f TFLOP/s FP32 (non-tensor); roofline time = max(bytes/BW, flops/peak)\n",
-         kvb_gpu_device_name(g), H100_BW / 1e12, H100_FLOPS / 1e12);
+  g_copy_bw = measure_copy(g);
+  g_model_dev = model_device_of(g);
+  printf("\n== measured on %s (%s) ==\nstreaming copy: %.1f GB/s%s\n", kvb_gpu_device_name(g),
+         cpu_standin(g) ? "a CPU stand-in: PoCL times say nothing about a GPU" : "the device", g_copy_bw / 1e9,
+         cpu_standin(g) ? " (CPU stand-in; not used by the model)" : g_model_dev ? " (the model's BW for this device)" : "");
   static const attn_case P[] = {{8, 4096, 128, 128, 1, 256, 0, 0, 0}, {8, 4096, 128, 128, 1, 256, 1, 0, 0},
                                 {32, 2048, 64, 64, 4, 128, 0, 0, 0}};
   if (matches(filter, "attn_decode"))
@@ -1287,7 +1425,10 @@ static int do_perf(kvb_gpu_backend be, int dev, const char *filter) {
       verdict v = compare_attn(c, a.Q, a.Kf, a.Vf, NULL, Z, &ref_s);
       char acc[96];
       snprintf(acc, sizeof acc, "; nmse %.2g (tol %.2g)", v.nmse, v.tol);
-      perf_line(g, name, bytes, flops, best, ref_s, "kvb_attention_exact", acc, NULL);
+      kvb_roof_kernel model;
+      kvb_roof_decode(&model, (double)c->H, (double)c->H, (double)c->n, (double)c->dk, (double)c->dv, (double)c->nq,
+                      (double)es, (double)c->chunk, 0, kvb_roof_device_find("H100"));
+      perf_line(g, name, bytes, flops, best, ref_s, "kvb_attention_exact", acc, NULL, &model);
       free(Z);
       attn_data_free(&a);
     }
