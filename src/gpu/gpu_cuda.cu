@@ -37,7 +37,12 @@ static const struct {
                {"kvb_wquery", (const void *)kvb_wquery},
                {"kvb_subgen_update", (const void *)kvb_subgen_update},
                {"kvb_subgen_query", (const void *)kvb_subgen_query},
-               {"kvb_copy_f4", (const void *)kvb_copy_f4}};
+               {"kvb_copy_f4", (const void *)kvb_copy_f4},
+               {"kvb_attn_coop", (const void *)kvb_attn_coop},
+               {"kvb_restride", (const void *)kvb_restride},
+               {"kvb_fill_i32", (const void *)kvb_fill_i32},
+               {"kvb_bkvb_init", (const void *)kvb_bkvb_init},
+               {"kvb_bkvb_qlist", (const void *)kvb_bkvb_qlist}};
 
 static int cu_count(void) {
   int n = 0;
