@@ -42,7 +42,9 @@ static const struct {
                {"kvb_restride", (const void *)kvb_restride},
                {"kvb_fill_i32", (const void *)kvb_fill_i32},
                {"kvb_bkvb_init", (const void *)kvb_bkvb_init},
-               {"kvb_bkvb_qlist", (const void *)kvb_bkvb_qlist}};
+               {"kvb_bkvb_qlist", (const void *)kvb_bkvb_qlist},
+               {"kvb_bkvb_gram_walk", (const void *)kvb_bkvb_gram_walk},
+               {"kvb_bkvb_halving_par", (const void *)kvb_bkvb_halving_par}};
 
 static int cu_count(void) {
   int n = 0;

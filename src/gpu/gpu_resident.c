@@ -328,7 +328,7 @@ void kvb_gpu_bkvb_dev_free(kvb_gpu_bkvb_dev *bk) {
 
 int kvb_gpu_bkvb_dev_compress(kvb_gpu_bkvb_dev *bk, const kvb_gpu_kvcache *c, size_t f, size_t mid, size_t b,
                               unsigned T, double gamma, double c0, double tau, double beta, int consistent,
-                              const double *const *u, size_t *idx, double *w, double *kernel_s) {
+                              const double *const *u, size_t *idx, double *w, float *P, double *kernel_s) {
   if (!bk || !bk->g || !c || !u || !idx || !w) return KVB_ERROR(KVB_ENULL, "gpu balancekv_block (resident): NULL argument");
   if (bk->broken || c->broken) return KVB_ERROR(KVB_ESTATE, "gpu balancekv_block (resident): a device call failed earlier");
   if (c->half) return KVB_ERROR(KVB_EINVAL, "gpu balancekv_block (resident): the walk reads float32 caches only");
@@ -363,6 +363,10 @@ int kvb_gpu_bkvb_dev_compress(kvb_gpu_bkvb_dev *bk, const kvb_gpu_kvcache *c, si
       bk->cur[sd] = bk->cw[sd] = NULL;
       rc = kvb_gpu_alloc(g, H * ld * 4, &bk->cur[sd]);
       if (!rc) rc = kvb_gpu_alloc(g, H * ld * 4, &bk->cw[sd]);
+      /* defined contents (row 0, weight 0) even where a round writes nothing: a faulty kernel
+       * then gives wrong rows, never an index outside the cache */
+      if (!rc) rc = fill(g, bk->cur[sd], H * ld, 0);
+      if (!rc) rc = fill(g, bk->cw[sd], H * ld, 0);
     }
     if (!rc) {
       kvb_gpu_free(g, bk->S), kvb_gpu_free(g, bk->P), kvb_gpu_free(g, bk->U);
@@ -400,14 +404,17 @@ int kvb_gpu_bkvb_dev_compress(kvb_gpu_bkvb_dev *bk, const kvb_gpu_kvcache *c, si
       kvb_gpu_arg a[] = {A_int(ld), A_int(d), A_int(dv), A_int(m), A_int(b), A_int(nblk), A_flt(tau / sqrt((double)d)),
                          A_flt(beta), A_flt(c0), A_flt(gamma), A_buf(c->K), A_buf(c->V), A_buf(bk->cur[side]),
                          A_buf(bk->cw[side]), A_buf(bk->U), A_buf(bk->S), A_buf(bk->P)};
-      rc = kvb_gpu_launch(g, "kvb_bkvb_walk", H * nblk, KVB_GPU_WG, sizeof a / sizeof *a, a);
+      rc = kvb_gpu_launch(g, bk->old_kernels ? "kvb_bkvb_walk" : "kvb_bkvb_gram_walk", H * nblk, KVB_GPU_WG,
+                          sizeof a / sizeof *a, a);
     }
     if (!rc) {
       kvb_gpu_arg a[] = {A_int(ld), A_int(m), A_buf(bk->S), A_buf(bk->cur[side]), A_buf(bk->cw[side]),
                          A_buf(bk->cur[!side]), A_buf(bk->cw[!side])};
-      rc = kvb_gpu_launch(g, "kvb_bkvb_halving", H, 1, sizeof a / sizeof *a, a);
+      rc = bk->old_kernels ? kvb_gpu_launch(g, "kvb_bkvb_halving", H, 1, sizeof a / sizeof *a, a)
+                           : kvb_gpu_launch(g, "kvb_bkvb_halving_par", H, KVB_GPU_WG, sizeof a / sizeof *a, a);
     }
     tk += now_s() - t0;
+    if (!rc && P) rc = kvb_gpu_read(g, bk->P, P + poff, H * m * 4);
     poff += H * m, side = !side, m /= 2;
   }
   /* the results, compacted on the device: kept indices and weights of every head */

@@ -83,6 +83,7 @@ typedef struct {
   kvb_gpu_buf *idx, *ln, *ldn, *Q, *Z;
   size_t kk, l_cap, q_cap;
   int have_list, broken;
+  int old_kernels; /* 1: k_bkvb.cl's walk and one-thread halving; 0 (default): k_bkvb_gram.cl */
 } kvb_gpu_bkvb_dev;
 
 void kvb_gpu_bkvb_dev_init(kvb_gpu_bkvb_dev *bk, kvb_gpu *g);
@@ -91,10 +92,13 @@ void kvb_gpu_bkvb_dev_free(kvb_gpu_bkvb_dev *bk);
  * as kvb_gpu_bkvb_compress does for those rows (u[r]: Hkv·⌊mid/2^r⌋ uniforms of round r; uploaded,
  * as inputs), writes idx (cache rows) and w, Hkv×⌊mid/2^T⌋, and builds on the device the weighted
  * query's list: rows [0, f), the recent rows [f + mid, n), then the kept ones with log-weights
- * (denominator: consistent = 1 the kept weights, 0 the paper's 2^T). Downloads idx and w only. */
+ * (denominator: consistent = 1 the kept weights, 0 the paper's 2^T). Downloads idx and w only
+ * (and, when P is not NULL, every round's walk probabilities, as kvb_gpu_bkvb_compress: tests).
+ * The round runs k_bkvb_gram.cl (Gram tiles in local memory, parallel halving) unless
+ * bk->old_kernels; both give the same bits. */
 int kvb_gpu_bkvb_dev_compress(kvb_gpu_bkvb_dev *bk, const kvb_gpu_kvcache *c, size_t f, size_t mid, size_t b,
                               unsigned T, double gamma, double c0, double tau, double beta, int consistent,
-                              const double *const *u, size_t *idx, double *w, double *kernel_s);
+                              const double *const *u, size_t *idx, double *w, float *P, double *kernel_s);
 /* Block BalanceKV's weighted query (kvb_wquery) of nq × Hkv queries over the last compression's
  * list and cache c (unchanged since). Uploads Q, downloads Z. */
 int kvb_gpu_bkvb_dev_query(kvb_gpu_bkvb_dev *bk, const kvb_gpu_kvcache *c, size_t nq, double scale, const float *Q,

@@ -3,7 +3,9 @@
  *   - cooperative row loads: the group loads KVB_COOP_ROWS consecutive token rows of K (then of V)
  *     with 16-byte vector loads (KVB_LOAD_F4 / KVB_LOAD_H4: 4 floats or 4 halves per lane; the
  *     rows of a split are contiguous, so consecutive lanes read consecutive 16-byte words) into a
- *     local tile padded to dk + 1 floats per row (lane r then reads row r without bank conflicts),
+ *     local tile padded to dk + 1 floats per row (lane r then reads row r without bank conflicts;
+ *     16 rows keep the group's local memory at 25 KB, under the 32 KB many OpenCL devices and
+ *     Oclgrind offer, and let 9 groups share an H100 SM),
  *     instead of each lane walking its own row from global memory (32 lines per warp load);
  *   - GQA packing: one group serves up to KVB_COOP_GMAX query heads of one KV head (query head
  *     h reads KV head h / G, G = H / Hkv), so each K/V row crosses HBM once for all of them;
@@ -25,7 +27,7 @@
  * tile's loads: a race for a race detector (Oclgrind). PoCL cannot show it (it puts an implicit
  * barrier at the latch of a loop that contains one), so kvb-gpucheck's PoCL mutant runs leave it
  * out. */
-#define KVB_COOP_ROWS 32
+#define KVB_COOP_ROWS 16
 #define KVB_COOP_GMAX 4
 
 /* Loads rows [0, rows) starting at element `base` (a multiple of 4) of a w-wide row-major array
@@ -52,19 +54,25 @@ KVB_KERNEL kvb_attn_coop(int n, int ld, int dk, int dv, int H, int G, int chunk,
   KVB_SHARED float red[KVB_WG];
   int g = KVB_GROUP_ID(), lid = KVB_LOCAL_ID(), wg = KVB_LOCAL_SIZE();
   int npack = (G + KVB_COOP_GMAX - 1) / KVB_COOP_GMAX, Hkv = H / G;
-  int s = g % nsplit, rest = g / nsplit, pk = rest % npack, hk = (rest / npack) % Hkv, qi = rest / npack / Hkv;
+  /* quotients and remainders spelled out (x − (x/y)·y): a div/rem pair of the same operands
+   * becomes an LLVM `freeze` that Oclgrind's uninitialized-value checker cannot execute */
+  int rest = g / nsplit, s = g - rest * nsplit, r2 = rest / npack, pk = rest - r2 * npack;
+  int qi = r2 / Hkv, hk = r2 - qi * Hkv;
   int h0 = hk * G + pk * KVB_COOP_GMAX;
   int gn = G - pk * KVB_COOP_GMAX < KVB_COOP_GMAX ? G - pk * KVB_COOP_GMAX : KVB_COOP_GMAX;
   int start = s * chunk;
   int len = n - start < chunk ? n - start : chunk;
-  for (int e = lid; e < gn * dk; e += wg) qs[e] = Q[((long)(h0 + e / dk) + (long)H * qi) * dk + e % dk];
+  for (int e = lid; e < gn * dk; e += wg) {
+    int qg = e / dk;
+    qs[e] = Q[((long)(h0 + qg) + (long)H * qi) * dk + (e - qg * dk)];
+  }
   /* scores, a tile of rows at a time; item e of the tile is (row e % rows, query e / rows) */
   for (int t0 = 0; t0 < len; t0 += KVB_COOP_ROWS) {
     int rows = len - t0 < KVB_COOP_ROWS ? len - t0 : KVB_COOP_ROWS;
     kvb_coop_load(tile, Kf, Kh, is_half, ((long)hk * ld + start + t0) * dk, rows, dk, lid, wg);
     KVB_BARRIER();
     for (int e = lid; e < rows * gn; e += wg) {
-      int r = e % rows, qg = e / rows;
+      int qg = e / rows, r = e - qg * rows;
       float acc = 0.0f;
       for (int a = 0; a < dk; a++) acc += qs[qg * dk + a] * tile[r * (dk + 1) + a];
       float sc = scale * acc + (has_w ? logw[(long)hk * ld + start + t0 + r] : 0.0f);

@@ -87,7 +87,7 @@ kvb_roof_result kvb_roof_predict(const kvb_roof_kernel *k, const kvb_roof_device
  * the G = H/Hkv query heads of that KV head; K and V come in tiles of KVB_COOP_ROWS rows, loaded
  * with 4-element vector loads (COALESCED, 16 B f32 / 8 B f16 lanes) into a padded local tile read
  * row by row (scores) and column by column (V); the same combine. */
-#define COOP_ROWS 32.0
+#define COOP_ROWS 16.0
 void kvb_roof_decode(kvb_roof_kernel *k, double H, double Hkv, double n, double dk, double dv, double nq,
                      double es, double chunk, int coop, const kvb_roof_device *d) {
   memset(k, 0, sizeof *k);

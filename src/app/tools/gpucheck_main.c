@@ -1205,7 +1205,7 @@ static int run_resident_bkvb(kvb_gpu *g, char *why, size_t whycap) {
   }
   for (int consistent = 0; consistent < 2; consistent++) {
     uint64_t u0 = xfer_up(), d0 = xfer_down();
-    if (kvb_gpu_bkvb_dev_compress(&bk, &kc, f, mid, b, T, 4.0, 0.5, 1.0, 0.0, consistent, u, ix, w, NULL)) {
+    if (kvb_gpu_bkvb_dev_compress(&bk, &kc, f, mid, b, T, 4.0, 0.5, 1.0, 0.0, consistent, u, ix, w, NULL, NULL)) {
       snprintf(why, whycap, "%s: resident compress: %s", shape, kvb_strerror_last());
       goto out;
     }
@@ -1274,14 +1274,96 @@ static size_t run_resident_all(kvb_gpu *g, int quiet, size_t *ncase, char *first
   return bad;
 }
 
+/* ---- bkvb_gram: k_bkvb_gram.cl (Gram tiles, parallel halving) against k_bkvb.cl ----
+ * The same round on the same device through both kernel pairs: every walk probability P, every
+ * kept index and weight bit-identical (the reshaped kernel performs the same float operations in
+ * the same order; k_bkvb_gram.cl says how). The old pair's own comparison with the CPU reference
+ * (bkvb_compress above) therefore carries over. */
+static const bk_case GRAM_CASES[] = {
+    {2, 300, 64, 64, 64, 2},   /* tail blocks (as BK_SMALL) */
+    {4, 130, 128, 32, 32, 1},  /* d_key != d_value */
+    {1, 2, 64, 64, 64, 1},     /* the smallest input */
+    {2, 600, 128, 128, 256, 2}, /* the block length and head dimension */
+    {1, 1000, 64, 32, 100, 3}, /* b not a multiple of the tiles; 3 rounds */
+    {3, 513, 256, 64, 64, 1},  /* d = KVB_DMAX, a 1-token tail block */
+    {1, 37, 16, 8, 256, 1},    /* one block shorter than b */
+};
+
+static int run_gram(kvb_gpu *g, const bk_case *c, char *why, size_t whycap) {
+  char name[160];
+  snprintf(name, sizeof name, "bkvb_gram(H=%zu,n=%zu,d=%zu,dv=%zu,b=%zu,T=%u)", c->H, c->n, c->d, c->dv, c->b, c->T);
+  size_t H = c->H, n = c->n, kept = n >> c->T, utot = 0;
+  for (unsigned r = 0; r < c->T; r++) utot += H * (n >> r);
+  float *K = malloc(H * n * c->d * 4), *V = malloc(H * n * c->dv * 4), *P = malloc(utot * 4), *Pr = malloc(utot * 4);
+  double *ub = malloc(utot * 8), *w = malloc(H * kept * 8), *wr = malloc(H * kept * 8);
+  size_t *ix = malloc(H * kept * sizeof *ix), *ixr = malloc(H * kept * sizeof *ixr);
+  const double *u[8];
+  kvb_gpu_kvcache kc;
+  kvb_gpu_bkvb_dev bk;
+  int ok = 0, hc = 0;
+  memset(&bk, 0, sizeof bk);
+  if (!K || !V || !P || !Pr || !ub || !w || !wr || !ix || !ixr) {
+    snprintf(why, whycap, "%s: out of host memory", name);
+    goto out;
+  }
+  kvb_pcg32 r;
+  kvb_pcg32_seed(&r, 1100 + n + c->d, 9);
+  fill(&r, K, H * n * c->d, 1.0), fill(&r, V, H * n * c->dv, 1.0);
+  for (size_t i = 0; i < utot; i++) ub[i] = kvb_pcg32_uniform(&r);
+  for (unsigned rr = 0, o = 0; rr < c->T; o += (unsigned)(H * (n >> rr)), rr++) u[rr] = ub + o;
+  /* γ = 4 (the authors' default), c0 = 0.5, τ = 1, β = 0: walk probabilities spread over (0, 1) */
+  if (kvb_gpu_bkvb_compress(g, H, n, c->d, c->dv, K, V, c->b, c->T, 4.0, 0.5, 1.0, 0.0, u, ixr, wr, Pr, NULL)) {
+    snprintf(why, whycap, "%s: k_bkvb.cl: %s", name, kvb_strerror_last());
+    goto out;
+  }
+  if (kvb_gpu_kvcache_init(&kc, g, H, c->d, c->dv, 0) || (hc = 1, kvb_gpu_kvcache_append(&kc, n, K, V))) {
+    snprintf(why, whycap, "%s: cache: %s", name, kvb_strerror_last());
+    goto out;
+  }
+  kvb_gpu_bkvb_dev_init(&bk, g);
+  if (kvb_gpu_bkvb_dev_compress(&bk, &kc, 0, n, c->b, c->T, 4.0, 0.5, 1.0, 0.0, 1, u, ix, w, P, NULL)) {
+    snprintf(why, whycap, "%s: k_bkvb_gram.cl: %s", name, kvb_strerror_last());
+    goto out;
+  }
+  for (size_t i = 0; i < utot; i++)
+    if (memcmp(&P[i], &Pr[i], 4)) {
+      snprintf(why, whycap, "%s: walk probability %zu = %.9g, k_bkvb.cl %.9g (want bit-identical)", name, i, P[i], Pr[i]);
+      goto out;
+    }
+  for (size_t i = 0; i < H * kept; i++)
+    if (ix[i] != ixr[i] || w[i] != wr[i]) {
+      snprintf(why, whycap, "%s: kept entry %zu: index %zu weight %g, k_bkvb.cl %zu, %g", name, i, ix[i], w[i], ixr[i], wr[i]);
+      goto out;
+    }
+  snprintf(why, whycap, "%s: OK (%zu walk probabilities and %zu kept indices and weights bit-identical to k_bkvb.cl)", name, utot, H * kept);
+  ok = 1;
+out:
+  kvb_gpu_bkvb_dev_free(&bk);
+  if (hc) kvb_gpu_kvcache_free(&kc);
+  free(K), free(V), free(P), free(Pr), free(ub), free(w), free(wr), free(ix), free(ixr);
+  return ok;
+}
+
+static size_t run_gram_all(kvb_gpu *g, int quiet, size_t *ncase, char *first, size_t firstcap) {
+  char why[600];
+  size_t bad = 0, nc = sizeof GRAM_CASES / sizeof *GRAM_CASES;
+  for (size_t i = 0; i < nc; i++) {
+    int ok = run_gram(g, &GRAM_CASES[i], why, sizeof why);
+    if (!quiet) printf("%s %s\n", ok ? "PASS" : "FAIL", why);
+    if (!ok && !bad++ && first) snprintf(first, firstcap, "%s", why);
+  }
+  if (ncase) *ncase = nc;
+  return bad;
+}
+
 /* Each mutant kernel (a -D define) and the kernel whose grid must reject it. */
 static const char *MUTANTS[] = {"KVB_MUT_NO_RESCALE",     "KVB_MUT_NO_BARRIER", "KVB_MUT_DROP_PARTIAL",
                                 "KVB_MUT_WALK_SIGN_FLIP", "KVB_MUT_WQ_NO_MAX",  "KVB_MUT_SG_OLD_COUNT",
                                 "KVB_MUT_SG_NO_COUNT",    "KVB_MUT_SG_CLUSTER_LT",
-                                "KVB_MUT_APPEND_DROP_LAST"};
+                                "KVB_MUT_APPEND_DROP_LAST", "KVB_MUT_GRAM_SKIP_CHUNK", "KVB_MUT_HALVE_PAR_OFF"};
 static const char *MUTANT_KERNEL[] = {"attn_decode", "attn_decode", "attn_decode", "bkvb_compress",
                                       "bkvb_query",  "subgen",      "subgen",      "subgen",
-                                      "resident"};
+                                      "resident",    "bkvb_gram",   "bkvb_gram"};
 
 static int do_list(int full) {
   size_t na;
@@ -1365,6 +1447,7 @@ static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
     for (size_t i = 0; i < sizeof SG_SMALL / sizeof *SG_SMALL; i++) fails += run_subgen(g, &SG_SMALL[i], 0, why, sizeof why) != 1;
   if (matches(filter, "subgen")) fails += run_subgen_tie(g, 0, why, sizeof why) != 1;
   if (matches(filter, "resident")) fails += (int)run_resident_all(g, 0, NULL, NULL, 0);
+  if (matches(filter, "bkvb_gram")) fails += (int)run_gram_all(g, 0, NULL, NULL, 0);
   if (full && matches(filter, "bkvb_query"))
     for (size_t i = 0; i < sizeof WQ_FULL / sizeof *WQ_FULL; i++) fails += run_wquery(g, &WQ_FULL[i], 0, why, sizeof why) != 1;
   if (full && matches(filter, "subgen"))
@@ -1395,7 +1478,7 @@ static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
   for (size_t mi = 0; mi < sizeof MUTANTS / sizeof *MUTANTS; mi++) {
       if (!matches(filter, MUTANT_KERNEL[mi])) continue;
       const char *mk = MUTANT_KERNEL[mi];
-      if (!strcmp(mk, "resident")) { /* the resident cases (their own known answers) */
+      if (!strcmp(mk, "resident") || !strcmp(mk, "bkvb_gram")) { /* cases with their own known answers */
         char def[128], first[600] = "";
         size_t nc = 0, badr;
         snprintf(def, sizeof def, "-D%s", MUTANTS[mi]);
@@ -1404,7 +1487,8 @@ static int do_test(kvb_gpu_backend be, int dev, int full, const char *filter) {
           fails++;
           continue;
         }
-        badr = run_resident_all(g, 1, &nc, first, sizeof first);
+        badr = !strcmp(mk, "resident") ? run_resident_all(g, 1, &nc, first, sizeof first)
+                                       : run_gram_all(g, 1, &nc, first, sizeof first);
         if (badr) printf("PASS mutant %s rejected: %zu of %zu cases fail (first: %s)\n", MUTANTS[mi], badr, nc, first);
         else printf("FAIL mutant %s not rejected: all %zu cases pass\n", MUTANTS[mi], nc), fails++;
         kvb_gpu_close(g);
