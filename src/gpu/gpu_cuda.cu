@@ -44,7 +44,9 @@ static const struct {
                {"kvb_bkvb_init", (const void *)kvb_bkvb_init},
                {"kvb_bkvb_qlist", (const void *)kvb_bkvb_qlist},
                {"kvb_bkvb_gram_walk", (const void *)kvb_bkvb_gram_walk},
-               {"kvb_bkvb_halving_par", (const void *)kvb_bkvb_halving_par}};
+               {"kvb_bkvb_halving_par", (const void *)kvb_bkvb_halving_par},
+               {"kvb_subgen_prep", (const void *)kvb_subgen_prep},
+               {"kvb_subgen_update_b", (const void *)kvb_subgen_update_b}};
 
 static int cu_count(void) {
   int n = 0;

@@ -207,7 +207,8 @@ int kvb_gpu_subgen_dev_init(kvb_gpu_subgen_dev *st, kvb_gpu *g, size_t H, size_t
 void kvb_gpu_subgen_dev_free(kvb_gpu_subgen_dev *st) {
   if (!st || !st->g) return;
   kvb_gpu_buf *all[] = {st->b_mc, st->rep, st->rep_pos, st->cnt, st->S, st->S_pos, st->mu, st->Mk,
-                        st->Mv, st->M_pos, st->stK, st->stV, st->stU, st->Q, st->Z};
+                        st->Mv, st->M_pos, st->stK, st->stV, st->stU, st->Q, st->Z,
+                        st->cK, st->cV, st->cU, st->pd, st->pi, st->pv};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) kvb_gpu_free(st->g, all[i]);
   free(st->mc);
   memset(st, 0, sizeof *st);
@@ -247,14 +248,43 @@ int kvb_gpu_subgen_dev_update(kvb_gpu_subgen_dev *st, size_t nt, const float *K,
   if (!rc) rc = kvb_gpu_write(g, st->stK, K, H * nt * dk * 4);
   if (!rc) rc = kvb_gpu_write(g, st->stV, V, H * nt * dv * 4);
   if (!rc) rc = kvb_gpu_write(g, st->stU, u, H * nt * (t + s) * 4);
-  double t0 = now_s();
-  if (!rc) {
-    double d2 = st->delta * st->delta;
+  double t0 = now_s(), d2 = st->delta * st->delta;
+  float fd2 = (float)(d2 < 3.4e38 ? d2 : 3.4e38);
+  if (!rc && st->old_kernel) {
     kvb_gpu_arg a[] = {A_int(nt), A_int(dk), A_int(dv), A_int(t), A_int(s), A_int(cap), A_int(st->n),
-                       A_flt(d2 < 3.4e38 ? d2 : 3.4e38), A_buf(st->stK), A_buf(st->stV), A_buf(st->stU), A_buf(st->b_mc),
+                       A_flt(fd2), A_buf(st->stK), A_buf(st->stV), A_buf(st->stU), A_buf(st->b_mc),
                        A_buf(st->rep), A_buf(st->rep_pos), A_buf(st->cnt), A_buf(st->S), A_buf(st->S_pos),
                        A_buf(st->mu), A_buf(st->Mk), A_buf(st->Mv), A_buf(st->M_pos)};
     rc = kvb_gpu_launch(g, "kvb_subgen_update", H, KVB_GPU_WG, sizeof a / sizeof *a, a);
+  }
+  if (!rc && !st->old_kernel) { /* chunks: repacked on the device, old clusters in parallel, then the chain */
+    size_t ch = nt < KVB_SG_CHUNK ? nt : KVB_SG_CHUNK, wmax = dk > dv ? (dk > t + s ? dk : t + s) : (dv > t + s ? dv : t + s);
+    size_t c1 = st->c_cap, c2 = st->c_cap, c3 = st->c_cap, c4 = st->c_cap, c5 = st->c_cap, c6 = st->c_cap;
+    rc = ensure(g, &st->cK, &c1, H * ch * wmax * 4);
+    if (!rc) rc = ensure(g, &st->cV, &c2, H * ch * wmax * 4);
+    if (!rc) rc = ensure(g, &st->cU, &c3, H * ch * wmax * 4);
+    if (!rc) rc = ensure(g, &st->pd, &c4, H * ch * wmax * 4);
+    if (!rc) rc = ensure(g, &st->pi, &c5, H * ch * wmax * 4);
+    if (!rc) rc = ensure(g, &st->pv, &c6, H * ch * wmax * 4);
+    if (!rc && H * ch * wmax * 4 > st->c_cap) st->c_cap = H * ch * wmax * 4;
+    for (size_t c0 = 0; !rc && c0 < nt; c0 += ch) {
+      size_t nc = nt - c0 < ch ? nt - c0 : ch, ntb = (nc + 15) / 16;
+      rc = restride(g, H, nc, dk, nt, c0, nc, 0, st->stK, st->cK);
+      if (!rc) rc = restride(g, H, nc, dv, nt, c0, nc, 0, st->stV, st->cV);
+      if (!rc) rc = restride(g, H, nc, t + s, nt, c0, nc, 0, st->stU, st->cU);
+      if (!rc) {
+        kvb_gpu_arg a[] = {A_int(nc), A_int(dk), A_int(dv), A_int(cap), A_int(ntb), A_buf(st->cK), A_buf(st->cV),
+                           A_buf(st->rep), A_buf(st->b_mc), A_buf(st->pd), A_buf(st->pi), A_buf(st->pv)};
+        rc = kvb_gpu_launch(g, "kvb_subgen_prep", H * ntb, KVB_GPU_WG, sizeof a / sizeof *a, a);
+      }
+      if (!rc) {
+        kvb_gpu_arg a[] = {A_int(nc), A_int(dk), A_int(dv), A_int(t), A_int(s), A_int(cap), A_int(st->n + c0),
+                           A_flt(fd2), A_buf(st->cK), A_buf(st->cV), A_buf(st->cU), A_buf(st->pd), A_buf(st->pi),
+                           A_buf(st->pv), A_buf(st->b_mc), A_buf(st->rep), A_buf(st->rep_pos), A_buf(st->cnt),
+                           A_buf(st->S), A_buf(st->S_pos), A_buf(st->mu), A_buf(st->Mk), A_buf(st->Mv), A_buf(st->M_pos)};
+        rc = kvb_gpu_launch(g, "kvb_subgen_update_b", H, KVB_GPU_WG, sizeof a / sizeof *a, a);
+      }
+    }
   }
   if (kernel_s) *kernel_s = now_s() - t0;
   if (!rc) rc = kvb_gpu_read(g, st->b_mc, st->mc, H * 4); /* m′: the host sizes the next growth with it */

@@ -56,13 +56,22 @@ typedef struct {
   kvb_gpu_buf *b_mc, *rep, *rep_pos, *cnt, *S, *S_pos, *mu, *Mk, *Mv, *M_pos;
   kvb_gpu_buf *stK, *stV, *stU, *Q, *Z;
   size_t st_cap, q_cap;
+  kvb_gpu_buf *cK, *cV, *cU, *pd, *pi, *pv; /* one chunk of the batched update (k_subgen_batch.cl) */
+  size_t c_cap;
   int broken;
+  int old_kernel; /* 1: k_subgen.cl's token-by-token kernel over the whole call; 0 (default): chunks
+                     of KVB_SG_CHUNK tokens through k_subgen_batch.cl */
 } kvb_gpu_subgen_dev;
+
+/* Tokens per launch of the batched update: the old representatives are found in parallel for a
+ * chunk, the chunk's own new ones sequentially (k_subgen_batch.cl). */
+#define KVB_SG_CHUNK 256
 
 int kvb_gpu_subgen_dev_init(kvb_gpu_subgen_dev *st, kvb_gpu *g, size_t H, size_t dk, size_t dv, size_t t,
                             size_t s, double delta);
 void kvb_gpu_subgen_dev_free(kvb_gpu_subgen_dev *st);
-/* As kvb_gpu_subgen_update (gpu_ops.h): uploads K, V, u of the nt new tokens, downloads m′. */
+/* As kvb_gpu_subgen_update (gpu_ops.h), the same state bit for bit: uploads K, V, u of the nt new
+ * tokens, downloads m′. */
 int kvb_gpu_subgen_dev_update(kvb_gpu_subgen_dev *st, size_t nt, const float *K, const float *V, const float *u,
                               double *kernel_s);
 /* As kvb_gpu_subgen_query: uploads Q, downloads Z. */

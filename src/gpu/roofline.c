@@ -190,18 +190,47 @@ void kvb_roof_subgen_update(kvb_roof_kernel *k, double H, double nt, double dk, 
   kvb_roof_serial(k, p, nt * step);
 }
 
+void kvb_roof_subgen_update_b(kvb_roof_kernel *k, double H, double nt, double dk, double dv, double mc, double t,
+                              double s, double chunk, const kvb_roof_device *d) {
+  memset(k, 0, sizeof *k);
+  k->useful_bytes = H * nt * (dk + dv + t + s) * 4 + H * (mc * (t + 1) * dk * 4 + s * (dk + dv) * 4);
+  k->flops = H * nt * (3 * mc * dk + 2 * dv + 4);
+  double chunks = ceil(nt / chunk);
+  k->launches = 5 * chunks; /* 3 repacks, prep, update per chunk */
+  int p = kvb_roof_phase_begin(k, d, "repack the chunk (device copies)", H * chunk / 64, 64, 0);
+  kvb_roof_stream(k, p, 2 * H * nt * (dk + dv + t + s) * 4, KVB_ACC_COALESCED, 4, 1);
+  /* prep: lanes = 16 tokens × 4 representative subsets; a warp's load instruction reads two
+   * representatives' element a (two lines: 2 wavefronts per 32 FMAs), each lane its token's
+   * element from the padded local tile (1 wavefront per instruction) */
+  p = kvb_roof_phase_begin(k, d, "prep: old representatives, 16 tokens per group", H * nt / 16, 64,
+                           (16 * (KVB_GPU_DMAX + 1) + 2 * 64) * 4.0);
+  kvb_roof_stream(k, p, H * nt * dk * 4, KVB_ACC_COALESCED, 4, 0);
+  kvb_roof_stream(k, p, H * nt * dv * 4, KVB_ACC_ROW_PER_LANE, 4, 0);
+  k->ph[p].wave += H * nt * mc * dk / 16;
+  kvb_roof_shm(k, p, H * nt * mc * dk * 4);
+  kvb_roof_flops(k, p, H * nt * 3 * mc * dk, 1);
+  kvb_roof_serial(k, p, ceil(mc / 4) * dk * d->lat_fma + d->lat_l2);
+  p = kvb_roof_phase_begin(k, d, "update: the token chain (one group per head)", H, 64, 0);
+  kvb_roof_stream(k, p, H * nt * (dk + t + s + 3) * 4, KVB_ACC_COALESCED, 4, 0);
+  kvb_roof_flops(k, p, H * nt * 8, 1.0 / 32);
+  /* per token: the tree arg min, one L2 round trip (n_i's read-modify-write), 4 barriers, the
+   * sample and slot copies issued */
+  kvb_roof_serial(k, p, nt * (6 * (d->lat_barrier + d->lat_fma) + d->lat_l2 + 4 * d->lat_barrier + (dk + dv)));
+}
+
 /* ---- block BalanceKV ---- */
 /* gram = 0: k_bkvb.cl kvb_bkvb_walk, one group per (head, block): the block mean (COALESCED),
  * then for each step j every lane i > j recomputes K_ij from global memory — its own rows k_i, v_i
  * (ROW_PER_LANE, cache-resident after the first read) and row j (a broadcast) — then two barriers
  * around thread 0's coin; kvb_bkvb_halving: one lane per head scans the m signs twice (ONE_LANE).
  * gram = 1: k_bkvb_gram.cl, one group per (head, block): the same mean; then Gram tiles of
- * GRAM_TJ rows: centered keys and weighted values staged in local memory in chunks of 32
- * coordinates, each lane a 4×4 register tile (8 local loads per 16 FMAs: 2 B of local memory per
- * FMA), the tile exp'd into local memory once; the walk's steps read it (2 barriers, the uniforms
+ * GRAM_TJ rows × 64-column passes: centered keys and weighted values staged in local memory in
+ * chunks of GRAM_A coordinates, each lane a 4×4 register tile (8 local loads per 16 FMAs: 2 B of
+ * local memory per FMA), the tile exp'd into local memory once; the walk's steps read it (2 barriers, the uniforms
  * staged in local memory, no global access on the chain); the halving by 64 lanes per head with
  * integer prefix counts (kvb_bkvb_halving_par). */
 #define GRAM_TJ 16.0
+#define GRAM_A 16.0
 void kvb_roof_bkvb_round(kvb_roof_kernel *k, double H, double m, double d, double dv, double b, int gram,
                          const kvb_roof_device *dev) {
   memset(k, 0, sizeof *k);
@@ -230,7 +259,7 @@ void kvb_roof_bkvb_round(kvb_roof_kernel *k, double H, double m, double d, doubl
     kvb_roof_serial(k, p, 2 * m * 2 * dev->lat_fma);
   } else {
     double tj = GRAM_TJ, ntile = ceil(b / tj);
-    double shm = (KVB_GPU_DMAX + 3 * KVB_GPU_BMAX + tj * KVB_GPU_BMAX + (tj + 64) * 33 * 2) * 4.0;
+    double shm = (KVB_GPU_DMAX + 2 * KVB_GPU_BMAX + tj * KVB_GPU_BMAX + (tj + 64) * (GRAM_A + 1)) * 4.0;
     /* pairs computed: each tile of tj rows runs over the columns from its first row on */
     double comp = 0;
     for (double t0 = 0; t0 < b; t0 += tj) comp += fmin(tj, b - t0) * (b - t0);
@@ -243,7 +272,9 @@ void kvb_roof_bkvb_round(kvb_roof_kernel *k, double H, double m, double d, doubl
     kvb_roof_stream(k, p, ntile * H * m * (d + dv) * 4, KVB_ACC_COALESCED, 4, 0); /* restaged per tile */
     kvb_roof_shm(k, p, comp * (d + dv) * 2 + ntile * H * m * (d + dv) * 4 + comp * 4 * 2);
     kvb_roof_flops(k, p, comp * (2 * d + 2 * dv + 8), 1);
-    kvb_roof_serial(k, p, ntile * ceil(b / 64) * ((d + dv) / 32) * (2 * dev->lat_barrier + dev->lat_l2 + 32 * 8 * dev->lat_fma));
+    /* per chunk: staging (an L2 round trip), 2 barriers, GRAM_A steps of 8 loads + 16 FMAs issued */
+    kvb_roof_serial(k, p, ntile * ceil(b / 64) * (ceil(d / GRAM_A) + ceil(dv / GRAM_A)) *
+                              (2 * dev->lat_barrier + dev->lat_l2 + GRAM_A * 24));
     p = kvb_roof_phase_begin(k, dev, "walk from the Gram tile", groups, 64, shm);
     kvb_roof_shm(k, p, pairs * 4 * 2 + groups * b * 2 * 128);
     kvb_roof_flops(k, p, pairs * 2, util);

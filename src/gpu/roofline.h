@@ -119,6 +119,12 @@ void kvb_roof_subgen_query(kvb_roof_kernel *k, double H, double nq, double dk, d
 /* SubGen update of nt tokens per head against m′ clusters (kvb_subgen_update, one group per head). */
 void kvb_roof_subgen_update(kvb_roof_kernel *k, double H, double nt, double dk, double dv, double mc, double t,
                             double s, const kvb_roof_device *d);
+/* The batched update (k_subgen_batch.cl) in chunks of `chunk` tokens, in the steady state where
+ * every token's cluster existed before its chunk: kvb_subgen_prep (old representatives for 16
+ * tokens per group, in parallel) and kvb_subgen_update_b (the chain: no distance work, ‖v‖²
+ * precomputed, µ in a register, the next key prefetched). */
+void kvb_roof_subgen_update_b(kvb_roof_kernel *k, double H, double nt, double dk, double dv, double mc, double t,
+                              double s, double chunk, const kvb_roof_device *d);
 /* One round of block BalanceKV on m tokens per head, blocks of b: gram = 0 today's walk
  * (kvb_bkvb_walk, dot products from global memory, row per lane) + one-thread halving; gram = 1
  * the Gram-tile walk (k_bkvb_gram.cl) + parallel halving. */

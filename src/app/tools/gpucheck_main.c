@@ -1043,18 +1043,19 @@ out:
   return ok;
 }
 
-/* SubGen: the resident state against kvb_gpu_subgen (host mirror), batches of 50, 1, 80 tokens. */
+/* SubGen: the resident state against kvb_gpu_subgen (host mirror), batches of 50, 1, 600 tokens
+ * (the last in three chunks of the batched update). */
 static int run_resident_subgen(kvb_gpu *g, char *why, size_t whycap) {
-  const size_t H = 3, dk = 16, dv = 16, t = 4, s = 8, nq = 2, batches[3] = {50, 1, 80}, ntot = 131, ut = t + s;
+  const size_t H = 3, dk = 16, dv = 16, t = 4, s = 8, nq = 2, batches[3] = {50, 1, 600}, ntot = 651, ut = t + s;
   float *K = malloc(H * ntot * dk * 4), *V = malloc(H * ntot * dv * 4), *u = malloc(H * ntot * ut * 4), *C = malloc(6 * dk * 4);
-  float *Kb = malloc(H * 80 * dk * 4), *Vb = malloc(H * 80 * dv * 4), *ub = malloc(H * 80 * ut * 4);
+  float *Kb = malloc(H * 600 * dk * 4), *Vb = malloc(H * 600 * dv * 4), *ub = malloc(H * 600 * ut * 4);
   float *Q = malloc(nq * H * dk * 4), *Z = malloc(nq * H * dv * 4), *Zr = malloc(nq * H * dv * 4);
   kvb_gpu_subgen host;
   kvb_gpu_subgen_dev dev;
   int ok = 0, hh = 0, hd = 0;
   float *rep = NULL, *S = NULL, *mu = NULL, *Mk = NULL, *Mv = NULL;
   int *rep_pos = NULL, *cnt = NULL, *S_pos = NULL, *M_pos = NULL;
-  const char *shape = "resident_subgen(H=3,dk=16,dv=16,t=4,s=8,batches=50+1+80)";
+  const char *shape = "resident_subgen(H=3,dk=16,dv=16,t=4,s=8,batches=50+1+600)";
   memset(&host, 0, sizeof host), memset(&dev, 0, sizeof dev);
   if (!K || !V || !u || !C || !Kb || !Vb || !ub || !Q || !Z || !Zr) {
     snprintf(why, whycap, "%s: out of host memory", shape);
@@ -1259,14 +1260,48 @@ out:
   return ok;
 }
 
+/* SubGen, an exact tie inside a chunk: δ = 1, key A = 0 in the first update; then B = 1.5·e_1
+ * (d² = 2.25 > δ²: a new cluster inside the chunk) and C = 0.75·e_1, at d² = 0.5625 from both A and
+ * B (exact in float). The full arg min gives C to the lower index, A's cluster; the batched kernel
+ * must too (its old-versus-new merge), the host mirror's kernel decides. */
+static int run_resident_subgen_tie(kvb_gpu *g, char *why, size_t whycap) {
+  float K[12] = {0, 0, 0, 0, 1.5f, 0, 0, 0, 0.75f, 0, 0, 0}, V[12] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
+  float u[12] = {0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f};
+  kvb_gpu_subgen host;
+  kvb_gpu_subgen_dev dev;
+  int cnt[8] = {0}, ok = 0;
+  const char *shape = "resident_subgen_tie(H=1,dk=4,t=2,s=2,delta=1; a key equidistant from an old and a new representative)";
+  if (kvb_gpu_subgen_init(&host, 1, 4, 4, 2, 2, 1.0)) return snprintf(why, whycap, "%s: init", shape), 0;
+  if (kvb_gpu_subgen_dev_init(&dev, g, 1, 4, 4, 2, 2, 1.0)) {
+    kvb_gpu_subgen_free(&host);
+    return snprintf(why, whycap, "%s: init: %s", shape, kvb_strerror_last()), 0;
+  }
+  if (kvb_gpu_subgen_update(g, &host, 1, K, V, u, NULL) || kvb_gpu_subgen_update(g, &host, 2, K + 4, V + 4, u + 4, NULL) ||
+      kvb_gpu_subgen_dev_update(&dev, 1, K, V, u, NULL) || kvb_gpu_subgen_dev_update(&dev, 2, K + 4, V + 4, u + 4, NULL) ||
+      dev.cap > 8 || kvb_gpu_subgen_dev_download(&dev, NULL, NULL, cnt, NULL, NULL, NULL, NULL, NULL, NULL)) {
+    snprintf(why, whycap, "%s: %s", shape, kvb_strerror_last());
+  } else if (dev.mc[0] != 2 || host.mc[0] != 2 || cnt[0] != 2 || cnt[1] != 1 || memcmp(cnt, host.cnt, 2 * sizeof(int))) {
+    snprintf(why, whycap, "%s: clusters %d (host %d), counts %d, %d (host %d, %d; want 2 clusters, counts 2, 1: the tie to the old one)",
+             shape, dev.mc[0], host.mc[0], cnt[0], cnt[1], host.cnt[0], host.cnt[1]);
+  } else {
+    snprintf(why, whycap, "%s: OK (the tie goes to the old cluster, counts 2, 1, as the host mirror)", shape);
+    ok = 1;
+  }
+  kvb_gpu_subgen_free(&host);
+  kvb_gpu_subgen_dev_free(&dev);
+  return ok;
+}
+
 /* Every resident case; returns the number that failed (quiet: no lines, first failure in first). */
 static size_t run_resident_all(kvb_gpu *g, int quiet, size_t *ncase, char *first, size_t firstcap) {
   char why[600];
   size_t bad = 0, nc = 0;
-  for (size_t i = 0; i < sizeof RKV / sizeof *RKV + 2; i++, nc++) {
-    int ok = i < sizeof RKV / sizeof *RKV ? run_resident_kv(g, &RKV[i], why, sizeof why)
-             : i == sizeof RKV / sizeof *RKV ? run_resident_subgen(g, why, sizeof why)
-                                             : run_resident_bkvb(g, why, sizeof why);
+  size_t nk = sizeof RKV / sizeof *RKV;
+  for (size_t i = 0; i < nk + 3; i++, nc++) {
+    int ok = i < nk ? run_resident_kv(g, &RKV[i], why, sizeof why)
+             : i == nk ? run_resident_subgen(g, why, sizeof why)
+             : i == nk + 1 ? run_resident_subgen_tie(g, why, sizeof why)
+                           : run_resident_bkvb(g, why, sizeof why);
     if (!quiet) printf("%s %s\n", ok ? "PASS" : "FAIL", why);
     if (!ok && !bad++ && first) snprintf(first, firstcap, "%s", why);
   }
@@ -1360,10 +1395,12 @@ static size_t run_gram_all(kvb_gpu *g, int quiet, size_t *ncase, char *first, si
 static const char *MUTANTS[] = {"KVB_MUT_NO_RESCALE",     "KVB_MUT_NO_BARRIER", "KVB_MUT_DROP_PARTIAL",
                                 "KVB_MUT_WALK_SIGN_FLIP", "KVB_MUT_WQ_NO_MAX",  "KVB_MUT_SG_OLD_COUNT",
                                 "KVB_MUT_SG_NO_COUNT",    "KVB_MUT_SG_CLUSTER_LT",
-                                "KVB_MUT_APPEND_DROP_LAST", "KVB_MUT_GRAM_SKIP_CHUNK", "KVB_MUT_HALVE_PAR_OFF"};
+                                "KVB_MUT_APPEND_DROP_LAST", "KVB_MUT_GRAM_SKIP_CHUNK", "KVB_MUT_HALVE_PAR_OFF",
+                                "KVB_MUT_SGB_TIE_NEW"};
 static const char *MUTANT_KERNEL[] = {"attn_decode", "attn_decode", "attn_decode", "bkvb_compress",
                                       "bkvb_query",  "subgen",      "subgen",      "subgen",
-                                      "resident",    "bkvb_gram",   "bkvb_gram"};
+                                      "resident",    "bkvb_gram",   "bkvb_gram",
+                                      "resident"};
 
 static int do_list(int full) {
   size_t na;
@@ -1539,7 +1576,10 @@ static void model_build(const model_row *r, const kvb_roof_device *d, kvb_roof_k
   switch (r->kind) {
   case 0: kvb_roof_decode(k, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], r->after, d); break;
   case 1: kvb_roof_subgen_query(k, a[0], a[1], a[2], a[3], a[4], a[5], a[6], d); break;
-  case 2: kvb_roof_subgen_update(k, a[0], a[1], a[2], a[3], a[4], a[5], a[6], d); break;
+  case 2:
+    if (r->after) kvb_roof_subgen_update_b(k, a[0], a[1], a[2], a[3], a[4], a[5], a[6], KVB_SG_CHUNK, d);
+    else kvb_roof_subgen_update(k, a[0], a[1], a[2], a[3], a[4], a[5], a[6], d);
+    break;
   case 3: kvb_roof_bkvb_round(k, a[0], a[1], a[2], a[3], a[4], r->after, d); break;
   default: kvb_roof_wquery(k, a[0], a[1], a[2], a[3], a[4], d); break;
   }
@@ -1553,7 +1593,8 @@ static const model_row MODEL_ROWS[] = {
     {"attn_decode", "H=32,Hkv=8,n=32768,d=128,nq=1,split=256,f32 (K/V per query head)", 0, 0, {32, 8, 32768, 128, 128, 1, 4, 256}},
     {"attn_decode", "H=32,Hkv=8,n=32768,d=128,nq=1,split=256,f16 (K/V per query head)", 0, 0, {32, 8, 32768, 128, 128, 1, 2, 256}},
     {"subgen_query", "H=32,nq=1,d=128,clusters=256,t=8,s=64", 0, 1, {32, 1, 128, 128, 256, 8, 64}},
-    {"subgen_update", "H=32,tokens=32768,d=128,clusters=256,t=8,s=64", 0, 2, {32, 32768, 128, 128, 256, 8, 64}},
+    {"subgen_update", "H=32,tokens=32768,d=128,clusters=256,t=8,s=64 (after: chunks of 256, steady state)", 0, 2,
+     {32, 32768, 128, 128, 256, 8, 64}},
     {"bkvb_compress", "one round: H=32,m=32768,d=128,b=256 (walk + halving)", 0, 3, {32, 32768, 128, 128, 256}},
     {"bkvb_query", "H=32,nq=1,d=128,entries=16384", 0, 4, {32, 1, 128, 128, 16384}},
 };
@@ -1568,7 +1609,10 @@ static void print_models(const char *filter, int after) {
     model_row rr = *r;
     if (!matches(filter, r->kernel)) continue;
     if (after) {
-      if (r->kind != 0 && r->kind != 3) continue; /* not reshaped (yet): see the closing note */
+      if (r->kind == 1 || r->kind == 4) { /* not reshaped: the same model as before */
+        printf("MODEL after  %s(%s): not reshaped on this branch (its model is the one above)\n", r->kernel, r->shape);
+        continue;
+      }
       rr.after = 1;
     }
     kvb_roof_kernel k;
@@ -1831,6 +1875,93 @@ out:
   return rc;
 }
 
+/* The reshaped kernels beside today's on the perf device, same inputs: the cooperative decode on a
+ * resident cache (kernel time only: the cache is appended once) and block BalanceKV's round with
+ * the Gram tile against k_bkvb.cl's (both through gpu_resident.h, old_kernels switching). */
+static int perf_reshaped(kvb_gpu *g, const char *filter) {
+  int standin = cpu_standin(g), rc = 0;
+  const kvb_roof_device *h100 = kvb_roof_device_find("H100");
+  if (matches(filter, "attn_decode")) {
+    static const size_t S[][6] = {{8, 8, 4096, 128, 4, 0}, {8, 8, 4096, 128, 2, 0}, {32, 8, 2048, 128, 4, 0}};
+    for (size_t i = 0; i < 3; i++) {
+      size_t H = S[i][0], Hkv = S[i][1], n = S[i][2], d = S[i][3], es = S[i][4];
+      float *Kf = malloc(Hkv * n * d * 4), *Q = malloc(H * d * 4), *Z = malloc(H * d * 4), *Kr = malloc(H * n * d * 4);
+      uint16_t *Kh = malloc(Hkv * n * d * 2), *Krh = malloc(H * n * d * 2);
+      kvb_gpu_kvcache kc;
+      double best_new = 1e30, best_old = 1e30, kt;
+      if (!Kf || !Q || !Z || !Kr || !Kh || !Krh) return 1;
+      kvb_pcg32 r;
+      kvb_pcg32_seed(&r, 31 + i, 4);
+      fill(&r, Kf, Hkv * n * d, 1.0), fill(&r, Q, H * d, 1.0);
+      for (size_t j = 0; j < Hkv * n * d; j++) Kh[j] = kvb_f32_to_f16(Kf[j]);
+      for (size_t h = 0; h < H; h++) { /* today's kernel needs each query head's K/V */
+        memcpy(Kr + h * n * d, Kf + (h / (H / Hkv)) * n * d, n * d * 4);
+        memcpy(Krh + h * n * d, Kh + (h / (H / Hkv)) * n * d, n * d * 2);
+      }
+      const void *KK = es == 2 ? (const void *)Kh : (const void *)Kf, *KR = es == 2 ? (const void *)Krh : (const void *)Kr;
+      if (kvb_gpu_kvcache_init(&kc, g, Hkv, d, d, es == 2) || kvb_gpu_kvcache_append(&kc, n, KK, KK)) {
+        printf("FAIL perf coop decode: %s\n", kvb_strerror_last());
+        return 1;
+      }
+      for (int rep = 0; rep < 3 && !rc; rep++) {
+        rc |= kvb_gpu_kvcache_attend(&kc, H, 1, 1 / sqrt((double)d), Q, 256, Z, &kt);
+        best_new = fmin(best_new, kt);
+        rc |= kvb_gpu_attention(g, H, n, d, d, 1, 1 / sqrt((double)d), es == 2, Q, KR, KR, NULL, 256, Z, &kt);
+        best_old = fmin(best_old, kt);
+      }
+      kvb_roof_kernel mo, mn;
+      kvb_roof_decode(&mo, (double)H, (double)Hkv, (double)n, (double)d, (double)d, 1, (double)es, 256, 0, h100);
+      kvb_roof_decode(&mn, (double)H, (double)Hkv, (double)n, (double)d, (double)d, 1, (double)es, 256, 1, h100);
+      printf("attn_decode reshaped (H=%zu,Hkv=%zu,n=%zu,d=%zu,%s): kvb_attn_coop %.3f ms vs kvb_attn_split %.3f ms on %s%s;"
+             " model, H100: %.2f us vs %.2f us\n", H, Hkv, n, d, es == 2 ? "f16" : "f32", best_new * 1e3, best_old * 1e3,
+             standin ? "a CPU stand-in" : "the device", standin ? " (PoCL: not a GPU number)" : "",
+             kvb_roof_predict(&mn, h100, 0).t_pred * 1e6, kvb_roof_predict(&mo, h100, 0).t_pred * 1e6);
+      kvb_gpu_kvcache_free(&kc);
+      free(Kf), free(Q), free(Z), free(Kr), free(Kh), free(Krh);
+      if (rc) {
+        printf("FAIL perf coop decode: %s\n", kvb_strerror_last());
+        return 1;
+      }
+    }
+  }
+  if (matches(filter, "bkvb_compress")) {
+    const size_t H = 8, n = 4096, d = 128, b = 256;
+    float *K = malloc(H * n * d * 4);
+    double *ub = malloc(H * n * 8), *w = malloc(H * n * 8), best[2] = {1e30, 1e30}, kt;
+    size_t *ix = malloc(H * n * sizeof *ix);
+    kvb_gpu_kvcache kc;
+    kvb_gpu_bkvb_dev bk;
+    if (!K || !ub || !w || !ix) return 1;
+    kvb_pcg32 r;
+    kvb_pcg32_seed(&r, 41, 4);
+    fill(&r, K, H * n * d, 1.0);
+    for (size_t j = 0; j < H * n; j++) ub[j] = kvb_pcg32_uniform(&r);
+    const double *u[1] = {ub};
+    if (kvb_gpu_kvcache_init(&kc, g, H, d, d, 0) || kvb_gpu_kvcache_append(&kc, n, K, K)) return 1;
+    kvb_gpu_bkvb_dev_init(&bk, g);
+    for (int rep = 0; rep < 2 && !rc; rep++)
+      for (int old = 0; old < 2 && !rc; old++) {
+        bk.old_kernels = old;
+        rc = kvb_gpu_bkvb_dev_compress(&bk, &kc, 0, n, b, 1, 4.0, 0.5, 1.0, 0.0, 1, u, ix, w, NULL, &kt);
+        best[old] = fmin(best[old], kt);
+      }
+    if (rc) printf("FAIL perf bkvb gram: %s\n", kvb_strerror_last());
+    else {
+      kvb_roof_kernel mo, mn;
+      kvb_roof_bkvb_round(&mo, (double)H, (double)n, (double)d, (double)d, (double)b, 0, h100);
+      kvb_roof_bkvb_round(&mn, (double)H, (double)n, (double)d, (double)d, (double)b, 1, h100);
+      printf("bkvb_compress reshaped (one round, H=%zu,m=%zu,d=%zu,b=%zu): k_bkvb_gram.cl %.3f ms vs k_bkvb.cl %.3f ms on %s%s;"
+             " model, H100: %.2f us vs %.2f us\n", H, n, d, b, best[0] * 1e3, best[1] * 1e3,
+             standin ? "a CPU stand-in" : "the device", standin ? " (PoCL: not a GPU number)" : "",
+             kvb_roof_predict(&mn, h100, 0).t_pred * 1e6, kvb_roof_predict(&mo, h100, 0).t_pred * 1e6);
+    }
+    kvb_gpu_bkvb_dev_free(&bk);
+    kvb_gpu_kvcache_free(&kc);
+    free(K), free(ub), free(w), free(ix);
+  }
+  return rc != 0;
+}
+
 /* perf: bytes and flops per call, measured rates, the H100 roofline as a model. */
 static int do_perf(kvb_gpu_backend be, int dev, const char *filter) {
   kvb_gpu *g;
@@ -1840,6 +1971,7 @@ static int do_perf(kvb_gpu_backend be, int dev, const char *filter) {
            100 * d->bw_eff, d->peak / 1e12, d->sms);
   printf("\nroofline time = max(useful bytes/BW, flops/peak); predicted time from the kernel's phases (roofline.h)\n");
   print_models(filter, 0);
+  print_models(filter, 1);
   if (kvb_gpu_open(be, dev, NULL, &g)) {
     printf("FAIL gpu open: %s\n", kvb_strerror_last());
     return 1;
@@ -1888,6 +2020,7 @@ static int do_perf(kvb_gpu_backend be, int dev, const char *filter) {
   int rc = 0;
   if (matches(filter, "bkvb_query")) rc |= perf_wquery(g);
   if (matches(filter, "subgen")) rc |= perf_subgen(g);
+  rc |= perf_reshaped(g, filter);
   kvb_gpu_close(g);
   return rc;
 }
