@@ -73,7 +73,7 @@ KVB_KERNEL kvb_bkvb_gram_walk(int n, int d, int dv, int m, int b, int nblk, floa
     P[(long)h * m + start] = 0.5f;
   }
   KVB_BARRIER();
-  int r0 = lid / 16, c0l = lid % 16; /* this item's rows r0 + 4x, columns c0l + 16y of a pass */
+  int r0 = lid / 16, c0l = lid - 16 * r0; /* this item's rows r0 + 4x, columns c0l + 16y of a pass */
   for (int j0 = 0; j0 + 1 < len; j0 += GT_J) {
     int nj = len - j0 < GT_J ? len - j0 : GT_J;
     /* the Gram tile: rows j0..j0+nj−1, columns i0.. of the block, in passes of GT_I columns */

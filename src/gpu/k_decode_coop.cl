@@ -35,12 +35,22 @@
 KVB_DEVICE void kvb_coop_load(KVB_LOCAL float *tile, KVB_GLOBAL const float *xf, KVB_GLOBAL const kvb_half *xh,
                               int is_half, long base, int rows, int w, int lid, int wg) {
   int nvec = rows * w / 4;
-  for (int v = lid; v < nvec; v += wg) {
-    kvb_float4 x = is_half ? KVB_LOAD_H4(xh, base / 4 + v) : KVB_LOAD_F4(xf, base / 4 + v);
-    int e = 4 * v, r = e / w, c = e - r * w;
-    KVB_LOCAL float *o = tile + r * (w + 1) + c;
-    o[0] = x.x, o[1] = x.y, o[2] = x.z, o[3] = x.w;
-  }
+  /* two loops, not one load behind `is_half ? :`: a compiler may turn that into both loads and a
+   * select, reading the float view of a half buffer twice as far (out of bounds) */
+  if (is_half)
+    for (int v = lid; v < nvec; v += wg) {
+      kvb_float4 x = KVB_LOAD_H4(xh, base / 4 + v);
+      int e = 4 * v, r = e / w, c = e - r * w;
+      KVB_LOCAL float *o = tile + r * (w + 1) + c;
+      o[0] = x.x, o[1] = x.y, o[2] = x.z, o[3] = x.w;
+    }
+  else
+    for (int v = lid; v < nvec; v += wg) {
+      kvb_float4 x = KVB_LOAD_F4(xf, base / 4 + v);
+      int e = 4 * v, r = e / w, c = e - r * w;
+      KVB_LOCAL float *o = tile + r * (w + 1) + c;
+      o[0] = x.x, o[1] = x.y, o[2] = x.z, o[3] = x.w;
+    }
 }
 
 KVB_KERNEL kvb_attn_coop(int n, int ld, int dk, int dv, int H, int G, int chunk, int nsplit, float scale,

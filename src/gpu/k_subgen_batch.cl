@@ -40,7 +40,7 @@ KVB_KERNEL kvb_subgen_prep(int nt, int dk, int dv, int cap, int ntb, KVB_GLOBAL 
     kt[r * (dk + 1) + (e - r * dk)] = K[((long)h * nt + t0) * dk + e];
   }
   KVB_BARRIER();
-  int tt = lid % SG_PT, sub = lid / SG_PT, nsub = wg / SG_PT;
+  int sub = lid / SG_PT, tt = lid - sub * SG_PT, nsub = wg / SG_PT; /* no div/rem pair: k_decode_coop.cl */
   float bd = -KVB_NEG_INF;
   int bi = 0x7fffffff;
   if (tt < nr)

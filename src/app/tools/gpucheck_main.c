@@ -936,7 +936,7 @@ typedef struct {
 } rkv_case;
 static const rkv_case RKV[] = {
     {2, 2, 64, 64, 64, 2, 0, {100, 1, 200}},  /* one head per query head; a growth on the third append */
-    {2, 8, 128, 64, 64, 1, 1, {37, 300, 0}},  /* GQA 4 query heads per KV head, float16, d_key != d_value */
+    {2, 8, 128, 64, 64, 2, 1, {37, 300, 0}},  /* GQA 4 query heads per KV head, float16, d_key != d_value */
     {1, 6, 32, 32, 32, 2, 0, {1, 64, 65}},    /* GQA 6: two packs (4 + 2), one-token start */
 };
 
