@@ -1,14 +1,15 @@
 /* k_decode_coop.cl — decode attention shaped for the hardware (issue 27, roofline.h): the split
  * pass of k_attention.cl's split-K decode, computing the same numbers in the same order, but
- *   - cooperative row loads: the group loads KVB_COOP_ROWS consecutive token rows of K (then of V)
+ *   - cooperative row loads: the group loads a tile of consecutive token rows of K (then of V)
  *     with 16-byte vector loads (KVB_LOAD_F4 / KVB_LOAD_H4: 4 floats or 4 halves per lane; the
  *     rows of a split are contiguous, so consecutive lanes read consecutive 16-byte words) into a
  *     local tile padded to dk + 1 floats per row (lane r then reads row r without bank conflicts;
- *     16 rows keep the group's local memory at 25 KB, under the 32 KB many OpenCL devices and
- *     Oclgrind offer, and let 9 groups share an H100 SM),
+ *     KVB_COOP_TILE floats keep the group's local memory at 25 KB, under the 32 KB many OpenCL
+ *     devices and Oclgrind offer, and let 9 groups share an H100 SM),
  *     instead of each lane walking its own row from global memory (32 lines per warp load);
  *   - GQA packing: one group serves up to KVB_COOP_GMAX query heads of one KV head (query head
- *     h reads KV head h / G, G = H / Hkv), so each K/V row crosses HBM once for all of them;
+ *     h reads KV head h / G, G = H / Hkv), so each K/V row crosses HBM once for all of them, and
+ *     each key element read from the tile serves all of them (work-item r: row r, every query);
  *   - binary16 K/V widened to float on load, float accumulation throughout;
  *   - a row stride `ld` >= n per KV head, so it reads a device-resident cache with spare
  *     capacity (gpu_resident.h) without repacking.
@@ -27,7 +28,7 @@
  * tile's loads: a race for a race detector (Oclgrind). PoCL cannot show it (it puts an implicit
  * barrier at the latch of a loop that contains one), so kvb-gpucheck's PoCL mutant runs leave it
  * out. */
-#define KVB_COOP_ROWS 16
+#define KVB_COOP_TILE 4128 /* floats of the local tile: 32 rows at d = 128, 16 at d = 256 (16.5 KB) */
 #define KVB_COOP_GMAX 4
 
 /* Loads rows [0, rows) starting at element `base` (a multiple of 4) of a w-wide row-major array
@@ -58,7 +59,7 @@ KVB_KERNEL kvb_attn_coop(int n, int ld, int dk, int dv, int H, int G, int chunk,
                          KVB_GLOBAL const kvb_half *Kh, KVB_GLOBAL const float *Vf,
                          KVB_GLOBAL const kvb_half *Vh, KVB_GLOBAL const float *logw,
                          KVB_GLOBAL float *Mo, KVB_GLOBAL float *Lo, KVB_GLOBAL float *Oo) {
-  KVB_SHARED float tile[KVB_COOP_ROWS * (KVB_DMAX + 1)];
+  KVB_SHARED float tile[KVB_COOP_TILE];
   KVB_SHARED float qs[KVB_COOP_GMAX * KVB_DMAX];
   KVB_SHARED float p[KVB_COOP_GMAX * KVB_CHUNK_MAX];
   KVB_SHARED float red[KVB_WG];
@@ -76,17 +77,23 @@ KVB_KERNEL kvb_attn_coop(int n, int ld, int dk, int dv, int H, int G, int chunk,
     int qg = e / dk;
     qs[e] = Q[((long)(h0 + qg) + (long)H * qi) * dk + (e - qg * dk)];
   }
-  /* scores, a tile of rows at a time; item e of the tile is (row e % rows, query e / rows) */
-  for (int t0 = 0; t0 < len; t0 += KVB_COOP_ROWS) {
-    int rows = len - t0 < KVB_COOP_ROWS ? len - t0 : KVB_COOP_ROWS;
+  /* scores, a tile of rk rows at a time; work-item r takes row r for every query of the pack,
+   * so each key element read from the tile serves gn FMAs */
+  int rk = KVB_COOP_TILE / (dk + 1) < wg ? KVB_COOP_TILE / (dk + 1) : wg;
+  int rv = KVB_COOP_TILE / (dv + 1) < wg ? KVB_COOP_TILE / (dv + 1) : wg;
+  for (int t0 = 0; t0 < len; t0 += rk) {
+    int rows = len - t0 < rk ? len - t0 : rk;
     kvb_coop_load(tile, Kf, Kh, is_half, ((long)hk * ld + start + t0) * dk, rows, dk, lid, wg);
     KVB_BARRIER();
-    for (int e = lid; e < rows * gn; e += wg) {
-      int qg = e / rows, r = e - qg * rows;
-      float acc = 0.0f;
-      for (int a = 0; a < dk; a++) acc += qs[qg * dk + a] * tile[r * (dk + 1) + a];
-      float sc = scale * acc + (has_w ? logw[(long)hk * ld + start + t0 + r] : 0.0f);
-      p[qg * KVB_CHUNK_MAX + t0 + r] = sc;
+    for (int r = lid; r < rows; r += wg) {
+      float acc[KVB_COOP_GMAX];
+      for (int qg = 0; qg < KVB_COOP_GMAX; qg++) acc[qg] = 0.0f;
+      for (int a = 0; a < dk; a++) {
+        float kx = tile[r * (dk + 1) + a];
+        for (int qg = 0; qg < gn; qg++) acc[qg] += qs[qg * dk + a] * kx;
+      }
+      for (int qg = 0; qg < gn; qg++)
+        p[qg * KVB_CHUNK_MAX + t0 + r] = scale * acc[qg] + (has_w ? logw[(long)hk * ld + start + t0 + r] : 0.0f);
     }
 #ifndef KVB_MUT_COOP_NO_TILE_BARRIER
     KVB_BARRIER(); /* the tile is read before the next one overwrites it */
@@ -115,17 +122,18 @@ KVB_KERNEL kvb_attn_coop(int n, int ld, int dk, int dv, int H, int G, int chunk,
   /* values: lane a (a ≡ lid mod wg) accumulates coordinate a of each query over t in order */
   float oacc[KVB_COOP_GMAX * (KVB_DMAX / KVB_WG)];
   for (int i = 0; i < KVB_COOP_GMAX * (KVB_DMAX / KVB_WG); i++) oacc[i] = 0.0f;
-  for (int t0 = 0; t0 < len; t0 += KVB_COOP_ROWS) {
-    int rows = len - t0 < KVB_COOP_ROWS ? len - t0 : KVB_COOP_ROWS;
+  for (int t0 = 0; t0 < len; t0 += rv) {
+    int rows = len - t0 < rv ? len - t0 : rv;
     kvb_coop_load(tile, Vf, Vh, is_half, ((long)hk * ld + start + t0) * dv, rows, dv, lid, wg);
     KVB_BARRIER();
-    for (int qg = 0; qg < gn; qg++)
-      for (int ai = 0; ai * wg + lid < dv; ai++) {
-        int a = ai * wg + lid;
-        float acc = oacc[qg * (KVB_DMAX / KVB_WG) + ai];
-        for (int r = 0; r < rows; r++) acc += p[qg * KVB_CHUNK_MAX + t0 + r] * tile[r * (dv + 1) + a];
-        oacc[qg * (KVB_DMAX / KVB_WG) + ai] = acc;
+    for (int ai = 0; ai * wg + lid < dv; ai++) { /* each value element read once for all queries */
+      int a = ai * wg + lid;
+      for (int r = 0; r < rows; r++) {
+        float vx = tile[r * (dv + 1) + a];
+        for (int qg = 0; qg < gn; qg++)
+          oacc[qg * (KVB_DMAX / KVB_WG) + ai] += p[qg * KVB_CHUNK_MAX + t0 + r] * vx;
       }
+    }
     KVB_BARRIER();
   }
   for (int qg = 0; qg < gn; qg++) {

@@ -84,10 +84,11 @@ kvb_roof_result kvb_roof_predict(const kvb_roof_kernel *k, const kvb_roof_device
  * partials out, the combine reads them. Each query head reads its own K/V (no GQA sharing: with
  * Hkv < H the caller replicates them, so DRAM bytes are per query head).
  * coop = 1, k_decode_coop.cl kvb_attn_coop: one group of 64 per (split, KV head, query) serving
- * the G = H/Hkv query heads of that KV head; K and V come in tiles of KVB_COOP_ROWS rows, loaded
- * with 4-element vector loads (COALESCED, 16 B f32 / 8 B f16 lanes) into a padded local tile read
- * row by row (scores) and column by column (V); the same combine. */
-#define COOP_ROWS 16.0
+ * the G = H/Hkv query heads of that KV head; K and V come in tiles of min(64, 4128/(d + 1)) rows,
+ * loaded with 4-element vector loads (COALESCED, 16 B f32 / 8 B f16 lanes) into a padded local
+ * tile; work-item r reads row r once per coordinate for all G queries (the query a broadcast per
+ * query), the V pass reads the tile column by column; the same combine. */
+#define COOP_TILE 4128.0
 void kvb_roof_decode(kvb_roof_kernel *k, double H, double Hkv, double n, double dk, double dv, double nq,
                      double es, double chunk, int coop, const kvb_roof_device *d) {
   memset(k, 0, sizeof *k);
@@ -113,21 +114,24 @@ void kvb_roof_decode(kvb_roof_kernel *k, double H, double Hkv, double n, double 
   } else {
     double groups = nsplit * Hkv * nq;
     double gmax = 4; /* KVB_COOP_GMAX */
-    double shm = (COOP_ROWS * (KVB_GPU_DMAX + 1) + gmax * KVB_GPU_DMAX + gmax * KVB_GPU_CHUNK_MAX + KVB_GPU_WG) * 4;
-    double tiles = ceil(len / COOP_ROWS);
+    double shm = (COOP_TILE + gmax * KVB_GPU_DMAX + gmax * KVB_GPU_CHUNK_MAX + KVB_GPU_WG) * 4;
+    double rk = fmin(64, floor(COOP_TILE / (dk + 1))), rv = fmin(64, floor(COOP_TILE / (dv + 1)));
+    double tiles = ceil(len / rk), vtiles = ceil(len / rv);
     int p = kvb_roof_phase_begin(k, d, "K tiles (vector loads, G queries per row)", groups, 64, shm);
     kvb_roof_stream(k, p, nq * Hkv * n * dk * es, KVB_ACC_COALESCED, 4 * es, 1);
     kvb_roof_stream(k, p, nq * H * nsplit * dk * 4, KVB_ACC_COALESCED, 4, 0);
-    kvb_roof_flops(k, p, nq * H * n * (2 * dk + 2), fmin(1, COOP_ROWS * G / 64));
-    /* tile store + each lane's row read + the q broadcast, all 4-byte floats */
-    kvb_roof_shm(k, p, nq * Hkv * n * dk * 4 * (1 + 2 * G));
-    kvb_roof_serial(k, p, tiles * (d->lat_dram + 2 * d->lat_barrier + ceil(COOP_ROWS * G / 64) * dk * d->lat_fma));
+    kvb_roof_flops(k, p, nq * H * n * (2 * dk + 2), fmin(1, fmin(rk, len) / 64));
+    /* tile store + each lane's row read (once for all G queries) + G query broadcasts, 4-byte floats */
+    kvb_roof_shm(k, p, nq * Hkv * n * dk * 4 * (2 + G));
+    kvb_roof_serial(k, p, tiles * (d->lat_dram + 2 * d->lat_barrier + dk * fmax(d->lat_fma, fmin(G, gmax))));
     p = kvb_roof_phase_begin(k, d, "exp, sum, V tiles (vector loads)", groups, 64, shm);
     kvb_roof_stream(k, p, nq * Hkv * n * dv * es, KVB_ACC_COALESCED, 4 * es, 1);
     kvb_roof_stream(k, p, part, KVB_ACC_COALESCED, 4, 1);
     kvb_roof_flops(k, p, nq * H * n * (2 * dv + 2), fmin(1, dv / 64));
-    kvb_roof_shm(k, p, nq * Hkv * n * dv * 4 * (1 + 2 * G) + groups * G * len * 2 * 128);
-    kvb_roof_serial(k, p, tiles * (d->lat_dram + 2 * d->lat_barrier + COOP_ROWS * G * ceil(dv / 64) * d->lat_fma));
+    /* tile store, each element read once (lane a, row r), and per query the p_t broadcast (one
+     * wavefront per warp per row: 4 B per element) */
+    kvb_roof_shm(k, p, nq * Hkv * n * dv * 4 * (2 + G));
+    kvb_roof_serial(k, p, vtiles * (d->lat_dram + 2 * d->lat_barrier + rv * fmin(G, gmax) * ceil(dv / 64) * d->lat_fma));
   }
   int p = kvb_roof_phase_begin(k, d, "combine", H * nq, 64, 0);
   kvb_roof_stream(k, p, part, KVB_ACC_COALESCED, 4, 0);
