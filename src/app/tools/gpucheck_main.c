@@ -1319,8 +1319,8 @@ static const bk_case GRAM_CASES[] = {
     {4, 130, 128, 32, 32, 1},  /* d_key != d_value */
     {1, 2, 64, 64, 64, 1},     /* the smallest input */
     {2, 600, 128, 128, 256, 2}, /* the block length and head dimension */
-    {1, 1000, 64, 32, 100, 3}, /* b not a multiple of the tiles; 3 rounds */
-    {3, 513, 256, 64, 64, 1},  /* d = KVB_DMAX, a 1-token tail block */
+    {1, 400, 64, 32, 100, 3},  /* b not a multiple of the tiles; 3 rounds */
+    {2, 129, 256, 64, 64, 1},  /* d = KVB_DMAX, a 1-token tail block */
     {1, 37, 16, 8, 256, 1},    /* one block shorter than b */
 };
 
@@ -1590,8 +1590,8 @@ static void model_build(const model_row *r, const kvb_roof_device *d, kvb_roof_k
 static const model_row MODEL_ROWS[] = {
     {"attn_decode", "H=32,Hkv=32,n=32768,d=128,nq=1,split=256,f32", 0, 0, {32, 32, 32768, 128, 128, 1, 4, 256}},
     {"attn_decode", "H=32,Hkv=32,n=32768,d=128,nq=1,split=256,f16", 0, 0, {32, 32, 32768, 128, 128, 1, 2, 256}},
-    {"attn_decode", "H=32,Hkv=8,n=32768,d=128,nq=1,split=256,f32 (K/V per query head)", 0, 0, {32, 8, 32768, 128, 128, 1, 4, 256}},
-    {"attn_decode", "H=32,Hkv=8,n=32768,d=128,nq=1,split=256,f16 (K/V per query head)", 0, 0, {32, 8, 32768, 128, 128, 1, 2, 256}},
+    {"attn_decode", "H=32,Hkv=8,n=32768,d=128,nq=1,split=256,f32 (GQA 4:1; today's kernel reads K/V per query head)", 0, 0, {32, 8, 32768, 128, 128, 1, 4, 256}},
+    {"attn_decode", "H=32,Hkv=8,n=32768,d=128,nq=1,split=256,f16 (GQA 4:1; today's kernel reads K/V per query head)", 0, 0, {32, 8, 32768, 128, 128, 1, 2, 256}},
     {"subgen_query", "H=32,nq=1,d=128,clusters=256,t=8,s=64", 0, 1, {32, 1, 128, 128, 256, 8, 64}},
     {"subgen_update", "H=32,tokens=32768,d=128,clusters=256,t=8,s=64 (after: chunks of 256, steady state)", 0, 2,
      {32, 32768, 128, 128, 256, 8, 64}},
