@@ -1437,6 +1437,16 @@ static int do_list(int full) {
     printf("%-18s %s\n%-18s (same shape, 2 queries on the device's state)\n", "subgen_update", name, "subgen_query");
   }
   printf("%-18s %s\n", "subgen_tie", "(H=2,dk=4,dv=4,t=2,s=2,delta=0.625; keys at distance exactly delta join, device and CPU)");
+  for (size_t i = 0; i < sizeof RKV / sizeof *RKV; i++)
+    printf("%-18s (Hkv=%zu,H=%zu,dk=%zu,dv=%zu,%s,appends=%zu+%zu+%zu; device KV cache vs kvb_gpu_attention, bytes moved)\n",
+           "resident", RKV[i].Hkv, RKV[i].H, RKV[i].dk, RKV[i].dv, RKV[i].half ? "f16" : "f32", RKV[i].appends[0],
+           RKV[i].appends[1], RKV[i].appends[2]);
+  printf("%-18s (H=3,dk=16,dv=16,t=4,s=8,batches=50+1+600; resident SubGen, batched update, vs the host mirror)\n", "resident");
+  printf("%-18s (H=1,dk=4,t=2,s=2,delta=1; an old/new representative tie inside a chunk)\n", "resident");
+  printf("%-18s (H=2,d=64,dv=32,n=300,f=8,middle=256,b=64,T=2; resident block BalanceKV vs gpu_ops.h)\n", "resident");
+  for (size_t i = 0; i < sizeof GRAM_CASES / sizeof *GRAM_CASES; i++)
+    printf("%-18s (H=%zu,n=%zu,d=%zu,dv=%zu,b=%zu,T=%u; k_bkvb_gram.cl vs k_bkvb.cl, bit for bit)\n", "bkvb_gram",
+           GRAM_CASES[i].H, GRAM_CASES[i].n, GRAM_CASES[i].d, GRAM_CASES[i].dv, GRAM_CASES[i].b, GRAM_CASES[i].T);
   printf("mutants:");
   for (size_t i = 0; i < sizeof MUTANTS / sizeof *MUTANTS; i++) printf(" %s (%s)", MUTANTS[i], MUTANT_KERNEL[i]);
   printf("\n");
