@@ -11,6 +11,7 @@
 #define KVB_GPU_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Must equal the defines of k_prelude.cl (gpu_ops.c passes them to the compiler, which fails the
  * build on a mismatch). */
@@ -51,6 +52,10 @@ int kvb_gpu_alloc(kvb_gpu *g, size_t bytes, kvb_gpu_buf **out);
 void kvb_gpu_free(kvb_gpu *g, kvb_gpu_buf *b);
 int kvb_gpu_write(kvb_gpu *g, kvb_gpu_buf *b, const void *src, size_t bytes);
 int kvb_gpu_read(kvb_gpu *g, const kvb_gpu_buf *b, void *dst, size_t bytes);
+/* Bytes moved by kvb_gpu_write (to the device) and kvb_gpu_read (from it) since the process
+ * started, over all devices (either pointer may be NULL): the device-resident state of
+ * gpu_resident.h is checked against these. */
+void kvb_gpu_transfer_counts(uint64_t *to_device, uint64_t *from_device);
 /* Launches kernel `name` on `groups` work-groups of `local` work-items and waits for it. */
 int kvb_gpu_launch(kvb_gpu *g, const char *name, size_t groups, size_t local, size_t nargs,
                    const kvb_gpu_arg *args);

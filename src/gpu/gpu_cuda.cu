@@ -69,7 +69,17 @@ static const struct {
                {"kvb_bkvb_halving", (const void *)kvb_bkvb_halving},
                {"kvb_wquery", (const void *)kvb_wquery},
                {"kvb_subgen_update", (const void *)kvb_subgen_update},
-               {"kvb_subgen_query", (const void *)kvb_subgen_query}};
+               {"kvb_subgen_query", (const void *)kvb_subgen_query},
+               {"kvb_copy_f4", (const void *)kvb_copy_f4},
+               {"kvb_attn_coop", (const void *)kvb_attn_coop},
+               {"kvb_restride", (const void *)kvb_restride},
+               {"kvb_fill_i32", (const void *)kvb_fill_i32},
+               {"kvb_bkvb_init", (const void *)kvb_bkvb_init},
+               {"kvb_bkvb_qlist", (const void *)kvb_bkvb_qlist},
+               {"kvb_bkvb_gram_walk", (const void *)kvb_bkvb_gram_walk},
+               {"kvb_bkvb_halving_par", (const void *)kvb_bkvb_halving_par},
+               {"kvb_subgen_prep", (const void *)kvb_subgen_prep},
+               {"kvb_subgen_update_b", (const void *)kvb_subgen_update_b}};
 
 /* 0 devices when the runtime says so (no device, no driver); another error is kept as the last
  * error message (count() itself is never an error, gpu.h). */

@@ -3,6 +3,7 @@
 #include "balancekv_block.h"
 #include "gpu.h"
 #include "gpu_ops.h"
+#include "gpu_resident.h"
 #include "kv_store.h"
 #include "kvb_error.h"
 
@@ -54,11 +55,23 @@ typedef struct {
   /* uniform_sample: the gathered cache (exact rows first, then the sample) */
   float *Kc, *Vc;
   size_t kc;
+  /* exact and balancekv_block: the stream also lives on the device (gpu_resident.h), appended
+   * to lazily at the next query; rc_state 0 not set up, 1 in use, -1 unusable (d not a multiple
+   * of 4: the upload-per-call path of gpu_ops.h serves instead) */
+  int rc_state;
+  kvb_gpu_kvcache cache;
+  kvb_gpu_bkvb_dev bkd;
 } dev_state;
 
 static void dev_free(void *p) {
   dev_state *st = p;
   if (!st) return;
+  if (st->rc_state == 1) {
+    pthread_mutex_lock(&dev_lock);
+    kvb_gpu_bkvb_dev_free(&st->bkd);
+    kvb_gpu_kvcache_free(&st->cache);
+    pthread_mutex_unlock(&dev_lock);
+  }
   kvb_kv_free(&st->kv);
   free(st->Kf), free(st->Vf), free(st->pos), free(st->w), free(st->Kc), free(st->Vc);
   free(st);
@@ -82,6 +95,29 @@ static int dev_update(kvb_method *m, const double *k, const double *v) {
   for (size_t a = 0; a < dv; a++) st->Vf[n * dv + a] = (float)v[a];
   st->fresh = 0;
   return KVB_OK;
+}
+
+/* Under dev_lock: the device cache set up (once) and holding every token streamed so far (only
+ * the new ones cross to the device). Returns 1 when the resident path is usable, 0 when not
+ * (dimensions), or a negative status. */
+static int resident_sync(kvb_method *m, dev_state *st) {
+  if (st->rc_state == 0) {
+    if (m->d_key % 4 || m->d_value % 4) {
+      st->rc_state = -1;
+    } else {
+      int rc = kvb_gpu_kvcache_init(&st->cache, st->g, 1, m->d_key, m->d_value, 0);
+      if (rc) return -rc;
+      kvb_gpu_bkvb_dev_init(&st->bkd, st->g);
+      st->rc_state = 1;
+    }
+  }
+  if (st->rc_state < 0) return 0;
+  size_t have = st->cache.n, n = st->kv.n;
+  if (n > have) {
+    int rc = kvb_gpu_kvcache_append(&st->cache, n - have, st->Kf + have * m->d_key, st->Vf + have * m->d_value);
+    if (rc) return -rc;
+  }
+  return 1;
 }
 
 static int float_query(const kvb_method *m, const double *q, float *qf) {
@@ -109,7 +145,13 @@ static int ex_query(kvb_method *m, const double *q, double *z) {
   }
   float_query(m, q, qf);
   pthread_mutex_lock(&dev_lock);
-  int rc = kvb_gpu_attention(st->g, 1, n, dk, dv, 1, m->scale, 0, qf, st->Kf, st->Vf, NULL, KVB_GPU_CHUNK_MAX, zf, NULL);
+  int rc = resident_sync(m, st);
+  if (rc == 1) /* the device cache: the new tokens and the query up, the output down */
+    rc = kvb_gpu_kvcache_attend(&st->cache, 1, 1, m->scale, qf, KVB_GPU_CHUNK_MAX, zf, NULL);
+  else if (rc == 0)
+    rc = kvb_gpu_attention(st->g, 1, n, dk, dv, 1, m->scale, 0, qf, st->Kf, st->Vf, NULL, KVB_GPU_CHUNK_MAX, zf, NULL);
+  else
+    rc = -rc;
   pthread_mutex_unlock(&dev_lock);
   for (size_t a = 0; !rc && a < dv; a++) z[a] = zf[a];
   free(qf), free(zf);
@@ -172,8 +214,15 @@ static int bk_compress(kvb_method *m) {
   for (size_t i = 0; i < utot; i++) ub[i] = gsl_rng_uniform(m->rng);
   for (unsigned r = 0, o = 0; r < T; o += (unsigned)(mid >> r), r++) u[r] = ub + o;
   pthread_mutex_lock(&dev_lock);
-  int rc = kvb_gpu_bkvb_compress(st->g, 1, mid, dk, dv, st->Kf + st->f * dk, st->Vf + st->f * dv, st->o.b, T,
-                                 st->o.gamma, st->o.c0, st->o.tau, st->o.beta, u, idx, w, NULL, NULL);
+  int rc = resident_sync(m, st), resident = rc == 1;
+  if (resident) /* on the device cache: the uniforms up, the kept rows and weights down */
+    rc = kvb_gpu_bkvb_dev_compress(&st->bkd, &st->cache, st->f, mid, st->o.b, T, st->o.gamma, st->o.c0, st->o.tau,
+                                   st->o.beta, st->consistent, u, idx, w, NULL, NULL);
+  else if (rc == 0)
+    rc = kvb_gpu_bkvb_compress(st->g, 1, mid, dk, dv, st->Kf + st->f * dk, st->Vf + st->f * dv, st->o.b, T,
+                               st->o.gamma, st->o.c0, st->o.tau, st->o.beta, u, idx, w, NULL, NULL);
+  else
+    rc = -rc;
   pthread_mutex_unlock(&dev_lock);
   if (rc) {
     free(ub), free(w), free(idx), free(pos);
@@ -186,7 +235,7 @@ static int bk_compress(kvb_method *m) {
       steps += len - 1, exps += len * (len - 1) / 2;
     }
   m->work.coins += steps, m->work.exps += exps;
-  for (size_t i = 0; i < kept; i++) pos[i] = (int)(idx[i] + st->f);
+  for (size_t i = 0; i < kept; i++) pos[i] = (int)(resident ? idx[i] : idx[i] + st->f); /* resident: cache rows */
   free(st->pos), free(st->w), free(ub), free(idx);
   st->pos = pos, st->w = w, st->kept = kept, st->fresh = 1;
   return KVB_OK;
@@ -214,7 +263,10 @@ static int bk_query(kvb_method *m, const double *q, double *z) {
   }
   float_query(m, q, qf);
   pthread_mutex_lock(&dev_lock);
-  rc = kvb_gpu_wquery(st->g, 1, n, dk, dv, kk, idx, ln, ld, 1, m->scale, qf, st->Kf, st->Vf, zf, NULL);
+  if (st->rc_state == 1 && st->kept > 0 && st->bkd.have_list) /* the list built on the device at compression */
+    rc = kvb_gpu_bkvb_dev_query(&st->bkd, &st->cache, 1, m->scale, qf, zf, NULL);
+  else
+    rc = kvb_gpu_wquery(st->g, 1, n, dk, dv, kk, idx, ln, ld, 1, m->scale, qf, st->Kf, st->Vf, zf, NULL);
   pthread_mutex_unlock(&dev_lock);
   for (size_t a = 0; !rc && a < dv; a++) z[a] = zf[a];
   if (!rc) m->work.dots += kk, m->work.exps += kk; /* as balancekv_block_method.c counts */

@@ -42,10 +42,19 @@ int kvb_gpu_alloc(kvb_gpu *g, size_t bytes, kvb_gpu_buf **out) { return VT(g)->a
 void kvb_gpu_free(kvb_gpu *g, kvb_gpu_buf *b) {
   if (b) VT(g)->free_buf(g, b);
 }
+/* Host <-> device bytes, every backend (gpu.h kvb_gpu_transfer_counts). Device calls are
+ * serialized by their callers (gpu_methods.c holds one lock per process), so plain counters do. */
+static uint64_t bytes_to_dev, bytes_from_dev;
+void kvb_gpu_transfer_counts(uint64_t *to_device, uint64_t *from_device) {
+  if (to_device) *to_device = bytes_to_dev;
+  if (from_device) *from_device = bytes_from_dev;
+}
 int kvb_gpu_write(kvb_gpu *g, kvb_gpu_buf *b, const void *src, size_t bytes) {
+  bytes_to_dev += bytes;
   return VT(g)->write(g, b, src, bytes);
 }
 int kvb_gpu_read(kvb_gpu *g, const kvb_gpu_buf *b, void *dst, size_t bytes) {
+  bytes_from_dev += bytes;
   return VT(g)->read(g, b, dst, bytes);
 }
 int kvb_gpu_launch(kvb_gpu *g, const char *name, size_t groups, size_t local, size_t nargs,

@@ -18,7 +18,11 @@
  *   kvb_half, KVB_LOAD_HALF(p, i)   IEEE binary16 storage, read as float (no half arithmetic)
  *   kvb_idx             a 64-bit signed index: every offset into a buffer whose size is a product
  *                       of shape parameters (n·d·heads·queries can pass 2^31) is computed in it
- *   KVB_EXP, KVB_LOG, KVB_FMAX, KVB_FMIN, KVB_NEG_INF   single-precision math */
+ *   KVB_EXP, KVB_LOG, KVB_FMAX, KVB_FMIN, KVB_NEG_INF   single-precision math
+ *   KVB_NUM_GROUPS()    work-groups of the launch
+ *   kvb_float4, KVB_LOAD_F4(p, i), KVB_STORE_F4(p, i, v)   16-byte vector access to elements
+ *                       4i..4i+3 of a float array (p + 4i 16-byte aligned)
+ *   KVB_LOAD_H4(p, i)   elements 4i..4i+3 of a binary16 array as a kvb_float4 (one 8-byte load) */
 #if defined(__CUDACC__)
 #include <cuda_fp16.h>
 #define KVB_KERNEL extern "C" __global__ void
@@ -39,6 +43,19 @@
 typedef __half kvb_half;
 typedef long long kvb_idx;
 #define KVB_LOAD_HALF(p, i) __half2float((p)[(i)])
+#define KVB_NUM_GROUPS() ((int)gridDim.x)
+typedef float4 kvb_float4;
+#define KVB_LOAD_F4(p, i) (reinterpret_cast<const float4 *>(p)[(i)])
+#define KVB_STORE_F4(p, i, v) (reinterpret_cast<float4 *>(p)[(i)] = (v))
+static __device__ __forceinline__ float4 kvb_load_h4(const __half *p, int i) {
+  uint2 u = reinterpret_cast<const uint2 *>(p)[i];
+  __half2 lo, hi;
+  memcpy(&lo, &u.x, 4);
+  memcpy(&hi, &u.y, 4);
+  float2 a = __half22float2(lo), b = __half22float2(hi);
+  return make_float4(a.x, a.y, b.x, b.y);
+}
+#define KVB_LOAD_H4(p, i) kvb_load_h4((p), (i))
 #elif defined(KVB_HOST_EMU)
 /* The kernels compiled as C on the host with one work-item per group (no barrier is needed then:
  * every loop over lid steps by the group size 1, every tree reduction has no level), the group id
@@ -85,6 +102,11 @@ typedef int64_t kvb_idx;
 typedef half kvb_half;
 typedef long kvb_idx;
 #define KVB_LOAD_HALF(p, i) vload_half((i), (p))
+#define KVB_NUM_GROUPS() ((int)get_num_groups(0))
+typedef float4 kvb_float4;
+#define KVB_LOAD_F4(p, i) vload4((i), (p))
+#define KVB_STORE_F4(p, i, v) vstore4((v), (i), (p))
+#define KVB_LOAD_H4(p, i) vload_half4((i), (p))
 #endif
 
 /* Sizes shared with the host (gpu.h repeats them; gpu_ops.c checks they agree at build time of

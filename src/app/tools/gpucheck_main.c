@@ -39,6 +39,8 @@
 #include "method.h"
 #include "params.h"
 #include "pcg32.h"
+#include "roofline.h"
+#include "gpu_resident.h"
 #include "subgen.h"
 #include "subgen_uniforms.h"
 
@@ -1128,16 +1130,486 @@ static attn_case *attn_grid(int full, size_t *count) {
 
 static int matches(const char *filter, const char *kernel) { return !filter || strstr(kernel, filter); }
 
+/* ---- resident: device-resident state (gpu_resident.h) against the host-mirrored calls ----
+ * Each case runs the same inputs through gpu_resident.h and through gpu_ops.h (which uploads
+ * everything per call) on the same device and requires bit-identical results — so the CPU
+ * reference comparisons above carry over unchanged — and, from kvb_gpu_transfer_counts, exactly
+ * the bytes of the new tokens (and uniforms) on the way in and of the results on the way out. */
+typedef struct {
+  size_t Hkv, H, dk, dv, chunk, nq;
+  int half;
+  size_t appends[3];
+} rkv_case;
+static const rkv_case RKV[] = {
+    {2, 2, 64, 64, 64, 2, 0, {100, 1, 200}},  /* one head per query head; a growth on the third append */
+    {2, 8, 128, 64, 64, 2, 1, {37, 300, 0}},  /* GQA 4 query heads per KV head, float16, d_key != d_value */
+    {1, 6, 32, 32, 32, 2, 0, {1, 64, 65}},    /* GQA 6: two packs (4 + 2), one-token start */
+};
+
+static uint64_t xfer_up(void) { uint64_t a; kvb_gpu_transfer_counts(&a, NULL); return a; }
+static uint64_t xfer_down(void) { uint64_t b; kvb_gpu_transfer_counts(NULL, &b); return b; }
+
+/* 1 OK, 0 FAIL (why set). */
+static int run_resident_kv(kvb_gpu *g, const rkv_case *c, char *why, size_t whycap) {
+  size_t ntot = c->appends[0] + c->appends[1] + c->appends[2], es = c->half ? 2 : 4, G = c->H / c->Hkv;
+  size_t nk = c->Hkv * ntot * c->dk, nv = c->Hkv * ntot * c->dv, nq = c->nq, H = c->H;
+  float *K = malloc(nk * 4), *V = malloc(nv * 4), *Q = malloc(nq * H * c->dk * 4), *Z = malloc(nq * H * c->dv * 4);
+  float *Zr = malloc(nq * H * c->dv * 4);
+  uint16_t *Kh = malloc(nk * 2), *Vh = malloc(nv * 2);
+  unsigned char *Kb = malloc(nk * es), *Vb = malloc(nv * es), *Kr = malloc(H * ntot * c->dk * es),
+                *Vr = malloc(H * ntot * c->dv * es), *Kd = malloc(nk * es), *Vd = malloc(nv * es);
+  kvb_gpu_kvcache kc;
+  int ok = 0, have = 0;
+  char shape[160];
+  snprintf(shape, sizeof shape, "resident_kv(Hkv=%zu,H=%zu,dk=%zu,dv=%zu,%s,appends=%zu+%zu+%zu,split=%zu)", c->Hkv, H,
+           c->dk, c->dv, c->half ? "f16" : "f32", c->appends[0], c->appends[1], c->appends[2], c->chunk);
+  if (!K || !V || !Q || !Z || !Zr || !Kh || !Vh || !Kb || !Vb || !Kr || !Vr || !Kd || !Vd) {
+    snprintf(why, whycap, "%s: out of host memory", shape);
+    goto out;
+  }
+  kvb_pcg32 r;
+  kvb_pcg32_seed(&r, 700 + ntot + c->dk, 5);
+  fill(&r, K, nk, 1.0), fill(&r, V, nv, 1.0);
+  for (size_t i = 0; i < nk; i++) Kh[i] = kvb_f32_to_f16(K[i]);
+  for (size_t i = 0; i < nv; i++) Vh[i] = kvb_f32_to_f16(V[i]);
+  if (kvb_gpu_kvcache_init(&kc, g, c->Hkv, c->dk, c->dv, c->half)) {
+    snprintf(why, whycap, "%s: init: %s", shape, kvb_strerror_last());
+    goto out;
+  }
+  have = 1;
+  size_t n = 0;
+  for (int step = 0; step < 3 && c->appends[step]; step++) {
+    size_t nt = c->appends[step];
+    /* this append's rows, head by head (K: Hkv×nt×dk) */
+    for (size_t h = 0; h < c->Hkv; h++)
+      for (size_t i = 0; i < nt; i++) {
+        size_t src = h * ntot + n + i, dst = h * nt + i;
+        memcpy(Kb + dst * c->dk * es, c->half ? (void *)(Kh + src * c->dk) : (void *)(K + src * c->dk), c->dk * es);
+        memcpy(Vb + dst * c->dv * es, c->half ? (void *)(Vh + src * c->dv) : (void *)(V + src * c->dv), c->dv * es);
+      }
+    uint64_t u0 = xfer_up(), d0 = xfer_down();
+    if (kvb_gpu_kvcache_append(&kc, nt, Kb, Vb)) {
+      snprintf(why, whycap, "%s: append: %s", shape, kvb_strerror_last());
+      goto out;
+    }
+    uint64_t up = xfer_up() - u0, down = xfer_down() - d0, want_up = c->Hkv * nt * (c->dk + c->dv) * es;
+    if (up != want_up || down != 0) {
+      snprintf(why, whycap, "%s: append %d moved %llu bytes up, %llu down (want %llu, 0)", shape, step,
+               (unsigned long long)up, (unsigned long long)down, (unsigned long long)want_up);
+      goto out;
+    }
+    n += nt;
+    fill(&r, Q, nq * H * c->dk, 1.0);
+    double scale = 1 / sqrt((double)c->dk);
+    u0 = xfer_up(), d0 = xfer_down();
+    if (kvb_gpu_kvcache_attend(&kc, H, nq, scale, Q, c->chunk, Z, NULL)) {
+      snprintf(why, whycap, "%s: attend: %s", shape, kvb_strerror_last());
+      goto out;
+    }
+    up = xfer_up() - u0, down = xfer_down() - d0;
+    if (up != nq * H * c->dk * 4 || down != nq * H * c->dv * 4) {
+      snprintf(why, whycap, "%s: attend after append %d moved %llu bytes up, %llu down (want %zu, %zu: the query and the output)",
+               shape, step, (unsigned long long)up, (unsigned long long)down, nq * H * c->dk * 4, nq * H * c->dv * 4);
+      goto out;
+    }
+    /* the reference: kvb_gpu_attention (all K/V uploaded) with each query head's KV head copied */
+    for (size_t h = 0; h < H; h++)
+      for (size_t i = 0; i < n; i++) {
+        size_t src = (h / G) * ntot + i, dst = h * n + i;
+        memcpy(Kr + dst * c->dk * es, c->half ? (void *)(Kh + src * c->dk) : (void *)(K + src * c->dk), c->dk * es);
+        memcpy(Vr + dst * c->dv * es, c->half ? (void *)(Vh + src * c->dv) : (void *)(V + src * c->dv), c->dv * es);
+      }
+    if (kvb_gpu_attention(g, H, n, c->dk, c->dv, nq, scale, c->half, Q, Kr, Vr, NULL, c->chunk, Zr, NULL)) {
+      snprintf(why, whycap, "%s: reference: %s", shape, kvb_strerror_last());
+      goto out;
+    }
+    for (size_t i = 0; i < nq * H * c->dv; i++)
+      if (memcmp(&Z[i], &Zr[i], 4)) {
+        snprintf(why, whycap, "%s: after append %d (n = %zu) output %zu = %.9g, kvb_attn_split path %.9g (want bit-identical)",
+                 shape, step, n, i, Z[i], Zr[i]);
+        goto out;
+      }
+  }
+  if (kvb_gpu_kvcache_download(&kc, Kd, Vd)) {
+    snprintf(why, whycap, "%s: download: %s", shape, kvb_strerror_last());
+    goto out;
+  }
+  for (size_t h = 0; h < c->Hkv; h++)
+    if (memcmp(Kd + h * n * c->dk * es, c->half ? (void *)(Kh + h * ntot * c->dk) : (void *)(K + h * ntot * c->dk), n * c->dk * es) ||
+        memcmp(Vd + h * n * c->dv * es, c->half ? (void *)(Vh + h * ntot * c->dv) : (void *)(V + h * ntot * c->dv), n * c->dv * es)) {
+      snprintf(why, whycap, "%s: the cache's rows of head %zu differ from the appended tokens", shape, h);
+      goto out;
+    }
+  snprintf(why, whycap, "%s: OK (%zu appends, capacity %zu, outputs bit-identical to kvb_gpu_attention; each append moved exactly its tokens, each query its query and output)",
+           shape, (size_t)(c->appends[2] ? 3 : 2), kc.cap);
+  ok = 1;
+out:
+  if (have) kvb_gpu_kvcache_free(&kc);
+  free(K), free(V), free(Q), free(Z), free(Zr), free(Kh), free(Vh), free(Kb), free(Vb), free(Kr), free(Vr), free(Kd), free(Vd);
+  return ok;
+}
+
+/* SubGen: the resident state against kvb_gpu_subgen (host mirror), batches of 50, 1, 600 tokens
+ * (the last in three chunks of the batched update). */
+static int run_resident_subgen(kvb_gpu *g, char *why, size_t whycap) {
+  const size_t H = 3, dk = 16, dv = 16, t = 4, s = 8, nq = 2, batches[3] = {50, 1, 600}, ntot = 651, ut = t + s;
+  float *K = malloc(H * ntot * dk * 4), *V = malloc(H * ntot * dv * 4), *u = malloc(H * ntot * ut * 4), *C = malloc(6 * dk * 4);
+  float *Kb = malloc(H * 600 * dk * 4), *Vb = malloc(H * 600 * dv * 4), *ub = malloc(H * 600 * ut * 4);
+  float *Q = malloc(nq * H * dk * 4), *Z = malloc(nq * H * dv * 4), *Zr = malloc(nq * H * dv * 4);
+  kvb_gpu_subgen host;
+  kvb_gpu_subgen_dev dev;
+  int ok = 0, hh = 0, hd = 0;
+  float *rep = NULL, *S = NULL, *mu = NULL, *Mk = NULL, *Mv = NULL;
+  int *rep_pos = NULL, *cnt = NULL, *S_pos = NULL, *M_pos = NULL;
+  const char *shape = "resident_subgen(H=3,dk=16,dv=16,t=4,s=8,batches=50+1+600)";
+  memset(&host, 0, sizeof host), memset(&dev, 0, sizeof dev);
+  if (!K || !V || !u || !C || !Kb || !Vb || !ub || !Q || !Z || !Zr) {
+    snprintf(why, whycap, "%s: out of host memory", shape);
+    goto out;
+  }
+  kvb_pcg32 r;
+  kvb_pcg32_seed(&r, 801, 3);
+  for (size_t h = 0; h < H; h++) {
+    fill(&r, C, 6 * dk, 1.0);
+    for (size_t i = 0; i < ntot; i++) {
+      float *k = K + (h * ntot + i) * dk;
+      size_t ci = kvb_pcg32_bounded(&r, 6);
+      fill(&r, k, dk, 0.3 / sqrt((double)dk));
+      for (size_t a = 0; a < dk; a++) k[a] += C[ci * dk + a];
+    }
+  }
+  fill(&r, V, H * ntot * dv, 1.0);
+  for (size_t i = 0; i < H * ntot * ut; i++) u[i] = (float)kvb_pcg32_uniform(&r), u[i] = u[i] < 1 ? u[i] : 0.5f;
+  if (kvb_gpu_subgen_init(&host, H, dk, dv, t, s, 1.0) || (hh = 1, kvb_gpu_subgen_dev_init(&dev, g, H, dk, dv, t, s, 1.0))) {
+    snprintf(why, whycap, "%s: init: %s", shape, kvb_strerror_last());
+    goto out;
+  }
+  hd = 1;
+  size_t n0 = 0;
+  for (int b = 0; b < 3; b++) {
+    size_t nt = batches[b];
+    for (size_t h = 0; h < H; h++) {
+      memcpy(Kb + h * nt * dk, K + (h * ntot + n0) * dk, nt * dk * 4);
+      memcpy(Vb + h * nt * dv, V + (h * ntot + n0) * dv, nt * dv * 4);
+      memcpy(ub + h * nt * ut, u + (h * ntot + n0) * ut, nt * ut * 4);
+    }
+    if (kvb_gpu_subgen_update(g, &host, nt, Kb, Vb, ub, NULL)) {
+      snprintf(why, whycap, "%s: host-mirrored update: %s", shape, kvb_strerror_last());
+      goto out;
+    }
+    uint64_t u0 = xfer_up(), d0 = xfer_down();
+    if (kvb_gpu_subgen_dev_update(&dev, nt, Kb, Vb, ub, NULL)) {
+      snprintf(why, whycap, "%s: resident update: %s", shape, kvb_strerror_last());
+      goto out;
+    }
+    uint64_t up = xfer_up() - u0, down = xfer_down() - d0;
+    if (up != H * nt * (dk + dv + ut) * 4 || down != H * 4) {
+      snprintf(why, whycap, "%s: update %d moved %llu bytes up, %llu down (want %zu: the tokens and their uniforms; %zu: m′)",
+               shape, b, (unsigned long long)up, (unsigned long long)down, H * nt * (dk + dv + ut) * 4, H * 4);
+      goto out;
+    }
+    n0 += nt;
+    size_t c = dev.cap;
+    if (c != host.cap) {
+      snprintf(why, whycap, "%s: capacity %zu, host mirror %zu", shape, c, host.cap);
+      goto out;
+    }
+    free(rep), free(S), free(mu), free(Mk), free(Mv), free(rep_pos), free(cnt), free(S_pos), free(M_pos);
+    rep = malloc(H * c * dk * 4), S = malloc(H * c * t * dk * 4), mu = malloc(H * 4), Mk = malloc(H * s * dk * 4);
+    Mv = malloc(H * s * dv * 4), rep_pos = malloc(H * c * 4), cnt = malloc(H * c * 4), S_pos = malloc(H * c * t * 4);
+    M_pos = malloc(H * s * 4);
+    if (!rep || !S || !mu || !Mk || !Mv || !rep_pos || !cnt || !S_pos || !M_pos ||
+        kvb_gpu_subgen_dev_download(&dev, rep, rep_pos, cnt, S, S_pos, mu, Mk, Mv, M_pos)) {
+      snprintf(why, whycap, "%s: download failed", shape);
+      goto out;
+    }
+    if (memcmp(dev.mc, host.mc, H * 4) || memcmp(rep, host.rep, H * c * dk * 4) || memcmp(rep_pos, host.rep_pos, H * c * 4) ||
+        memcmp(cnt, host.cnt, H * c * 4) || memcmp(S, host.S, H * c * t * dk * 4) || memcmp(S_pos, host.S_pos, H * c * t * 4) ||
+        memcmp(mu, host.mu, H * 4) || memcmp(Mk, host.Mk, H * s * dk * 4) || memcmp(Mv, host.Mv, H * s * dv * 4) ||
+        memcmp(M_pos, host.M_pos, H * s * 4)) {
+      snprintf(why, whycap, "%s: after batch %d the resident state differs from the host mirror's (want bit-identical)", shape, b);
+      goto out;
+    }
+    fill(&r, Q, nq * H * dk, 1.0);
+    if (kvb_gpu_subgen_query(g, &host, nq, 0.25, Q, Zr, NULL)) {
+      snprintf(why, whycap, "%s: host-mirrored query: %s", shape, kvb_strerror_last());
+      goto out;
+    }
+    u0 = xfer_up(), d0 = xfer_down();
+    if (kvb_gpu_subgen_dev_query(&dev, nq, 0.25, Q, Z, NULL)) {
+      snprintf(why, whycap, "%s: resident query: %s", shape, kvb_strerror_last());
+      goto out;
+    }
+    up = xfer_up() - u0, down = xfer_down() - d0;
+    if (up != nq * H * dk * 4 || down != nq * H * dv * 4 || memcmp(Z, Zr, nq * H * dv * 4)) {
+      snprintf(why, whycap, "%s: query after batch %d: %s (moved %llu up, %llu down)", shape, b,
+               memcmp(Z, Zr, nq * H * dv * 4) ? "output differs from the host mirror's" : "wrong traffic",
+               (unsigned long long)up, (unsigned long long)down);
+      goto out;
+    }
+  }
+  snprintf(why, whycap, "%s: OK (state and queries bit-identical to the host mirror after each batch; clusters %d/%d/%d; "
+           "each update moved its tokens and uniforms up and m′ down, each query its query and output)", shape, dev.mc[0], dev.mc[1], dev.mc[2]);
+  ok = 1;
+out:
+  if (hh) kvb_gpu_subgen_free(&host);
+  if (hd) kvb_gpu_subgen_dev_free(&dev);
+  free(K), free(V), free(u), free(C), free(Kb), free(Vb), free(ub), free(Q), free(Z), free(Zr);
+  free(rep), free(S), free(mu), free(Mk), free(Mv), free(rep_pos), free(cnt), free(S_pos), free(M_pos);
+  return ok;
+}
+
+/* Block BalanceKV over a resident cache (H = 2, d = 64, dv = 32; 300 tokens in two appends; the
+ * middle [8, 264) compressed with b = 64, T = 2): kept sets, weights and queries against
+ * kvb_gpu_bkvb_compress on the middle rows and kvb_gpu_wquery on the full cache. */
+static int run_resident_bkvb(kvb_gpu *g, char *why, size_t whycap) {
+  const size_t H = 2, d = 64, dv = 32, n = 300, f = 8, mid = 256, b = 64, nq = 2, kept = mid >> 2;
+  const unsigned T = 2;
+  const char *shape = "resident_bkvb(H=2,d=64,dv=32,n=300,f=8,middle=256,b=64,T=2)";
+  size_t kk = n - mid + kept;
+  float *K = malloc(H * n * d * 4), *V = malloc(H * n * dv * 4), *Km = malloc(H * mid * d * 4), *Vm = malloc(H * mid * dv * 4);
+  float *Q = malloc(nq * H * d * 4), *Z = malloc(nq * H * dv * 4), *Zr = malloc(nq * H * dv * 4);
+  float *ln = malloc(H * kk * 4), *ld = malloc(H * kk * 4), *Kb = malloc(H * 200 * d * 4), *Vb = malloc(H * 200 * dv * 4);
+  double *ub = malloc(H * 2 * mid * 8), *w = malloc(H * kept * 8), *wr = malloc(H * kept * 8);
+  size_t *ix = malloc(H * kept * sizeof *ix), *ixr = malloc(H * kept * sizeof *ixr);
+  int *qi = malloc(H * kk * sizeof *qi), ok = 0, hc = 0;
+  kvb_gpu_kvcache kc;
+  kvb_gpu_bkvb_dev bk;
+  memset(&bk, 0, sizeof bk);
+  if (!K || !V || !Km || !Vm || !Q || !Z || !Zr || !ln || !ld || !Kb || !Vb || !ub || !w || !wr || !ix || !ixr || !qi) {
+    snprintf(why, whycap, "%s: out of host memory", shape);
+    goto out;
+  }
+  kvb_pcg32 r;
+  kvb_pcg32_seed(&r, 901, 7);
+  fill(&r, K, H * n * d, 1.0), fill(&r, V, H * n * dv, 1.0), fill(&r, Q, nq * H * d, 1.0);
+  for (size_t i = 0; i < H * 2 * mid; i++) ub[i] = kvb_pcg32_uniform(&r);
+  const double *u[2] = {ub, ub + H * mid};
+  for (size_t h = 0; h < H; h++) {
+    memcpy(Km + h * mid * d, K + (h * n + f) * d, mid * d * 4);
+    memcpy(Vm + h * mid * dv, V + (h * n + f) * dv, mid * dv * 4);
+  }
+  if (kvb_gpu_bkvb_compress(g, H, mid, d, dv, Km, Vm, b, T, 4.0, 0.5, 1.0, 0.0, u, ixr, wr, NULL, NULL)) {
+    snprintf(why, whycap, "%s: reference compress: %s", shape, kvb_strerror_last());
+    goto out;
+  }
+  if (kvb_gpu_kvcache_init(&kc, g, H, d, dv, 0)) {
+    snprintf(why, whycap, "%s: cache: %s", shape, kvb_strerror_last());
+    goto out;
+  }
+  hc = 1;
+  kvb_gpu_bkvb_dev_init(&bk, g);
+  for (size_t a0 = 0; a0 < n; a0 += 200) { /* two appends: 200 + 100 */
+    size_t nt = n - a0 < 200 ? n - a0 : 200;
+    for (size_t h = 0; h < H; h++) {
+      memcpy(Kb + h * nt * d, K + (h * n + a0) * d, nt * d * 4);
+      memcpy(Vb + h * nt * dv, V + (h * n + a0) * dv, nt * dv * 4);
+    }
+    if (kvb_gpu_kvcache_append(&kc, nt, Kb, Vb)) {
+      snprintf(why, whycap, "%s: append: %s", shape, kvb_strerror_last());
+      goto out;
+    }
+  }
+  for (int consistent = 0; consistent < 2; consistent++) {
+    uint64_t u0 = xfer_up(), d0 = xfer_down();
+    if (kvb_gpu_bkvb_dev_compress(&bk, &kc, f, mid, b, T, 4.0, 0.5, 1.0, 0.0, consistent, u, ix, w, NULL, NULL)) {
+      snprintf(why, whycap, "%s: resident compress: %s", shape, kvb_strerror_last());
+      goto out;
+    }
+    uint64_t up = xfer_up() - u0, down = xfer_down() - d0, want_up = H * (mid + mid / 2) * 4 + (consistent ? 0 : 64 * 4);
+    if (up != want_up || down != 2 * H * kept * 4) {
+      snprintf(why, whycap, "%s: compress moved %llu bytes up, %llu down (want %llu: the uniforms%s; %zu: kept indices and weights)",
+               shape, (unsigned long long)up, (unsigned long long)down, (unsigned long long)want_up,
+               consistent ? "" : " and the 64-entry table of ln 2^e, once", 2 * H * kept * 4);
+      goto out;
+    }
+    for (size_t i = 0; i < H * kept; i++)
+      if (ix[i] != ixr[i] + f || w[i] != wr[i]) {
+        snprintf(why, whycap, "%s: kept entry %zu: row %zu weight %g, reference row %zu weight %g", shape, i, ix[i], w[i], ixr[i] + f, wr[i]);
+        goto out;
+      }
+    /* the reference query list, built on the host as gpu_methods.c builds it */
+    for (size_t h = 0; h < H; h++) {
+      size_t j = 0;
+      for (size_t i = 0; i < n; i++)
+        if (i < f || i >= f + mid) qi[h * kk + j] = (int)i, ln[h * kk + j] = 0, ld[h * kk + j] = 0, j++;
+      for (size_t k = 0; k < kept; k++, j++) {
+        qi[h * kk + j] = (int)ix[h * kept + k], ln[h * kk + j] = (float)log(w[h * kept + k]);
+        ld[h * kk + j] = consistent ? ln[h * kk + j] : (float)(T * log(2.0));
+      }
+    }
+    if (kvb_gpu_wquery(g, H, n, d, dv, kk, qi, ln, ld, nq, 0.125, Q, K, V, Zr, NULL)) {
+      snprintf(why, whycap, "%s: reference query: %s", shape, kvb_strerror_last());
+      goto out;
+    }
+    u0 = xfer_up(), d0 = xfer_down();
+    if (kvb_gpu_bkvb_dev_query(&bk, &kc, nq, 0.125, Q, Z, NULL)) {
+      snprintf(why, whycap, "%s: resident query: %s", shape, kvb_strerror_last());
+      goto out;
+    }
+    up = xfer_up() - u0, down = xfer_down() - d0;
+    if (up != nq * H * d * 4 || down != nq * H * dv * 4 || memcmp(Z, Zr, nq * H * dv * 4)) {
+      snprintf(why, whycap, "%s: %s query: %s (moved %llu up, %llu down)", shape, consistent ? "consistent" : "paper",
+               memcmp(Z, Zr, nq * H * dv * 4) ? "output differs from kvb_gpu_wquery's" : "wrong traffic",
+               (unsigned long long)up, (unsigned long long)down);
+      goto out;
+    }
+  }
+  snprintf(why, whycap, "%s: OK (kept rows and weights equal to kvb_gpu_bkvb_compress, queries bit-identical to kvb_gpu_wquery, "
+           "both denominators; compress moved its uniforms up and the kept set down, each query its query and output)", shape);
+  ok = 1;
+out:
+  kvb_gpu_bkvb_dev_free(&bk);
+  if (hc) kvb_gpu_kvcache_free(&kc);
+  free(K), free(V), free(Km), free(Vm), free(Q), free(Z), free(Zr), free(ln), free(ld), free(Kb), free(Vb), free(ub), free(w),
+      free(wr), free(ix), free(ixr), free(qi);
+  return ok;
+}
+
+/* SubGen, an exact tie inside a chunk: δ = 1, key A = 0 in the first update; then B = 1.5·e_1
+ * (d² = 2.25 > δ²: a new cluster inside the chunk) and C = 0.75·e_1, at d² = 0.5625 from both A and
+ * B (exact in float). The full arg min gives C to the lower index, A's cluster; the batched kernel
+ * must too (its old-versus-new merge), the host mirror's kernel decides. */
+static int run_resident_subgen_tie(kvb_gpu *g, char *why, size_t whycap) {
+  float K[12] = {0, 0, 0, 0, 1.5f, 0, 0, 0, 0.75f, 0, 0, 0}, V[12] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
+  float u[12] = {0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f};
+  kvb_gpu_subgen host;
+  kvb_gpu_subgen_dev dev;
+  int cnt[8] = {0}, ok = 0;
+  const char *shape = "resident_subgen_tie(H=1,dk=4,t=2,s=2,delta=1; a key equidistant from an old and a new representative)";
+  if (kvb_gpu_subgen_init(&host, 1, 4, 4, 2, 2, 1.0)) return snprintf(why, whycap, "%s: init", shape), 0;
+  if (kvb_gpu_subgen_dev_init(&dev, g, 1, 4, 4, 2, 2, 1.0)) {
+    kvb_gpu_subgen_free(&host);
+    return snprintf(why, whycap, "%s: init: %s", shape, kvb_strerror_last()), 0;
+  }
+  if (kvb_gpu_subgen_update(g, &host, 1, K, V, u, NULL) || kvb_gpu_subgen_update(g, &host, 2, K + 4, V + 4, u + 4, NULL) ||
+      kvb_gpu_subgen_dev_update(&dev, 1, K, V, u, NULL) || kvb_gpu_subgen_dev_update(&dev, 2, K + 4, V + 4, u + 4, NULL) ||
+      dev.cap > 8 || kvb_gpu_subgen_dev_download(&dev, NULL, NULL, cnt, NULL, NULL, NULL, NULL, NULL, NULL)) {
+    snprintf(why, whycap, "%s: %s", shape, kvb_strerror_last());
+  } else if (dev.mc[0] != 2 || host.mc[0] != 2 || cnt[0] != 2 || cnt[1] != 1 || memcmp(cnt, host.cnt, 2 * sizeof(int))) {
+    snprintf(why, whycap, "%s: clusters %d (host %d), counts %d, %d (host %d, %d; want 2 clusters, counts 2, 1: the tie to the old one)",
+             shape, dev.mc[0], host.mc[0], cnt[0], cnt[1], host.cnt[0], host.cnt[1]);
+  } else {
+    snprintf(why, whycap, "%s: OK (the tie goes to the old cluster, counts 2, 1, as the host mirror)", shape);
+    ok = 1;
+  }
+  kvb_gpu_subgen_free(&host);
+  kvb_gpu_subgen_dev_free(&dev);
+  return ok;
+}
+
+/* Every resident case; returns the number that failed (quiet: no lines, first failure in first). */
+static size_t run_resident_all(kvb_gpu *g, int quiet, size_t *ncase, char *first, size_t firstcap) {
+  char why[600];
+  size_t bad = 0, nc = 0;
+  size_t nk = sizeof RKV / sizeof *RKV;
+  for (size_t i = 0; i < nk + 3; i++, nc++) {
+    int ok = i < nk ? run_resident_kv(g, &RKV[i], why, sizeof why)
+             : i == nk ? run_resident_subgen(g, why, sizeof why)
+             : i == nk + 1 ? run_resident_subgen_tie(g, why, sizeof why)
+                           : run_resident_bkvb(g, why, sizeof why);
+    if (!quiet) printf("%s %s\n", ok ? "PASS" : "FAIL", why);
+    if (!ok && !bad++ && first) snprintf(first, firstcap, "%s", why);
+  }
+  if (ncase) *ncase = nc;
+  return bad;
+}
+
+/* ---- bkvb_gram: k_bkvb_gram.cl (Gram tiles, parallel halving) against k_bkvb.cl ----
+ * The same round on the same device through both kernel pairs: every walk probability P, every
+ * kept index and weight bit-identical (the reshaped kernel performs the same float operations in
+ * the same order; k_bkvb_gram.cl says how). The old pair's own comparison with the CPU reference
+ * (bkvb_compress above) therefore carries over. */
+static const bk_case GRAM_CASES[] = {
+    {2, 300, 64, 64, 64, 2},   /* tail blocks (as BK_SMALL) */
+    {4, 130, 128, 32, 32, 1},  /* d_key != d_value */
+    {1, 2, 64, 64, 64, 1},     /* the smallest input */
+    {2, 600, 128, 128, 256, 2}, /* the issue's block length and head dimension */
+    {1, 400, 64, 32, 100, 3},  /* b not a multiple of the tiles; 3 rounds */
+    {2, 129, 256, 64, 64, 1},  /* d = KVB_DMAX, a 1-token tail block */
+    {1, 37, 16, 8, 256, 1},    /* one block shorter than b */
+};
+
+static int run_gram(kvb_gpu *g, const bk_case *c, char *why, size_t whycap) {
+  char name[160];
+  snprintf(name, sizeof name, "bkvb_gram(H=%zu,n=%zu,d=%zu,dv=%zu,b=%zu,T=%u)", c->H, c->n, c->d, c->dv, c->b, c->T);
+  size_t H = c->H, n = c->n, kept = n >> c->T, utot = 0;
+  for (unsigned r = 0; r < c->T; r++) utot += H * (n >> r);
+  float *K = malloc(H * n * c->d * 4), *V = malloc(H * n * c->dv * 4), *P = malloc(utot * 4), *Pr = malloc(utot * 4);
+  double *ub = malloc(utot * 8), *w = malloc(H * kept * 8), *wr = malloc(H * kept * 8);
+  size_t *ix = malloc(H * kept * sizeof *ix), *ixr = malloc(H * kept * sizeof *ixr);
+  const double *u[8];
+  kvb_gpu_kvcache kc;
+  kvb_gpu_bkvb_dev bk;
+  int ok = 0, hc = 0;
+  memset(&bk, 0, sizeof bk);
+  if (!K || !V || !P || !Pr || !ub || !w || !wr || !ix || !ixr) {
+    snprintf(why, whycap, "%s: out of host memory", name);
+    goto out;
+  }
+  kvb_pcg32 r;
+  kvb_pcg32_seed(&r, 1100 + n + c->d, 9);
+  fill(&r, K, H * n * c->d, 1.0), fill(&r, V, H * n * c->dv, 1.0);
+  for (size_t i = 0; i < utot; i++) ub[i] = kvb_pcg32_uniform(&r);
+  for (unsigned rr = 0, o = 0; rr < c->T; o += (unsigned)(H * (n >> rr)), rr++) u[rr] = ub + o;
+  /* γ = 4 (the authors' default), c0 = 0.5, τ = 1, β = 0: walk probabilities spread over (0, 1) */
+  if (kvb_gpu_bkvb_compress(g, H, n, c->d, c->dv, K, V, c->b, c->T, 4.0, 0.5, 1.0, 0.0, u, ixr, wr, Pr, NULL)) {
+    snprintf(why, whycap, "%s: k_bkvb.cl: %s", name, kvb_strerror_last());
+    goto out;
+  }
+  if (kvb_gpu_kvcache_init(&kc, g, H, c->d, c->dv, 0) || (hc = 1, kvb_gpu_kvcache_append(&kc, n, K, V))) {
+    snprintf(why, whycap, "%s: cache: %s", name, kvb_strerror_last());
+    goto out;
+  }
+  kvb_gpu_bkvb_dev_init(&bk, g);
+  if (kvb_gpu_bkvb_dev_compress(&bk, &kc, 0, n, c->b, c->T, 4.0, 0.5, 1.0, 0.0, 1, u, ix, w, P, NULL)) {
+    snprintf(why, whycap, "%s: k_bkvb_gram.cl: %s", name, kvb_strerror_last());
+    goto out;
+  }
+  for (size_t i = 0; i < utot; i++)
+    if (memcmp(&P[i], &Pr[i], 4)) {
+      snprintf(why, whycap, "%s: walk probability %zu = %.9g, k_bkvb.cl %.9g (want bit-identical)", name, i, P[i], Pr[i]);
+      goto out;
+    }
+  for (size_t i = 0; i < H * kept; i++)
+    if (ix[i] != ixr[i] || w[i] != wr[i]) {
+      snprintf(why, whycap, "%s: kept entry %zu: index %zu weight %g, k_bkvb.cl %zu, %g", name, i, ix[i], w[i], ixr[i], wr[i]);
+      goto out;
+    }
+  snprintf(why, whycap, "%s: OK (%zu walk probabilities and %zu kept indices and weights bit-identical to k_bkvb.cl)", name, utot, H * kept);
+  ok = 1;
+out:
+  kvb_gpu_bkvb_dev_free(&bk);
+  if (hc) kvb_gpu_kvcache_free(&kc);
+  free(K), free(V), free(P), free(Pr), free(ub), free(w), free(wr), free(ix), free(ixr);
+  return ok;
+}
+
+static size_t run_gram_all(kvb_gpu *g, int quiet, size_t *ncase, char *first, size_t firstcap) {
+  char why[600];
+  size_t bad = 0, nc = sizeof GRAM_CASES / sizeof *GRAM_CASES;
+  for (size_t i = 0; i < nc; i++) {
+    int ok = run_gram(g, &GRAM_CASES[i], why, sizeof why);
+    if (!quiet) printf("%s %s\n", ok ? "PASS" : "FAIL", why);
+    if (!ok && !bad++ && first) snprintf(first, firstcap, "%s", why);
+  }
+  if (ncase) *ncase = nc;
+  return bad;
+}
+
 /* Each mutant kernel (a -D define) and the kernel whose grid must reject it. KVB_MUT_SCALE_5E4
  * (every score 0.05% too high) is listed once per kernel it changes: each of those grids must see
  * it, which is what the running-error tolerances are for. */
 static const char *MUTANTS[] = {"KVB_MUT_NO_RESCALE",     "KVB_MUT_NO_BARRIER", "KVB_MUT_DROP_PARTIAL",
                                 "KVB_MUT_WALK_SIGN_FLIP", "KVB_MUT_WQ_NO_MAX",  "KVB_MUT_SG_OLD_COUNT",
                                 "KVB_MUT_SG_NO_COUNT",    "KVB_MUT_SG_CLUSTER_LT", "KVB_MUT_SCALE_5E4",
-                                "KVB_MUT_SCALE_5E4",      "KVB_MUT_SCALE_5E4", "KVB_MUT_SCALE_5E4"};
+                                "KVB_MUT_SCALE_5E4",      "KVB_MUT_SCALE_5E4", "KVB_MUT_SCALE_5E4",
+                                "KVB_MUT_APPEND_DROP_LAST", "KVB_MUT_GRAM_SKIP_CHUNK", "KVB_MUT_HALVE_PAR_OFF",
+                                "KVB_MUT_SGB_TIE_NEW"};
 static const char *MUTANT_KERNEL[] = {"attn_decode", "attn_decode", "attn_decode", "bkvb_compress",
                                       "bkvb_query",  "subgen",      "subgen",      "subgen",
-                                      "attn_decode", "bkvb_query",  "subgen",      "bkvb_compress"};
+                                      "attn_decode", "bkvb_query",  "subgen",      "bkvb_compress",
+                                      "resident",    "bkvb_gram",   "bkvb_gram",   "resident"};
 /* Barrier races: work-items of a group read what another wrote without a barrier between. PoCL
  * (and any device that runs a group's items one after another) computes the right answer, so these
  * are not in the mutant loop of `test`; scripts/oclgrind-check runs `test --grid tiny --mutant NAME`
@@ -1207,6 +1679,16 @@ static int do_list(int full) {
     printf("%-18s %s\n%-18s (same shape, 2 queries on the device's state)\n", "subgen_update", name, "subgen_query");
   }
   printf("%-18s %s\n", "subgen_tie", "(H=2,dk=4,dv=4,t=2,s=2,delta=0.625; keys at distance exactly delta join, device and CPU)");
+  for (size_t i = 0; i < sizeof RKV / sizeof *RKV; i++)
+    printf("%-18s (Hkv=%zu,H=%zu,dk=%zu,dv=%zu,%s,appends=%zu+%zu+%zu; device KV cache vs kvb_gpu_attention, bytes moved)\n",
+           "resident", RKV[i].Hkv, RKV[i].H, RKV[i].dk, RKV[i].dv, RKV[i].half ? "f16" : "f32", RKV[i].appends[0],
+           RKV[i].appends[1], RKV[i].appends[2]);
+  printf("%-18s (H=3,dk=16,dv=16,t=4,s=8,batches=50+1+600; resident SubGen, batched update, vs the host mirror)\n", "resident");
+  printf("%-18s (H=1,dk=4,t=2,s=2,delta=1; an old/new representative tie inside a chunk)\n", "resident");
+  printf("%-18s (H=2,d=64,dv=32,n=300,f=8,middle=256,b=64,T=2; resident block BalanceKV vs gpu_ops.h)\n", "resident");
+  for (size_t i = 0; i < sizeof GRAM_CASES / sizeof *GRAM_CASES; i++)
+    printf("%-18s (H=%zu,n=%zu,d=%zu,dv=%zu,b=%zu,T=%u; k_bkvb_gram.cl vs k_bkvb.cl, bit for bit)\n", "bkvb_gram",
+           GRAM_CASES[i].H, GRAM_CASES[i].n, GRAM_CASES[i].d, GRAM_CASES[i].dv, GRAM_CASES[i].b, GRAM_CASES[i].T);
   printf("mutants:");
   for (size_t i = 0; i < sizeof MUTANTS / sizeof *MUTANTS; i++) printf(" %s (%s)", MUTANTS[i], MUTANT_KERNEL[i]);
   printf("\nrace mutants:");
@@ -1286,6 +1768,10 @@ static int do_test(kvb_gpu_backend be, int dev, int full, int tiny, const char *
     for (size_t i = 0; i < G.nsg; i++)
       if (want_case(i)) fails += run_subgen(g, &G.sg[i], 0, why, sizeof why) != 1;
   if (matches(filter, "subgen") && want_case(G.nsg)) fails += run_subgen_tie(g, 0, why, sizeof why) != 1;
+  /* the resident and Gram cases chain launches in one context, which Oclgrind 21.10 misreads as
+   * uninitialized reads (scripts/oclgrind-check): they stay out of the tiny grid and --case */
+  if (!tiny && only_case < 0 && matches(filter, "resident")) fails += (int)run_resident_all(g, 0, NULL, NULL, 0);
+  if (!tiny && only_case < 0 && matches(filter, "bkvb_gram")) fails += (int)run_gram_all(g, 0, NULL, NULL, 0);
   if (only_case >= 0 && cases_run == 0) { /* nothing left to run at this index */
     kvb_gpu_close(g);
     free(ag);
@@ -1322,6 +1808,22 @@ static int do_test(kvb_gpu_backend be, int dev, int full, int tiny, const char *
   for (size_t mi = 0; !mutant && !no_mutants && mi < sizeof MUTANTS / sizeof *MUTANTS; mi++) {
       if (!matches(filter, MUTANT_KERNEL[mi])) continue;
       const char *mk = MUTANT_KERNEL[mi];
+      if (!strcmp(mk, "resident") || !strcmp(mk, "bkvb_gram")) { /* cases with their own known answers */
+        char def[128], first[600] = "";
+        size_t nc = 0, badr;
+        snprintf(def, sizeof def, "-D%s", MUTANTS[mi]);
+        if (kvb_gpu_open(be, dev, def, &g)) {
+          printf("FAIL mutant %s: build failed: %s\n", MUTANTS[mi], kvb_strerror_last());
+          fails++;
+          continue;
+        }
+        badr = !strcmp(mk, "resident") ? run_resident_all(g, 1, &nc, first, sizeof first)
+                                       : run_gram_all(g, 1, &nc, first, sizeof first);
+        if (badr) printf("PASS mutant %s rejected: %zu of %zu cases fail (first: %s)\n", MUTANTS[mi], badr, nc, first);
+        else printf("FAIL mutant %s not rejected: all %zu cases pass\n", MUTANTS[mi], nc), fails++;
+        kvb_gpu_close(g);
+        continue;
+      }
       int bk = !strcmp(mk, "bkvb_compress"), wq = !strcmp(mk, "bkvb_query"), sg = !strcmp(mk, "subgen");
       size_t ncase = bk ? G.nbk : wq ? G.nwq : sg ? G.nsg : na;
       snprintf(def, sizeof def, "-D%s", MUTANTS[mi]);
@@ -1369,20 +1871,149 @@ static void usage(FILE *f) {
           "                     4  --case N beyond every matching kernel's list (nothing ran).\n");
 }
 
-/* One perf report: the model (bytes, flops), the measured kernel time, the C reference's time on
- * the same CPU (information, not a goal) and the H100 roofline. measured: appended to the
- * measured line ("" none); note: a last line (NULL none). */
-static const double H100_BW = 3.35e12, H100_FLOPS = 67e12;
+/* ---- perf: the roofline model of every kernel at the shapes of issue 27 (roofline.h) ---- */
+typedef struct {
+  const char *kernel, *shape;
+  int after; /* 0 today's kernel ("before"), 1 a kernel reshaped for the hardware */
+  int kind;  /* 0 decode, 1 subgen query, 2 subgen update, 3 bkvb round, 4 wquery */
+  double a[9];
+} model_row;
+
+static void model_build(const model_row *r, const kvb_roof_device *d, kvb_roof_kernel *k) {
+  const double *a = r->a;
+  switch (r->kind) {
+  case 0: kvb_roof_decode(k, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], r->after, d); break;
+  case 1: kvb_roof_subgen_query(k, a[0], a[1], a[2], a[3], a[4], a[5], a[6], d); break;
+  case 2:
+    if (r->after) kvb_roof_subgen_update_b(k, a[0], a[1], a[2], a[3], a[4], a[5], a[6], KVB_SG_CHUNK, d);
+    else kvb_roof_subgen_update(k, a[0], a[1], a[2], a[3], a[4], a[5], a[6], d);
+    break;
+  case 3: kvb_roof_bkvb_round(k, a[0], a[1], a[2], a[3], a[4], r->after, d); break;
+  default: kvb_roof_wquery(k, a[0], a[1], a[2], a[3], a[4], d); break;
+  }
+}
+
+/* H = 32 heads, d = 128, n = 32k (issue 27); GQA rows: 8 KV heads. The "after" rows are the
+ * kernels this tool also runs (k_decode_coop.cl, k_bkvb_gram.cl). */
+static const model_row MODEL_ROWS[] = {
+    {"attn_decode", "H=32,Hkv=32,n=32768,d=128,nq=1,split=256,f32", 0, 0, {32, 32, 32768, 128, 128, 1, 4, 256}},
+    {"attn_decode", "H=32,Hkv=32,n=32768,d=128,nq=1,split=256,f16", 0, 0, {32, 32, 32768, 128, 128, 1, 2, 256}},
+    {"attn_decode", "H=32,Hkv=8,n=32768,d=128,nq=1,split=256,f32 (GQA 4:1; today's kernel reads K/V per query head)", 0, 0, {32, 8, 32768, 128, 128, 1, 4, 256}},
+    {"attn_decode", "H=32,Hkv=8,n=32768,d=128,nq=1,split=256,f16 (GQA 4:1; today's kernel reads K/V per query head)", 0, 0, {32, 8, 32768, 128, 128, 1, 2, 256}},
+    {"subgen_query", "H=32,nq=1,d=128,clusters=256,t=8,s=64", 0, 1, {32, 1, 128, 128, 256, 8, 64}},
+    {"subgen_update", "H=32,tokens=32768,d=128,clusters=256,t=8,s=64 (after: chunks of 256, steady state)", 0, 2,
+     {32, 32768, 128, 128, 256, 8, 64}},
+    {"bkvb_compress", "one round: H=32,m=32768,d=128,b=256 (walk + halving)", 0, 3, {32, 32768, 128, 128, 256}},
+    {"bkvb_query", "H=32,nq=1,d=128,entries=16384", 0, 4, {32, 1, 128, 128, 16384}},
+};
+
+/* Prints each model row for the H100 with its phases, and its fractions on the other devices. */
+static void print_models(const char *filter, int after) {
+  const kvb_roof_device *h100 = kvb_roof_device_find("H100");
+  printf("\n== roofline model, %s (predicted; no device needed; roofline.h documents the model) ==\n",
+         after ? "AFTER: the kernels reshaped for the hardware" : "BEFORE: today's kernels");
+  for (size_t i = 0; i < sizeof MODEL_ROWS / sizeof *MODEL_ROWS; i++) {
+    const model_row *r = &MODEL_ROWS[i];
+    model_row rr = *r;
+    if (!matches(filter, r->kernel)) continue;
+    if (after) {
+      if (r->kind == 1 || r->kind == 4) { /* not reshaped: the same model as before */
+        printf("MODEL after  %s(%s): not reshaped on this branch (its model is the one above)\n", r->kernel, r->shape);
+        continue;
+      }
+      rr.after = 1;
+    }
+    kvb_roof_kernel k;
+    model_build(&rr, h100, &k);
+    kvb_roof_result res = kvb_roof_predict(&k, h100, 0);
+    printf("MODEL %-4s %s(%s)\n  per call: %.4g MB useful, %.4g GFLOP; H100 roofline %.2f us (%s-bound), predicted %.2f us:"
+           " %.1f%% of HBM bandwidth, %.1f%% of FP32 peak, %.1f%% of the roofline\n",
+           after ? "after" : "before", r->kernel, r->shape, k.useful_bytes / 1e6, k.flops / 1e9, res.t_roof * 1e6,
+           res.memory_bound ? "memory" : "compute", res.t_pred * 1e6, 100 * res.frac_bw, 100 * res.frac_peak,
+           100 * res.frac_roof);
+    for (int p = 0; p < k.nph; p++)
+      printf("    phase %-44s %9.2f us  bound by %s\n", k.ph[p].what, res.t_ph[p] * 1e6,
+             res.bound[p] == 'D' ? "HBM bytes" : res.bound[p] == 'L' ? "L1 wavefronts (access pattern)"
+             : res.bound[p] == 'S' ? "local memory" : res.bound[p] == 'F' ? "FP32 lanes" : "critical path (latency)");
+    printf("    other devices:");
+    for (const kvb_roof_device *d = kvb_roof_devices; d->name; d++) {
+      model_build(&rr, d, &k);
+      kvb_roof_result o = kvb_roof_predict(&k, d, 0);
+      printf(" %s %.1f%% of %s", d->name, 100 * (o.memory_bound ? o.frac_bw : o.frac_peak), o.memory_bound ? "HBM" : "peak");
+      printf(d[1].name ? ";" : "\n");
+    }
+  }
+}
+
+/* 1: the device is PoCL (or another CPU OpenCL device): its times are a CPU stand-in, not a GPU's. */
+static int cpu_standin(const kvb_gpu *g) {
+  const char *n = kvb_gpu_device_name(g);
+  return kvb_gpu_backend_of(g) == KVB_GPU_OPENCL && (strstr(n, "pthread") || strstr(n, "cpu") || strstr(n, "CPU"));
+}
+
+/* The model's device for g (by name: H100, H200, A100), or NULL. */
+static const kvb_roof_device *model_device_of(const kvb_gpu *g) {
+  const char *n = kvb_gpu_device_name(g);
+  for (const kvb_roof_device *d = kvb_roof_devices; d->name; d++) {
+    char key[8];
+    snprintf(key, sizeof key, "%.4s", d->name);
+    if (strstr(n, key)) return d;
+  }
+  return NULL;
+}
+
+/* A streaming copy of 256 MiB (32 MiB on a CPU stand-in), best of 3: bytes read + written per second. */
+static double measure_copy(kvb_gpu *g) {
+  size_t bytes = cpu_standin(g) ? (size_t)32 << 20 : (size_t)256 << 20, nf4 = bytes / 16;
+  kvb_gpu_buf *a = NULL, *b = NULL;
+  double best = 0;
+  if (!kvb_gpu_alloc(g, bytes, &a) && !kvb_gpu_alloc(g, bytes, &b)) {
+    float *h = calloc(bytes / 4, 4);
+    if (h && !kvb_gpu_write(g, a, h, bytes))
+      for (int rep = 0; rep < 3; rep++) {
+        kvb_gpu_arg args[] = {{KVB_GPU_ARG_INT, NULL, (int)nf4, 0}, {KVB_GPU_ARG_BUF, a, 0, 0}, {KVB_GPU_ARG_BUF, b, 0, 0}};
+        double t0 = now_s();
+        if (kvb_gpu_launch(g, "kvb_copy_f4", cpu_standin(g) ? 64 : 132 * 16, 256, 3, args)) break;
+        double bw = 2.0 * bytes / (now_s() - t0);
+        best = bw > best ? bw : best;
+      }
+    free(h);
+  }
+  kvb_gpu_free(g, a), kvb_gpu_free(g, b);
+  return best;
+}
+
+/* One perf report: the counts (bytes, flops), the measured kernel time, the C reference's time on
+ * the same CPU (information, not a goal) and the model's prediction for the same shape (roofline.h:
+ * the H100's, and the device's own when perf runs on a device of the table, with BW = the copy
+ * measured there). On PoCL the time is a CPU stand-in's and is labelled so: it says nothing about
+ * a GPU. measured: appended to the measured line ("" none); note: a last line (NULL none). */
+static double g_copy_bw;                  /* measured copy bandwidth of the perf device, B/s */
+static const kvb_roof_device *g_model_dev; /* the perf device's table entry, NULL if none */
 static void perf_line(const kvb_gpu *g, const char *name, double bytes, double flops, double best, double ref_s,
-                      const char *ref_what, const char *measured, const char *note) {
-  double roof = fmax(bytes / H100_BW, flops / H100_FLOPS);
+                      const char *ref_what, const char *measured, const char *note, const kvb_roof_kernel *model) {
+  int standin = cpu_standin(g);
   printf("%s\n  bytes/call %.3g MB, flops/call %.3g MFLOP, intensity %.2f flop/B\n"
-         "  measured: kernel %.3f ms (best of 3) = %.2f GB/s, %.2f GFLOP/s on %s%s\n"
-         "  C double reference (%s, same CPU, 1 thread): %.3f ms (ratio kernel/ref %.2f)\n"
-         "  H100 roofline: %.2f us (%s-bound); fraction achieved: not measured (no CUDA run)%s%s\n",
-         name, bytes / 1e6, flops / 1e6, flops / bytes, best * 1e3, bytes / best / 1e9, flops / best / 1e9,
-         kvb_gpu_device_name(g), measured, ref_what, ref_s * 1e3, best / ref_s, roof * 1e6,
-         bytes / H100_BW >= flops / H100_FLOPS ? "memory" : "compute", note ? "\n  " : "", note ? note : "");
+         "  measured on %s%s: kernel %.3f ms (best of 3) = %.2f GB/s, %.2f GFLOP/s on %s%s\n"
+         "  C double reference (%s, same CPU, 1 thread): %.3f ms (ratio kernel/ref %.2f)\n",
+         name, bytes / 1e6, flops / 1e6, flops / bytes, standin ? "a CPU stand-in" : "the device",
+         standin ? " (PoCL: not a GPU number)" : "", best * 1e3, bytes / best / 1e9, flops / best / 1e9,
+         kvb_gpu_device_name(g), measured, ref_what, ref_s * 1e3, best / ref_s);
+  if (model) {
+    const kvb_roof_device *h = kvb_roof_device_find("H100");
+    kvb_roof_result r = kvb_roof_predict(model, h, 0);
+    printf("  model, H100: roofline %.2f us, predicted %.2f us (%.1f%% of the roofline)\n", r.t_roof * 1e6,
+           r.t_pred * 1e6, 100 * r.frac_roof);
+    if (g_model_dev && !standin) {
+      kvb_roof_result o = kvb_roof_predict(model, g_model_dev, g_copy_bw);
+      printf("  model, this %s (BW = measured copy %.0f GB/s): roofline %.2f us, predicted %.2f us; measured %.2f us ="
+             " %.1f%% of the roofline (model predicted %.1f%%)\n",
+             g_model_dev->name, g_copy_bw / 1e9, o.t_roof * 1e6, o.t_pred * 1e6, best * 1e6,
+             100 * o.t_roof / best, 100 * o.frac_roof);
+    } else if (!standin)
+      printf("  this device is not in the model's table: no prediction for it\n");
+  }
+  if (note) printf("  %s\n", note);
 }
 
 /* Block BalanceKV's weighted query at T = 1 of n = 4096 (first/recent 32 + 32, 2016 kept). */
@@ -1427,7 +2058,9 @@ static int perf_wquery(kvb_gpu *g) {
   double flops = (double)nq * H * kk * (4.0 * dk + 2.0 * dv + 8);
   char name[160];
   snprintf(name, sizeof name, "bkvb_query(H=%zu,n=%zu,kept=%zu,dk=%zu,dv=%zu,nq=%zu)", H, n, kk, dk, dv, nq);
-  perf_line(g, name, bytes, flops, best, ref_s, "the double estimator with its error bound", "", NULL);
+  kvb_roof_kernel model;
+  kvb_roof_wquery(&model, (double)H, (double)nq, (double)dk, (double)dv, (double)kk, kvb_roof_device_find("H100"));
+  perf_line(g, name, bytes, flops, best, ref_s, "the double estimator with its error bound", "", NULL, &model);
   rc = 0;
 out:
   free(Q), free(K), free(V), free(ln), free(ld), free(Z), free(idx), free(T), free(z), free(B), free(work);
@@ -1491,9 +2124,12 @@ static int perf_subgen(kvb_gpu *g) {
   double bytes = (double)H * n * (mc * dk + dk + dv + ut) * 4, flops = (double)H * n * (3 * mc * dk + 2 * dv + 4);
   char name[200];
   snprintf(name, sizeof name, "subgen_update(H=%zu,n=%zu,dk=%zu,dv=%zu,t=%zu,s=%zu,clusters=%.0f)", H, n, dk, dv, t, s, mc);
+  kvb_roof_kernel model;
+  kvb_roof_subgen_update(&model, (double)H, (double)n, (double)dk, (double)dv, mc, (double)t, (double)s, kvb_roof_device_find("H100"));
   perf_line(g, name, bytes, flops, bu, ref_u, "subgen.c fed the same coins", "",
             "note: the stream is sequential, one work-group per head walks its tokens with 5 barriers each: with "
-            "H = 8 groups on 132 SMs the kernel is latency-bound and the roofline is a lower bound it cannot approach");
+            "H = 8 groups on 132 SMs the kernel is latency-bound and the roofline is a lower bound it cannot approach",
+            &model);
   for (int rep = 0; rep < 3; rep++) {
     if (kvb_gpu_subgen_query(g, &st, nq, 1 / sqrt((double)dk), Q, Z, &kt)) {
       printf("FAIL perf subgen_query: %s\n", kvb_strerror_last());
@@ -1537,7 +2173,8 @@ static int perf_subgen(kvb_gpu *g) {
     bytes = (double)nq * H * (2 * s * (dk + dv + 1) * 4.0 + 2 * mc * t * dk * 4.0 + 2 * mc * t * 4.0 + s * dv * 4.0 + 2 * dv * 4.0);
     flops = (double)nq * H * (terms * 4 * dk + s * 6.0 * dv + 8 * terms);
     snprintf(name, sizeof name, "subgen_query(H=%zu,nq=%zu,dk=%zu,dv=%zu,t=%zu,s=%zu,clusters=%.0f)", H, nq, dk, dv, t, s, mc);
-    perf_line(g, name, bytes, flops, bq, ref_q, "the double estimator with its error bound", "", NULL);
+    kvb_roof_subgen_query(&model, (double)H, (double)nq, (double)dk, (double)dv, mc, (double)t, (double)s, kvb_roof_device_find("H100"));
+    perf_line(g, name, bytes, flops, bq, ref_q, "the double estimator with its error bound", "", NULL, &model);
   }
   rc = 0;
 out:
@@ -1547,15 +2184,112 @@ out:
   return rc;
 }
 
+/* The reshaped kernels beside today's on the perf device, same inputs: the cooperative decode on a
+ * resident cache (kernel time only: the cache is appended once) and block BalanceKV's round with
+ * the Gram tile against k_bkvb.cl's (both through gpu_resident.h, old_kernels switching). */
+static int perf_reshaped(kvb_gpu *g, const char *filter) {
+  int standin = cpu_standin(g), rc = 0;
+  const kvb_roof_device *h100 = kvb_roof_device_find("H100");
+  if (matches(filter, "attn_decode")) {
+    static const size_t S[][6] = {{8, 8, 4096, 128, 4, 0}, {8, 8, 4096, 128, 2, 0}, {32, 8, 2048, 128, 4, 0}};
+    for (size_t i = 0; i < 3; i++) {
+      size_t H = S[i][0], Hkv = S[i][1], n = S[i][2], d = S[i][3], es = S[i][4];
+      float *Kf = malloc(Hkv * n * d * 4), *Q = malloc(H * d * 4), *Z = malloc(H * d * 4), *Kr = malloc(H * n * d * 4);
+      uint16_t *Kh = malloc(Hkv * n * d * 2), *Krh = malloc(H * n * d * 2);
+      kvb_gpu_kvcache kc;
+      double best_new = 1e30, best_old = 1e30, kt;
+      if (!Kf || !Q || !Z || !Kr || !Kh || !Krh) return 1;
+      kvb_pcg32 r;
+      kvb_pcg32_seed(&r, 31 + i, 4);
+      fill(&r, Kf, Hkv * n * d, 1.0), fill(&r, Q, H * d, 1.0);
+      for (size_t j = 0; j < Hkv * n * d; j++) Kh[j] = kvb_f32_to_f16(Kf[j]);
+      for (size_t h = 0; h < H; h++) { /* today's kernel needs each query head's K/V */
+        memcpy(Kr + h * n * d, Kf + (h / (H / Hkv)) * n * d, n * d * 4);
+        memcpy(Krh + h * n * d, Kh + (h / (H / Hkv)) * n * d, n * d * 2);
+      }
+      const void *KK = es == 2 ? (const void *)Kh : (const void *)Kf, *KR = es == 2 ? (const void *)Krh : (const void *)Kr;
+      if (kvb_gpu_kvcache_init(&kc, g, Hkv, d, d, es == 2) || kvb_gpu_kvcache_append(&kc, n, KK, KK)) {
+        printf("FAIL perf coop decode: %s\n", kvb_strerror_last());
+        return 1;
+      }
+      for (int rep = 0; rep < 3 && !rc; rep++) {
+        rc |= kvb_gpu_kvcache_attend(&kc, H, 1, 1 / sqrt((double)d), Q, 256, Z, &kt);
+        best_new = fmin(best_new, kt);
+        rc |= kvb_gpu_attention(g, H, n, d, d, 1, 1 / sqrt((double)d), es == 2, Q, KR, KR, NULL, 256, Z, &kt);
+        best_old = fmin(best_old, kt);
+      }
+      kvb_roof_kernel mo, mn;
+      kvb_roof_decode(&mo, (double)H, (double)Hkv, (double)n, (double)d, (double)d, 1, (double)es, 256, 0, h100);
+      kvb_roof_decode(&mn, (double)H, (double)Hkv, (double)n, (double)d, (double)d, 1, (double)es, 256, 1, h100);
+      printf("attn_decode reshaped (H=%zu,Hkv=%zu,n=%zu,d=%zu,%s): kvb_attn_coop %.3f ms vs kvb_attn_split %.3f ms on %s%s;"
+             " model, H100: %.2f us vs %.2f us\n", H, Hkv, n, d, es == 2 ? "f16" : "f32", best_new * 1e3, best_old * 1e3,
+             standin ? "a CPU stand-in" : "the device", standin ? " (PoCL: not a GPU number)" : "",
+             kvb_roof_predict(&mn, h100, 0).t_pred * 1e6, kvb_roof_predict(&mo, h100, 0).t_pred * 1e6);
+      kvb_gpu_kvcache_free(&kc);
+      free(Kf), free(Q), free(Z), free(Kr), free(Kh), free(Krh);
+      if (rc) {
+        printf("FAIL perf coop decode: %s\n", kvb_strerror_last());
+        return 1;
+      }
+    }
+  }
+  if (matches(filter, "bkvb_compress")) {
+    const size_t H = 8, n = 4096, d = 128, b = 256;
+    float *K = malloc(H * n * d * 4);
+    double *ub = malloc(H * n * 8), *w = malloc(H * n * 8), best[2] = {1e30, 1e30}, kt;
+    size_t *ix = malloc(H * n * sizeof *ix);
+    kvb_gpu_kvcache kc;
+    kvb_gpu_bkvb_dev bk;
+    if (!K || !ub || !w || !ix) return 1;
+    kvb_pcg32 r;
+    kvb_pcg32_seed(&r, 41, 4);
+    fill(&r, K, H * n * d, 1.0);
+    for (size_t j = 0; j < H * n; j++) ub[j] = kvb_pcg32_uniform(&r);
+    const double *u[1] = {ub};
+    if (kvb_gpu_kvcache_init(&kc, g, H, d, d, 0) || kvb_gpu_kvcache_append(&kc, n, K, K)) return 1;
+    kvb_gpu_bkvb_dev_init(&bk, g);
+    for (int rep = 0; rep < 2 && !rc; rep++)
+      for (int old = 0; old < 2 && !rc; old++) {
+        bk.old_kernels = old;
+        rc = kvb_gpu_bkvb_dev_compress(&bk, &kc, 0, n, b, 1, 4.0, 0.5, 1.0, 0.0, 1, u, ix, w, NULL, &kt);
+        best[old] = fmin(best[old], kt);
+      }
+    if (rc) printf("FAIL perf bkvb gram: %s\n", kvb_strerror_last());
+    else {
+      kvb_roof_kernel mo, mn;
+      kvb_roof_bkvb_round(&mo, (double)H, (double)n, (double)d, (double)d, (double)b, 0, h100);
+      kvb_roof_bkvb_round(&mn, (double)H, (double)n, (double)d, (double)d, (double)b, 1, h100);
+      printf("bkvb_compress reshaped (one round, H=%zu,m=%zu,d=%zu,b=%zu): k_bkvb_gram.cl %.3f ms vs k_bkvb.cl %.3f ms on %s%s;"
+             " model, H100: %.2f us vs %.2f us\n", H, n, d, b, best[0] * 1e3, best[1] * 1e3,
+             standin ? "a CPU stand-in" : "the device", standin ? " (PoCL: not a GPU number)" : "",
+             kvb_roof_predict(&mn, h100, 0).t_pred * 1e6, kvb_roof_predict(&mo, h100, 0).t_pred * 1e6);
+    }
+    kvb_gpu_bkvb_dev_free(&bk);
+    kvb_gpu_kvcache_free(&kc);
+    free(K), free(ub), free(w), free(ix);
+  }
+  return rc != 0;
+}
+
 /* perf: bytes and flops per call, measured rates, the H100 roofline as a model. */
 static int do_perf(kvb_gpu_backend be, int dev, const char *filter) {
   kvb_gpu *g;
+  printf("model devices:");
+  for (const kvb_roof_device *d = kvb_roof_devices; d->name; d++)
+    printf(" %s %.2f TB/s HBM (copy reaches %.0f%%), %.1f TFLOP/s FP32 non-tensor, %d SMs;", d->name, d->bw / 1e12,
+           100 * d->bw_eff, d->peak / 1e12, d->sms);
+  printf("\nroofline time = max(useful bytes/BW, flops/peak); predicted time from the kernel's phases (roofline.h)\n");
+  print_models(filter, 0);
+  print_models(filter, 1);
   if (kvb_gpu_open(be, dev, NULL, &g)) {
     printf("FAIL gpu open: %s\n", kvb_strerror_last());
     return 1;
   }
-  printf("device: %s\nH100 model: %.2f TB/s HBM, %.0f TFLOP/s FP32 (non-tensor); roofline time = max(bytes/BW, flops/peak)\n",
-         kvb_gpu_device_name(g), H100_BW / 1e12, H100_FLOPS / 1e12);
+  g_copy_bw = measure_copy(g);
+  g_model_dev = model_device_of(g);
+  printf("\n== measured on %s (%s) ==\nstreaming copy: %.1f GB/s%s\n", kvb_gpu_device_name(g),
+         cpu_standin(g) ? "a CPU stand-in: PoCL times say nothing about a GPU" : "the device", g_copy_bw / 1e9,
+         cpu_standin(g) ? " (CPU stand-in; not used by the model)" : g_model_dev ? " (the model's BW for this device)" : "");
   static const attn_case P[] = {{8, 4096, 128, 128, 1, 256, 0, 0, 0}, {8, 4096, 128, 128, 1, 256, 1, 0, 0},
                                 {32, 2048, 64, 64, 4, 128, 0, 0, 0}};
   if (matches(filter, "attn_decode"))
@@ -1585,13 +2319,17 @@ static int do_perf(kvb_gpu_backend be, int dev, const char *filter) {
       verdict v = compare_attn(c, a.Q, a.Kf, a.Vf, NULL, Z, &ref_s);
       char acc[96];
       snprintf(acc, sizeof acc, "; nmse %.2g (tol %.2g)", v.nmse, v.tol);
-      perf_line(g, name, bytes, flops, best, ref_s, "kvb_attention_exact", acc, NULL);
+      kvb_roof_kernel model;
+      kvb_roof_decode(&model, (double)c->H, (double)c->H, (double)c->n, (double)c->dk, (double)c->dv, (double)c->nq,
+                      (double)es, (double)c->chunk, 0, kvb_roof_device_find("H100"));
+      perf_line(g, name, bytes, flops, best, ref_s, "kvb_attention_exact", acc, NULL, &model);
       free(Z);
       attn_data_free(&a);
     }
   int rc = 0;
   if (matches(filter, "bkvb_query")) rc |= perf_wquery(g);
   if (matches(filter, "subgen")) rc |= perf_subgen(g);
+  rc |= perf_reshaped(g, filter);
   kvb_gpu_close(g);
   return rc;
 }
