@@ -33,6 +33,7 @@
 #include "kcenter.h"
 #include "measures.h"
 #include "model.h"
+#include "model_gemma3.h"
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_randist.h>
@@ -51,6 +52,27 @@
 #define RP_SCALE 0.125 /* the model's 1/√64 */
 
 static size_t rp_tokens(const prop_ctx *ctx) { return ctx->full ? 2048 : 512; }
+
+/* The model real.clus.delta runs on (set by its entry point): SmolLM2-135M's 30 layers, or
+ * (real.gemma3.clus.delta) Gemma 3 270M's three GLOBAL layers 5, 11, 17 — the layers a method
+ * compresses — with one key/value head of dimension 256 for its 4 query heads, scale 1/16. The
+ * proxies below stay on SmolLM2. */
+typedef struct {
+  const char *name, *stream_model;
+  int (*available)(void);
+  int nl, layers[30], qh, kvh, d;
+  double scale;
+} rp_model;
+static const rp_model rp_smollm2 = {
+    "SmolLM2-135M", NULL, kvb_model_available, 30,
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
+     26, 27, 28, 29},
+    9, 3, 64, RP_SCALE};
+static const rp_model rp_gemma3 = {"Gemma 3 270M (global layers)", "gemma3", kvb_gemma3_available,
+                                   3, {5, 11, 17}, 4, 1, 256, 0.0625};
+static const rp_model *RPM = &rp_smollm2;
+#define RPM_D (RPM->d)
+#define RPM_GRP (RPM->qh / RPM->kvh)
 /* The proxies read 512 tokens in both tiers (the full tier cannot add power with one text, and
  * ClusterGen's k-center at every query costs O(n²) per query at 2048), and query the next
  * px_positions positions after the cache: 4 in the check tier, 16 in --full. */
@@ -70,8 +92,9 @@ static void rp_free(rp_layer *ly) {
 }
 
 static int rp_have_model(prop_ctx *ctx) {
-  if (kvb_model_available() == KVB_OK) return 1;
-  prop_skip(ctx, "the real model is absent (%s; scripts/fetch-model)", kvb_strerror_last());
+  if (RPM->available() == KVB_OK) return 1;
+  prop_skip(ctx, "the real model %s is absent (%s; scripts/fetch-model%s)", RPM->name,
+            kvb_strerror_last(), RPM->stream_model ? " --model gemma3" : "");
   return 0;
 }
 
@@ -81,17 +104,18 @@ static int rp_load_n(prop_ctx *ctx, int L, rp_layer *ly, size_t n) {
   memset(ly, 0, sizeof *ly);
   char ll[32], hh[32], nn[32];
   snprintf(ll, sizeof ll, "layer=%d", L), snprintf(nn, sizeof nn, "n=%zu", n);
-  for (int h = 0; h < RP_QH; h++) {
+  for (int h = 0; h < RPM->qh; h++) {
     snprintf(hh, sizeof hh, "head=%d", h);
-    const char *as[] = {"text=" RP_TEXT, ll, hh, nn, NULL};
+    const char *as[] = {"text=" RP_TEXT, ll, hh, nn, RPM->stream_model ? "model=gemma3" : NULL, NULL};
     ly->s[h] = prop_stream(ctx, (uint64_t)(100 * L + h), "model", as);
-    if (!ly->s[h] || ly->s[h]->d_key != RP_D || ly->s[h]->n != n) {
-      prop_check(ctx, 0, "layer %d head %d: no 64-dimensional model stream of %zu tokens", L, h, n);
+    if (!ly->s[h] || ly->s[h]->d_key != (size_t)RPM_D || ly->s[h]->n != n) {
+      prop_check(ctx, 0, "%s layer %d head %d: no %d-dimensional model stream of %zu tokens",
+                 RPM->name, L, h, RPM_D, n);
       rp_free(ly);
       return 0;
     }
     ly->Q[h] = ly->s[h]->Q;
-    if (h % 3 == 0) ly->K[h / 3] = ly->s[h]->K, ly->V[h / 3] = ly->s[h]->V;
+    if (h % RPM_GRP == 0) ly->K[h / RPM_GRP] = ly->s[h]->K, ly->V[h / RPM_GRP] = ly->s[h]->V;
   }
   ly->n = ly->s[0]->n;
   return 1;
@@ -99,9 +123,9 @@ static int rp_load_n(prop_ctx *ctx, int L, rp_layer *ly, size_t n) {
 
 static int rp_load(prop_ctx *ctx, int L, rp_layer *ly) { return rp_load_n(ctx, L, ly, rp_tokens(ctx)); }
 
-static double norm64(const double *x) {
+static double norm64(const double *x) { /* ‖x‖ over the current model's head dimension */
   double s = 0;
-  for (int a = 0; a < RP_D; a++) s += x[a] * x[a];
+  for (int a = 0; a < RPM_D; a++) s += x[a] * x[a];
   return sqrt(s);
 }
 
@@ -136,7 +160,7 @@ static size_t greedy_m_up(size_t n, const double *X, double radius_cap, size_t k
   size_t *cen = malloc(kmax * sizeof *cen);
   double *rad = malloc(kmax * sizeof *rad);
   size_t m = kmax + 1;
-  *st = !cen || !rad || kvb_kcenter_greedy(n, RP_D, X, kmax, 0, cen, rad);
+  *st = !cen || !rad || kvb_kcenter_greedy(n, (size_t)RPM_D, X, kmax, 0, cen, rad);
   for (size_t j = 0; !*st && j < kmax; j++)
     if (rad[j] <= radius_cap) {
       m = j + 1;
@@ -158,29 +182,31 @@ static void clus_claim(prop_ctx *ctx) {
   int held = 0, failed = 0, und = 0, vac = 0, ctl_clus = 0, ctl_runs = 0, u = 0;
   double need[RP_UNITS];
   char line[RP_LAYERS][120];
+  const int D = RPM_D, NL = RPM->nl, KVH = RPM->kvh, GRP = RPM_GRP;
   gsl_rng *r = prop_rng(ctx, 7);
-  double *G = malloc(n * RP_D * sizeof *G);
+  double *G = malloc(n * (size_t)D * sizeof *G);
   if (!prop_check(ctx, G != NULL, "out of memory")) goto out;
-  for (int L = 0; L < RP_LAYERS; L++) {
+  for (int li = 0; li < NL; li++) {
+    int L = RPM->layers[li];
     rp_layer ly;
     if (!rp_load(ctx, L, &ly)) goto out;
     int nclus = 0, nnot = 0, cclus = 0;
-    size_t mlo[RP_KVH], mup[RP_KVH], cup[RP_KVH];
-    double dstar[RP_KVH];
-    for (int g = 0; g < RP_KVH; g++) {
+    size_t mlo[RP_KVH] = {0}, mup[RP_KVH] = {0}, cup[RP_KVH] = {0};
+    double dstar[RP_KVH] = {0};
+    for (int g = 0; g < KVH; g++) {
       double rq = 0;
-      for (int h = 3 * g; h < 3 * g + 3; h++)
-        for (size_t i = 0; i < n; i++) rq = fmax(rq, norm64(ly.Q[h] + i * RP_D));
-      double delta = dmul * logn / (RP_SCALE * rq);
+      for (int h = GRP * g; h < GRP * g + GRP; h++)
+        for (size_t i = 0; i < n; i++) rq = fmax(rq, norm64(ly.Q[h] + i * D));
+      double delta = dmul * logn / (RPM->scale * rq);
       /* the control: Gaussian directions with the real keys' norms, row by row */
       for (size_t i = 0; i < n; i++) {
-        double nk = norm64(ly.K[g] + i * RP_D), s = 0;
-        for (int a = 0; a < RP_D; a++) G[i * RP_D + a] = gsl_ran_gaussian(r, 1), s += G[i * RP_D + a] * G[i * RP_D + a];
-        for (int a = 0; a < RP_D; a++) G[i * RP_D + a] *= nk / sqrt(s);
+        double nk = norm64(ly.K[g] + i * D), s = 0;
+        for (int a = 0; a < D; a++) G[i * D + a] = gsl_ran_gaussian(r, 1), s += G[i * D + a] * G[i * D + a];
+        for (int a = 0; a < D; a++) G[i * D + a] *= nk / sqrt(s);
       }
       const double *K = ly.K[g];
       int s1, s2, s3;
-      s1 = kvb_threshold_clusters(n, RP_D, K, delta, &mlo[g]);
+      s1 = kvb_threshold_clusters(n, (size_t)D, K, delta, &mlo[g]);
       double rk;
       mup[g] = greedy_m_up(n, K, delta / 2, cap, &s2, &rk);
       cup[g] = greedy_m_up(n, G, delta / 2, cap, &s3, NULL);
@@ -194,7 +220,7 @@ static void clus_claim(prop_ctx *ctx) {
       dstar[g] = delta;
       nclus += mup[g] <= cap, nnot += mlo[g] > cap, cclus += cup[g] <= cap;
     }
-    prop_verdict v = nnot ? PROP_FAILS : nclus == RP_KVH ? PROP_HOLDS : PROP_INCONCLUSIVE;
+    prop_verdict v = nnot ? PROP_FAILS : nclus == KVH ? PROP_HOLDS : PROP_INCONCLUSIVE;
     ctl_runs += v == PROP_HOLDS, ctl_clus += v == PROP_HOLDS && cclus > 0;
     if (v == PROP_HOLDS && cclus > 0) v = PROP_VACUOUS;
     held += v == PROP_HOLDS, failed += v == PROP_FAILS, und += v == PROP_INCONCLUSIVE,
@@ -202,11 +228,19 @@ static void clus_claim(prop_ctx *ctx) {
     char cell[16];
     snprintf(cell, sizeof cell, "L%d", L);
 #define UP(x) ((x) > cap ? ">" : ""), ((x) > cap ? cap : (x))
-    prop_cell(ctx, v, cell, "δ* %.2f/%.2f/%.2f; m ∈ [%zu, %s%zu] / [%zu, %s%zu] / [%zu, %s%zu] of "
-              "n = %zu (n/4 = %zu); control m_up %s%zu/%s%zu/%s%zu", dstar[0], dstar[1], dstar[2],
-              mlo[0], UP(mup[0]), mlo[1], UP(mup[1]), mlo[2], UP(mup[2]), n, cap, UP(cup[0]),
-              UP(cup[1]), UP(cup[2]));
-    snprintf(line[L], sizeof line[L], "L%d δ* %.2f m′ %zu/%zu/%zu", L, dstar[0], mlo[0], mlo[1], mlo[2]);
+    if (KVH == 3)
+      prop_cell(ctx, v, cell, "δ* %.2f/%.2f/%.2f; m ∈ [%zu, %s%zu] / [%zu, %s%zu] / [%zu, %s%zu] of "
+                "n = %zu (n/4 = %zu); control m_up %s%zu/%s%zu/%s%zu", dstar[0], dstar[1], dstar[2],
+                mlo[0], UP(mup[0]), mlo[1], UP(mup[1]), mlo[2], UP(mup[2]), n, cap, UP(cup[0]),
+                UP(cup[1]), UP(cup[2]));
+    else
+      prop_cell(ctx, v, cell, "δ* %.2f; m ∈ [%zu, %s%zu] of n = %zu (n/4 = %zu); control m_up %s%zu",
+                dstar[0], mlo[0], UP(mup[0]), n, cap, UP(cup[0]));
+    if (KVH == 3)
+      snprintf(line[li], sizeof line[li], "L%d δ* %.2f m′ %zu/%zu/%zu", L, dstar[0], mlo[0], mlo[1], mlo[2]);
+    else
+      snprintf(line[li], sizeof line[li], "L%d δ* %.3f m′ %zu, m_up %s%zu", L, dstar[0], mlo[0],
+               mup[0] > cap ? ">" : "", mup[0] > cap ? cap : mup[0]);
 #undef UP
     rp_free(&ly);
   }
@@ -217,15 +251,21 @@ static void clus_claim(prop_ctx *ctx) {
   else
     prop_control_na(ctx, "no layer's keys are clusterable at δ*, so there is no passing cell "
                     "for the Gaussian control (matched norms) to make vacuous");
-  prop_note(ctx, "n = %zu tokens, δ* = log n/(max‖q‖/8), threshold m ≤ n/4 = %zu (pre-registered); "
-            "layers clusterable %d, not %d, undetermined %d, vacuous %d; per layer (KV head 0 "
-            "δ*, m′ of heads 0/1/2): %s; %s; %s; %s; %s; %s", n, cap, held, failed, und, vac,
-            line[0], line[1], line[5], line[15], line[25], line[29]);
+  if (NL == 30)
+    prop_note(ctx, "n = %zu tokens, δ* = log n/(max‖q‖/8), threshold m ≤ n/4 = %zu (pre-registered); "
+              "layers clusterable %d, not %d, undetermined %d, vacuous %d; per layer (KV head 0 "
+              "δ*, m′ of heads 0/1/2): %s; %s; %s; %s; %s; %s", n, cap, held, failed, und, vac,
+              line[0], line[1], line[5], line[15], line[25], line[29]);
+  else
+    prop_note(ctx, "%s, n = %zu tokens, δ* = log n/(max‖q‖·%g), threshold m ≤ n/4 = %zu "
+              "(pre-registered); layers clusterable %d, not %d, undetermined %d, vacuous %d; "
+              "per layer (δ*, m′): %s; %s; %s", RPM->name, n, RPM->scale, cap, held, failed, und,
+              vac, line[0], line[1], line[2]);
   prop_note(ctx, "the δ at which greedy k-center covers the keys with n/4 parts of diameter ≤ δ, "
-            "over δ*: median ×%.1f [×%.1f, ×%.1f] over the 90 caches (δ·max‖q‖/8 would be that "
-            "many times log n)", kvb_quantile(need, RP_UNITS, 0.5), kvb_quantile(need, RP_UNITS, 0),
-            kvb_quantile(need, RP_UNITS, 1));
-  prop_unit(ctx, "text (its 90 key streams; a computation, no test)", 1, "no effect: m at δ* "
+            "over δ*: median ×%.1f [×%.1f, ×%.1f] over the %d caches (δ·max‖q‖·scale would be "
+            "that many times log n)", kvb_quantile(need, (size_t)u, 0.5),
+            kvb_quantile(need, (size_t)u, 0), kvb_quantile(need, (size_t)u, 1), u);
+  prop_unit(ctx, "text (its key streams; a computation, no test)", 1, "no effect: m at δ* "
             "computed on this text's key streams; a statement about texts in general would need "
             "many texts (not tested)");
 out:
@@ -541,6 +581,9 @@ static void trivia_claim(prop_ctx *ctx) {
             prop_mean(err[0][1], RP_UNITS), margin);
 }
 
+static void clus_smollm2(prop_ctx *ctx) { RPM = &rp_smollm2, clus_claim(ctx); }
+static void clus_gemma3(prop_ctx *ctx) { RPM = &rp_gemma3, clus_claim(ctx), RPM = &rp_smollm2; }
+
 const prop_claim props_real_proxies[] = {
     {"real.clus.delta", "000 §2.1 Definition 1, Theorem 1, §3.1; 001 §3", "practicality",
      "SmolLM2-135M key streams (debian-licenses, 512 tokens; 2048 full), per layer and KV head: "
@@ -548,7 +591,13 @@ const prop_claim props_real_proxies[] = {
      "Alg. 1's m′(δ*) and greedy k-center at radius δ*·½; cell per layer HOLDS when every KV head "
      "has m ≤ n/4 (pre-registered), FAILS when one has m′ > n/4; control: i.i.d. Gaussian keys "
      "with the same norms (clusterable too → VACUOUS); exact computation, unit = text, N = 1",
-     {"check:delta_x10"}, clus_claim, {"S-PRAC.clus"}},
+     {"check:delta_x10"}, clus_smollm2, {"S-PRAC.clus"}},
+    {"real.gemma3.clus.delta", "000 §2.1 Definition 1, Theorem 1, §3.1; 001 §3", "practicality",
+     "Gemma 3 270M's global layers 5/11/17 (one KV head of dimension 256, QK-norm; debian-licenses, "
+     "512 tokens; 2048 full): δ* = log n/(max‖q‖/16) and the least m with the keys (m, δ*)-"
+     "clusterable, bracketed as real.clus.delta; cell per layer HOLDS when m ≤ n/4, FAILS when "
+     "m′ > n/4; Gaussian-key control; exact computation, unit = text, N = 1",
+     {"check:delta_x10"}, clus_gemma3, {"S-PRAC.clus"}},
     {"real.proxy.tab5", "003 Table 5, §4.5 (3)", "comparison",
      "PROXY (attention error per (layer, KV head) cache of SmolLM2-135M, not LongBench): at mild "
      "compression (0.8/0.9/0.95 of the cache kept) block BalanceKV's error below uniform "
