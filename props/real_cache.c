@@ -451,11 +451,13 @@ static void norms_claim(prop_ctx *ctx) {
 /* ‖V_{0..pos[p]}‖_op and ‖V_{0..pos[p]}‖_F for increasing pos[0..np) (rows of V are 64-dim):
  * the Gram matrix accumulated row by row, its largest eigenvalue (GSL symmetric eigensolver)
  * and trace. Returns 0 on failure. */
-static int gram_norms(const double *V, const size_t *pos, int np, double *op, double *fr) {
-  gsl_matrix *G = gsl_matrix_calloc(RC_D, RC_D), *A = gsl_matrix_alloc(RC_D, RC_D);
+static int gram_norms(const double *V, const size_t *pos, int np, double *op, double *fr,
+                      double *cert) {
+  gsl_matrix *G = gsl_matrix_calloc(RC_D, RC_D), *A = gsl_matrix_alloc(RC_D, RC_D),
+             *E = gsl_matrix_alloc(RC_D, RC_D);
   gsl_vector *ev = gsl_vector_alloc(RC_D);
-  gsl_eigen_symm_workspace *w = gsl_eigen_symm_alloc(RC_D);
-  int ok = G && A && ev && w;
+  gsl_eigen_symmv_workspace *w = gsl_eigen_symmv_alloc(RC_D);
+  int ok = G && A && E && ev && w;
   size_t row = 0;
   for (int p = 0; ok && p < np; p++) {
     for (; row <= pos[p]; row++)
@@ -467,10 +469,21 @@ static int gram_norms(const double *V, const size_t *pos, int np, double *op, do
       tr += gsl_matrix_get(G, a, a);
       for (int b = 0; b <= a; b++) A->data[a * RC_D + b] = A->data[b * RC_D + a] = G->data[a * RC_D + b];
     }
-    ok = gsl_eigen_symm(A, ev, w) == 0;
-    op[p] = sqrt(fmax(0, gsl_vector_max(ev))), fr[p] = sqrt(tr);
+    ok = gsl_eigen_symmv(A, ev, E, w) == 0;
+    size_t top = gsl_vector_max_index(ev);
+    op[p] = sqrt(fmax(0, gsl_vector_get(ev, top))), fr[p] = sqrt(tr);
+    /* the certificate: ‖V x‖ for the top eigenvector x (unit length) is a singular value
+     * lower bound reached by an actual vector, so op[p] is attained, not only computed */
+    double vx2 = 0;
+    for (size_t r = 0; ok && r <= pos[p]; r++) {
+      double sdot = 0;
+      for (int a = 0; a < RC_D; a++) sdot += V[r * RC_D + a] * gsl_matrix_get(E, (size_t)a, top);
+      vx2 += sdot * sdot;
+    }
+    cert[p] = sqrt(vx2);
   }
-  gsl_matrix_free(G), gsl_matrix_free(A), gsl_vector_free(ev), gsl_eigen_symm_free(w);
+  gsl_matrix_free(G), gsl_matrix_free(A), gsl_matrix_free(E), gsl_vector_free(ev);
+  gsl_eigen_symmv_free(w);
   return ok;
 }
 
@@ -481,6 +494,7 @@ static void practical_claim(prop_ctx *ctx) {
   double e000[RC_UMAX], e003[RC_UMAX], lt000[RC_UMAX], lt31[RC_UMAX], dr[RC_UMAX], mfrac[RC_UMAX];
   double qmax[RC_UMAX], kmax[RC_UMAX], rneed000[RC_UMAX], rneed31[RC_UMAX], r31u[RC_UMAX];
   int fit000 = 0, fit31 = 0, bad_ratio = 0, bad_svd = 0, u = 0;
+  double svd_short = 0;
   char line[RC_LMAX][112];
   double *attn = malloc(RC_D * sizeof *attn);
   for (int L = 0; L < RC_LAYERS; L++) {
@@ -502,8 +516,8 @@ static void practical_claim(prop_ctx *ctx) {
       /* ‖V_{0..j}‖_op and ‖V_{0..j}‖_F of the 4 prefixes (they do not depend on the query):
        * from the 64 × 64 Gram matrix VᵀV accumulated over the rows (its largest eigenvalue is
        * ‖V‖_op², its trace ‖V‖_F²); the SVD route of measures.c cross-checks the first prefix. */
-      double vop[4], vfr[4];
-      if (!gram_norms(ly.V[g], pos, 4, vop, vfr)) {
+      double vop[4], vfr[4], vcert[4];
+      if (!gram_norms(ly.V[g], pos, 4, vop, vfr, vcert)) {
         prop_check(ctx, 0, "Gram eigenvalues failed");
         rc_layer_free(&ly), free(attn);
         return;
@@ -517,14 +531,21 @@ static void practical_claim(prop_ctx *ctx) {
           int cross = h == RC_GRP * g && p == 0;
           int st = kvb_exact_side_compute(pos[p] + 1, RC_D, RC_D, ly.K[g], ly.V[g], ly.Q[h] + pos[p] * RC_D,
                                           scale, cross ? KVB_EXACT_NORMS : KVB_EXACT_SOFTMAX, attn, &x);
-          /* GSL's one-sided Jacobi SVD stops at its own tolerance: at d = 64 it agrees with the
-           * Gram route to 1e-9; on Gemma's 129 × 256 first prefix it differs by 3e-8..4e-7 (the
-           * Gram eigenvalue is accurate to ~1e-16 relative), so 1e-6 there */
-          double tol = RC_D > 64 ? 1e-6 : 1e-9;
-          if (!st && cross && (fabs(x.v_op - vop[p]) > tol * x.v_op || fabs(x.v_f - vfr[p]) > 1e-9 * x.v_f)) {
-            bad_svd++;
-            prop_note(ctx, "layer %d: ‖V‖_op SVD %.17g Gram %.17g, ‖V‖_F %.17g vs %.17g", RC->layers[L],
-                      x.v_op, vop[p], x.v_f, vfr[p]);
+          /* Cross-checks: the Gram value is attained by its eigenvector (‖V x‖ equals it to
+           * 1e-9) and the library's SVD (kvb_operator_norm: GSL's one-sided Jacobi, whose
+           * values are column norms of V·W, never above σmax) does not exceed it. At d = 64 the
+           * two agree to 1e-9; at Gemma's d = 256 the Jacobi SVD stops short: up to 5e-7
+           * below at 129 × 256 (512 tokens), up to 1.8e-3 at 513 × 256 (2048 tokens; layer 5:
+           * ‖V x‖ = 122.3556 against the SVD's 122.2748) — noted, a defect of that SVD
+           * (src/core/attention.c's kvb_operator_norm), not of these numbers. */
+          if (!st && cross) {
+            svd_short = fmax(svd_short, (vop[p] - x.v_op) / vop[p]);
+            if (fabs(vcert[p] - vop[p]) > 1e-9 * vop[p] || x.v_op > vop[p] * (1 + 1e-9) ||
+                fabs(x.v_f - vfr[p]) > 1e-9 * x.v_f) {
+              bad_svd++;
+              prop_note(ctx, "layer %d: ‖V‖_op SVD %.17g Gram %.17g ‖Vx‖ %.17g, ‖V‖_F %.17g vs %.17g",
+                        RC->layers[L], x.v_op, vop[p], vcert[p], x.v_f, vfr[p]);
+            }
           }
           x.v_op = vop[p], x.v_f = vfr[p];
           if (st || kvb_measure_errors(&x, z0, RC_D, &ez)) {
@@ -582,8 +603,11 @@ static void practical_claim(prop_ctx *ctx) {
     rc_layer_free(&ly);
   }
   free(attn);
-  prop_check(ctx, bad_svd == 0, "‖V‖_op or ‖V‖_F from the Gram matrix differs from the SVD's in %d "
-             "of %d prefixes (relative 1e-9)", bad_svd, RC_UNITS);
+  prop_check(ctx, bad_svd == 0, "‖V‖_op from the Gram matrix not attained by its eigenvector, "
+             "below the SVD's, or ‖V‖_F differing, in %d of %d prefixes (relative 1e-9)", bad_svd,
+             RC_UNITS);
+  prop_note(ctx, "‖V‖_op: the library's Jacobi SVD falls short of the certified Gram value by at "
+            "most %.2g (relative) on the cross-checked prefixes", fmax(svd_short, 0));
   prop_check(ctx, bad_ratio == 0, "ε* differs from z ≡ 0's ratio_op/ratio_f in %d of %d queries",
              bad_ratio, RC_UNITS * 12);
   /* The verdict must depend on the norms: the same formulas at r = 0 (no norm), ρ = 1, m = 1,
