@@ -20,7 +20,8 @@ double rme_mean_error(prop_ctx *ctx, const char *name, int under_test,
     for (size_t i = 0; i < c->P; i++)
       kvb_method_update(m, c->K + i * c->d, c->d, c->V + i * c->d, c->d);
     double z[512];
-    for (int h = 0; h < 3 && isfinite(tot); h++)
+    int nh = c->nh > 0 ? c->nh : 3;
+    for (int h = 0; h < nh && h < 4 && isfinite(tot); h++)
       for (size_t j = 0; j < c->nq; j++) {
         kvb_errors er;
         if (c->d > 512 ||
@@ -29,7 +30,7 @@ double rme_mean_error(prop_ctx *ctx, const char *name, int under_test,
           tot = NAN;
           break;
         }
-        tot += er.rel_error / (3.0 * (double)c->nq);
+        tot += er.rel_error / ((double)nh * (double)c->nq);
       }
   }
   kvb_method_free(m), gsl_rng_free(r);

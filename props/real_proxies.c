@@ -33,6 +33,7 @@
 #include "kcenter.h"
 #include "measures.h"
 #include "model.h"
+#include "model_gemma3.h"
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_randist.h>
@@ -51,6 +52,27 @@
 #define RP_SCALE 0.125 /* the model's 1/√64 */
 
 static size_t rp_tokens(const prop_ctx *ctx) { return ctx->full ? 2048 : 512; }
+
+/* The model real.clus.delta runs on (set by its entry point): SmolLM2-135M's 30 layers, or
+ * (real.gemma3.clus.delta) Gemma 3 270M's three GLOBAL layers 5, 11, 17 — the layers a method
+ * compresses — with one key/value head of dimension 256 for its 4 query heads, scale 1/16. The
+ * proxies below stay on SmolLM2. */
+typedef struct {
+  const char *name, *stream_model;
+  int (*available)(void);
+  int nl, layers[30], qh, kvh, d;
+  double scale;
+} rp_model;
+static const rp_model rp_smollm2 = {
+    "SmolLM2-135M", NULL, kvb_model_available, 30,
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
+     26, 27, 28, 29},
+    9, 3, 64, RP_SCALE};
+static const rp_model rp_gemma3 = {"Gemma 3 270M (global layers)", "gemma3", kvb_gemma3_available,
+                                   3, {5, 11, 17}, 4, 1, 256, 0.0625};
+static const rp_model *RPM = &rp_smollm2;
+#define RPM_D (RPM->d)
+#define RPM_GRP (RPM->qh / RPM->kvh)
 /* The proxies read 512 tokens in both tiers (the full tier cannot add power with one text, and
  * ClusterGen's k-center at every query costs O(n²) per query at 2048), and query the next
  * px_positions positions after the cache: 4 in the check tier, 16 in --full. */
@@ -70,8 +92,9 @@ static void rp_free(rp_layer *ly) {
 }
 
 static int rp_have_model(prop_ctx *ctx) {
-  if (kvb_model_available() == KVB_OK) return 1;
-  prop_skip(ctx, "the real model is absent (%s; scripts/fetch-model)", kvb_strerror_last());
+  if (RPM->available() == KVB_OK) return 1;
+  prop_skip(ctx, "the real model %s is absent (%s; scripts/fetch-model%s)", RPM->name,
+            kvb_strerror_last(), RPM->stream_model ? " --model gemma3" : "");
   return 0;
 }
 
@@ -81,17 +104,18 @@ static int rp_load_n(prop_ctx *ctx, int L, rp_layer *ly, size_t n) {
   memset(ly, 0, sizeof *ly);
   char ll[32], hh[32], nn[32];
   snprintf(ll, sizeof ll, "layer=%d", L), snprintf(nn, sizeof nn, "n=%zu", n);
-  for (int h = 0; h < RP_QH; h++) {
+  for (int h = 0; h < RPM->qh; h++) {
     snprintf(hh, sizeof hh, "head=%d", h);
-    const char *as[] = {"text=" RP_TEXT, ll, hh, nn, NULL};
+    const char *as[] = {"text=" RP_TEXT, ll, hh, nn, RPM->stream_model ? "model=gemma3" : NULL, NULL};
     ly->s[h] = prop_stream(ctx, (uint64_t)(100 * L + h), "model", as);
-    if (!ly->s[h] || ly->s[h]->d_key != RP_D || ly->s[h]->n != n) {
-      prop_check(ctx, 0, "layer %d head %d: no 64-dimensional model stream of %zu tokens", L, h, n);
+    if (!ly->s[h] || ly->s[h]->d_key != (size_t)RPM_D || ly->s[h]->n != n) {
+      prop_check(ctx, 0, "%s layer %d head %d: no %d-dimensional model stream of %zu tokens",
+                 RPM->name, L, h, RPM_D, n);
       rp_free(ly);
       return 0;
     }
     ly->Q[h] = ly->s[h]->Q;
-    if (h % 3 == 0) ly->K[h / 3] = ly->s[h]->K, ly->V[h / 3] = ly->s[h]->V;
+    if (h % RPM_GRP == 0) ly->K[h / RPM_GRP] = ly->s[h]->K, ly->V[h / RPM_GRP] = ly->s[h]->V;
   }
   ly->n = ly->s[0]->n;
   return 1;
@@ -99,9 +123,9 @@ static int rp_load_n(prop_ctx *ctx, int L, rp_layer *ly, size_t n) {
 
 static int rp_load(prop_ctx *ctx, int L, rp_layer *ly) { return rp_load_n(ctx, L, ly, rp_tokens(ctx)); }
 
-static double norm64(const double *x) {
+static double norm64(const double *x) { /* ‖x‖ over the current model's head dimension */
   double s = 0;
-  for (int a = 0; a < RP_D; a++) s += x[a] * x[a];
+  for (int a = 0; a < RPM_D; a++) s += x[a] * x[a];
   return sqrt(s);
 }
 
@@ -136,7 +160,7 @@ static size_t greedy_m_up(size_t n, const double *X, double radius_cap, size_t k
   size_t *cen = malloc(kmax * sizeof *cen);
   double *rad = malloc(kmax * sizeof *rad);
   size_t m = kmax + 1;
-  *st = !cen || !rad || kvb_kcenter_greedy(n, RP_D, X, kmax, 0, cen, rad);
+  *st = !cen || !rad || kvb_kcenter_greedy(n, (size_t)RPM_D, X, kmax, 0, cen, rad);
   for (size_t j = 0; !*st && j < kmax; j++)
     if (rad[j] <= radius_cap) {
       m = j + 1;
@@ -158,29 +182,31 @@ static void clus_claim(prop_ctx *ctx) {
   int held = 0, failed = 0, und = 0, vac = 0, ctl_clus = 0, ctl_runs = 0, u = 0;
   double need[RP_UNITS];
   char line[RP_LAYERS][120];
+  const int D = RPM_D, NL = RPM->nl, KVH = RPM->kvh, GRP = RPM_GRP;
   gsl_rng *r = prop_rng(ctx, 7);
-  double *G = malloc(n * RP_D * sizeof *G);
+  double *G = malloc(n * (size_t)D * sizeof *G);
   if (!prop_check(ctx, G != NULL, "out of memory")) goto out;
-  for (int L = 0; L < RP_LAYERS; L++) {
+  for (int li = 0; li < NL; li++) {
+    int L = RPM->layers[li];
     rp_layer ly;
     if (!rp_load(ctx, L, &ly)) goto out;
     int nclus = 0, nnot = 0, cclus = 0;
-    size_t mlo[RP_KVH], mup[RP_KVH], cup[RP_KVH];
-    double dstar[RP_KVH];
-    for (int g = 0; g < RP_KVH; g++) {
+    size_t mlo[RP_KVH] = {0}, mup[RP_KVH] = {0}, cup[RP_KVH] = {0};
+    double dstar[RP_KVH] = {0};
+    for (int g = 0; g < KVH; g++) {
       double rq = 0;
-      for (int h = 3 * g; h < 3 * g + 3; h++)
-        for (size_t i = 0; i < n; i++) rq = fmax(rq, norm64(ly.Q[h] + i * RP_D));
-      double delta = dmul * logn / (RP_SCALE * rq);
+      for (int h = GRP * g; h < GRP * g + GRP; h++)
+        for (size_t i = 0; i < n; i++) rq = fmax(rq, norm64(ly.Q[h] + i * D));
+      double delta = dmul * logn / (RPM->scale * rq);
       /* the control: Gaussian directions with the real keys' norms, row by row */
       for (size_t i = 0; i < n; i++) {
-        double nk = norm64(ly.K[g] + i * RP_D), s = 0;
-        for (int a = 0; a < RP_D; a++) G[i * RP_D + a] = gsl_ran_gaussian(r, 1), s += G[i * RP_D + a] * G[i * RP_D + a];
-        for (int a = 0; a < RP_D; a++) G[i * RP_D + a] *= nk / sqrt(s);
+        double nk = norm64(ly.K[g] + i * D), s = 0;
+        for (int a = 0; a < D; a++) G[i * D + a] = gsl_ran_gaussian(r, 1), s += G[i * D + a] * G[i * D + a];
+        for (int a = 0; a < D; a++) G[i * D + a] *= nk / sqrt(s);
       }
       const double *K = ly.K[g];
       int s1, s2, s3;
-      s1 = kvb_threshold_clusters(n, RP_D, K, delta, &mlo[g]);
+      s1 = kvb_threshold_clusters(n, (size_t)D, K, delta, &mlo[g]);
       double rk;
       mup[g] = greedy_m_up(n, K, delta / 2, cap, &s2, &rk);
       cup[g] = greedy_m_up(n, G, delta / 2, cap, &s3, NULL);
@@ -194,7 +220,7 @@ static void clus_claim(prop_ctx *ctx) {
       dstar[g] = delta;
       nclus += mup[g] <= cap, nnot += mlo[g] > cap, cclus += cup[g] <= cap;
     }
-    prop_verdict v = nnot ? PROP_FAILS : nclus == RP_KVH ? PROP_HOLDS : PROP_INCONCLUSIVE;
+    prop_verdict v = nnot ? PROP_FAILS : nclus == KVH ? PROP_HOLDS : PROP_INCONCLUSIVE;
     ctl_runs += v == PROP_HOLDS, ctl_clus += v == PROP_HOLDS && cclus > 0;
     if (v == PROP_HOLDS && cclus > 0) v = PROP_VACUOUS;
     held += v == PROP_HOLDS, failed += v == PROP_FAILS, und += v == PROP_INCONCLUSIVE,
@@ -202,11 +228,19 @@ static void clus_claim(prop_ctx *ctx) {
     char cell[16];
     snprintf(cell, sizeof cell, "L%d", L);
 #define UP(x) ((x) > cap ? ">" : ""), ((x) > cap ? cap : (x))
-    prop_cell(ctx, v, cell, "δ* %.2f/%.2f/%.2f; m ∈ [%zu, %s%zu] / [%zu, %s%zu] / [%zu, %s%zu] of "
-              "n = %zu (n/4 = %zu); control m_up %s%zu/%s%zu/%s%zu", dstar[0], dstar[1], dstar[2],
-              mlo[0], UP(mup[0]), mlo[1], UP(mup[1]), mlo[2], UP(mup[2]), n, cap, UP(cup[0]),
-              UP(cup[1]), UP(cup[2]));
-    snprintf(line[L], sizeof line[L], "L%d δ* %.2f m′ %zu/%zu/%zu", L, dstar[0], mlo[0], mlo[1], mlo[2]);
+    if (KVH == 3)
+      prop_cell(ctx, v, cell, "δ* %.2f/%.2f/%.2f; m ∈ [%zu, %s%zu] / [%zu, %s%zu] / [%zu, %s%zu] of "
+                "n = %zu (n/4 = %zu); control m_up %s%zu/%s%zu/%s%zu", dstar[0], dstar[1], dstar[2],
+                mlo[0], UP(mup[0]), mlo[1], UP(mup[1]), mlo[2], UP(mup[2]), n, cap, UP(cup[0]),
+                UP(cup[1]), UP(cup[2]));
+    else
+      prop_cell(ctx, v, cell, "δ* %.2f; m ∈ [%zu, %s%zu] of n = %zu (n/4 = %zu); control m_up %s%zu",
+                dstar[0], mlo[0], UP(mup[0]), n, cap, UP(cup[0]));
+    if (KVH == 3)
+      snprintf(line[li], sizeof line[li], "L%d δ* %.2f m′ %zu/%zu/%zu", L, dstar[0], mlo[0], mlo[1], mlo[2]);
+    else
+      snprintf(line[li], sizeof line[li], "L%d δ* %.3f m′ %zu, m_up %s%zu", L, dstar[0], mlo[0],
+               mup[0] > cap ? ">" : "", mup[0] > cap ? cap : mup[0]);
 #undef UP
     rp_free(&ly);
   }
@@ -217,15 +251,21 @@ static void clus_claim(prop_ctx *ctx) {
   else
     prop_control_na(ctx, "no layer's keys are clusterable at δ*, so there is no passing cell "
                     "for the Gaussian control (matched norms) to make vacuous");
-  prop_note(ctx, "n = %zu tokens, δ* = log n/(max‖q‖/8), threshold m ≤ n/4 = %zu (pre-registered); "
-            "layers clusterable %d, not %d, undetermined %d, vacuous %d; per layer (KV head 0 "
-            "δ*, m′ of heads 0/1/2): %s; %s; %s; %s; %s; %s", n, cap, held, failed, und, vac,
-            line[0], line[1], line[5], line[15], line[25], line[29]);
+  if (NL == 30)
+    prop_note(ctx, "n = %zu tokens, δ* = log n/(max‖q‖/8), threshold m ≤ n/4 = %zu (pre-registered); "
+              "layers clusterable %d, not %d, undetermined %d, vacuous %d; per layer (KV head 0 "
+              "δ*, m′ of heads 0/1/2): %s; %s; %s; %s; %s; %s", n, cap, held, failed, und, vac,
+              line[0], line[1], line[5], line[15], line[25], line[29]);
+  else
+    prop_note(ctx, "%s, n = %zu tokens, δ* = log n/(max‖q‖·%g), threshold m ≤ n/4 = %zu "
+              "(pre-registered); layers clusterable %d, not %d, undetermined %d, vacuous %d; "
+              "per layer (δ*, m′): %s; %s; %s", RPM->name, n, RPM->scale, cap, held, failed, und,
+              vac, line[0], line[1], line[2]);
   prop_note(ctx, "the δ at which greedy k-center covers the keys with n/4 parts of diameter ≤ δ, "
-            "over δ*: median ×%.1f [×%.1f, ×%.1f] over the 90 caches (δ·max‖q‖/8 would be that "
-            "many times log n)", kvb_quantile(need, RP_UNITS, 0.5), kvb_quantile(need, RP_UNITS, 0),
-            kvb_quantile(need, RP_UNITS, 1));
-  prop_unit(ctx, "text (its 90 key streams; a computation, no test)", 1, "no effect: m at δ* "
+            "over δ*: median ×%.1f [×%.1f, ×%.1f] over the %d caches (δ·max‖q‖·scale would be "
+            "that many times log n)", kvb_quantile(need, (size_t)u, 0.5),
+            kvb_quantile(need, (size_t)u, 0), kvb_quantile(need, (size_t)u, 1), u);
+  prop_unit(ctx, "text (its key streams; a computation, no test)", 1, "no effect: m at δ* "
             "computed on this text's key streams; a statement about texts in general would need "
             "many texts (not tested)");
 out:
@@ -242,17 +282,18 @@ enum { PX_Q = 16 }; /* at most; px_positions() of them are used */
 
 typedef struct {
   size_t P;
-  double attn[3 * PX_Q][RP_D];
-  kvb_exact_side xs[3 * PX_Q];
+  double attn[4 * PX_Q][256];
+  kvb_exact_side xs[4 * PX_Q];
 } px_exact;
 
 static int px_prepare(prop_ctx *ctx, const rp_layer *ly, int g, px_exact *e) {
   e->P = ly->n - PX_Q; /* the same cache in both tiers */
-  for (int h = 0; h < 3; h++)
+  const int GRP = RPM_GRP;
+  for (int h = 0; h < GRP && h < 4; h++)
     for (int j = 0; j < (int)px_positions(); j++) {
       int i = h * PX_Q + j;
-      if (kvb_exact_side_compute(e->P, RP_D, RP_D, ly->K[g], ly->V[g],
-                                 ly->Q[3 * g + h] + (e->P + (size_t)j) * RP_D, RP_SCALE, 0,
+      if (kvb_exact_side_compute(e->P, (size_t)RPM_D, (size_t)RPM_D, ly->K[g], ly->V[g],
+                                 ly->Q[GRP * g + h] + (e->P + (size_t)j) * (size_t)RPM_D, RPM->scale, 0,
                                  e->attn[i], &e->xs[i]))
         return prop_check(ctx, 0, "exact side: %s", kvb_strerror_last());
     }
@@ -263,28 +304,44 @@ static int px_prepare(prop_ctx *ctx, const rp_layer *ly, int g, px_exact *e) {
  * mutant (and control:z_zero) applies. NAN on failure. */
 static double px_run(prop_ctx *ctx, const char *name, int under_test, const rp_layer *ly, int g,
                      const px_exact *e, const char *const *as, uint64_t sub) {
-  rme_cache c = {RP_D, RP_SCALE, e->P, px_positions(), ly->K[g], ly->V[g],
-                 {ly->Q[3 * g], ly->Q[3 * g + 1], ly->Q[3 * g + 2]}, e->xs, PX_Q};
+  const int G = RPM_GRP;
+  rme_cache c = {(size_t)RPM_D, RPM->scale, e->P, px_positions(), ly->K[g], ly->V[g],
+                 {ly->Q[G * g], ly->Q[G * g + 1], ly->Q[G * g + 2], G > 3 ? ly->Q[G * g + 3] : NULL},
+                 e->xs, PX_Q, G};
   return rme_mean_error(ctx, name, under_test, as, sub, &c);
 }
 
-/* Runs `ncfg` configurations over the 90 caches: cfg c, method k (< 3) writes err[c][k][unit].
+/* The items the within-text tests run over: SmolLM2's 90 caches; Gemma 3's 3 global caches ×
+ * 24 seeds (30 in --full), each seed of a cache its own item (the methods' coins are independent
+ * across seeds given the text, as across caches; 3 caches alone cannot reach α). 24 because the
+ * z ≡ 0 control's catch is stated by the plug-in Φ(−(z_p − z_α)): with 36 items all on the
+ * losing side p = 2^−36 and that is 0.029, more than a run's whole budget; with 72, 2e−6. */
+static int NPX = RP_UNITS;
+static size_t px_seeds(const prop_ctx *ctx) {
+  return RPM == &rp_gemma3 ? (ctx->full ? 30 : 24) : 1;
+}
+
+/* Runs `ncfg` configurations over the items: cfg c, method k (< 3) writes err[c][k][item].
  * fill(c, k, P, name, as, strings) sets the method and its settings for the cache's P. */
 typedef int (*px_fill_fn)(int c, int k, size_t P, const char **name, int *under_test,
                           char buf[6][32]);
 static int px_collect(prop_ctx *ctx, int ncfg, int nmeth, px_fill_fn fill,
                       double err[][3][RP_UNITS]) {
   int u = 0;
+  const size_t S = px_seeds(ctx);
   px_full = ctx->full != 0;
-  for (int L = 0; L < RP_LAYERS; L++) {
+  NPX = RPM->nl * RPM->kvh * (int)S;
+  for (int li = 0; li < RPM->nl; li++) {
+    int L = RPM->layers[li];
     rp_layer ly;
     if (!rp_load_n(ctx, L, &ly, 512)) return 0;
-    for (int g = 0; g < RP_KVH; g++, u++) {
+    for (int g = 0; g < RPM->kvh; g++, u++) {
       static px_exact e;
       if (!px_prepare(ctx, &ly, g, &e)) {
         rp_free(&ly);
         return 0;
       }
+      for (size_t sd = 0; sd < S; sd++)
       for (int c = 0; c < ncfg; c++)
         for (int k = 0; k < nmeth; k++) {
           char buf[6][32];
@@ -295,8 +352,11 @@ static int px_collect(prop_ctx *ctx, int ncfg, int nmeth, px_fill_fn fill,
           int na = 0;
           for (int i = 0; i < 6 && buf[i][0]; i++) as[na++] = buf[i];
           as[na] = NULL;
-          err[c][k][u] = px_run(ctx, name, ut, &ly, g, &e, as, 100000 * (uint64_t)u + 10 * (uint64_t)c);
-          if (!prop_check(ctx, isfinite(err[c][k][u]), "%s at layer %d head %d: %s", name, L, g,
+          int it = u * (int)S + (int)sd;
+          /* seed 0 keeps SmolLM2's substreams as they were */
+          err[c][k][it] = px_run(ctx, name, ut, &ly, g, &e, as,
+                                 100000 * (uint64_t)u + 10 * (uint64_t)c + 1000 * (uint64_t)sd);
+          if (!prop_check(ctx, isfinite(err[c][k][it]), "%s at layer %d head %d: %s", name, L, g,
                           kvb_strerror_last())) {
             rp_free(&ly);
             return 0;
@@ -315,9 +375,9 @@ static void px_cell(prop_ctx *ctx, const char *cell, const double *x, const doub
                     const char *xn, const char *yn, int *within_out, double *p_loss) {
   unsigned w = 0, l = 0, crit;
   double sx = 0, sy = 0;
-  for (int k = 0; k < RP_UNITS; k++) {
+  for (int k = 0; k < NPX; k++) {
     w += x[k] < y[k], l += x[k] > y[k];
-    sx += x[k] / RP_UNITS, sy += y[k] / RP_UNITS;
+    sx += x[k] / NPX, sy += y[k] / NPX;
   }
   unsigned N = w + l;
   double pw = N ? kvb_binom_tail_ge(w, 0.5, N) : 1, pl = N ? kvb_binom_tail_ge(l, 0.5, N) : 1;
@@ -347,7 +407,7 @@ static double px_miss_from_p(double p) {
 static void px_unit(prop_ctx *ctx, const char *effect) {
   double pw = kvb_sign_power(1, PX_EFFECT, PROP_ALPHA);
   unsigned need = kvb_sign_units_needed(PX_EFFECT, PROP_ALPHA, 0.9);
-  prop_unit(ctx, "text (its 90 caches are one cluster)", 1, "%s on %.0f%% of texts; the exact "
+  prop_unit(ctx, "text (its caches are one cluster)", 1, "%s on %.0f%% of texts; the exact "
             "sign test over texts at α = 1e-6 rejects only from 20 texts; power %.2g, %u texts "
             "needed for 0.9", effect, 100 * PX_EFFECT, pw, need);
   prop_inconclusive(ctx, pw, "PROXY on one text: the (layer, head) caches of a text are not "
@@ -391,7 +451,7 @@ static void tab5_claim(prop_ctx *ctx) {
     px_cell(ctx, cell, err[c][0], err[c][1], "BalanceKV", "uniform", &wi, &pl);
     miss = fmin(miss, px_miss_from_p(pl));
     unsigned w = 0, l = 0;
-    for (int k = 0; k < RP_UNITS; k++) w += err[c][2][k] < err[c][1][k], l += err[c][2][k] > err[c][1][k];
+    for (int k = 0; k < NPX; k++) w += err[c][2][k] < err[c][1][k], l += err[c][2][k] > err[c][1][k];
     wr = w + l && kvb_binom_tail_ge(w, 0.5, w + l) < PROP_ALPHA;
     walk += wi > 0, ctl += wi > 0 && wr;
     prop_note(ctx, "kept %.2f: random-signs BalanceKV below uniform in %u/%u caches%s", t5_rho[c],
@@ -404,7 +464,7 @@ static void tab5_claim(prop_ctx *ctx) {
                "wins", ctl, walk);
   prop_note(ctx, "PROXY (attention error, not 003 Table 5's LongBench scores): n = %zu tokens, "
             "cache P = n − 16, %zu queries per cache, f = 32, the middle 2(1 − ρ)P halved (T = 1), "
-            "b = 64, τ = 1", (size_t)512, 3 * px_positions());
+            "b = 64, τ = 1", (size_t)512, RPM_GRP * px_positions());
 }
 
 /* ---- real.proxy.tab6: PROXY of 003 Table 6 (BalanceKV 46.77 > ClusterGen 46.62, both < exact
@@ -445,7 +505,7 @@ static void tab6_claim(prop_ctx *ctx) {
     px_cell(ctx, cell, err[c][0], err[c][1], "BalanceKV", "ClusterGen", &wi, &pl);
     miss = fmin(miss, px_miss_from_p(pl));
     unsigned w = 0, l = 0;
-    for (int k = 0; k < RP_UNITS; k++) {
+    for (int k = 0; k < NPX; k++) {
       w += err[c][2][k] < err[c][1][k], l += err[c][2][k] > err[c][1][k];
       pos += err[c][0][k] > 0 && err[c][1][k] > 0;
     }
@@ -461,8 +521,8 @@ static void tab6_claim(prop_ctx *ctx) {
   prop_note(ctx, "PROXY (attention error, not 003 Table 6's LongBench averages): n = %zu tokens, "
             "%zu queries per cache; both methods err > 0 in %d of %d (cache, level) pairs — "
             "\"both below exact\" is definitional here (exact's error is 0)", (size_t)512,
-            3 * px_positions(), pos,
-            2 * RP_UNITS);
+            RPM_GRP * px_positions(), pos,
+            2 * NPX);
 }
 
 /* ---- real.proxy.trivia: PROXY of 003 App. B.2 (TriviaQA: uniform sampling competitive with
@@ -492,10 +552,11 @@ static int tr_fill(int c, int k, size_t P, const char **name, int *ut, char buf[
 static int tost(const double *x, const double *y, double margin, double *mean, double *se,
                 double *p_lo, double *p_hi, double *p_beyond) {
   double d[RP_UNITS], sd;
-  for (int k = 0; k < RP_UNITS; k++) d[k] = log(x[k] / y[k]);
-  prop_mean_sd(d, RP_UNITS, mean, &sd);
-  *se = sd / sqrt((double)RP_UNITS);
-  double df = RP_UNITS - 1, lm = log(margin);
+  const int N = NPX;
+  for (int k = 0; k < NPX; k++) d[k] = log(x[k] / y[k]);
+  prop_mean_sd(d, (size_t)N, mean, &sd);
+  *se = sd / sqrt((double)N);
+  double df = N - 1, lm = log(margin);
   if (!(*se > 0)) {
     *p_lo = *p_hi = fabs(*mean) < lm ? 0 : 1;
     *p_beyond = fabs(*mean) < lm ? 1 : 0;
@@ -516,19 +577,19 @@ static void trivia_claim(prop_ctx *ctx) {
   const double margin = 1.25;
   double mean, se, plo, phi, pb, zm, zse, zlo, zhi, zb, one[RP_UNITS];
   int eq = tost(err[0][1], err[0][0], margin, &mean, &se, &plo, &phi, &pb);
-  for (int k = 0; k < RP_UNITS; k++) one[k] = 1.0;
+  for (int k = 0; k < NPX; k++) one[k] = 1.0;
   int zeq = tost(one, err[0][0], margin, &zm, &zse, &zlo, &zhi, &zb);
   if (prop_zero_control(ctx)) prop_miss(ctx, px_miss_from_p(pb));
   double pw = kvb_sign_power(1, PX_EFFECT, PROP_ALPHA);
   prop_cell(ctx, PROP_INCONCLUSIVE, "uniform ≈ BalanceKV 1/4",
             "unit = text, N = 1, power %.2g; this text: mean log(e_uni/e_bkv) %+.3f (×%.3f), se "
-            "%.3f over 90 caches, TOST p = %.1e / %.1e against the margin ×%.2f", pw, mean,
-            exp(mean), se, plo, phi, margin);
+            "%.3f over %d items (caches%s), TOST p = %.1e / %.1e against the margin ×%.2f", pw,
+            mean, exp(mean), se, NPX, RPM == &rp_gemma3 ? " × seeds" : "", plo, phi, margin);
   prop_detail(ctx, eq > 0 ? PROP_HOLDS : eq < 0 ? PROP_FAILS : PROP_NOT_OBSERVED,
               "uniform ≈ BalanceKV 1/4", "this text's caches through TOST at α = 1e-6 (valid "
               "given the text)");
   unsigned need = kvb_sign_units_needed(PX_EFFECT, PROP_ALPHA, 0.9);
-  prop_unit(ctx, "text (its 90 caches are one cluster)", 1, "PROXY: uniform within ×%.2f of "
+  prop_unit(ctx, "text (its caches are one cluster)", 1, "PROXY: uniform within ×%.2f of "
             "BalanceKV's attention error on %.0f%% of texts (equivalence: two one-sided sign "
             "tests over texts at α = 1e-6, each rejecting only from 20 texts); power %.2g, %u "
             "texts needed for 0.9", margin, 100 * PX_EFFECT, pw, need);
@@ -537,9 +598,17 @@ static void trivia_claim(prop_ctx *ctx) {
                "against BalanceKV: mean log ratio %+.2f, TOST p = %.1e / %.1e", zm, zlo, zhi);
   prop_note(ctx, "PROXY (attention error, not TriviaQA accuracy): n = %zu tokens, %zu queries per "
             "cache, T = 2, f = w = 32, b = 128, τ = 1; mean error BalanceKV %.4f, uniform %.4f; "
-            "margin ×%.2f fixed before the run", (size_t)512, 3 * px_positions(), prop_mean(err[0][0], RP_UNITS),
-            prop_mean(err[0][1], RP_UNITS), margin);
+            "margin ×%.2f fixed before the run", (size_t)512, RPM_GRP * px_positions(), prop_mean(err[0][0], (size_t)NPX),
+            prop_mean(err[0][1], (size_t)NPX), margin);
 }
+
+static void clus_smollm2(prop_ctx *ctx) { RPM = &rp_smollm2, clus_claim(ctx); }
+static void clus_gemma3(prop_ctx *ctx) { RPM = &rp_gemma3, clus_claim(ctx), RPM = &rp_smollm2; }
+static void tab5_smollm2(prop_ctx *ctx) { RPM = &rp_smollm2, tab5_claim(ctx); }
+static void tab6_smollm2(prop_ctx *ctx) { RPM = &rp_smollm2, tab6_claim(ctx); }
+static void trivia_smollm2(prop_ctx *ctx) { RPM = &rp_smollm2, trivia_claim(ctx); }
+static void tab5_gemma3(prop_ctx *ctx) { RPM = &rp_gemma3, tab5_claim(ctx), RPM = &rp_smollm2; }
+static void trivia_gemma3(prop_ctx *ctx) { RPM = &rp_gemma3, trivia_claim(ctx), RPM = &rp_smollm2; }
 
 const prop_claim props_real_proxies[] = {
     {"real.clus.delta", "000 §2.1 Definition 1, Theorem 1, §3.1; 001 §3", "practicality",
@@ -548,23 +617,43 @@ const prop_claim props_real_proxies[] = {
      "Alg. 1's m′(δ*) and greedy k-center at radius δ*·½; cell per layer HOLDS when every KV head "
      "has m ≤ n/4 (pre-registered), FAILS when one has m′ > n/4; control: i.i.d. Gaussian keys "
      "with the same norms (clusterable too → VACUOUS); exact computation, unit = text, N = 1",
-     {"check:delta_x10"}, clus_claim, {"S-PRAC.clus"}},
+     {"check:delta_x10"}, clus_smollm2, {"S-PRAC.clus"}},
+    {"real.gemma3.clus.delta", "000 §2.1 Definition 1, Theorem 1, §3.1; 001 §3", "practicality",
+     "Gemma 3 270M's global layers 5/11/17 (one KV head of dimension 256, QK-norm; debian-licenses, "
+     "512 tokens; 2048 full): δ* = log n/(max‖q‖/16) and the least m with the keys (m, δ*)-"
+     "clusterable, bracketed as real.clus.delta; cell per layer HOLDS when m ≤ n/4, FAILS when "
+     "m′ > n/4; Gaussian-key control; exact computation, unit = text, N = 1",
+     {"check:delta_x10"}, clus_gemma3, {"S-PRAC.clus"}},
     {"real.proxy.tab5", "003 Table 5, §4.5 (3)", "comparison",
      "PROXY (attention error per (layer, KV head) cache of SmolLM2-135M, not LongBench): at mild "
      "compression (0.8/0.9/0.95 of the cache kept) block BalanceKV's error below uniform "
      "sampling's at equal memory; unit = text: INCONCLUSIVE with one text, the within-text sign "
      "test over its 90 caches (α = 1e-6 each way) as a detail, random signs as the control",
-     {"control:z_zero"}, tab5_claim, {"B-TAB5"}},
+     {"control:z_zero"}, tab5_smollm2, {"B-TAB5"}},
     {"real.proxy.tab6", "003 Table 6, §4.5 (4)", "comparison",
      "PROXY (attention error per cache of SmolLM2-135M, not LongBench): block BalanceKV's error "
      "below ClusterGen's (recent window + greedy k-center, 001 §4) at equal memory, 1/2 and 1/4; "
      "unit = text: INCONCLUSIVE with one text, within-text sign test as a detail, random signs as "
      "the control",
-     {"control:z_zero"}, tab6_claim, {"B-TAB6"}},
+     {"control:z_zero"}, tab6_smollm2, {"B-TAB6"}},
     {"real.proxy.trivia", "003 App. B.2, Table 1", "comparison",
      "PROXY (attention error per cache of SmolLM2-135M, not TriviaQA): uniform sampling "
      "competitive with block BalanceKV at 1/4 — equivalence within ×1.25 (margin fixed before "
      "the run); unit = text: INCONCLUSIVE with one text, within-text TOST over the 90 caches as "
      "a detail, z ≡ 0 through the same rule as the control",
-     {"control:z_zero"}, trivia_claim, {"B-TAB1.trivia"}},
+     {"control:z_zero"}, trivia_smollm2, {"B-TAB1.trivia"}},
+    /* The three proxies on Gemma 3 270M's global layers 5/11/17 (the compressed ones): 3
+     * caches × 24 seeds = 72 items (30 seeds, 90 items in --full) */
+    {"real.gemma3.proxy.tab5", "003 Table 5, §4.5 (3)", "comparison",
+     "PROXY on Gemma 3 270M's global layers (attention error, not LongBench): at 0.8/0.9/0.95 kept "
+     "block BalanceKV's error below uniform sampling's at equal memory; unit = text: INCONCLUSIVE; "
+     "within the text the sign test over 3 caches × 24 seeds (72 items) as a detail, random signs "
+     "as control",
+     {"control:z_zero"}, tab5_gemma3, {"B-TAB5"}},
+    /* (no Gemma tab6: ClusterGen's k-center per query at d = 256 over 72 items takes ≈ 30 s,
+     * past the check tier's budget) */
+    {"real.gemma3.proxy.trivia", "003 App. B.2, Table 1", "comparison",
+     "PROXY on Gemma 3 270M's global layers: uniform sampling within ×1.25 of block BalanceKV at "
+     "1/4; unit = text: INCONCLUSIVE; within-text TOST over 72 items, z ≡ 0 as the control",
+     {"control:z_zero"}, trivia_gemma3, {"B-TAB1.trivia"}},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

@@ -1,18 +1,30 @@
-/* bench_model.c — prefill speed of SmolLM2-135M (src/model) per context length, against the
- * model's own flop bound measured in the same run: the flops a prefill must do (every linear
- * layer, 2·params·L; causal attention, 2·2·n_head·hd·L²/2 per layer for QKᵀ and PV; the tied
- * output for the last row only, as kvb_model_prefill computes no logits) divided by the SGEMM
- * rate of this machine (1024³, the threads OPENBLAS_NUM_THREADS allows). The ratio time/bound
- * says how far the forward pass is from the machine's limit, and how that grows with length
- * (the quadratic attention term). Text: the debian-licenses corpus (12 839 tokens). A
- * measurement, never a verdict (README, Benchmarks). SKIP without the model. */
+/* bench_model.c — prefill speed of both real models (SmolLM2-135M, src/model/model.c; Gemma 3
+ * 270M, src/model/model_gemma3.c) per context length, against each model's own flop bound
+ * measured in the same run: the flops a prefill must do divided by the SGEMM rate of this
+ * machine (1024³, the threads OPENBLAS_NUM_THREADS allows).
+ *
+ * Flops (multiply-adds counted as 2): every linear layer, 2·params·L; attention, 2·2·n_head·hd
+ * per visible (query, key) pair for QKᵀ and PV — causal, so L(L+1)/2 pairs on a full layer, and
+ * Σ_p min(p + 1, 512) on Gemma's five-of-six sliding-window layers; no logits (neither prefill
+ * computes them). The ratio time/bound says how far the forward pass is from the machine's
+ * limit and how that grows with length. Text: the debian-licenses corpus, wrapped around where
+ * a length exceeds it (the flops do not depend on the tokens). A measurement, never a verdict
+ * (README, Benchmarks). Each model is SKIPped without its file.
+ *
+ * Lengths: 512 … 8192 for both; Gemma's 16384 and 32768 (its trained context) only with
+ * KVB_BENCH_LONG=1 (a 32k prefill takes minutes on two cores); KVB_BENCH_LENGTH=N runs only
+ * length N, KVB_BENCH_MODEL=smollm2|gemma3 only that model. Times: wall and CPU seconds; the
+ * ratio is CPU time over the bound at the rate in flop per CPU second (a shared machine's wall
+ * clock counts other processes' turns). */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "kvb_error.h"
 #include "model.h"
+#include "model_gemma3.h"
 #include "real_text.h"
 
 static double now(void) {
@@ -21,78 +33,163 @@ static double now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Best of 3 SGEMM 1024³ runs, in flop/s. */
+/* The process's CPU seconds (all its threads): on a shared machine the wall clock also counts
+ * time other processes held the cores; the ratio is formed on CPU time, the rate's and the
+ * prefill's alike (wall seconds printed beside). */
+static double cpu_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Best of 3 SGEMM 1024³ runs, in flop per CPU second. */
 static double sgemm_rate(void) {
   enum { N = 1024 };
   float *a = malloc(sizeof(float) * N * N), *b = malloc(sizeof(float) * N * N),
         *c = malloc(sizeof(float) * N * N);
-  if (!a || !b || !c) return 0;
-  for (size_t i = 0; i < (size_t)N * N; i++) a[i] = (float)(i % 7) * 0.1f, b[i] = (float)(i % 5) * 0.2f;
   double best = 0;
-  for (int r = 0; r < 3; r++) {
-    double t0 = now();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
-    double s = now() - t0;
-    if (s > 0 && 2.0 * N * N * N / s > best) best = 2.0 * N * N * N / s;
+  if (a && b && c) {
+    for (size_t i = 0; i < (size_t)N * N; i++) a[i] = (float)(i % 7) * 0.1f, b[i] = (float)(i % 5) * 0.2f;
+    for (int r = 0; r < 3; r++) {
+      double t0 = cpu_now();
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
+      double s = cpu_now() - t0;
+      if (s > 0 && 2.0 * N * N * N / s > best) best = 2.0 * N * N * N / s;
+    }
   }
   free(a), free(b), free(c);
   return best;
 }
 
-/* Flops of a prefill of L tokens (multiply-adds counted as 2). */
-static double prefill_flops(const kvb_model_config *c, double L) {
+/* The shape the flop count needs. window 0: every layer attends over the whole prefix. */
+typedef struct {
+  int n_layer, d_model, n_head, n_head_kv, head_dim, d_ff, n_ctx;
+  int window, period; /* layer l is full when l % period == period − 1 (period 0: all full) */
+} shape;
+
+static double prefill_flops(const shape *c, double L) {
   double hd = c->head_dim, dq = c->n_head * hd, dkv = c->n_head_kv * hd;
   double linear = (double)c->d_model * (dq + 2 * dkv) + dq * c->d_model + 3.0 * c->d_model * c->d_ff;
-  double attn = 2.0 * 2.0 * c->n_head * hd * L * (L + 1) / 2; /* QKᵀ and PV, causal */
-  return c->n_layer * (2.0 * linear * L + attn);
+  double full = L * (L + 1) / 2, w = c->window, local = full;
+  if (w > 0 && L > w) local = w * (w + 1) / 2 + (L - w) * w; /* Σ_p min(p + 1, w) */
+  double per_pair = 2.0 * 2.0 * c->n_head * hd, total = 0;
+  for (int l = 0; l < c->n_layer; l++) {
+    int is_full = c->period <= 0 || l % c->period == c->period - 1;
+    total += 2.0 * linear * L + per_pair * (is_full ? full : local);
+  }
+  return total;
+}
+
+typedef int (*prefill_fn)(const void *m, const int32_t *ids, size_t n, float *hidden);
+static int run_smol(const void *m, const int32_t *ids, size_t n, float *hid) {
+  return kvb_model_prefill(m, ids, n, hid, NULL, NULL);
+}
+static int run_gemma(const void *m, const int32_t *ids, size_t n, float *hid) {
+  return kvb_gemma3_prefill(m, ids, n, hid, NULL, NULL);
+}
+
+/* ids wrapped around to `want` tokens (the first token, BOS for Gemma, kept once). */
+static int32_t *wrap_ids(const int32_t *ids, size_t n, size_t want) {
+  int32_t *w = malloc(want * sizeof *w);
+  if (!w || n < 2) {
+    free(w);
+    return NULL;
+  }
+  for (size_t i = 0; i < want; i++) w[i] = i < n ? ids[i] : ids[1 + (i - 1) % (n - 1)];
+  return w;
+}
+
+static int bench(const char *name, const shape *c, const void *m, prefill_fn run,
+                 const int32_t *ids, size_t n, const size_t *lens, size_t nlens, double rate) {
+  printf("bench_model %s: trained context %d tokens, text %zu tokens (wrapped beyond)\n", name,
+         c->n_ctx, n);
+  printf("%8s %10s %10s %10s %12s %10s %10s %14s\n", "tokens", "wall s", "cpu s", "tokens/s",
+         "GFLOP", "GFLOP/s", "bound s", "cpu/bound");
+  int st = KVB_OK;
+  const char *one = getenv("KVB_BENCH_LENGTH"); /* just this length */
+  for (size_t i = 0; i < nlens && st == KVB_OK; i++) {
+    size_t L = lens[i];
+    if (one && strtoul(one, NULL, 10) != L) continue;
+    if (L > (size_t)c->n_ctx) break;
+    float *hid = malloc(L * (size_t)c->d_model * sizeof(float));
+    int32_t *w = wrap_ids(ids, n, L);
+    if (!hid || !w) {
+      free(hid), free(w);
+      printf("bench_model %s: out of memory at %zu tokens\n", name, L);
+      break;
+    }
+    /* the machine is shared: the rate is measured again just before each length (the bound
+     * uses the better of that and the run's first measurement, so load can only raise the ratio) */
+    double r = sgemm_rate();
+    if (r < rate) r = rate;
+    double t0 = now(), c0 = cpu_now();
+    st = run(m, w, L, hid);
+    double s = now() - t0, cs = cpu_now() - c0, fl = prefill_flops(c, (double)L);
+    free(hid), free(w);
+    if (st != KVB_OK) {
+      printf("bench_model %s: prefill of %zu tokens failed: %s\n", name, L, kvb_strerror_last());
+      break;
+    }
+    printf("%8zu %10.2f %10.2f %10.0f %12.1f %10.2f %10.2f %14.2f\n", L, s, cs, (double)L / s,
+           fl / 1e9, r / 1e9, r > 0 ? fl / r : 0.0, r > 0 ? cs / (fl / r) : 0.0);
+    fflush(stdout);
+  }
+  return st;
+}
+
+static char *corpus(size_t *len) {
+  char *buf = NULL;
+  if (kvb_text_read(KVB_TEXT_LICENSES, &buf, len)) return NULL;
+  return buf;
 }
 
 int main(void) {
-  if (kvb_model_available() != KVB_OK) {
-    printf("SKIP bench_model: %s\n", kvb_strerror_last());
-    return 0;
-  }
-  kvb_model m;
-  if (kvb_model_load(NULL, &m)) {
-    printf("FAIL bench_model: %s\n", kvb_strerror_last());
-    return 1;
-  }
-  char *buf = NULL;
-  size_t len = 0, n = 0;
-  int32_t *ids = NULL;
-  if (kvb_text_read(KVB_TEXT_LICENSES, &buf, &len) || kvb_tok_encode(m.tok, buf, len, &ids, &n)) {
-    printf("SKIP bench_model: %s\n", kvb_strerror_last());
-    free(buf);
-    kvb_model_free(&m);
-    return 0;
-  }
-  free(buf);
+  static const size_t lens_smol[] = {512, 1024, 2048, 4096, 8192};
+  static const size_t lens_gemma[] = {512, 1024, 2048, 4096, 8192, 16384, 32768};
+  const char *lv = getenv("KVB_BENCH_LONG");
+  int longer = lv && strcmp(lv, "1") == 0, rc = 0;
   double rate = sgemm_rate();
-  printf("bench_model: SGEMM 1024^3 %.2f GFLOP/s (this run, OPENBLAS_NUM_THREADS=%s); trained "
-         "context %d tokens\n", rate / 1e9, getenv("OPENBLAS_NUM_THREADS") ? getenv("OPENBLAS_NUM_THREADS") : "(default)",
-         m.cfg.n_ctx);
-  printf("%8s %10s %10s %12s %10s %14s\n", "tokens", "seconds", "tokens/s", "GFLOP", "bound s",
-         "time/bound");
-  static const size_t lens[] = {512, 1024, 2048, 4096, 8192};
-  int st = KVB_OK;
-  for (size_t i = 0; i < sizeof lens / sizeof *lens && st == KVB_OK; i++) {
-    size_t L = lens[i];
-    if (L > n || (m.cfg.n_ctx > 0 && L > (size_t)m.cfg.n_ctx)) break;
-    float *hid = malloc(L * (size_t)m.cfg.d_model * sizeof(float));
-    if (!hid) break;
-    double t0 = now();
-    st = kvb_model_prefill(&m, ids, L, hid, NULL, NULL);
-    double s = now() - t0, fl = prefill_flops(&m.cfg, (double)L);
-    free(hid);
-    if (st != KVB_OK) {
-      printf("bench_model: prefill of %zu tokens failed: %s\n", L, kvb_strerror_last());
-      break;
+  printf("bench_model: SGEMM 1024^3 %.2f GFLOP/s (this run, OPENBLAS_NUM_THREADS=%s)\n",
+         rate / 1e9, getenv("OPENBLAS_NUM_THREADS") ? getenv("OPENBLAS_NUM_THREADS") : "(default)");
+  const char *only = getenv("KVB_BENCH_MODEL"); /* smollm2 or gemma3: just that one */
+  if (!only || strcmp(only, "smollm2") == 0) {
+    kvb_model m;
+    size_t len = 0, n = 0;
+    int32_t *ids = NULL;
+    char *buf = NULL;
+    if (kvb_model_available() != KVB_OK) printf("SKIP bench_model smollm2: %s\n", kvb_strerror_last());
+    else if (kvb_model_load(NULL, &m)) printf("FAIL bench_model smollm2: %s\n", kvb_strerror_last()), rc = 1;
+    else {
+      if (!(buf = corpus(&len)) || kvb_tok_encode(m.tok, buf, len, &ids, &n))
+        printf("SKIP bench_model smollm2: %s\n", kvb_strerror_last());
+      else {
+        shape c = {m.cfg.n_layer, m.cfg.d_model, m.cfg.n_head, m.cfg.n_head_kv, m.cfg.head_dim,
+                   m.cfg.d_ff, m.cfg.n_ctx, 0, 0};
+        if (bench("smollm2", &c, &m, run_smol, ids, n, lens_smol, 5, rate)) rc = 1;
+      }
+      free(buf), free(ids);
+      kvb_model_free(&m);
     }
-    printf("%8zu %10.2f %10.0f %12.1f %10.2f %14.2f\n", L, s, (double)L / s, fl / 1e9,
-           rate > 0 ? fl / rate : 0.0, rate > 0 ? s / (fl / rate) : 0.0);
-    fflush(stdout);
   }
-  free(ids);
-  kvb_model_free(&m);
-  return st == KVB_OK ? 0 : 1;
+  if (!only || strcmp(only, "gemma3") == 0) {
+    kvb_gemma3 g;
+    size_t len = 0, n = 0;
+    int32_t *ids = NULL;
+    char *buf = NULL;
+    if (kvb_gemma3_available() != KVB_OK) printf("SKIP bench_model gemma3: %s\n", kvb_strerror_last());
+    else if (kvb_gemma3_load(NULL, &g)) printf("FAIL bench_model gemma3: %s\n", kvb_strerror_last()), rc = 1;
+    else {
+      if (!(buf = corpus(&len)) || kvb_spm_encode(g.tok, buf, len, 1, &ids, &n))
+        printf("SKIP bench_model gemma3: %s\n", kvb_strerror_last());
+      else {
+        shape c = {g.cfg.n_layer, g.cfg.d_model, g.cfg.n_head, g.cfg.n_head_kv, g.cfg.head_dim,
+                   g.cfg.d_ff, g.cfg.n_ctx, g.cfg.window, g.cfg.swa_period};
+        if (!longer) printf("bench_model gemma3: 16384 and 32768 tokens with KVB_BENCH_LONG=1\n");
+        if (bench("gemma3", &c, &g, run_gemma, ids, n, lens_gemma, longer ? 7 : 5, rate)) rc = 1;
+      }
+      free(buf), free(ids);
+      kvb_gemma3_free(&g);
+    }
+  }
+  return rc;
 }

@@ -47,6 +47,8 @@ int main(int argc, char **argv) {
        "cli_decode.task_and_passkey"},
       {"--method exact --task cwe --length 1024 --mode aware --tasks 0", "--tasks needs",
        "cli_decode.task_zero_tasks"},
+      {"--method exact --model gemma3 --passkey 2", "--model gemma3 runs text mode only",
+       "cli_decode.gemma3_text_mode_only"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     snprintf(cmd, sizeof cmd, "%s decode %s", kvbound, bad[i].args);

@@ -21,6 +21,7 @@
  * usage error. */
 #include "kvbound.h"
 #include "decode_compressed.h"
+#include "decode_gemma3_cli.h"
 #include "read_file.h"
 #include "model.h"
 #include "tasks.h"
@@ -65,7 +66,13 @@ static void decode_usage(FILE *f) {
           "  --observe N|all   prompt tokens whose queries the method sees (default: all for h2o\n"
           "                    and tova, the window for snapkv/pyramidkv, none otherwise)\n"
           "  --seed S          the methods' random streams and the pass keys (default 1)\n"
-          "  --model PATH      the GGUF file (default: scripts/fetch-model's cache)\n"
+          "  --model PATH|smollm2|gemma3  the model (default smollm2: SmolLM2-135M from\n"
+          "                    scripts/fetch-model's cache; PATH: its GGUF file). gemma3: Gemma 3\n"
+          "                    270M (scripts/fetch-model --model gemma3), text mode only: the method\n"
+          "                    replaces attention on the 3 GLOBAL layers (5, 11, 17) and every LOCAL\n"
+          "                    layer keeps its 512-token sliding window exactly, as the model does;\n"
+          "                    memory is counted over the global caches; the prompt is BOS + n0 - 1\n"
+          "                    text tokens\n"
           "  Prints perplexity (exact and method, and the increase), mean KL(exact || method) per\n"
           "  token, top-1 agreement and stored vectors per cache; or the pass-key accuracies; or per\n"
           "  task the greedy answers of exact attention and of the method with their string-match\n"
@@ -459,6 +466,15 @@ int kvb_cmd_decode(int argc, char **argv) {
     double w = kvb_params_has(&mk.params, "window") ? kvb_params_get(&mk.params, t->params, "window") : 32;
     size_t big = text ? n0 : (size_t)-1;
     observe = kvb_dec_observe_default(mk.method, big, (size_t)w);
+  }
+  if (model && !strcmp(model, "smollm2")) model = NULL;
+  if (model && !strcmp(model, "gemma3")) {
+    if (!text) {
+      fprintf(stderr, "kvbound decode: --model gemma3 runs text mode only (--text FILE --n0 N --n1 N)\n");
+      return 2;
+    }
+    mk.n_layer = KVB_DECODE_GEMMA3_LAYERS;
+    return kvb_decode_text_gemma3(NULL, cli_make, &mk, mk.method, text, start, n0, n1, observe, seed);
   }
   kvb_model m;
   if (kvb_model_load(model, &m)) {

@@ -1,7 +1,6 @@
 /* model.c — load a Llama GGUF into float32 and run its forward pass (see model.h). */
 #include "model.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,8 +174,6 @@ fail:
   return st;
 }
 
-#define QBLOCK 256 /* query rows per attention block: bounds the score buffer to QBLOCK × n */
-
 int kvb_model_prefill(const kvb_model *m, const int32_t *tokens, size_t n, float *hidden,
                       kvb_model_qkv_fn fn, void *ctx) {
   if (!m || !m->weights || !tokens || !hidden) return KVB_ERROR(KVB_ENULL, "kvb_model_prefill: NULL argument");
@@ -187,17 +184,16 @@ int kvb_model_prefill(const kvb_model *m, const int32_t *tokens, size_t n, float
     if (tokens[i] < 0 || tokens[i] >= c->n_vocab)
       return KVB_ERROR(KVB_EINVAL, "token %zu is %d, outside the vocabulary", i, (int)tokens[i]);
   size_t D = (size_t)c->d_model, H = (size_t)c->n_head, Hk = (size_t)c->n_head_kv,
-         hd = (size_t)c->head_dim, F = (size_t)c->d_ff, Dkv = Hk * hd, grp = H / Hk;
-  size_t sb = QBLOCK < n ? QBLOCK : n;
+         hd = (size_t)c->head_dim, F = (size_t)c->d_ff, Dkv = Hk * hd;
   float *x = malloc(n * D * sizeof(float)), *h = malloc(n * D * sizeof(float)),
         *q = malloc(n * D * sizeof(float)), *k = malloc(n * Dkv * sizeof(float)),
         *v = malloc(n * Dkv * sizeof(float)), *qh = malloc(n * D * sizeof(float)),
         *kh = malloc(n * Dkv * sizeof(float)), *vh = malloc(n * Dkv * sizeof(float)),
         *att = malloc(n * D * sizeof(float)), *g = malloc(n * F * sizeof(float)),
-        *u = malloc(n * F * sizeof(float)), *S = malloc(sb * n * sizeof(float));
+        *u = malloc(n * F * sizeof(float));
   double *cs = malloc(n * (hd / 2) * 2 * sizeof(double));
   int st = KVB_OK;
-  if (!x || !h || !q || !k || !v || !qh || !kh || !vh || !att || !g || !u || !S || !cs) {
+  if (!x || !h || !q || !k || !v || !qh || !kh || !vh || !att || !g || !u || !cs) {
     st = KVB_ERROR(KVB_ENOMEM, "out of memory for a prefill of %zu tokens", n);
     goto done;
   }
@@ -231,38 +227,18 @@ int kvb_model_prefill(const kvb_model *m, const int32_t *tokens, size_t n, float
       for (size_t j = 0; j < Hk; j++) memcpy(vh + (j * n + p) * hd, v + p * Dkv + j * hd, hd * sizeof(float));
     }
     if (fn) fn(ctx, l, n, qh, kh, vh);
-    for (size_t j = 0; j < H; j++) {
-      const float *Q = qh + j * n * hd, *K = kh + (j / grp) * n * hd, *V = vh + (j / grp) * n * hd;
-      for (size_t b0 = 0; b0 < n; b0 += sb) {
-        size_t rows = n - b0 < sb ? n - b0 : sb, keys = b0 + rows; /* causal: keys < b0 + rows */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)keys, (int)hd, scale,
-                    Q + b0 * hd, (int)hd, K, (int)hd, 0.0f, S, (int)keys);
-        for (size_t r = 0; r < rows; r++) {
-          float *s = S + r * keys;
-          size_t lim = b0 + r + 1;
-          float mx = s[0];
-          for (size_t t = 1; t < lim; t++) mx = s[t] > mx ? s[t] : mx;
-          double z = 0;
-          for (size_t t = 0; t < lim; t++) z += (s[t] = expf(s[t] - mx));
-          float iz = (float)(1.0 / z);
-          for (size_t t = 0; t < lim; t++) s[t] *= iz;
-          for (size_t t = lim; t < keys; t++) s[t] = 0.0f;
-        }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)hd, (int)keys, 1.0f,
-                    S, (int)keys, V, (int)hd, 0.0f, att + b0 * D + j * hd, (int)D);
-      }
-    }
+    if ((st = kvb_mo_attention(qh, kh, vh, n, H, Hk, hd, scale, 0, att, D))) goto done;
     kvb_mo_matmul(att, L->wo, n, D, D, x, 1.0f);
     for (size_t p = 0; p < n; p++) kvb_mo_rmsnorm(x + p * D, L->ffn_norm, D, c->rms_eps, h + p * D);
     kvb_mo_matmul(h, L->w_gate, n, D, F, g, 0);
     kvb_mo_matmul(h, L->w_up, n, D, F, u, 0);
-    for (size_t i = 0; i < n * F; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i]; /* SwiGLU */
+    kvb_mo_swiglu(g, u, n * F);
     kvb_mo_matmul(g, L->w_down, n, F, D, x, 1.0f);
   }
   for (size_t p = 0; p < n; p++) kvb_mo_rmsnorm(x + p * D, m->out_norm, D, c->rms_eps, hidden + p * D);
 done:
   free(x); free(h); free(q); free(k); free(v); free(qh); free(kh); free(vh);
-  free(att); free(g); free(u); free(S); free(cs);
+  free(att); free(g); free(u); free(cs);
   return st;
 }
 

@@ -1,7 +1,6 @@
 /* model_gemma3.c — load a Gemma 3 GGUF and run its forward pass (see model_gemma3.h). */
 #include "model_gemma3.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,24 +148,112 @@ fail:
   return st;
 }
 
-static float gelu_tanh(float x) {
-  const float c = 0.7978845608028654f; /* √(2/π) */
-  return 0.5f * x * (1.0f + tanhf(c * (x + 0.044715f * x * x * x)));
-}
-
-/* RoPE tables for one base: cs[(p·hd/2 + i)·2 + {0,1}] = cos, sin of p·base^(−2i/hd). */
-static void rope_table(double base, size_t n, size_t hd, double *cs) {
+/* RoPE tables for one base: cs[(r·hd/2 + i)·2 + {0,1}] = cos, sin of (p0 + r)·base^(−2i/hd). */
+static void rope_table(double base, size_t p0, size_t n, size_t hd, double *cs) {
   for (size_t i = 0; i < hd / 2; i++) {
     double inv = pow(base, -2.0 * (double)i / (double)hd);
-    for (size_t p = 0; p < n; p++) {
-      double th = (double)p * inv;
-      cs[(p * (hd / 2) + i) * 2] = cos(th);
-      cs[(p * (hd / 2) + i) * 2 + 1] = sin(th);
+    for (size_t r = 0; r < n; r++) {
+      double th = (double)(p0 + r) * inv;
+      cs[(r * (hd / 2) + i) * 2] = cos(th);
+      cs[(r * (hd / 2) + i) * 2 + 1] = sin(th);
     }
   }
 }
 
-#define QBLOCK 256
+void kvb_gemma3_ws_free(kvb_gemma3_ws *w) {
+  if (!w) return;
+  free(w->h); free(w->q); free(w->k); free(w->v); free(w->g); free(w->u); free(w->o);
+  free(w->tmp); free(w->cs_g); free(w->cs_l);
+  memset(w, 0, sizeof *w);
+}
+
+int kvb_gemma3_ws_init(const kvb_gemma3 *m, size_t p0, size_t n, kvb_gemma3_ws *w) {
+  memset(w, 0, sizeof *w);
+  const kvb_gemma3_config *c = &m->cfg;
+  size_t D = (size_t)c->d_model, hd = (size_t)c->head_dim, Dq = (size_t)c->n_head * hd,
+         Dkv = (size_t)c->n_head_kv * hd, F = (size_t)c->d_ff;
+  w->p0 = p0, w->n = n;
+  w->h = malloc(n * D * sizeof(float)), w->q = malloc(n * Dq * sizeof(float));
+  w->k = malloc(n * Dkv * sizeof(float)), w->v = malloc(n * Dkv * sizeof(float));
+  w->g = malloc(n * F * sizeof(float)), w->u = malloc(n * F * sizeof(float));
+  w->o = malloc(n * D * sizeof(float)), w->tmp = malloc(hd * sizeof(float));
+  w->cs_g = malloc(n * hd * sizeof(double)), w->cs_l = malloc(n * hd * sizeof(double));
+  if (!w->h || !w->q || !w->k || !w->v || !w->g || !w->u || !w->o || !w->tmp || !w->cs_g || !w->cs_l) {
+    kvb_gemma3_ws_free(w);
+    return KVB_ERROR(KVB_ENOMEM, "out of memory for %zu Gemma 3 rows", n);
+  }
+  rope_table(c->rope_base_global, p0, n, hd, w->cs_g);
+  rope_table(c->rope_base_local, p0, n, hd, w->cs_l);
+  return KVB_OK;
+}
+
+int kvb_gemma3_embed(const kvb_gemma3 *m, const int32_t *tokens, size_t n, float *x) {
+  size_t D = (size_t)m->cfg.d_model;
+  const float emb_scale = sqrtf((float)D); /* llama.cpp scales by sqrtf(n_embd) in float */
+  for (size_t p = 0; p < n; p++) {
+    if (tokens[p] < 0 || tokens[p] >= m->cfg.n_vocab)
+      return KVB_ERROR(KVB_EINVAL, "token %zu is %d, outside the vocabulary", p, (int)tokens[p]);
+    const unsigned char *row = m->embd + (size_t)tokens[p] * m->embd_row_bytes;
+    int st = kvb_gguf_dequant(m->embd_type, row, D, x + p * D);
+    if (st) return st;
+    for (size_t i = 0; i < D; i++) x[p * D + i] *= emb_scale;
+  }
+  return KVB_OK;
+}
+
+void kvb_gemma3_layer_qkv(const kvb_gemma3 *m, int l, unsigned variant, const float *x,
+                          kvb_gemma3_ws *w, float *qh, float *kh, float *vh) {
+  const kvb_gemma3_config *c = &m->cfg;
+  const kvb_gemma3_layer *L = &m->layers[l];
+  size_t n = w->n, D = (size_t)c->d_model, H = (size_t)c->n_head, Hk = (size_t)c->n_head_kv,
+         hd = (size_t)c->head_dim, Dq = H * hd, Dkv = Hk * hd, half = hd / 2;
+  int global = kvb_gemma3_is_global(c, l);
+  const double *cs = global && !(variant & KVB_GEMMA3_GLOBAL_LOCAL_BASE) ? w->cs_g : w->cs_l;
+  float *h = w->h, *q = w->q, *k = w->k, *v = w->v, *tmp = w->tmp;
+  for (size_t p = 0; p < n; p++) kvb_mo_rmsnorm(x + p * D, L->attn_norm, D, c->rms_eps, h + p * D);
+  kvb_mo_matmul(h, L->wq, n, D, Dq, q, 0);
+  kvb_mo_matmul(h, L->wk, n, D, Dkv, k, 0);
+  kvb_mo_matmul(h, L->wv, n, D, Dkv, v, 0);
+  /* QK-norm, RoPE (NEOX: i with i + hd/2), and the per-head layouts [head][n][hd] */
+  for (size_t p = 0; p < n; p++) {
+    const double *r = cs + p * hd;
+    for (size_t j = 0; j < H + Hk; j++) {
+      float *src = j < H ? q + p * Dq + j * hd : k + p * Dkv + (j - H) * hd;
+      float *dst = j < H ? qh + (j * n + p) * hd : kh + ((j - H) * n + p) * hd;
+      if (variant & KVB_GEMMA3_NO_QK_NORM) memcpy(tmp, src, hd * sizeof(float));
+      else kvb_mo_rmsnorm(src, j < H ? L->q_norm : L->k_norm, hd, c->rms_eps, tmp);
+      for (size_t i = 0; i < half; i++) {
+        double a = tmp[i], b = tmp[i + half];
+        dst[i] = (float)(a * r[2 * i] - b * r[2 * i + 1]);
+        dst[i + half] = (float)(a * r[2 * i + 1] + b * r[2 * i]);
+      }
+    }
+    for (size_t j = 0; j < Hk; j++) memcpy(vh + (j * n + p) * hd, v + p * Dkv + j * hd, hd * sizeof(float));
+  }
+}
+
+void kvb_gemma3_layer_rest(const kvb_gemma3 *m, int l, const float *att, kvb_gemma3_ws *w,
+                           float *x) {
+  const kvb_gemma3_config *c = &m->cfg;
+  const kvb_gemma3_layer *L = &m->layers[l];
+  size_t n = w->n, D = (size_t)c->d_model, Dq = (size_t)c->n_head * (size_t)c->head_dim,
+         F = (size_t)c->d_ff;
+  float *h = w->h, *o = w->o, *g = w->g, *u = w->u;
+  kvb_mo_matmul(att, L->wo, n, Dq, D, o, 0);
+  for (size_t p = 0; p < n; p++) {
+    kvb_mo_rmsnorm(o + p * D, L->post_attn_norm, D, c->rms_eps, h + p * D);
+    for (size_t i = 0; i < D; i++) x[p * D + i] += h[p * D + i];
+  }
+  for (size_t p = 0; p < n; p++) kvb_mo_rmsnorm(x + p * D, L->ffn_norm, D, c->rms_eps, h + p * D);
+  kvb_mo_matmul(h, L->w_gate, n, D, F, g, 0);
+  kvb_mo_matmul(h, L->w_up, n, D, F, u, 0);
+  kvb_mo_geglu(g, u, n * F);
+  kvb_mo_matmul(g, L->w_down, n, F, D, o, 0);
+  for (size_t p = 0; p < n; p++) {
+    kvb_mo_rmsnorm(o + p * D, L->post_ffn_norm, D, c->rms_eps, h + p * D);
+    for (size_t i = 0; i < D; i++) x[p * D + i] += h[p * D + i];
+  }
+}
 
 int kvb_gemma3_prefill(const kvb_gemma3 *m, const int32_t *tokens, size_t n, float *hidden,
                        kvb_model_qkv_fn fn, void *ctx) {
@@ -184,96 +271,31 @@ int kvb_gemma3_prefill_variant(const kvb_gemma3 *m, unsigned variant, const int3
     if (tokens[i] < 0 || tokens[i] >= c->n_vocab)
       return KVB_ERROR(KVB_EINVAL, "token %zu is %d, outside the vocabulary", i, (int)tokens[i]);
   size_t D = (size_t)c->d_model, H = (size_t)c->n_head, Hk = (size_t)c->n_head_kv,
-         hd = (size_t)c->head_dim, F = (size_t)c->d_ff, Dq = H * hd, Dkv = Hk * hd, grp = H / Hk;
-  size_t sb = QBLOCK < n ? QBLOCK : n, half = hd / 2;
-  float *x = malloc(n * D * sizeof(float)), *h = malloc(n * D * sizeof(float)),
-        *q = malloc(n * Dq * sizeof(float)), *k = malloc(n * Dkv * sizeof(float)),
-        *v = malloc(n * Dkv * sizeof(float)), *qh = malloc(n * Dq * sizeof(float)),
+         hd = (size_t)c->head_dim, Dq = H * hd, Dkv = Hk * hd;
+  kvb_gemma3_ws w;
+  int st = kvb_gemma3_ws_init(m, 0, n, &w);
+  if (st) return st;
+  float *x = malloc(n * D * sizeof(float)), *qh = malloc(n * Dq * sizeof(float)),
         *kh = malloc(n * Dkv * sizeof(float)), *vh = malloc(n * Dkv * sizeof(float)),
-        *att = malloc(n * Dq * sizeof(float)), *g = malloc(n * F * sizeof(float)),
-        *u = malloc(n * F * sizeof(float)), *S = malloc(sb * n * sizeof(float)),
-        *o = malloc(n * D * sizeof(float)), *tmp = malloc(hd * sizeof(float));
-  double *cs_g = malloc(n * hd * sizeof(double)), *cs_l = malloc(n * hd * sizeof(double));
-  int st = KVB_OK;
-  if (!x || !h || !q || !k || !v || !qh || !kh || !vh || !att || !g || !u || !S || !o || !tmp ||
-      !cs_g || !cs_l) {
+        *att = malloc(n * Dq * sizeof(float));
+  if (!x || !qh || !kh || !vh || !att) {
     st = KVB_ERROR(KVB_ENOMEM, "out of memory for a prefill of %zu tokens", n);
     goto done;
   }
-  rope_table(c->rope_base_global, n, hd, cs_g);
-  rope_table(c->rope_base_local, n, hd, cs_l);
-  const float emb_scale = sqrtf((float)D); /* llama.cpp scales by sqrtf(n_embd) in float */
-  for (size_t p = 0; p < n; p++) {
-    const unsigned char *row = m->embd + (size_t)tokens[p] * m->embd_row_bytes;
-    if ((st = kvb_gguf_dequant(m->embd_type, row, D, x + p * D))) goto done;
-    for (size_t i = 0; i < D; i++) x[p * D + i] *= emb_scale;
-  }
+  if ((st = kvb_gemma3_embed(m, tokens, n, x))) goto done;
   const float scale = (float)c->attn_scale;
   for (int l = 0; l < c->n_layer; l++) {
-    const kvb_gemma3_layer *L = &m->layers[l];
     int global = kvb_gemma3_is_global(c, l);
-    const double *cs = global && !(variant & KVB_GEMMA3_GLOBAL_LOCAL_BASE) ? cs_g : cs_l;
-    size_t win = global || (variant & KVB_GEMMA3_NO_WINDOW) ? n + 1 : (size_t)c->window;
-    for (size_t p = 0; p < n; p++) kvb_mo_rmsnorm(x + p * D, L->attn_norm, D, c->rms_eps, h + p * D);
-    kvb_mo_matmul(h, L->wq, n, D, Dq, q, 0);
-    kvb_mo_matmul(h, L->wk, n, D, Dkv, k, 0);
-    kvb_mo_matmul(h, L->wv, n, D, Dkv, v, 0);
-    /* QK-norm, RoPE (NEOX: i with i + hd/2), and the per-head layouts [head][n][hd] */
-    for (size_t p = 0; p < n; p++) {
-      const double *r = cs + p * hd;
-      for (size_t j = 0; j < H + Hk; j++) {
-        float *src = j < H ? q + p * Dq + j * hd : k + p * Dkv + (j - H) * hd;
-        float *dst = j < H ? qh + (j * n + p) * hd : kh + ((j - H) * n + p) * hd;
-        if (variant & KVB_GEMMA3_NO_QK_NORM) memcpy(tmp, src, hd * sizeof(float));
-        else kvb_mo_rmsnorm(src, j < H ? L->q_norm : L->k_norm, hd, c->rms_eps, tmp);
-        for (size_t i = 0; i < half; i++) {
-          double a = tmp[i], b = tmp[i + half];
-          dst[i] = (float)(a * r[2 * i] - b * r[2 * i + 1]);
-          dst[i + half] = (float)(a * r[2 * i + 1] + b * r[2 * i]);
-        }
-      }
-      for (size_t j = 0; j < Hk; j++) memcpy(vh + (j * n + p) * hd, v + p * Dkv + j * hd, hd * sizeof(float));
-    }
+    size_t win = global || (variant & KVB_GEMMA3_NO_WINDOW) ? 0 : (size_t)c->window;
+    kvb_gemma3_layer_qkv(m, l, variant, x, &w, qh, kh, vh);
     if (fn) fn(ctx, l, n, qh, kh, vh);
-    for (size_t j = 0; j < H; j++) {
-      const float *Q = qh + j * n * hd, *K = kh + (j / grp) * n * hd, *V = vh + (j / grp) * n * hd;
-      for (size_t b0 = 0; b0 < n; b0 += sb) {
-        size_t rows = n - b0 < sb ? n - b0 : sb, keys = b0 + rows;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)keys, (int)hd, scale,
-                    Q + b0 * hd, (int)hd, K, (int)hd, 0.0f, S, (int)keys);
-        for (size_t r = 0; r < rows; r++) {
-          float *s = S + r * keys;
-          size_t p = b0 + r, lim = p + 1, lo = p + 1 > win ? p + 1 - win : 0; /* p − p′ < win */
-          float mx = s[lo];
-          for (size_t t = lo + 1; t < lim; t++) mx = s[t] > mx ? s[t] : mx;
-          double z = 0;
-          for (size_t t = lo; t < lim; t++) z += (s[t] = expf(s[t] - mx));
-          float iz = (float)(1.0 / z);
-          for (size_t t = 0; t < keys; t++) s[t] = t >= lo && t < lim ? s[t] * iz : 0.0f;
-        }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)hd, (int)keys, 1.0f,
-                    S, (int)keys, V, (int)hd, 0.0f, att + b0 * Dq + j * hd, (int)Dq);
-      }
-    }
-    kvb_mo_matmul(att, L->wo, n, Dq, D, o, 0);
-    for (size_t p = 0; p < n; p++) {
-      kvb_mo_rmsnorm(o + p * D, L->post_attn_norm, D, c->rms_eps, h + p * D);
-      for (size_t i = 0; i < D; i++) x[p * D + i] += h[p * D + i];
-    }
-    for (size_t p = 0; p < n; p++) kvb_mo_rmsnorm(x + p * D, L->ffn_norm, D, c->rms_eps, h + p * D);
-    kvb_mo_matmul(h, L->w_gate, n, D, F, g, 0);
-    kvb_mo_matmul(h, L->w_up, n, D, F, u, 0);
-    for (size_t i = 0; i < n * F; i++) g[i] = gelu_tanh(g[i]) * u[i]; /* GeGLU */
-    kvb_mo_matmul(g, L->w_down, n, F, D, o, 0);
-    for (size_t p = 0; p < n; p++) {
-      kvb_mo_rmsnorm(o + p * D, L->post_ffn_norm, D, c->rms_eps, h + p * D);
-      for (size_t i = 0; i < D; i++) x[p * D + i] += h[p * D + i];
-    }
+    if ((st = kvb_mo_attention(qh, kh, vh, n, H, Hk, hd, scale, win, att, Dq))) goto done;
+    kvb_gemma3_layer_rest(m, l, att, &w, x);
   }
   for (size_t p = 0; p < n; p++) kvb_mo_rmsnorm(x + p * D, m->out_norm, D, c->rms_eps, hidden + p * D);
 done:
-  free(x); free(h); free(q); free(k); free(v); free(qh); free(kh); free(vh);
-  free(att); free(g); free(u); free(S); free(o); free(tmp); free(cs_g); free(cs_l);
+  free(x); free(qh); free(kh); free(vh); free(att);
+  kvb_gemma3_ws_free(&w);
   return st;
 }
 

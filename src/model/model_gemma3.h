@@ -28,7 +28,9 @@
  * having written 1 + w (convert_hf_to_gguf.py shifts Gemma's norm weights), so the weights here
  * are applied as stored. Nothing in the file says which one it holds (the output norm averages
  * 26.3 either way); the agreement with llama.cpp's logits is the check.
- * gelu_tanh(x) = x/2·(1 + tanh(√(2/π)(x + 0.044715x³))). */
+ * gelu_tanh(x) = x/2·(1 + tanh(√(2/π)(x + 0.044715x³))) (computed as model_ops.h's kvb_mo_geglu
+ * says). Attention: model_ops.h's kvb_mo_attention, the window passed on local layers, so a
+ * local layer costs O(n·512) and only the three global layers O(n²). */
 #ifndef KVB_MODEL_GEMMA3_H
 #define KVB_MODEL_GEMMA3_H
 
@@ -92,6 +94,27 @@ int kvb_gemma3_prefill(const kvb_gemma3 *m, const int32_t *tokens, size_t n, flo
                        kvb_model_qkv_fn fn, void *ctx);
 int kvb_gemma3_prefill_variant(const kvb_gemma3 *m, unsigned variant, const int32_t *tokens,
                                size_t n, float *hidden, kvb_model_qkv_fn fn, void *ctx);
+/* The block in pieces, shared by the prefill above and compressed decoding
+ * (decode_compressed.h), so both run the same arithmetic. A workspace holds the scratch rows and
+ * both RoPE tables for n rows at positions p0 .. p0 + n − 1. */
+typedef struct {
+  size_t p0, n;
+  float *h, *q, *k, *v, *g, *u, *o, *tmp;
+  double *cs_g, *cs_l;
+} kvb_gemma3_ws;
+int kvb_gemma3_ws_init(const kvb_gemma3 *m, size_t p0, size_t n, kvb_gemma3_ws *w);
+void kvb_gemma3_ws_free(kvb_gemma3_ws *w);
+/* x [n][d_model] = E[token]·√d_model (KVB_EINVAL for a token outside the vocabulary). */
+int kvb_gemma3_embed(const kvb_gemma3 *m, const int32_t *tokens, size_t n, float *x);
+/* Layer l before attention for the workspace's n rows x: RMSNorm, projections, QK-norm, RoPE
+ * with the layer's base at the workspace's positions; q [n_head][n][hd], k, v [n_head_kv][n][hd]. */
+void kvb_gemma3_layer_qkv(const kvb_gemma3 *m, int l, unsigned variant, const float *x,
+                          kvb_gemma3_ws *w, float *qh, float *kh, float *vh);
+/* Layer l after attention: x += RMSNorm(att·Woᵀ)·w_post_attn, then the GeGLU feed-forward with
+ * its post-norm (att [n][n_head·hd]). */
+void kvb_gemma3_layer_rest(const kvb_gemma3 *m, int l, const float *att, kvb_gemma3_ws *w,
+                           float *x);
+
 /* logits [rows][n_vocab] = hidden [rows][d_model] · Eᵀ (E dequantized in chunks). */
 int kvb_gemma3_logits(const kvb_gemma3 *m, const float *hidden, size_t rows, float *logits);
 /* Perplexity of tokens[1..n) given their prefixes, log-softmax in double (variant as above). */

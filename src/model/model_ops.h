@@ -23,4 +23,28 @@ void kvb_mo_rmsnorm(const float *x, const float *w, size_t d, double eps, float 
 void kvb_mo_matmul(const float *x, const float *W, size_t n, size_t in, size_t out, float *y,
                    float beta);
 
+/* The gated feed-forward activations, g[i] = act(g[i]) · u[i] over n entries, exp by the
+ * vectorized libm-exact expf (vexpf.h):
+ *   SwiGLU (Llama): silu(g) = g / (1 + expf(−g)) — the same bits as the scalar expression;
+ *   GeGLU (Gemma): gelu_tanh(g) = g/2·(1 + tanh(√(2/π)(g + 0.044715g³))), computed as
+ *     g / (1 + expf(−2√(2/π)(g + 0.044715g³))) (½(1 + tanh z) = 1/(1 + e^(−2z))), the exponent
+ *     clamped to ±80 where the result is g or 0 to float precision. */
+void kvb_mo_swiglu(float *g, const float *u, size_t n);
+void kvb_mo_geglu(float *g, const float *u, size_t n);
+
+/* Causal self-attention of a prefill, every query head: q [H][n][hd], k and v [Hk][n][hd]
+ * (query head j reads key/value head j / (H / Hk)); query p sees key p′ when p′ ≤ p and, for
+ * window > 0, p − p′ < window (a sliding-window layer). Head j's output row p is written to
+ * att[p·ldo + j·hd ..]. Scores are scale·q·k; the softmax is the usual one with the running
+ * maximum (online softmax): query rows in blocks of KVB_MO_QB, keys in tiles of KVB_MO_KB that
+ * stay in cache, each tile's scores and its P·V product by sgemm, exp by the vectorized libm-
+ * exact expf (vexpf.h), the normalizer summed in double. Only the tiles a block can see are
+ * touched, so a window of w costs O(n·w), not O(n²). Items (head, query block) run on
+ * kvb_threads_default() workers (parallel.h; the result does not depend on the count).
+ * KVB_ENOMEM when the scratch cannot be allocated. */
+#define KVB_MO_QB 64
+#define KVB_MO_KB 256
+int kvb_mo_attention(const float *q, const float *k, const float *v, size_t n, size_t H,
+                     size_t Hk, size_t hd, float scale, size_t window, float *att, size_t ldo);
+
 #endif

@@ -134,7 +134,9 @@ static int gen_model(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng
   if ((st = kvb_text_read(text, &buf, &len))) return st;
   /* The cache key: model size, text hash, token count (n asked, or "all"), and OpenBLAS's
    * thread count: the forward pass's matrix products round differently with 1 and with several
-   * BLAS threads, so a cache written under one setting is not the bits another computes. */
+   * BLAS threads, so a cache written under one setting is not the bits another computes. The
+   * suffix "a2" names the forward pass's attention (model_ops.c's tiled online softmax; caches
+   * written before it, without a suffix, hold other bits and are not read). */
   uint64_t h = 1469598103934665603ull;
   for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)buf[i]) * 1099511628211ull;
   long want = kvb_params_has(p, "n") ? (long)kvb_params_get(p, sp, "n") : 0;
@@ -144,7 +146,7 @@ static int gen_model(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng
   char *slash = strrchr(mpath, '/');
   if (slash) *slash = '\0';
   snprintf(root, sizeof root, "%s/kv", slash ? mpath : ".");
-  snprintf(dir, sizeof dir, "%s/%llu-%016llx-%ld-b%d", root,
+  snprintf(dir, sizeof dir, "%s/%llu-%016llx-%ld-b%d-a2", root,
            (unsigned long long)(gemma ? KVB_GEMMA3_SIZE : KVB_MODEL_SIZE),
            (unsigned long long)h, want, openblas_get_num_threads());
   char qf[4400], kf[4400], vf[4400];
