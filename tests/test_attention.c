@@ -6,6 +6,7 @@
 #include "unit.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -185,6 +186,38 @@ int main(void) {
     CHECK(op == 0 && kvb_frobenius_norm(3, 2, Z) == 0, "norms.zero_matrix", "op %g", op);
     rc = kvb_operator_norm(3, 2, NULL, &op);
     CHECK(rc == KVB_ENULL, "norms.op_null_is_error", "rc %d", rc);
+    /* A 2048×256 known answer at a real-model shape: orthonormal Walsh columns h_j (entries
+     * ±1/√2048) scaled by σ_j = 50·(1 − j/512), then mixed by 2000 Givens rotations of column pairs
+     * (right-multiplying by an orthogonal matrix keeps the singular values), so ‖V‖_op = σ_0 = 50.
+     * GSL's one-sided Jacobi SVD, the previous implementation, stopped short on such shapes. */
+    {
+      size_t nn2 = 2048, dd = 256;
+      double *W = malloc(nn2 * dd * sizeof *W);
+      if (!W) {
+        CHECK(0, "norms.op_2048x256_known", "out of memory");
+      } else {
+        for (size_t i = 0; i < nn2; i++)
+          for (size_t j = 0; j < dd; j++)
+            W[i * dd + j] = (__builtin_popcountl(i & j) % 2 ? -1.0 : 1.0) / sqrt((double)nn2) * 50.0 *
+                            (1.0 - (double)j / 512.0);
+        uint64_t lc = 12345;
+        for (int r = 0; r < 2000; r++) {
+          lc = lc * 6364136223846793005ull + 1442695040888963407ull;
+          size_t a = (lc >> 33) % dd, b = (lc >> 13) % dd;
+          if (a == b) continue;
+          double th = (double)(lc % 1000) / 1000.0 * 6.283185307179586, c = cos(th), sn = sin(th);
+          for (size_t i = 0; i < nn2; i++) {
+            double x = W[i * dd + a], y = W[i * dd + b];
+            W[i * dd + a] = c * x - sn * y, W[i * dd + b] = sn * x + c * y;
+          }
+        }
+        double opw = 0;
+        rc = kvb_operator_norm(nn2, dd, W, &opw);
+        CHECK(rc == KVB_OK && fabs(opw - 50.0) <= 1e-12 * 50.0, "norms.op_2048x256_known",
+              "op %.17g, want 50 (rel %.3g)", opw, fabs(opw - 50.0) / 50.0);
+        free(W);
+      }
+    }
   }
 
   /* 5. Degenerate: the empty context is an error, not a NaN. */
