@@ -17,6 +17,7 @@
  * built-ins' cost; --full multiplies the streams. */
 #include "method_battery.h"
 
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -323,7 +324,74 @@ out:
 typedef struct {
   double err_m, err_u, err_sr;
   double bytes_end;
+  double floor, err_f32; /* mean rounding floor and mean float32-input error over the points */
+  double ld_excess;      /* largest (reference's distance from long double) / (floor / 2) */
 } acc_unit;
+
+/* The rounding floor: errors below it count as equal (a correct method computed in another
+ * order in float64 — NumPy, BLAS, an online softmax — differs from kvbound's reference by
+ * rounding alone, and uniform sampling that keeps every token scores 0; without a floor Welch
+ * rejects 6.7e-16 > 0 and fails a correct method).
+ *
+ * The bound, first order in u = 2^-53 (Higham, Accuracy and Stability, §3.1: a sum of m terms
+ * carries relative error ≤ γ_m = m·u/(1 − m·u) of the sum of the absolute terms). For z =
+ * Σ p_i v_i, p = softmax(s), s_i = scale·<q, k_i>, with σ = scale·‖q‖·max‖k_i‖ (so |s_i| ≤ σ)
+ * and V = max‖v_i‖₂:
+ *   scores:  |s̃_i − s_i| ≤ γ_dk·σ; the shift by the largest score adds u·|s_i − s_max| ≤ 2u·σ,
+ *            exp adds u: each log-weight is off by η ≤ (dk + 2)·u·σ + u.
+ *            A log-weight perturbation η moves z by Σ p_i η_i (v_i − z), ‖·‖₂ ≤ 2V·max|η|.
+ *   sums:    N = Σ w_i v_i coordinate-wise within γ_j Σ w_i |v_i|, so ‖ΔN‖₂ ≤ γ_j·D·V; D within
+ *            γ_j·D; the division u: ‖Δz‖₂ ≤ (2γ_j + u)·V.
+ *   total:   ‖z̃ − z‖₂ ≤ u·V·(2(dk + 2)σ + 2j + 3) — the condition number of softmax·V at the
+ *            stream's scale (2σ·V from the scores, 2j·V from the sums) in units of u.
+ * The floor is 4 times that relative to ‖Attn‖: ×2 because the method and the reference each
+ * carry such an error, ×2 for the second-order terms and an online softmax's rescalings. A
+ * method computing in float32 is not inside it (2^29 times larger rounding), and the check
+ * asserts so on every stream (the witness: every input moved by 2^-24 relatively, f32_sign), which is what catches a floor that
+ * is too large (mutant check:floor_loose, a by-eye tolerance of 1e-3). The derivation itself is
+ * checked too: the reference's distance from a long-double computation must stay within half
+ * the floor (one computation's share). */
+static double rounding_floor(const kvb_stream *s, size_t j, const double *q, const double *ex) {
+  size_t dk = s->d_key, dv = s->d_value;
+  double mk = 0, mv = 0, scale = 1.0 / sqrt((double)dk), u = DBL_EPSILON / 2;
+  for (size_t i = 0; i < j; i++) {
+    mk = fmax(mk, norm2(s->K + i * dk, dk));
+    mv = fmax(mv, norm2(s->V + i * dv, dv));
+  }
+  double sigma = scale * norm2(q, dk), den = norm2(ex, dv);
+  double abs_floor = 4 * u * mv * (2.0 * (double)(dk + 2) * sigma * mk + 2.0 * (double)j + 3.0);
+  return den > 0 ? abs_floor / den : abs_floor;
+}
+
+/* ±1 by a fixed hash of (index, which input): the signs of the float32-sized witness error
+ * (every input coordinate moved by float32's unit roundoff 2^-24, relatively; rounding to float
+ * itself would move nothing on the real model's caches, which are float32 already). */
+static double f32_sign(size_t t, unsigned which) {
+  uint64_t h = ((uint64_t)t * 0x9E3779B97F4A7C15u) ^ ((uint64_t)which << 61);
+  h ^= h >> 29;
+  return (h * 0xBF58476D1CE4E5B9u) >> 63 ? 1.0 : -1.0;
+}
+
+/* Attention over the first j tokens in long double (80-bit on x86-64: 11 more bits), to check
+ * the reference against the floor's derivation. */
+static void attn_long_double(const kvb_stream *s, size_t j, const double *q, double *z) {
+  size_t dk = s->d_key, dv = s->d_value;
+  long double scale = 1.0L / sqrtl((long double)dk), mx = -INFINITY, den = 0, num[dv];
+  for (size_t c = 0; c < dv; c++) num[c] = 0;
+  for (size_t i = 0; i < j; i++) {
+    long double a = 0;
+    for (size_t c = 0; c < dk; c++) a += (long double)s->K[i * dk + c] * q[c];
+    if (a * scale > mx) mx = a * scale;
+  }
+  for (size_t i = 0; i < j; i++) {
+    long double a = 0;
+    for (size_t c = 0; c < dk; c++) a += (long double)s->K[i * dk + c] * q[c];
+    long double w = expl(a * scale - mx);
+    den += w;
+    for (size_t c = 0; c < dv; c++) num[c] += w * s->V[i * dv + c];
+  }
+  for (size_t c = 0; c < dv; c++) z[c] = (double)(num[c] / den);
+}
 
 static double rel_err(const double *z, const double *ex, size_t dv) {
   double num = 0;
@@ -351,8 +419,9 @@ static int acc_one(prop_ctx *ctx, const kvb_stream *s, uint64_t sub, acc_unit *u
   double *z = malloc(dv * sizeof *z), *ex = malloc(dv * sizeof *ex), *zc = malloc(dv * sizeof *zc);
   size_t *idx = malloc(n * sizeof *idx), *all = malloc(n * sizeof *all);
   int ok = m && kb && vb && z && ex && zc && idx && all;
-  double em = 0, eu = 0, esr = 0;
+  double em = 0, eu = 0, esr = 0, ffl = 0, ef32 = 0, lde = 0;
   size_t nq = 0;
+  int floor_loose = prop_check_mutant(ctx, "floor_loose");
   for (size_t i = 0; ok && i < n; i++) {
     all[i] = i;
     ok = prop_check(ctx, kvb_method_update(m, s->K + i * dk, dk, s->V + i * dv, dv) == KVB_OK,
@@ -375,21 +444,35 @@ static int acc_one(prop_ctx *ctx, const kvb_stream *s, uint64_t sub, acc_unit *u
     size_t B = mem.bytes / (8 * (dk + dv));
     if (B < 1) B = 1;
     if (B > j) B = j;
-    em += rel_err(z, ex, dv);
+    /* errors below the rounding floor count as equal (rounding_floor) */
+    double fl = floor_loose ? 1e-3 : rounding_floor(s, j, q, ex);
+    em += fmax(rel_err(z, ex, dv), fl);
+    ffl += fl;
+    /* the floor's witnesses: the reference within half of it of long double; the same
+     * attention from inputs off by float32's rounding above it (else float32 would count as exact) */
+    attn_long_double(s, j, q, zc);
+    lde = fmax(lde, rel_err(ex, zc, dv) / (fl / 2));
+    for (size_t t = 0; t < j * dk; t++) kb[t] = s->K[t] * (1 + f32_sign(t, 0) * 0x1p-24);
+    for (size_t t = 0; t < j * dv; t++) vb[t] = s->V[t] * (1 + f32_sign(t, 1) * 0x1p-24);
+    double q32[dk];
+    for (size_t c = 0; c < dk; c++) q32[c] = q[c] * (1 + f32_sign(c, 2) * 0x1p-24);
+    kvb_attention_exact(j, dk, dv, kb, vb, q32, 1.0 / sqrt((double)dk), zc, NULL);
+    ef32 += rel_err(zc, ex, dv);
     /* uniform: B of the j tokens without replacement */
     gsl_ran_choose(gu, idx, B, all, j, sizeof *idx);
     attn_subset(s, idx, B, q, kb, vb, zc);
-    eu += rel_err(zc, ex, dv);
+    eu += fmax(rel_err(zc, ex, dv), fl);
     /* sink + recent: the first min(4, B/2) and the last B − that */
     size_t sink = B / 2 < 4 ? B / 2 : 4;
     for (size_t t = 0; t < sink; t++) idx[t] = t;
     for (size_t t = sink; t < B; t++) idx[t] = j - (B - t);
     attn_subset(s, idx, B, q, kb, vb, zc);
-    esr += rel_err(zc, ex, dv);
+    esr += fmax(rel_err(zc, ex, dv), fl);
     u->bytes_end = (double)mem.bytes;
     nq++;
   }
   if (nq) u->err_m = em / nq, u->err_u = eu / nq, u->err_sr = esr / nq;
+  if (nq) u->floor = ffl / nq, u->err_f32 = ef32 / nq, u->ld_excess = lde;
   kvb_method_free(m);
   free(kb), free(vb), free(z), free(ex), free(zc), free(idx), free(all);
   gsl_rng_free(g), gsl_rng_free(gu);
@@ -440,6 +523,24 @@ static void accuracy_on(prop_ctx *ctx, const char *stream, const char *const *as
     em[r] = u[r].err_m, eu[r] = u[r].err_u, esr[r] = u[r].err_sr, one[r] = 1.0;
     bytes += u[r].bytes_end / (double)N;
   }
+  /* the rounding floor's two witnesses (rounding_floor): sound (the reference within half the
+   * floor of long double at every point) and tight (the error of inputs off by 2^-24 above it
+   * on every stream; the mutant check:floor_loose fails here on any method) */
+  double ld_max = 0, tight = INFINITY, fl_mean = 0, f32_mean = 0;
+  for (size_t r = 0; r < N; r++) {
+    ld_max = fmax(ld_max, u[r].ld_excess);
+    tight = fmin(tight, u[r].err_f32 / u[r].floor);
+    fl_mean += u[r].floor / (double)N, f32_mean += u[r].err_f32 / (double)N;
+  }
+  prop_check(ctx, ld_max <= 1, "%s: the reference is %.3g times half the rounding floor away from "
+             "a long-double computation: the floor does not cover float64 rounding", stream, ld_max);
+  prop_check(ctx, tight > 1, "%s: the rounding floor (mean %.3g) is not below the error of exact "
+             "attention from inputs off by float32's rounding, 2^-24 (mean %.3g; smallest ratio "
+             "%.3g): a float32 method would count as exact", stream, fl_mean, f32_mean, tight);
+  prop_note(ctx, "%s: rounding floor (relative errors below it count as equal) %.3g on average; "
+            "the reference's distance from long double at most %.3g of half the floor; exact "
+            "attention from inputs off by 2^-24 (float32's rounding) %.3g (at least %.3g floors)", stream, fl_mean, ld_max,
+            f32_mean, tight);
   /* z ≡ 0 answers 0: relative error exactly 1 at every query point. */
   double mm, sdm, mu, sdu, msr, sdsr;
   prop_mean_sd(em, N, &mm, &sdm);
@@ -747,16 +848,16 @@ const prop_claim props_method_battery[] = {
     {"method.accuracy.synthetic", "kvbound controls (DESIGN)", "comparison",
      "Gaussian streams (values of mean 1): relative error below z = 0's and not above uniform sampling's at the "
      "method's own memory (Welch one-sided, alpha = 1e-6, unit = stream); sink+recent beside",
-     {"control:z_zero", "check:compare_with_itself"}, accuracy_synthetic, {NULL},
+     {"control:z_zero", "check:compare_with_itself", "check:floor_loose"}, accuracy_synthetic, {NULL},
      Q_("beat answering zero and do no worse than uniform sampling at equal memory on Gaussian streams")},
     {"method.accuracy.adversarial", "kvbound controls (DESIGN)", "comparison",
      "adv_large_q streams (one cluster takes the attention of every query; values follow the score): relative error below "
      "z = 0's and not above uniform sampling's at equal memory (alpha = 1e-6, unit = stream)",
-     {"control:z_zero", "check:compare_with_itself"}, accuracy_adversarial, {NULL},
+     {"control:z_zero", "check:compare_with_itself", "check:floor_loose"}, accuracy_adversarial, {NULL},
      Q_("beat answering zero and do no worse than uniform sampling at equal memory on an adversarial stream")},
     {"method.accuracy.real", "kvbound controls (DESIGN)", "comparison",
      "the real model's caches (SmolLM2-135M on one text, 15 layers, head 0): as above",
-     {"check:compare_with_itself"}, accuracy_real, {NULL},
+     {"check:compare_with_itself", "check:floor_loose"}, accuracy_real, {NULL},
      Q_("do no worse than uniform sampling at equal memory on real-model caches")},
     {"method.declared.unbiased", "method.h ABI v1 declares", "distribution",
      "declared UNBIASED_NUM/DEN: z-tests of the mean of query_parts' N and D estimates over "

@@ -122,3 +122,17 @@ def test_props_main_in_this_process_twice(capfd):
     assert (rc1, rc2) == (0, 1), out
     assert re.search(r"^PASS method\.contract\.memory: HOLDS", out, re.M), out
     assert re.search(r"^FAIL method\.contract\.memory: FAILS", out, re.M), out
+
+
+def test_a_correct_exact_python_method_passes_accuracy_at_equal_memory():
+    """exact_py errs by float64 rounding (~1e-16) and uniform sampling at its memory keeps every
+    token (error 0): below the rounding floor both count as equal, so a correct method HOLDS;
+    the floor's mutant (a by-eye 1e-3) is caught by the float32 witness on this method too."""
+    rc, out = battery("exact_py.py", "exact_py", "--only", "method.accuracy.synthetic")
+    assert rc == 0 and not re.search(r"^FAIL", out, re.M), out
+    assert results(out).get("method.accuracy.synthetic") == "HOLDS", out
+    assert re.search(r"^PASS method\.accuracy\.synthetic caught mutant check:floor_loose", out, re.M), out
+    rc, out = battery("exact_py.py", "exact_py", "--only", "method.accuracy.adversarial",
+                      "--no-mutants")
+    assert rc == 0 and results(out).get("method.accuracy.adversarial") == "HOLDS", out
+
