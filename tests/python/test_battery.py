@@ -136,3 +136,13 @@ def test_a_correct_exact_python_method_passes_accuracy_at_equal_memory():
                       "--no-mutants")
     assert rc == 0 and results(out).get("method.accuracy.adversarial") == "HOLDS", out
 
+
+def test_a_loose_declared_error_bound_is_not_a_failed_mutant():
+    """exact_py declares eps = 1e-9 and errs 1e-16: the bound HOLDS, and the check's mutant (every
+    run's error reported as 1.01 eps) is caught on it as on any method — no FAIL line."""
+    rc, out = battery("exact_py.py", "exact_py", "--only", "method.declared.error_bound")
+    assert rc == 0 and not re.search(r"^FAIL", out, re.M), out
+    assert results(out).get("method.declared.error_bound") == "HOLDS", out
+    assert re.search(r"^PASS method\.declared\.error_bound caught mutant check:error_over_eps", out,
+                     re.M), out
+
