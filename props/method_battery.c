@@ -122,7 +122,9 @@ static double norm2(const double *x, size_t d) {
  * dimensions) between tokens. Each must be refused (a non-OK status), and afterwards A and B
  * must answer the same queries bit for bit, count the same tokens and the same memory: a
  * refused call left no trace. (Comparing with a twin, not with A's own earlier answers, keeps
- * the check valid for methods whose queries change their state, e.g. H2O's scores.) */
+ * the check valid for methods whose queries change their state, e.g. H2O's scores.) A twin
+ * comparison presumes reproducibility, so two twins without bad input are compared first: a
+ * method that already differs there is NOT-REPRODUCIBLE, named as such. */
 static void contract_inputs(prop_ctx *ctx) {
   if (!need_target(ctx)) return;
   prop_exact(ctx);
@@ -135,7 +137,31 @@ static void contract_inputs(prop_ctx *ctx) {
   kvb_method *A = target(ctx, d, d, ga), *B = target(ctx, d, d, gb);
   if (!s || !A || !B) goto out;
   double bad[16], z[8], zb[8];
-  int refused = 0, tried = 0, absorb = prop_check_mutant(ctx, "absorbs_bad_input");
+  int absorb = prop_check_mutant(ctx, "absorbs_bad_input");
+  /* Reproducibility first: two twins, no bad input, must already agree bit for bit — else a
+   * difference after the bad inputs could not be blamed on them (the defect is then the one
+   * method.contract.determinism names, and this check says so instead of "a refused call
+   * changed the state"). */
+  {
+    gsl_rng *g1 = prop_rng(ctx, 1), *g2 = prop_rng(ctx, 1);
+    kvb_method *P = target(ctx, d, d, g1), *Q = target(ctx, d, d, g2);
+    size_t first = 0;
+    for (size_t i = 0; P && Q && !first && i < n; i++) {
+      const double *k = s->K + i * d, *v = s->V + i * d, *q = s->Q + i * d;
+      int sp = kvb_method_update(P, k, d, v, d), sq = kvb_method_update(Q, k, d, v, d);
+      if (sp != sq) first = i + 1;
+      if (i % 8 != 7) continue;
+      sp = kvb_method_query(P, q, d, z, d), sq = kvb_method_query(Q, q, d, zb, d);
+      if (sp != sq || (sp == KVB_OK && memcmp(z, zb, sizeof z))) first = i + 1;
+    }
+    kvb_method_free(P), kvb_method_free(Q), gsl_rng_free(g1), gsl_rng_free(g2);
+    if (!prop_check(ctx, first == 0, "NOT-REPRODUCIBLE: two twins from the same seed, given no bad "
+                    "input, already answer differently at token %zu, so whether a refused call "
+                    "changes the state cannot be judged (the defect is reproducibility: see "
+                    "method.contract.determinism)", first))
+      goto out;
+  }
+  int refused = 0, tried = 0;
   for (size_t i = 0; i < n; i++) {
     const double *k = s->K + i * d, *v = s->V + i * d, *q = s->Q + i * d;
     if (i >= 1 && i % 8 == 0) {

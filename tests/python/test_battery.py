@@ -146,3 +146,12 @@ def test_a_loose_declared_error_bound_is_not_a_failed_mutant():
     assert re.search(r"^PASS method\.declared\.error_bound caught mutant check:error_over_eps", out,
                      re.M), out
 
+
+def test_the_inputs_check_names_a_method_that_is_not_reproducible():
+    """A method whose twins differ without any bad input is NOT-REPRODUCIBLE: the inputs check
+    says so instead of blaming a refused call."""
+    rc, out = battery("wrong_methods_py.py", "strided_shared_state_py,stride=4", "--only",
+                      "method.contract.inputs", "--no-mutants")
+    assert rc != 0 and results(out).get("method.contract.inputs") == "FAILS", out
+    assert re.search(r"violated: NOT-REPRODUCIBLE: two twins from the same seed", out), out
+    assert "a refused call changed the state" not in out, out
