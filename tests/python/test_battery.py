@@ -155,3 +155,33 @@ def test_the_inputs_check_names_a_method_that_is_not_reproducible():
     assert rc != 0 and results(out).get("method.contract.inputs") == "FAILS", out
     assert re.search(r"violated: NOT-REPRODUCIBLE: two twins from the same seed", out), out
     assert "a refused call changed the state" not in out, out
+
+
+def test_shards_of_a_python_methods_battery_merge_into_its_report(tmp_path):
+    """--shard K/N --out DIR records the method under test (and the plugins loaded); the merge
+    judges the method's battery from those records without being told the method again."""
+    dirs = [str(tmp_path / ("s%d" % k)) for k in range(2)]
+    for k, d in enumerate(dirs):
+        rc, out = battery("exact_py.py", "exact_py", "--only", "method.contract", "--no-mutants",
+                          "--shard", "%d/2" % k, "--out", d)
+        assert rc == 0, out
+        with open(os.path.join(d, "meta.txt")) as f:
+            assert "method exact_py\n" in f.read()
+    report = str(tmp_path / "merged.md")
+    env = child_env()
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    r = subprocess.run([sys.executable, "-m", "kvbound", "props", "--register",
+                        os.path.join(METHODS, "exact_py.py"), "--merge"] + dirs + ["--report", report],
+                       env=env, capture_output=True, text=True, timeout=600)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    v = results(out)
+    for check in ("method.contract.inputs", "method.contract.memory", "method.contract.determinism"):
+        assert v.get(check) == "HOLDS", (check, out)
+    with open(report) as f:
+        assert "The battery for method `exact_py`" in f.read()
+    # a merge told another method than the shards ran is refused
+    r = subprocess.run([sys.executable, "-m", "kvbound", "props", "--register",
+                        os.path.join(METHODS, "exact_py.py"), "--method", "exact_drop_first_py",
+                        "--merge"] + dirs, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 2 and "the shards ran exact_py" in r.stderr, r.stdout + r.stderr
