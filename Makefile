@@ -53,7 +53,7 @@ HDRS := $(wildcard $(foreach d,$(L0) $(L1) $(L2) $(L3) tests,$(d)/*.h))
 .PHONY: all run check check-full check-slurm bench install uninstall clean
 # Keep object files of tests and benches (they are intermediates of pattern rules).
 .SECONDARY:
-all: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/libkvbound-props.so $(B)/kvbound $(B)/kvb-props $(TEST_BIN) $(BENCH_BIN) \
+all: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/libkvbound-props.so $(B)/libkvbound-cli.so $(B)/kvbound $(B)/kvb-props $(TEST_BIN) $(BENCH_BIN) \
      $(B)/kvb-dump-kv $(B)/kvb-bench
 
 $(B)/obj/%.o: %.c $(HDRS)
@@ -69,10 +69,18 @@ $(B)/libkvbound.a: $(LIB_OBJ)
 $(B)/libkvbound.so: $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libkvbound.so -o $@ $^ $(LIBS)
 
-# -rdynamic: a plugin (plugin.h) resolves its calls into the library against this program's own
-# copy, so it sees the program's registry even though kvbound links libkvbound statically.
-$(B)/kvbound: $(CLI_OBJ) $(B)/libkvbound.a
-	$(CC) -rdynamic -o $@ $(CLI_OBJ) $(KVBOUND_GPU_LIBS) $(B)/libkvbound.a $(LIBS)
+# The command line is a library too (libkvbound-cli.so exports kvb_cli_main and links
+# libkvbound.so, so a process that registered a method — a Python session — runs `kvbound run`
+# on it: one registry); kvbound is a thin main over it. Its own library rather than a part of
+# libkvbound-props.so: the battery and the command line have different dependencies (the CLI
+# carries the OpenCL device library where OpenCL exists), and loading either one should not
+# load the other. kvbound finds both libraries beside itself (the build tree) or in ../lib (an
+# install). Plugins resolve their calls against the same libkvbound.so, so they see its registry.
+$(B)/libkvbound-cli.so: $(CLI_OBJ) $(B)/libkvbound.so
+	$(CC) -shared -Wl,-soname,libkvbound-cli.so -Wl,-rpath,'$$ORIGIN' -o $@ $(CLI_OBJ) $(KVBOUND_GPU_LIBS) -L$(B) -lkvbound $(LIBS)
+
+$(B)/kvbound: $(B)/obj/src/app/tools/kvbound.o $(B)/libkvbound-cli.so $(B)/libkvbound.so
+	$(CC) -o $@ $< -L$(B) -lkvbound-cli -lkvbound -Wl,-rpath,'$$ORIGIN:$$ORIGIN/../lib' $(LIBS)
 
 # A claim table row names only the members it uses: prop_claim's trailing `question` is NULL
 # unless a check asks kvbound's own question (props/prop.h), so rows may omit it.
@@ -176,7 +184,7 @@ $(B)/tests/test_gpu_index64: $(B)/obj/tests/test_gpu_index64.o $(B)/obj/src/gpu/
 # kvbound itself: a spec's backend = "opencl" (runner.c) and `kvbound devices` reach the device
 # library when OpenCL is there; without it they say so and everything else works.
 KVBOUND_GPU_LIBS = $(if $(HAVE_OPENCL),$(B)/libkvbound_gpu.a -lOpenCL)
-$(B)/kvbound: $(if $(HAVE_OPENCL),$(B)/libkvbound_gpu.a)
+$(B)/libkvbound-cli.so: $(if $(HAVE_OPENCL),$(B)/libkvbound_gpu.a)
 $(B)/obj/src/app/runner.o: CFLAGS_ALL += -Isrc/gpu $(if $(HAVE_OPENCL),-DKVB_WITH_OPENCL)
 $(B)/obj/src/app/runner.o: $(wildcard src/gpu/*.h)
 
@@ -259,11 +267,12 @@ bench: all
 	$(B)/kvb-bench --method exact_decode --dtype f64 $(BENCH_FLAGS)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
 
-install: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/libkvbound-props.so $(B)/kvbound
+install: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/libkvbound-props.so $(B)/libkvbound-cli.so $(B)/kvbound
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/kvbound $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(B)/libkvbound.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(B)/libkvbound.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(B)/libkvbound-props.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(B)/libkvbound-cli.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(PREFIX)/include/kvbound/
 	install -m 755 $(B)/kvbound $(DESTDIR)$(PREFIX)/bin/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/.*KVBOUND_VERSION "\(.*\)"/\1/p' src/kvbound.h)|g' \

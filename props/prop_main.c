@@ -430,7 +430,7 @@ static int parse_args(int argc, char **argv, options *o) {
       return 2;
     }
   }
-  if (o->method) {
+  if (o->method && !o->nmerge) { /* a merge takes the method from the shards (load_shards) */
     char why[512];
     if (method_battery_set_target(o->method, why, sizeof why)) {
       fprintf(stderr, "kvb-props: --method %s\n", why);
@@ -685,6 +685,19 @@ static int run_shard(const options *o) {
   snprintf(meta.only_mutant, sizeof meta.only_mutant, "%s", o->only_mutant ? o->only_mutant : "");
   join_only(o, meta.only, sizeof meta.only);
   snprintf(meta.version, sizeof meta.version, "%s", KVBOUND_VERSION);
+  /* the method under test and every plugin loaded, so the merge judges the same battery on the
+   * same method without being told again (a Python method is registered by the merging
+   * process itself: python3 -m kvbound props --register FILE.py --merge DIR...) */
+  snprintf(meta.method, sizeof meta.method, "%s", o->method ? o->method : "");
+  for (size_t i = 0; kvb_plugin_loaded_path(i); i++) {
+    size_t l = strlen(meta.plugins);
+    if (l + strlen(kvb_plugin_loaded_path(i)) + 2 > sizeof meta.plugins) {
+      fprintf(stderr, "kvb-props: too many plugins to record in the shard metadata\n");
+      return 2;
+    }
+    snprintf(meta.plugins + l, sizeof meta.plugins - l, "%s%s", l ? "\n" : "",
+             kvb_plugin_loaded_path(i));
+  }
   /* The marker of a finished shard is its meta.txt, written last: a shard that died leaves
    * none, and the merge names it. */
   snprintf(path, sizeof path, "%s/meta.txt", o->out);
@@ -759,12 +772,37 @@ static int load_shards(options *o, source *src, char **trial_files, char *only_b
     const prop_shard_meta *a = &meta[0], *b = &meta[i];
     if (b->n != a->n || b->seed != a->seed || b->full != a->full || b->no_mut != a->no_mut ||
         strcmp(b->only_mutant, a->only_mutant) || strcmp(b->only, a->only) ||
-        strcmp(b->version, a->version)) {
+        strcmp(b->version, a->version) || strcmp(b->method, a->method) ||
+        strcmp(b->plugins, a->plugins)) {
       fprintf(stderr, "kvb-props: --merge: %s and %s are not shards of one sweep (shard count, "
-                      "seed, tier, selection or kvbound version differ)\n", o->merge[0],
-              o->merge[i]);
+                      "seed, tier, selection, method, plugins or kvbound version differ)\n",
+              o->merge[0], o->merge[i]);
       return 2;
     }
+  }
+  /* the plugins the shards had, then the method they ran the battery on */
+  for (const char *p = meta[0].plugins; *p;) {
+    char path[2048];
+    size_t l = strcspn(p, "\n");
+    snprintf(path, sizeof path, "%.*s", (int)l, p);
+    p += l + (p[l] == '\n');
+    if (kvb_plugin_load(path)) {
+      fprintf(stderr, "kvb-props: --merge: the shards' plugin: %s\n", kvb_strerror_last());
+      return 2;
+    }
+  }
+  if (o->method && strcmp(o->method, meta[0].method)) {
+    fprintf(stderr, "kvb-props: --merge: --method %s, but the shards ran %s\n", o->method,
+            meta[0].method[0] ? meta[0].method : "the papers' claims (no --method)");
+    return 2;
+  }
+  if (meta[0].method[0]) {
+    o->method = meta[0].method;
+    if (method_battery_set_target(o->method, why, sizeof why)) {
+      fprintf(stderr, "kvb-props: --merge: the shards ran --method %s: %s\n", o->method, why);
+      return 2;
+    }
+    claim_tables = battery_tables;
   }
   for (int k = 0; k < n; k++) {
     int seen = 0;

@@ -113,6 +113,14 @@ int prop_meta_write(const char *path, const prop_shard_meta *m) {
              "only %s\nversion %s\n",
           m->k, m->n, m->seed, m->full, m->no_mut, m->only_mutant[0] ? m->only_mutant : "-",
           m->only[0] ? m->only : "-", m->version);
+  /* the method under test and the plugins, one line each (a path may hold spaces); a shard
+   * directory written before these lines had none and reads as "no method, no plugin" */
+  fprintf(f, "method %s\n", m->method[0] ? m->method : "-");
+  for (const char *p = m->plugins; *p;) {
+    size_t l = strcspn(p, "\n");
+    fprintf(f, "plugin %.*s\n", (int)l, p);
+    p += l + (p[l] == '\n');
+  }
   int bad = ferror(f);
   return (fclose(f) || bad) ? -1 : 0;
 }
@@ -128,6 +136,20 @@ int prop_meta_read(const char *path, prop_shard_meta *m, char *why, size_t cap) 
                      "only %1023s version %31s",
                   &m->k, &m->n, &m->seed, &m->full, &m->no_mut, m->only_mutant, m->only,
                   m->version) == 8;
+  char line[4200];
+  while (ok && fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = 0;
+    if (strncmp(line, "method ", 7) == 0 && strcmp(line + 7, "-")) {
+      size_t l = strlen(line + 7);
+      if (l >= sizeof m->method) ok = 0; /* longer than any --method kvb-props takes */
+      else memcpy(m->method, line + 7, l + 1);
+    }
+    else if (strncmp(line, "plugin ", 7) == 0) {
+      size_t o = strlen(m->plugins);
+      if (o + strlen(line + 7) + 2 > sizeof m->plugins) ok = 0; /* too many to record: malformed */
+      else snprintf(m->plugins + o, sizeof m->plugins - o, "%s%s", o ? "\n" : "", line + 7);
+    }
+  }
   fclose(f);
   if (!ok || m->n < 1 || m->k < 0 || m->k >= m->n) {
     snprintf(why, cap, "%s: malformed shard metadata", path);

@@ -39,6 +39,8 @@ typedef struct {
   char only_mutant[160];
   char only[1024];    /* the --only prefixes, comma-joined ("" for all) */
   char version[32];
+  char method[256];   /* kvb-props --method NAME[,PARAMS] ("" for the papers' claims) */
+  char plugins[2048]; /* the plugins loaded (real paths, '\n'-separated), loaded again by the merge */
 } prop_shard_meta;
 
 int prop_meta_write(const char *path, const prop_shard_meta *m);

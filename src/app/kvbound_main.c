@@ -473,7 +473,12 @@ static int load_plugins(int *argc, char **argv) {
   return 0;
 }
 
-int main(int argc, char **argv) {
+/* The command line's entry point (build/libkvbound-cli.so; build/kvbound is a thin main over
+ * it, src/app/tools/kvbound.c): a process that registered a method at run time (a Python
+ * session, kvb_method_register) runs `kvbound run` on it in-process, as kvb_props_main does for
+ * the battery. argv as for kvbound, argv[0] ignored. */
+int kvb_cli_main(int argc, char **argv);
+int kvb_cli_main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
     return 2;

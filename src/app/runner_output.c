@@ -4,6 +4,7 @@
 #include "runner_internal.h"
 
 #include "measures.h"
+#include "plugin.h"
 #include "probe.h"
 
 #include <math.h>
@@ -119,6 +120,15 @@ static int write_meta(const kvb_experiment *e, FILE *f, int jobs, size_t units, 
       json_str(f, items[i].type);
       fprintf(f, ", \"params\": ");
       json_str(f, ps);
+      /* a method from outside the tree names where it came from (the plugin's real path, so
+       * the run can be repeated with the same library); built-ins add nothing */
+      const kvb_method_type *mt = k ? kvb_method_lookup(items[i].type) : NULL;
+      const char *origin = mt ? kvb_method_origin(mt) : NULL;
+      if (origin) {
+        char real[4096];
+        fprintf(f, ", \"plugin\": ");
+        json_str(f, realpath(origin, real) ? real : origin);
+      }
       fprintf(f, "}");
     }
     fprintf(f, "],\n");

@@ -78,6 +78,13 @@ static int load_locked(const char *path) {
   return KVB_OK;
 }
 
+const char *kvb_plugin_loaded_path(size_t i) {
+  pthread_mutex_lock(&load_lock);
+  const char *p = i < n_loaded ? loaded[i] : NULL;
+  pthread_mutex_unlock(&load_lock);
+  return p;
+}
+
 int kvb_plugin_load(const char *path) {
   if (!path || !path[0]) return KVB_ERROR(KVB_ENULL, "plugin: the path is NULL or empty");
   pthread_mutex_lock(&load_lock);

@@ -63,6 +63,10 @@ int kvb_method_register(const kvb_method_type *t, size_t type_size);
  * at run time"). What kvb_plugin_load uses. */
 int kvb_method_register_all(const kvb_method_type *const *ts, size_t n, size_t type_size,
                             const char *origin);
+/* The real path of the i-th plugin loaded in this process (in load order), NULL past the last:
+ * what a record of a run names so that it can be loaded again (kvb-props shard metadata,
+ * kvbound run's meta.json). */
+const char *kvb_plugin_loaded_path(size_t i);
 /* Where a method type came from: NULL for a built-in, the plugin's path for a plugin's type,
  * "registered at run time" for one given to kvb_method_register directly (e.g. from Python). */
 const char *kvb_method_origin(const kvb_method_type *t);

@@ -11,6 +11,7 @@ sys.path.insert(0, os.path.join(ROOT, "src", "python"))
 BUILD = os.environ.get("KVB_BUILD", os.path.join(ROOT, "build"))
 os.environ.setdefault("KVBOUND_LIB", os.path.join(BUILD, "libkvbound.so"))
 os.environ.setdefault("KVBOUND_PROPS_LIB", os.path.join(BUILD, "libkvbound-props.so"))
+os.environ.setdefault("KVBOUND_CLI_LIB", os.path.join(BUILD, "libkvbound-cli.so"))
 
 
 @pytest.fixture

@@ -122,3 +122,66 @@ def test_props_main_in_this_process_twice(capfd):
     assert (rc1, rc2) == (0, 1), out
     assert re.search(r"^PASS method\.contract\.memory: HOLDS", out, re.M), out
     assert re.search(r"^FAIL method\.contract\.memory: FAILS", out, re.M), out
+
+
+def test_a_correct_exact_python_method_passes_accuracy_at_equal_memory():
+    """exact_py errs by float64 rounding (~1e-16) and uniform sampling at its memory keeps every
+    token (error 0): below the rounding floor both count as equal, so a correct method HOLDS;
+    the floor's mutant (a by-eye 1e-3) is caught by the float32 witness on this method too."""
+    rc, out = battery("exact_py.py", "exact_py", "--only", "method.accuracy.synthetic")
+    assert rc == 0 and not re.search(r"^FAIL", out, re.M), out
+    assert results(out).get("method.accuracy.synthetic") == "HOLDS", out
+    assert re.search(r"^PASS method\.accuracy\.synthetic caught mutant check:floor_loose", out, re.M), out
+    rc, out = battery("exact_py.py", "exact_py", "--only", "method.accuracy.adversarial",
+                      "--no-mutants")
+    assert rc == 0 and results(out).get("method.accuracy.adversarial") == "HOLDS", out
+
+
+def test_a_loose_declared_error_bound_is_not_a_failed_mutant():
+    """exact_py declares eps = 1e-9 and errs 1e-16: the bound HOLDS, and the check's mutant (every
+    run's error reported as 1.01 eps) is caught on it as on any method — no FAIL line."""
+    rc, out = battery("exact_py.py", "exact_py", "--only", "method.declared.error_bound")
+    assert rc == 0 and not re.search(r"^FAIL", out, re.M), out
+    assert results(out).get("method.declared.error_bound") == "HOLDS", out
+    assert re.search(r"^PASS method\.declared\.error_bound caught mutant check:error_over_eps", out,
+                     re.M), out
+
+
+def test_the_inputs_check_names_a_method_that_is_not_reproducible():
+    """A method whose twins differ without any bad input is NOT-REPRODUCIBLE: the inputs check
+    says so instead of blaming a refused call."""
+    rc, out = battery("wrong_methods_py.py", "strided_shared_state_py,stride=4", "--only",
+                      "method.contract.inputs", "--no-mutants")
+    assert rc != 0 and results(out).get("method.contract.inputs") == "FAILS", out
+    assert re.search(r"violated: NOT-REPRODUCIBLE: two twins from the same seed", out), out
+    assert "a refused call changed the state" not in out, out
+
+
+def test_shards_of_a_python_methods_battery_merge_into_its_report(tmp_path):
+    """--shard K/N --out DIR records the method under test (and the plugins loaded); the merge
+    judges the method's battery from those records without being told the method again."""
+    dirs = [str(tmp_path / ("s%d" % k)) for k in range(2)]
+    for k, d in enumerate(dirs):
+        rc, out = battery("exact_py.py", "exact_py", "--only", "method.contract", "--no-mutants",
+                          "--shard", "%d/2" % k, "--out", d)
+        assert rc == 0, out
+        with open(os.path.join(d, "meta.txt")) as f:
+            assert "method exact_py\n" in f.read()
+    report = str(tmp_path / "merged.md")
+    env = child_env()
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    r = subprocess.run([sys.executable, "-m", "kvbound", "props", "--register",
+                        os.path.join(METHODS, "exact_py.py"), "--merge"] + dirs + ["--report", report],
+                       env=env, capture_output=True, text=True, timeout=600)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    v = results(out)
+    for check in ("method.contract.inputs", "method.contract.memory", "method.contract.determinism"):
+        assert v.get(check) == "HOLDS", (check, out)
+    with open(report) as f:
+        assert "The battery for method `exact_py`" in f.read()
+    # a merge told another method than the shards ran is refused
+    r = subprocess.run([sys.executable, "-m", "kvbound", "props", "--register",
+                        os.path.join(METHODS, "exact_py.py"), "--method", "exact_drop_first_py",
+                        "--merge"] + dirs, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 2 and "the shards ran exact_py" in r.stderr, r.stdout + r.stderr

@@ -7,6 +7,7 @@
         m.update_many(s.K, s.V); zh = m.query(s.Q[-1]); m.memory()
     kvb.register_method(MyMethod, "mine")          # a Python class as a kvbound method
     kvb.props_main(["--method", "mine"])           # the battery on it, in this process
+    kvb.cli_main(["run", "spec.lua", "--out", "o"])  # `kvbound run` on a spec naming it, too
     d = kvb.read_dump("cache/")                    # `kvbound dump-kv --out cache/`
 
 libkvbound.so is found through $KVBOUND_LIB (the file or its directory), then pkg-config's libdir
@@ -20,9 +21,10 @@ from .core import Memory, Method, Stream, attention_batch, exact_attention, meth
 from .dump import KVDump, dump_kv, model_available, read_dump
 from .pymethod import MethodContext, register_method, registered
 from .props import load_plugin, props_main
+from .cli import cli_main
 
 __version__ = "0.1.0"
 __all__ = ["KvbError", "LibraryNotFound", "lib_path", "STATUS", "Memory", "Method", "Stream",
            "attention_batch", "exact_attention", "methods", "run", "stream", "streams", "KVDump",
            "dump_kv", "model_available", "read_dump", "MethodContext", "register_method", "registered", "load_plugin",
-           "props_main", "DECLARES_UNBIASED_NUM", "DECLARES_UNBIASED_DEN", "DECLARES_ERROR_BOUND"]
+           "props_main", "cli_main", "DECLARES_UNBIASED_NUM", "DECLARES_UNBIASED_DEN", "DECLARES_ERROR_BOUND"]

@@ -1,19 +1,23 @@
-"""python3 -m kvbound — the battery on Python methods from the command line.
+"""python3 -m kvbound — the battery and the command line on Python methods.
 
     python3 -m kvbound props --register my_method.py --method my_method[,k=v,...] [kvb-props options]
+    python3 -m kvbound run --register my_method.py SPEC.lua [kvbound run options]
     python3 -m kvbound list
 
 `props` registers the methods of each --register FILE.py (every class defined in the file with
 update, query and memory; FILE.py:Class for one class) and runs the C battery in this process
 with the remaining arguments exactly as `kvb-props` takes them (kvb-props --help); its exit
-status is the battery's. `list` prints every method (built-in, plugin, registered) and stream."""
+status is the battery's. `run` (and `merge`, `plot`) registers the same way and runs `kvbound
+run ...` in this process (kvb_cli_main of libkvbound-cli.so), so a spec names the registered
+methods like built-ins (`method "my_method" { ... }`); its exit status is kvbound's. `list`
+prints every method (built-in, plugin, registered) and stream."""
 
 import importlib.util
 import inspect
 import os
 import sys
 
-from . import core, props, pymethod
+from . import cli, core, props, pymethod
 
 
 def _load_file(spec):
@@ -50,7 +54,7 @@ def main(argv):
         for s in core.streams():
             print("stream  %-24s %s" % (s["name"], s["summary"]))
         return 0
-    if cmd == "props":
+    if cmd in ("props", "run", "merge", "plot"):
         args, i = [], 0
         while i < len(rest):
             if rest[i] == "--register":
@@ -62,8 +66,11 @@ def main(argv):
             else:
                 args.append(rest[i])
                 i += 1
-        return props.props_main(args)
-    raise SystemExit("kvbound: unknown command %r (props, list; see python3 -m kvbound --help)" % cmd)
+        if cmd == "props":
+            return props.props_main(args)
+        return cli.cli_main([cmd] + args)
+    raise SystemExit("kvbound: unknown command %r (props, run, merge, plot, list; see python3 -m "
+                     "kvbound --help)" % cmd)
 
 
 if __name__ == "__main__":

@@ -119,6 +119,7 @@ class MethodType(Structure):
 
 LIBNAME = "libkvbound.so"
 PROPS_LIBNAME = "libkvbound-props.so"
+CLI_LIBNAME = "libkvbound-cli.so"
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 

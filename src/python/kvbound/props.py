@@ -8,38 +8,56 @@ import sys
 from . import _lib
 from ._lib import KvbError, lib
 
-_props = None
+_loaded = {}
 
 
-def _props_lib():
-    global _props
-    if _props is not None:
-        return _props
+def companion_lib(libname, env_var, entry):
+    """A library built beside libkvbound.so (libkvbound-props.so, libkvbound-cli.so) with its
+    `int ENTRY(int argc, char **argv)` declared: $ENV_VAR (the file or its directory), else beside
+    the libkvbound.so in use, else a build tree. It links libkvbound.so by soname, so it shares
+    this process's registry (the Python methods registered here)."""
+    if libname in _loaded:
+        return _loaded[libname]
     tried, cands = [], []
-    env = os.environ.get("KVBOUND_PROPS_LIB")
+    env = os.environ.get(env_var)
     if env:
-        cands.append((os.path.join(env, _lib.PROPS_LIBNAME) if os.path.isdir(env) else env,
-                      "$KVBOUND_PROPS_LIB"))
-    cands.append((os.path.join(os.path.dirname(_lib.lib_path), _lib.PROPS_LIBNAME),
+        cands.append((os.path.join(env, libname) if os.path.isdir(env) else env, "$" + env_var))
+    cands.append((os.path.join(os.path.dirname(_lib.lib_path), libname),
                   "beside %s" % _lib.LIBNAME))
     for d in _lib._build_dirs():
-        cands.append((os.path.join(d, _lib.PROPS_LIBNAME), "build tree"))
+        cands.append((os.path.join(d, libname), "build tree"))
     for path, how in cands:
         if not os.path.exists(path):
             tried.append("%s: %s (no such file)" % (how, path))
             continue
         try:
             p = ctypes.CDLL(os.path.abspath(path))
-            p.kvb_props_main.restype = ctypes.c_int
-            p.kvb_props_main.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+            fn = getattr(p, entry)
+            fn.restype = ctypes.c_int
+            fn.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
         except (OSError, AttributeError) as e:
             tried.append("%s: %s (%s)" % (how, path, e))
             continue
-        _props = p
+        _loaded[libname] = p
         return p
     raise KvbError(_lib.ENOTFOUND, "cannot load %s; tried:\n  %s\nbuild it with `make` (it is "
-                   "part of `all`) or set KVBOUND_PROPS_LIB" % (_lib.PROPS_LIBNAME, "\n  ".join(tried)),
-                   "python")
+                   "part of `all`) or set %s" % (libname, "\n  ".join(tried), env_var), "python")
+
+
+def _props_lib():
+    return companion_lib(_lib.PROPS_LIBNAME, "KVBOUND_PROPS_LIB", "kvb_props_main")
+
+
+def call_main(fn, prog, args):
+    """fn(argc, argv) with argv = [prog] + args, stdout/stderr flushed on both sides."""
+    argv = [prog] + [a.encode() if isinstance(a, str) else bytes(a) for a in args]
+    arr = (ctypes.c_char_p * (len(argv) + 1))(*argv, None)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        return fn(len(argv), arr)
+    finally:
+        _flush_c()
 
 
 def _flush_c():
@@ -53,15 +71,7 @@ def props_main(args):
     """Runs the battery as `kvb-props ARGS...` would (e.g. ["--method", "mine,stride=2"]) in this
     process — so it sees the Python methods registered here — and returns its exit status. Its
     report goes to this process's stdout (file descriptor 1)."""
-    p = _props_lib()
-    argv = [b"kvb-props"] + [a.encode() if isinstance(a, str) else bytes(a) for a in args]
-    arr = (ctypes.c_char_p * (len(argv) + 1))(*argv, None)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    try:
-        return p.kvb_props_main(len(argv), arr)
-    finally:
-        _flush_c()
+    return call_main(_props_lib().kvb_props_main, b"kvb-props", args)
 
 
 def load_plugin(path):
