@@ -31,7 +31,7 @@
 /* Stages coordinates [a0, a0 + alen) of rows r < nr of block positions p0 + r (cu: cache rows)
  * into st (row stride GT_A + 1): centered keys (vals = 0) or weighted values w_p·v (vals = 1). */
 KVB_DEVICE void kvb_gram_stage(KVB_LOCAL float *st, int nr, int p0, int len, int a0, int alen, int vals, int w_,
-                               long hrow, KVB_GLOBAL const int *cu, KVB_GLOBAL const float *X,
+                               kvb_idx hrow, KVB_GLOBAL const int *cu, KVB_GLOBAL const float *X,
                                KVB_GLOBAL const float *w, KVB_LOCAL const float *mean, int lid, int wg) {
   for (int e = lid; e < nr * GT_A; e += wg) {
     int r = e / GT_A, a = e - r * GT_A, p = p0 + r;
@@ -58,7 +58,7 @@ KVB_KERNEL kvb_bkvb_gram_walk(int n, int d, int dv, int m, int b, int nblk, floa
   int g = KVB_GROUP_ID(), lid = KVB_LOCAL_ID(), wg = KVB_LOCAL_SIZE();
   int h = g / nblk, blk = g - h * nblk, start = blk * b; /* no div/rem pair: see k_decode_coop.cl */
   int len = m - start < b ? m - start : b;
-  long hrow = (long)h * n;
+  kvb_idx hrow = (kvb_idx)h * n;
   KVB_GLOBAL const int *cu = cur + hrow + start;
   KVB_GLOBAL const float *w = cw + hrow + start;
   for (int a = lid; a < d; a += wg) { /* block mean of the real tokens (as kvb_bkvb_walk) */
@@ -66,11 +66,11 @@ KVB_KERNEL kvb_bkvb_gram_walk(int n, int d, int dv, int m, int b, int nblk, floa
     for (int i = 0; i < len; i++) sum += K[(hrow + cu[i]) * d + a];
     mean[a] = sum / (float)len;
   }
-  for (int i = lid; i < len; i += wg) acc[i] = 0.0f, us[i] = u[(long)h * m + start + i];
+  for (int i = lid; i < len; i += wg) acc[i] = 0.0f, us[i] = u[(kvb_idx)h * m + start + i];
   if (lid == 0) {
     sj = 1.0f; /* s_0 = +1 */
-    S[(long)h * m + start] = 1;
-    P[(long)h * m + start] = 0.5f;
+    S[(kvb_idx)h * m + start] = 1;
+    P[(kvb_idx)h * m + start] = 0.5f;
   }
   KVB_BARRIER();
   int r0 = lid / 16, c0l = lid - 16 * r0; /* this item's rows r0 + 4x, columns c0l + 16y of a pass */
@@ -120,8 +120,8 @@ KVB_KERNEL kvb_bkvb_gram_walk(int n, int d, int dv, int m, int b, int nblk, floa
       if (lid == 0) {
         float p = 0.5f - gamma * acc[j + 1];
         float s = us[j + 1] < p ? 1.0f : -1.0f; /* NaN p: −1, as on the CPU */
-        S[(long)h * m + start + j + 1] = (int)s;
-        P[(long)h * m + start + j + 1] = p;
+        S[(kvb_idx)h * m + start + j + 1] = (int)s;
+        P[(kvb_idx)h * m + start + j + 1] = p;
         sj = s;
       }
       KVB_BARRIER();
@@ -138,8 +138,8 @@ KVB_KERNEL kvb_bkvb_halving_par(int n, int m, KVB_GLOBAL const int *S, KVB_GLOBA
   KVB_SHARED int cnt[KVB_WG + 1];
   KVB_SHARED int firstp, firstm;
   int h = KVB_GROUP_ID(), lid = KVB_LOCAL_ID(), wg = KVB_LOCAL_SIZE();
-  KVB_GLOBAL const int *s = S + (long)h * m;
-  long hn = (long)h * n;
+  KVB_GLOBAL const int *s = S + (kvb_idx)h * m;
+  kvb_idx hn = (kvb_idx)h * n;
   int hm = m / 2, seg = (m + wg - 1) / wg, lo = lid * seg, hi = lo + seg < m ? lo + seg : m;
   int np = 0;
   for (int p = lo; p < hi; p++) np += s[p] > 0;
