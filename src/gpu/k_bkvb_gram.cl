@@ -23,7 +23,12 @@
  * operations (kvb-gpucheck test --kernel bkvb_gram compares S, P, indices and weights).
  *
  * Mutant defines: KVB_MUT_GRAM_SKIP_CHUNK (the last coordinate chunk of the keys left out of
- * ⟨k̃_i, k̃_j⟩), KVB_MUT_HALVE_PAR_OFF (a survivor's slot off by one at a segment boundary). */
+ * ⟨k̃_i, k̃_j⟩), KVB_MUT_HALVE_PAR_OFF (a survivor's slot off by one at a segment boundary).
+ * Barrier races, for a race detector (Oclgrind: scripts/oclgrind-check; PoCL runs a group's items
+ * one after another and cannot see them): KVB_MUT_GRAM_NO_STAGE_BARRIER (the next coordinate
+ * chunk staged while the products still read the last one), KVB_MUT_GRAM_NO_TILE_BARRIER (the
+ * walk reads the Gram tile before every work-item has written its part),
+ * KVB_MUT_HALVE_NO_PREFIX_BARRIER (the items read their prefix counts while item 0 computes them). */
 #define GT_J 16 /* Gram rows per tile (4 row groups of 4) */
 #define GT_I 64 /* Gram columns per pass (16 column lanes × 4, interleaved by 16) */
 #define GT_A 16 /* coordinates staged per chunk */
@@ -102,7 +107,9 @@ KVB_KERNEL kvb_bkvb_gram_walk(int n, int d, int dv, int m, int b, int nblk, floa
               for (int x = 0; x < 4; x++)
                 for (int y = 0; y < 4; y++) kd[4 * x + y] += xi[y] * xj[x];
           }
+#ifndef KVB_MUT_GRAM_NO_STAGE_BARRIER
           KVB_BARRIER(); /* the staging is rewritten by the next chunk */
+#endif
         }
       }
       for (int x = 0; x < 4; x++)
@@ -111,7 +118,9 @@ KVB_KERNEL kvb_bkvb_gram_walk(int n, int d, int dv, int m, int b, int nblk, floa
           if (jj < nj && c0l + 16 * y < ni) gt[jj * KVB_BMAX + i] = KVB_EXP(ks * kd[4 * x + y] - beta) * (vd[4 * x + y] + c0);
         }
     }
-    KVB_BARRIER();
+#ifndef KVB_MUT_GRAM_NO_TILE_BARRIER
+    KVB_BARRIER(); /* every entry of the tile written before the steps read it */
+#endif
     /* the walk's steps of this tile's rows, from local memory */
     for (int jj = 0; jj < nj && j0 + jj + 1 < len; jj++) {
       int j = j0 + jj;
@@ -150,7 +159,9 @@ KVB_KERNEL kvb_bkvb_halving_par(int n, int m, KVB_GLOBAL const int *S, KVB_GLOBA
     cnt[0] = 0;
     for (int L = 1; L <= wg; L++) cnt[L] += cnt[L - 1];
   }
-  KVB_BARRIER();
+#ifndef KVB_MUT_HALVE_NO_PREFIX_BARRIER
+  KVB_BARRIER(); /* the prefix counts complete before any item reads its own */
+#endif
   int cp = cnt[lid], cmn = lo - cnt[lid]; /* + and − counts before this segment */
   for (int p = lo; p < hi; p++) {
     if (s[p] > 0) {

@@ -25,9 +25,10 @@
  * s + nsplit·(h + H·qi) as kvb_attn_split writes them, Oo: dv per such entry. dk, dv multiples of 4.
  *
  * Mutant define KVB_MUT_COOP_NO_TILE_BARRIER — no barrier between one tile's reads and the next
- * tile's loads: a race for a race detector (Oclgrind). PoCL cannot show it (it puts an implicit
- * barrier at the latch of a loop that contains one), so kvb-gpucheck's PoCL mutant runs leave it
- * out. */
+ * tile's loads: a race for a race detector. PoCL cannot show it (it puts an implicit barrier at
+ * the latch of a loop that contains one), so kvb-gpucheck's PoCL mutant runs leave it out;
+ * scripts/oclgrind-check runs it on the tiny_coop case (two K and two V tiles in a split) and
+ * Oclgrind must report the race. */
 #define KVB_COOP_TILE 4128 /* floats of the local tile: 32 rows at d = 128, 16 at d = 256 (16.5 KB) */
 #define KVB_COOP_GMAX 4
 

@@ -22,7 +22,12 @@
  * token finds its cluster among the old ones and its sequential step is a few barriers and local
  * operations instead of m′·dk dependent FMAs and a DRAM round trip.
  *
- * Buffers as k_subgen.cl; pre_d/pre_i/pre_v: H×nt (row h·nt + step). */
+ * Buffers as k_subgen.cl; pre_d/pre_i/pre_v: H×nt (row h·nt + step).
+ *
+ * Barrier races, for a race detector (Oclgrind: scripts/oclgrind-check; PoCL cannot see them):
+ * KVB_MUT_SGP_NO_LOAD_BARRIER (kvb_subgen_prep reads the chunk's keys before every work-item has
+ * staged its part), KVB_MUT_SGB_NO_T0_BARRIER (kvb_subgen_update_b's items read work-item 0's
+ * decision — join, cluster, coins — before it is written). */
 #define SG_PT 16 /* tokens per kvb_subgen_prep group */
 
 KVB_KERNEL kvb_subgen_prep(int nt, int dk, int dv, int cap, int ntb, KVB_GLOBAL const float *K,
@@ -39,7 +44,9 @@ KVB_KERNEL kvb_subgen_prep(int nt, int dk, int dv, int cap, int ntb, KVB_GLOBAL 
     int r = e / dk;
     kt[r * (dk + 1) + (e - r * dk)] = K[((kvb_idx)h * nt + t0) * dk + e];
   }
+#ifndef KVB_MUT_SGP_NO_LOAD_BARRIER
   KVB_BARRIER();
+#endif
   int sub = lid / SG_PT, tt = lid - sub * SG_PT, nsub = wg / SG_PT; /* no div/rem pair: k_decode_coop.cl */
   float bd = -KVB_NEG_INF;
   int bi = 0x7fffffff;
@@ -148,7 +155,9 @@ KVB_KERNEL kvb_subgen_update_b(int nt, int dk, int dv, int t, int s, int cap, in
       muh = muh + v2; /* line 6 */
       sh_join = join, sh_best = b;
     }
+#ifndef KVB_MUT_SGB_NO_T0_BARRIER
     KVB_BARRIER();
+#endif
     int join = sh_join, b = sh_best;
     float pj = sh_pj, pm = sh_pm;
     if (!join)
