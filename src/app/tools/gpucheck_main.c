@@ -740,11 +740,22 @@ out:
  * stored vectors) must equal the CPU's exactly. µ is continuous: float sums of ‖v‖² over n tokens,
  * |µ̂ − µ| <= (γ_{dv+1} + γ_{n+1})·µ (positive terms). A decision is a "near tie" when the float
  * computation could flip it: a distance with |d² − δ²| or a runner-up gap below (γ_{dk+2} + 2u)·(d₁² + d₂²),
- * a coin with |u − p| <= (2γ_{dv+1} + γ_{n+1} + 4u)·p; a difference is excused only by a near tie. */
+ * a coin with |u − p| <= (2γ_{dv+1} + γ_{n+1} + 4u)·p (p = 1/n_i: the float count's reciprocal,
+ * 2.5 ulp, against the double one; p = ‖v‖²/(µ + ‖v‖²): the float sums' γ's and the division).
+ * Each difference must be excused by a near tie of its own, and each excused one is counted and
+ * printed: a sample or a slot may hold, instead of the CPU's token, only a token the CPU's coins
+ * allow once its near-tie coins may fall either way (the last replacement by a coin that is not
+ * near, or a later near-tie token), with that token's vectors; a head whose clustering meets a
+ * near-tie distance may differ only after that token (its clusters opened before it equal). µ is
+ * never excused. */
 typedef struct {
   size_t H, n, dk, dv, t, s, m, batch;
   double delta, R, r;
   int zero_v;
+  int tie; /* 1: token 24 of head 0 joins the one cluster as its 25th member and its coin for sample
+              0 is pinned to float(1/25) < 1/25 (and that sample's later coins to 0.999): the CPU
+              replaces the sample, the device (p = 1.0f/25 = the coin) does not — a forced near
+              tie, which must be excused individually */
 } sg_case;
 static const sg_case SG_SMALL[] = {
     {4, 300, 16, 16, 8, 16, 6, 128, 1.0, 1.0, 0.3, 0},   /* 3 launches (128, 128, 44 tokens) */
@@ -752,6 +763,7 @@ static const sg_case SG_SMALL[] = {
     {16, 96, 32, 8, 4, 70, 3, 96, 1.0, 1.0, 0.3, 1},    /* many heads, d_key != d_value, zero values first, s > wg */
     {2, 200, 8, 24, 3, 5, 0, 64, 0.5, 1.0, 0.0, 0},     /* no cluster structure: most keys open a cluster */
     {3, 150, 16, 16, 70, 8, 2, 50, 1.0, 1.0, 0.3, 0},   /* t > work-group */
+    {2, 60, 8, 8, 2, 4, 1, 60, 1.0, 1.0, 0.3, 0, 1},    /* a forced coin tie (one cluster per head) */
 };
 
 static const sg_case SG_FULL[] = {
@@ -857,6 +869,44 @@ static void sg_name(const sg_case *c, char *buf, size_t cap) {
            c->t, c->s, c->delta, c->m ? "clustered" : "unclustered", c->zero_v ? ",zero-values-first" : "", c->batch);
 }
 
+/* One sample's or slot's coin history on the CPU (the run_subgen comparison): `fixed` is the last
+ * token that replaced it by a coin not near its threshold (or by opening the cluster; −1 none),
+ * near[] the near-tie coins after it. With the clustering decisions equal, the device may hold any
+ * token of {fixed} ∪ {near tokens} (its final holder is the last replacement, and only the near
+ * coins may fall the other way). */
+#define SG_NEAR_MAX 4
+typedef struct {
+  long pos;
+  double u, p;
+} sg_coin;
+typedef struct {
+  long fixed;
+  int nnear; /* may pass SG_NEAR_MAX: then the later ones are not kept (and not allowed) */
+  sg_coin near[SG_NEAR_MAX];
+} sg_track;
+static void sg_track_coin(sg_track *tr, long pos, double u, double p, double thr, size_t *near) {
+  int isnear = thr > 0 && fabs(u - p) <= thr * p;
+  if (isnear) {
+    if (near) ++*near;
+    if (tr->nnear < SG_NEAR_MAX) {
+      sg_coin e = {pos, u, p};
+      tr->near[tr->nnear] = e;
+    }
+    tr->nnear++;
+  } else if (u < p) {
+    tr->fixed = pos, tr->nnear = 0; /* a sure replacement: earlier near coins no longer matter */
+  }
+}
+/* −2: pos is the sure holder; k >= 0: pos is the k-th near-tie token (or the holder the CPU left
+ * through one: the first near coin is named); −1: not allowed. */
+static int sg_track_allows(const sg_track *tr, long pos) {
+  if (tr->nnear == 0) return -1; /* no near tie: nothing may differ */
+  if (pos == tr->fixed) return 0;
+  for (int k = 0; k < tr->nnear && k < SG_NEAR_MAX; k++)
+    if (tr->near[k].pos == pos) return k;
+  return -1;
+}
+
 static int run_subgen(kvb_gpu *g, const sg_case *c, int quiet, char *why, size_t whycap) {
   char shape[200];
   sg_name(c, shape, sizeof shape);
@@ -869,7 +919,7 @@ static int run_subgen(kvb_gpu *g, const sg_case *c, int quiet, char *why, size_t
   gsl_rng *rng = gsl_rng_alloc(kvb_rng_pcg32);
   kvb_gpu_subgen st;
   int have_st = 0, ok = -1, uok = 0;
-  char uwhy[400] = "";
+  char uwhy[900] = "";
   memset(&st, 0, sizeof st);
   if (!K || !V || !u || !C || !Kb || !Vb || !ub || !Q || !Z || !kd || !vd || !ud || !cpu || !rng) {
     snprintf(why, whycap, "subgen%s: out of host memory", shape);
@@ -894,6 +944,10 @@ static int run_subgen(kvb_gpu *g, const sg_case *c, int quiet, char *why, size_t
   if (c->zero_v)
     for (size_t h = 0; h < H; h++) memset(V + h * n * dv, 0, (n < 3 ? n : 3) * dv * 4);
   for (size_t i = 0; i < H * n * ut; i++) u[i] = (float)kvb_pcg32_uniform(&r), u[i] = u[i] < 1 ? u[i] : 0.5f;
+  if (c->tie && n > 25) { /* token 24 of head 0: the 25th member, p = 1/25; float(1/25) < 1/25 */
+    u[24 * ut] = 1.0f / 25.0f;
+    for (size_t i = 25; i < n; i++) u[i * ut] = 0.999f;
+  }
   fill(&r, Q, nq * H * dk, 1.0);
   /* the CPU reference: one subgen method per head, fed the same coins */
   kvb_params p;
@@ -902,6 +956,19 @@ static int run_subgen(kvb_gpu *g, const sg_case *c, int quiet, char *why, size_t
   kvb_method_config cfg = {dk, dv, 1.0 / sqrt((double)dk), rng}; /* the scale of the queries below */
   size_t near = 0, decisions = 0;
   double thr_d = gam((double)dk + 2) + 2 * U, thr_p = 2 * gam((double)dv + 1) + gam((double)n + 1) + 4 * U;
+  /* per sample (head, cluster, j) and per slot (head, j): the last replacement by a coin that is
+   * not near a tie (or the opening), and the near-tie coins after it; per head the first token
+   * whose clustering is a near tie */
+  sg_track *trS = calloc(H * n * t, sizeof *trS), *trM = calloc(H * s, sizeof *trM);
+  size_t *dtie = malloc(H * sizeof *dtie);
+  if (!trS || !trM || !dtie) {
+    free(trS), free(trM), free(dtie);
+    snprintf(why, whycap, "subgen%s: out of host memory", shape);
+    goto out;
+  }
+  for (size_t i = 0; i < H * n * t; i++) trS[i].fixed = -1;
+  for (size_t i = 0; i < H * s; i++) trM[i].fixed = -1;
+  for (size_t h = 0; h < H; h++) dtie[h] = SIZE_MAX;
   for (size_t h = 0; h < H; h++) {
     if (kvb_method_alloc_type(&kvb_method_subgen, &cfg, &p, &cpu[h])) {
       snprintf(why, whycap, "subgen%s: CPU reference: %s", shape, kvb_strerror_last());
@@ -923,21 +990,30 @@ static int run_subgen(kvb_gpu *g, const sg_case *c, int quiet, char *why, size_t
         else if (dd < d2) d2 = dd;
       }
       if (mc) {
-        decisions += 2;
-        near += fabs(d1 - d0) <= thr_d * (d1 + d0);
-        near += mc > 1 && d2 - d1 <= thr_d * (d1 + d2);
+        int nd = fabs(d1 - d0) <= thr_d * (d1 + d0), nr = mc > 1 && d2 - d1 <= thr_d * (d1 + d2);
+        decisions += 2, near += (size_t)(nd + nr);
+        if ((nd || nr) && dtie[h] == SIZE_MAX) dtie[h] = i;
       }
       int joins = mc > 0 && sqrt(d1) <= c->delta;
       double v2 = 0, mu = kvb_subgen_mu(cpu[h]);
       for (size_t a = 0; a < dv; a++) v2 += vd[a] * vd[a];
+      size_t cl = joins ? best : mc; /* the cluster this token joins or opens */
       if (joins) {
         uint64_t cnt;
         kvb_subgen_cluster(cpu[h], best, NULL, &cnt, NULL, NULL, NULL);
         double pj = 1.0 / (double)(cnt + 1);
-        for (size_t j = 0; j < t; j++) decisions++, near += fabs(ud[j] - pj) <= thr_p * pj;
+        for (size_t j = 0; j < t; j++) {
+          decisions++;
+          sg_track_coin(&trS[(h * n + cl) * t + j], (long)i, ud[j], pj, thr_p, &near);
+        }
+      } else {
+        for (size_t j = 0; j < t; j++) sg_track_coin(&trS[(h * n + cl) * t + j], (long)i, 0, 1, 0, NULL);
       }
       double pm = mu + v2 > 0 ? v2 / (mu + v2) : 0;
-      for (size_t j = 0; j < s; j++) decisions++, near += fabs(ud[(joins ? t : 0) + j] - pm) <= thr_p * pm;
+      for (size_t j = 0; j < s; j++) {
+        decisions++;
+        sg_track_coin(&trM[h * s + j], (long)i, ud[(joins ? t : 0) + j], pm, thr_p, &near);
+      }
       if (kvb_subgen_update_uniforms(cpu[h], kd, vd, ud, ut, NULL)) {
         snprintf(why, whycap, "subgen%s: CPU reference: %s", shape, kvb_strerror_last());
         goto out;
@@ -962,57 +1038,95 @@ static int run_subgen(kvb_gpu *g, const sg_case *c, int quiet, char *why, size_t
       goto out;
     }
   }
-  /* compare the states */
-  size_t diff = 0, items = 0, mtot = 0;
-  double murel = 0, mubound = 0;
+  /* compare the states: each difference excused by a near tie of its own, or counted */
+  size_t diff = 0, items = 0, mtot = 0, nexc = 0, nexc_head = 0;
+  double murel = 0, mubound = gam((double)dv + 1) + gam((double)n + 1);
+  char exc[4][300];
   for (size_t h = 0; h < H; h++) {
-    size_t mc = kvb_subgen_num_clusters(cpu[h]);
+    size_t mc = kvb_subgen_num_clusters(cpu[h]), hdiff = 0, hitems = 0;
     mtot += mc;
-    items++, diff += (size_t)st.mc[h] != mc;
+    hitems++, hdiff += (size_t)st.mc[h] != mc;
+    /* a clustering near tie at token dtie[h]: the clusters opened before it must be equal */
+    size_t pre = 0, predf = 0;
     for (size_t ci = 0; ci < mc && ci < (size_t)st.mc[h]; ci++) {
       const double *x, *S;
       const uint64_t *Sp;
       uint64_t cnt, rp;
       kvb_subgen_cluster(cpu[h], ci, &x, &cnt, &S, &Sp, &rp);
       size_t o = h * st.cap + ci;
-      items += 2, diff += (uint64_t)st.cnt[o] != cnt, diff += (uint64_t)st.rep_pos[o] != rp;
-      for (size_t a = 0; a < dk; a++) diff += st.rep[o * dk + a] != x[a];
+      int repdiff = (uint64_t)st.rep_pos[o] != rp;
+      for (size_t a = 0; a < dk; a++) repdiff |= st.rep[o * dk + a] != x[a];
+      if (rp < dtie[h]) pre++, predf += repdiff;
+      hitems += 2, hdiff += (uint64_t)st.cnt[o] != cnt, hdiff += (size_t)repdiff;
       for (size_t j = 0; j < t; j++) {
-        items++, diff += (uint64_t)st.S_pos[o * t + j] != Sp[j];
-        for (size_t a = 0; a < dk; a++) diff += st.S[(o * t + j) * dk + a] != S[j * dk + a];
+        int dp = st.S_pos[o * t + j], same = (uint64_t)dp == Sp[j];
+        for (size_t a = 0; same && a < dk; a++) same = st.S[(o * t + j) * dk + a] == S[j * dk + a];
+        hitems++;
+        if (same) continue;
+        const sg_track *tr = &trS[(h * n + ci) * t + j];
+        int k = sg_track_allows(tr, dp);
+        for (size_t a = 0; k >= 0 && dp >= 0 && (size_t)dp < n && a < dk; a++)
+          if (st.S[(o * t + j) * dk + a] != K[(h * n + (size_t)dp) * dk + a]) k = -1;
+        if (k < 0 || dtie[h] != SIZE_MAX) { hdiff++; continue; }
+        const sg_coin *e = &tr->near[k < SG_NEAR_MAX ? k : 0];
+        if (nexc < 4)
+          snprintf(exc[nexc], sizeof exc[nexc], "head %zu cluster %zu sample %zu: token %ld's coin u = %.9g, p = %.9g (double), "
+                   "|u - p| = %.2g <= bound %.2g; device holds token %d, CPU token %llu", h, ci, j, e->pos, e->u, e->p,
+                   fabs(e->u - e->p), thr_p * e->p, dp, (unsigned long long)Sp[j]);
+        nexc++;
       }
     }
     for (size_t j = 0; j < s; j++) {
       const double *mk, *mv;
       uint64_t mp;
       kvb_subgen_slot(cpu[h], j, &mk, &mv, &mp);
-      int dnull = st.M_pos[h * s + j] < 0;
-      items++;
-      if (dnull != (mp == UINT64_MAX) || (!dnull && (uint64_t)st.M_pos[h * s + j] != mp)) {
-        diff++;
-        continue;
-      }
-      for (size_t a = 0; !dnull && a < dk; a++) diff += st.Mk[(h * s + j) * dk + a] != mk[a];
-      for (size_t a = 0; !dnull && a < dv; a++) diff += st.Mv[(h * s + j) * dv + a] != mv[a];
+      int dp = st.M_pos[h * s + j], same = dp < 0 ? mp == UINT64_MAX : mp != UINT64_MAX && (uint64_t)dp == mp;
+      for (size_t a = 0; same && dp >= 0 && a < dk; a++) same = st.Mk[(h * s + j) * dk + a] == mk[a];
+      for (size_t a = 0; same && dp >= 0 && a < dv; a++) same = st.Mv[(h * s + j) * dv + a] == mv[a];
+      hitems++;
+      if (same) continue;
+      const sg_track *tr = &trM[h * s + j];
+      int k = sg_track_allows(tr, dp);
+      for (size_t a = 0; k >= 0 && dp >= 0 && (size_t)dp < n && a < dk; a++)
+        if (st.Mk[(h * s + j) * dk + a] != K[(h * n + (size_t)dp) * dk + a]) k = -1;
+      for (size_t a = 0; k >= 0 && dp >= 0 && (size_t)dp < n && a < dv; a++)
+        if (st.Mv[(h * s + j) * dv + a] != V[(h * n + (size_t)dp) * dv + a]) k = -1;
+      if (k < 0 || dtie[h] != SIZE_MAX) { hdiff++; continue; }
+      const sg_coin *e = &tr->near[k < SG_NEAR_MAX ? k : 0];
+      if (nexc < 4)
+        snprintf(exc[nexc], sizeof exc[nexc], "head %zu slot %zu: token %ld's coin u = %.9g, p = %.9g (double), |u - p| = %.2g "
+                 "<= bound %.2g; device holds token %d, CPU %lld", h, j, e->pos, e->u, e->p, fabs(e->u - e->p), thr_p * e->p, dp,
+                 mp == UINT64_MAX ? -1LL : (long long)mp);
+      nexc++;
+    }
+    items += hitems;
+    if (hdiff && dtie[h] != SIZE_MAX && predf == 0) { /* after a clustering near tie: excused as its consequence */
+      if (nexc < 4)
+        snprintf(exc[nexc], sizeof exc[nexc], "head %zu: clustering near tie at token %zu; %zu differences after it, the %zu "
+                 "clusters opened before it equal", h, dtie[h], hdiff, pre);
+      nexc++, nexc_head++;
+    } else {
+      diff += hdiff;
     }
     double mu = kvb_subgen_mu(cpu[h]);
     if (mu > 0) murel = fmax(murel, fabs(st.mu[h] - mu) / mu);
-    mubound = gam((double)dv + 1) + gam((double)n + 1);
   }
   int muok = murel <= mubound;
+  for (size_t e = 0; !quiet && e < nexc && e < 4; e++) printf("  near tie %zu of %zu: %s: excused\n", e + 1, nexc, exc[e]);
   if (!diff && muok) {
     uok = 1;
-    snprintf(uwhy, sizeof uwhy, "subgen_update%s: OK (%zu clusters; 0 of %zu counts/positions differ from the CPU, exact "
-             "equality required; mu rel err %.2g <= %.2g; %zu near ties in %zu decisions)", shape, mtot, items, murel,
-             mubound, near, decisions);
-  } else if (diff && near) {
-    uok = 1;
-    snprintf(uwhy, sizeof uwhy, "subgen_update%s: OK with a float tie (%zu of %zu differ; %zu near ties in %zu decisions)",
-             shape, diff, items, near, decisions);
+    snprintf(uwhy, sizeof uwhy, "subgen_update%s: OK (%zu clusters; %zu of %zu counts/positions differ from the CPU%s; "
+             "mu rel err %.2g <= %.2g; %zu near ties in %zu decisions, coin bound (2g_{dv+1}+g_{n+1}+4u)p = %.2gp)", shape,
+             mtot, nexc, items,
+             !nexc ? ", exact equality required" : nexc_head ? ", each excused by a near tie of its own (a head after a "
+                                                             "clustering tie counted once)" : ", each excused by a near tie of its own",
+             murel, mubound, near, decisions, thr_p);
   } else {
-    snprintf(uwhy, sizeof uwhy, "subgen_update%s: FAIL (%zu differences in %zu counts/positions and their vectors, no near tie "
-             "in %zu decisions; mu rel err %.2g %s %.2g)", shape, diff, items, decisions, murel, muok ? "<=" : ">", mubound);
+    snprintf(uwhy, sizeof uwhy, "subgen_update%s: FAIL (%zu differences in %zu counts/positions and their vectors not "
+             "explained by a near tie of their own, %zu excused; %zu near ties in %zu decisions; mu rel err %.2g %s %.2g)",
+             shape, diff, items, nexc, near, decisions, murel, muok ? "<=" : ">", mubound);
   }
+  free(trS), free(trM), free(dtie);
   if (!quiet) printf("%s %s\n", uok ? "PASS" : "FAIL", uwhy);
   /* the query on the device's state */
   if (kvb_gpu_subgen_query(g, &st, nq, 1.0 / sqrt((double)dk), Q, Z, NULL)) {
@@ -1061,8 +1175,12 @@ static int run_subgen(kvb_gpu *g, const sg_case *c, int quiet, char *why, size_t
      * With the discrete state equal, the two estimators differ only by the kernel's float32 error
      * (the bound B above, on the device's state) and by µ, which scales every slot weight:
      * ‖ẑ − z_cpu‖ <= ‖ẑ − z_ref‖ + ρ‖z_cpu‖, ρ = max_h |µ̂ − µ|/µ; summed over the rows by
-     * Minkowski: sqrt(Σ(ẑ − z_cpu)²) <= sqrt(Σ B²) + ρ·sqrt(Σ z_cpu²). */
-    if (uok && !diff) {
+     * Minkowski: sqrt(Σ(ẑ − z_cpu)²) <= sqrt(Σ B²) + ρ·sqrt(Σ z_cpu²). With excused near ties
+     * the discrete states differ, and only the query on the device's own state (below) applies. */
+    if (uok && !diff && nexc && !quiet)
+      printf("PASS subgen_e2e%s: not applicable (the states differ by %zu excused near ties; the query is checked on the "
+             "device's own state)\n", shape, nexc);
+    if (uok && !diff && !nexc) {
       double e2 = 0, zc2 = 0, *qd = malloc(dk * 8), *zc = malloc(dv * 8);
       int eok = qd && zc;
       for (size_t qi = 0; eok && qi < nq; qi++)
