@@ -504,3 +504,92 @@ int kvb_gpu_bkvb_dev_query(kvb_gpu_bkvb_dev *bk, const kvb_gpu_kvcache *c, size_
   if (rc) bk->broken = 1;
   return rc;
 }
+
+/* ================= uniform sampling ================= */
+void kvb_gpu_usample_dev_init(kvb_gpu_usample_dev *us, kvb_gpu *g) {
+  memset(us, 0, sizeof *us);
+  us->g = g;
+}
+
+void kvb_gpu_usample_dev_free(kvb_gpu_usample_dev *us) {
+  if (!us || !us->g) return;
+  kvb_gpu_buf *all[] = {us->pos, us->lw, us->Kc, us->Vc, us->Q, us->M, us->L, us->O, us->Z};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) kvb_gpu_free(us->g, all[i]);
+  memset(us, 0, sizeof *us);
+}
+
+int kvb_gpu_usample_dev_compress(kvb_gpu_usample_dev *us, const kvb_gpu_kvcache *c, size_t kk, const int *pos,
+                                 size_t nexact, double wmid) {
+  if (!us || !us->g || !c || !pos) return KVB_ERROR(KVB_ENULL, "gpu usample (resident): NULL argument");
+  if (us->broken || c->broken) return KVB_ERROR(KVB_ESTATE, "gpu usample (resident): a device call failed earlier");
+  if (c->half) return KVB_ERROR(KVB_EINVAL, "gpu usample (resident): the gather reads float32 caches only");
+  size_t H = c->Hkv, dk = c->dk, dv = c->dv;
+  if (!kk || nexact > kk || !(wmid > 0) || !isfinite(wmid) || !kvb_gpu_fits_kvcache(H, c->cap, dk, dv) ||
+      !kvb_gpu_fits_gather(H, c->cap, dk, dv, kk) || !kvb_gpu_fits_attention(H, kk, dk, dv, 1, 1))
+    return KVB_ERROR(KVB_EINVAL, "gpu usample (resident): need 1 <= rows, exact rows <= rows, a positive finite weight, "
+                     "sizes within gpu_limits.h");
+  for (size_t i = 0; i < H * kk; i++)
+    if (pos[i] < 0 || (size_t)pos[i] >= c->n)
+      return KVB_ERROR(KVB_EINVAL, "gpu usample (resident): position %d outside [0, %zu)", pos[i], c->n);
+  float *lw = malloc(H * kk * sizeof *lw);
+  if (!lw) return KVB_ERROR(KVB_ENOMEM, "gpu usample (resident): out of memory");
+  for (size_t h = 0; h < H; h++) /* as kvb_gpu_usample_query rounds them */
+    for (size_t j = 0; j < kk; j++) lw[h * kk + j] = j < nexact ? 0.0f : (float)log(wmid);
+  kvb_gpu *g = us->g;
+  size_t p1 = us->p_cap, p2 = us->p_cap, c1 = us->c_cap, c2 = us->c_cap;
+  int rc = ensure(g, &us->pos, &p1, H * kk * 4);
+  if (!rc) rc = ensure(g, &us->lw, &p2, H * kk * 4);
+  if (!rc) us->p_cap = p1 < p2 ? p1 : p2;
+  if (!rc) rc = ensure(g, &us->Kc, &c1, H * kk * (dk > dv ? dk : dv) * 4);
+  if (!rc) rc = ensure(g, &us->Vc, &c2, H * kk * (dk > dv ? dk : dv) * 4);
+  if (!rc) us->c_cap = c1 < c2 ? c1 : c2;
+  if (!rc) rc = kvb_gpu_write(g, us->pos, pos, H * kk * 4);
+  if (!rc) rc = kvb_gpu_write(g, us->lw, lw, H * kk * 4);
+  if (!rc) { /* group h·kk + j reads row h·cap + pos: the cache's stride is the gather's n */
+    kvb_gpu_arg a[] = {A_int(c->cap), A_int(dk), A_int(dv), A_int(kk), A_buf(us->pos), A_buf(c->K), A_buf(c->V),
+                       A_buf(us->Kc), A_buf(us->Vc)};
+    rc = kvb_gpu_launch(g, "kvb_usample_gather", H * kk, KVB_GPU_WG, sizeof a / sizeof *a, a);
+  }
+  free(lw);
+  if (rc) return us->broken = 1, rc;
+  us->H = H, us->kk = kk, us->dk = dk, us->dv = dv, us->have = 1;
+  return KVB_OK;
+}
+
+int kvb_gpu_usample_dev_query(kvb_gpu_usample_dev *us, size_t nq, double scale, const float *Q, size_t chunk, float *Z,
+                              double *kernel_s) {
+  if (!us || !us->g || !Q || !Z) return KVB_ERROR(KVB_ENULL, "gpu usample (resident) query: NULL argument");
+  if (us->broken) return KVB_ERROR(KVB_ESTATE, "gpu usample (resident): a device call failed earlier");
+  if (!us->have) return KVB_ERROR(KVB_ESTATE, "gpu usample (resident) query: compress first");
+  size_t H = us->H, kk = us->kk, dk = us->dk, dv = us->dv;
+  if (!nq || !chunk || chunk > KVB_GPU_CHUNK_MAX || !kvb_gpu_fits_attention(H, kk, dk, dv, nq, chunk) || !isfinite(scale))
+    return KVB_ERROR(KVB_EINVAL, "gpu usample (resident) query: need queries >= 1, 1 <= chunk <= %d, sizes within "
+                     "gpu_limits.h, a finite scale", KVB_GPU_CHUNK_MAX);
+  if (!finite_f32(Q, nq * H * dk)) return KVB_ERROR(KVB_EDOM, "gpu usample (resident) query: non-finite query");
+  kvb_gpu *g = us->g;
+  size_t nsplit = (kk + chunk - 1) / chunk, ng = nsplit * H * nq;
+  size_t qc = us->q_cap, zc = us->z_cap, pc1 = us->part_cap, pc2 = us->part_cap, pc3 = us->part_cap;
+  int rc = ensure(g, &us->Q, &qc, nq * H * dk * 4);
+  if (!rc) rc = ensure(g, &us->Z, &zc, nq * H * dv * 4);
+  if (!rc) rc = ensure(g, &us->M, &pc1, ng * dv * 4);
+  if (!rc) rc = ensure(g, &us->L, &pc2, ng * dv * 4);
+  if (!rc) rc = ensure(g, &us->O, &pc3, ng * dv * 4);
+  if (rc) return rc;
+  us->q_cap = qc, us->z_cap = zc, us->part_cap = ng * dv * 4 > us->part_cap ? ng * dv * 4 : us->part_cap;
+  rc = kvb_gpu_write(g, us->Q, Q, nq * H * dk * 4);
+  double t0 = now_s();
+  if (!rc) { /* kvb_gpu_attention's launches on the gathered rows (float32, with log-weights) */
+    kvb_gpu_arg a[] = {A_int(kk), A_int(dk), A_int(dv), A_int(H), A_int(chunk), A_int(nsplit), A_flt(scale), A_int(0),
+                       A_int(1), A_buf(us->Q), A_buf(us->Kc), A_buf(us->Kc), A_buf(us->Vc), A_buf(us->Vc), A_buf(us->lw),
+                       A_buf(us->M), A_buf(us->L), A_buf(us->O)};
+    rc = kvb_gpu_launch(g, "kvb_attn_split", ng, KVB_GPU_WG, sizeof a / sizeof *a, a);
+  }
+  if (!rc) {
+    kvb_gpu_arg a[] = {A_int(dv), A_int(nsplit), A_buf(us->M), A_buf(us->L), A_buf(us->O), A_buf(us->Z)};
+    rc = kvb_gpu_launch(g, "kvb_attn_combine", H * nq, KVB_GPU_WG, sizeof a / sizeof *a, a);
+  }
+  if (kernel_s) *kernel_s = now_s() - t0;
+  if (!rc) rc = kvb_gpu_read(g, us->Z, Z, nq * H * dv * 4);
+  if (rc) us->broken = 1;
+  return rc;
+}

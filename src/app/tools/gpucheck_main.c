@@ -1616,16 +1616,94 @@ static int run_resident_subgen_tie(kvb_gpu *g, char *why, size_t whycap) {
   return ok;
 }
 
+/* Uniform sampling over a resident cache (H = 2, dk = 32, dv = 16; 300 tokens in two appends;
+ * 40 exact rows and 64 sampled ones per head, weight 2.5): the gathered rows and the estimator
+ * bit-identical to kvb_gpu_usample_compress + kvb_gpu_usample_query (which upload K/V and the
+ * sample); the compression moves only the positions and log-weights up, nothing down. */
+static int run_resident_usample(kvb_gpu *g, char *why, size_t whycap) {
+  const size_t H = 2, n = 300, dk = 32, dv = 16, kk = 104, nex = 40, nq = 3;
+  const double wmid = 2.5;
+  const char *shape = "resident_usample(H=2,dk=32,dv=16,n=300,rows=40+64,weight=2.5)";
+  float *K = malloc(H * n * dk * 4), *V = malloc(H * n * dv * 4), *Kc = malloc(H * kk * dk * 4), *Vc = malloc(H * kk * dv * 4);
+  float *Q = malloc(nq * H * dk * 4), *Z = malloc(nq * H * dv * 4), *Zr = malloc(nq * H * dv * 4);
+  float *Kb = malloc(H * 200 * dk * 4), *Vb = malloc(H * 200 * dv * 4);
+  int *pos = malloc(H * kk * sizeof *pos), ok = 0, hc = 0;
+  kvb_gpu_kvcache kc;
+  kvb_gpu_usample_dev us;
+  kvb_gpu_usample_dev_init(&us, g);
+  if (!K || !V || !Kc || !Vc || !Q || !Z || !Zr || !Kb || !Vb || !pos) {
+    snprintf(why, whycap, "%s: out of host memory", shape);
+    goto out;
+  }
+  kvb_pcg32 r;
+  kvb_pcg32_seed(&r, 1300, 4);
+  fill(&r, K, H * n * dk, 1.0), fill(&r, V, H * n * dv, 1.0), fill(&r, Q, nq * H * dk, 1.0);
+  for (size_t i = 0; i < H * kk; i++) pos[i] = (int)kvb_pcg32_bounded(&r, (uint32_t)n);
+  if (kvb_gpu_kvcache_init(&kc, g, H, dk, dv, 0)) {
+    snprintf(why, whycap, "%s: init: %s", shape, kvb_strerror_last());
+    goto out;
+  }
+  hc = 1;
+  for (size_t a0 = 0; a0 < n; a0 += 200) {
+    size_t nt = n - a0 < 200 ? n - a0 : 200;
+    for (size_t h = 0; h < H; h++) {
+      memcpy(Kb + h * nt * dk, K + (h * n + a0) * dk, nt * dk * 4);
+      memcpy(Vb + h * nt * dv, V + (h * n + a0) * dv, nt * dv * 4);
+    }
+    if (kvb_gpu_kvcache_append(&kc, nt, Kb, Vb)) {
+      snprintf(why, whycap, "%s: append: %s", shape, kvb_strerror_last());
+      goto out;
+    }
+  }
+  if (kvb_gpu_usample_compress(g, H, n, dk, dv, K, V, kk, pos, Kc, Vc, NULL) ||
+      kvb_gpu_usample_query(g, H, kk, nex, wmid, dk, dv, nq, 0.2, Q, Kc, Vc, 32, Zr, NULL)) {
+    snprintf(why, whycap, "%s: reference: %s", shape, kvb_strerror_last());
+    goto out;
+  }
+  uint64_t u0 = xfer_up(), d0 = xfer_down();
+  if (kvb_gpu_usample_dev_compress(&us, &kc, kk, pos, nex, wmid)) {
+    snprintf(why, whycap, "%s: resident compress: %s", shape, kvb_strerror_last());
+    goto out;
+  }
+  uint64_t up = xfer_up() - u0, down = xfer_down() - d0;
+  if (up != H * kk * 8 || down != 0) {
+    snprintf(why, whycap, "%s: compress moved %llu bytes up, %llu down (want %zu: positions and log-weights; 0)", shape,
+             (unsigned long long)up, (unsigned long long)down, H * kk * 8);
+    goto out;
+  }
+  u0 = xfer_up(), d0 = xfer_down();
+  if (kvb_gpu_usample_dev_query(&us, nq, 0.2, Q, 32, Z, NULL)) {
+    snprintf(why, whycap, "%s: resident query: %s", shape, kvb_strerror_last());
+    goto out;
+  }
+  up = xfer_up() - u0, down = xfer_down() - d0;
+  if (up != nq * H * dk * 4 || down != nq * H * dv * 4 || memcmp(Z, Zr, nq * H * dv * 4)) {
+    snprintf(why, whycap, "%s: query: %s (moved %llu up, %llu down)", shape,
+             memcmp(Z, Zr, nq * H * dv * 4) ? "output differs from kvb_gpu_usample_query's" : "wrong traffic",
+             (unsigned long long)up, (unsigned long long)down);
+    goto out;
+  }
+  snprintf(why, whycap, "%s: OK (estimates bit-identical to kvb_gpu_usample_compress + query; the sample gathered on the "
+           "device: compress moved %zu bytes up, 0 down; each query its query and output)", shape, H * kk * 8);
+  ok = 1;
+out:
+  kvb_gpu_usample_dev_free(&us);
+  if (hc) kvb_gpu_kvcache_free(&kc);
+  free(K), free(V), free(Kc), free(Vc), free(Q), free(Z), free(Zr), free(Kb), free(Vb), free(pos);
+  return ok;
+}
+
 /* Every resident case; returns the number that failed (quiet: no lines, first failure in first). */
 static size_t run_resident_all(kvb_gpu *g, int quiet, size_t *ncase, char *first, size_t firstcap) {
   char why[600];
   size_t bad = 0, nc = 0;
   size_t nk = sizeof RKV / sizeof *RKV;
-  for (size_t i = 0; i < nk + 3; i++, nc++) {
+  for (size_t i = 0; i < nk + 4; i++, nc++) {
     int ok = i < nk ? run_resident_kv(g, &RKV[i], why, sizeof why)
              : i == nk ? run_resident_subgen(g, why, sizeof why)
              : i == nk + 1 ? run_resident_subgen_tie(g, why, sizeof why)
-                           : run_resident_bkvb(g, why, sizeof why);
+             : i == nk + 2 ? run_resident_bkvb(g, why, sizeof why)
+                           : run_resident_usample(g, why, sizeof why);
     if (!quiet) printf("%s %s\n", ok ? "PASS" : "FAIL", why);
     if (!ok && !bad++ && first) snprintf(first, firstcap, "%s", why);
   }
@@ -2141,6 +2219,7 @@ static int do_list(int full) {
   printf("%-18s (H=3,dk=16,dv=16,t=4,s=8,batches=50+1+600; resident SubGen, batched update, vs the host mirror)\n", "resident");
   printf("%-18s (H=1,dk=4,t=2,s=2,delta=1; an old/new representative tie inside a chunk)\n", "resident");
   printf("%-18s (H=2,d=64,dv=32,n=300,f=8,middle=256,b=64,T=2; resident block BalanceKV vs gpu_ops.h)\n", "resident");
+  printf("%-18s (H=2,dk=32,dv=16,n=300,rows=40+64; uniform sampling gathered on the device vs gpu_ops.h)\n", "resident");
   for (size_t i = 0; i < sizeof GRAM_CASES / sizeof *GRAM_CASES; i++)
     printf("%-18s (H=%zu,n=%zu,d=%zu,dv=%zu,b=%zu,T=%u; k_bkvb_gram.cl vs k_bkvb.cl, bit for bit)\n", "bkvb_gram",
            GRAM_CASES[i].H, GRAM_CASES[i].n, GRAM_CASES[i].d, GRAM_CASES[i].dv, GRAM_CASES[i].b, GRAM_CASES[i].T);
