@@ -96,9 +96,10 @@ int kvb_gpu_kvcache_append(kvb_gpu_kvcache *c, size_t nt, const void *K, const v
   if (!nt) return KVB_OK;
   size_t H = c->Hkv, es = c->half ? 2 : 4, n = c->n;
   /* the capacity after this append: doubled when it is too small, at least 64 rows */
+  if (nt > SIZE_MAX / 4 - n) return KVB_ERROR(KVB_EINVAL, "gpu kv cache append: %zu tokens are too many", nt);
   size_t cap = c->cap;
   if (n + nt > cap) cap = 2 * cap > n + nt ? 2 * cap : n + nt, cap = cap < 64 ? 64 : cap;
-  if (nt > SIZE_MAX / 2 - n || !kvb_gpu_fits_kvcache(H, cap, c->dk, c->dv))
+  if (!kvb_gpu_fits_kvcache(H, cap, c->dk, c->dv))
     return KVB_ERROR(KVB_EINVAL, "gpu kv cache append: %zu tokens exceed the kernels' indexing (gpu_limits.h)", n + nt);
   if (c->half ? !finite_f16(K, H * nt * c->dk) || !finite_f16(V, H * nt * c->dv)
               : !finite_f32(K, H * nt * c->dk) || !finite_f32(V, H * nt * c->dv))
