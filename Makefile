@@ -175,11 +175,11 @@ $(B)/kvb-gpucheck: $(B)/obj/src/app/tools/gpucheck_main.o $(B)/libkvbound_gpu.a 
 # 2^31, under UBSan's signed-overflow check, and gpu_limits.c's guard (tests/test_gpu_index64.c).
 # Needs no OpenCL, so it is built and run by `make check` everywhere.
 SAN_INT := -fsanitize=signed-integer-overflow,pointer-overflow -fno-sanitize-recover=all
-$(B)/obj/tests/test_gpu_index64.o: CFLAGS_ALL += -Isrc/gpu $(SAN_INT)
+$(B)/obj/tests/test_gpu_index64.o: CFLAGS_ALL += -Isrc/gpu $(SAN_INT) -pthread
 $(B)/obj/tests/test_gpu_index64.o: $(GPU_CL) src/gpu/gpu_limits.h
 $(B)/tests/test_gpu_index64: $(B)/obj/tests/test_gpu_index64.o $(B)/obj/src/gpu/gpu_limits.o
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN_INT) -o $@ $^ -lm
+	$(CC) $(SAN_INT) -pthread -o $@ $^ -lm
 
 # kvbound itself: a spec's backend = "opencl" (runner.c) and `kvbound devices` reach the device
 # library when OpenCL is there; without it they say so and everything else works.

@@ -47,3 +47,19 @@ int kvb_gpu_fits_subgen(size_t H, size_t dk, size_t dv, size_t t, size_t s, size
          fits_bytes(mul3(H, cap, mul(t, mx(dk, dv)))) && fits_bytes(mul3(H, nt, t + s + dk + dv)) &&
          fits_bytes(mul3(H, s, mx(dk, dv))) && fits_bytes(mul3(nq, H, mx(dk, dv)));
 }
+
+int kvb_gpu_fits_kvcache(size_t Hkv, size_t cap, size_t dk, size_t dv) {
+  /* int: ld = cap (restride, coop, gram walk, halving, qlist; cur[] entries are rows < cap), the
+   * head count Hkv (an argument) */
+  return fits_int(cap) && fits_int(Hkv) && fits_bytes(mul3(Hkv, cap, mx(dk, dv)));
+}
+
+int kvb_gpu_fits_coop(size_t Hkv, size_t H, size_t n, size_t ld, size_t dk, size_t dv, size_t nq, size_t chunk) {
+  if (!chunk || !Hkv || H % Hkv || n > ld) return 0;
+  size_t G = H / Hkv, npack = (G + 3) / 4, nsplit = n / chunk + (n % chunk != 0);
+  size_t groups = mul(mul3(nsplit, npack, Hkv), nq), parts = mul3(nsplit, H, nq);
+  return fits_int(n) && fits_int(ld) && fits_int(H) && fits_int(groups) && fits_int(mul(H, nq)) && fits_int(parts) &&
+         fits_bytes(mul3(Hkv, ld, mx(dk, dv))) && fits_bytes(mul3(nq, H, mx(dk, dv))) && fits_bytes(mul(parts, dv + 2));
+}
+
+int kvb_gpu_fits_subgen_batch(size_t H, size_t chunk) { return fits_int(mul(H, chunk / 16 + 1)); }

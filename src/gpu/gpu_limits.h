@@ -20,4 +20,17 @@ int kvb_gpu_fits_bkvb(size_t H, size_t n, size_t d, size_t dv, size_t b);
 int kvb_gpu_fits_subgen(size_t H, size_t dk, size_t dv, size_t t, size_t s, size_t cap, size_t n_after,
                         size_t nt, size_t nq);
 
+/* The device-resident state (gpu_resident.h, k_resident.cl, k_decode_coop.cl, k_subgen_batch.cl,
+ * k_bkvb_gram.cl). A KV cache of Hkv heads with row capacity cap: the int row stride ld of every
+ * kernel reading it and the rows (< cap) stored as int in block BalanceKV's lists; Hkv·cap and
+ * Hkv·cap·d are kvb_idx in the kernels (fills and copies take the count as int factors). */
+int kvb_gpu_fits_kvcache(size_t Hkv, size_t cap, size_t dk, size_t dv);
+/* The cooperative decode over n tokens of a cache with row stride ld >= n: H query heads (a
+ * multiple of Hkv), nq queries, chunk tokens per split (int group ids nsplit·npack·Hkv·nq and
+ * H·nq of the combine; the partials). */
+int kvb_gpu_fits_coop(size_t Hkv, size_t H, size_t n, size_t ld, size_t dk, size_t dv, size_t nq, size_t chunk);
+/* SubGen's batched update: chunks of `chunk` tokens, kvb_subgen_prep's int group id H·⌈chunk/16⌉
+ * (on top of kvb_gpu_fits_subgen). */
+int kvb_gpu_fits_subgen_batch(size_t H, size_t chunk);
+
 #endif

@@ -61,6 +61,8 @@ typedef struct {
   int rc_state;
   kvb_gpu_kvcache cache;
   kvb_gpu_bkvb_dev bkd;
+  kvb_gpu_usample_dev usd; /* uniform_sample's gathered rows on the device (resident path) */
+  int us_resident;         /* the last sample lives in usd (1) or in Kc/Vc on the host (0) */
 } dev_state;
 
 static void dev_free(void *p) {
@@ -69,6 +71,7 @@ static void dev_free(void *p) {
   if (st->rc_state == 1) {
     pthread_mutex_lock(&dev_lock);
     kvb_gpu_bkvb_dev_free(&st->bkd);
+    kvb_gpu_usample_dev_free(&st->usd);
     kvb_gpu_kvcache_free(&st->cache);
     pthread_mutex_unlock(&dev_lock);
   }
@@ -108,6 +111,7 @@ static int resident_sync(kvb_method *m, dev_state *st) {
       int rc = kvb_gpu_kvcache_init(&st->cache, st->g, 1, m->d_key, m->d_value, 0);
       if (rc) return -rc;
       kvb_gpu_bkvb_dev_init(&st->bkd, st->g);
+      kvb_gpu_usample_dev_init(&st->usd, st->g);
       st->rc_state = 1;
     }
   }
@@ -319,16 +323,19 @@ static int us_sample(kvb_method *m) {
   for (size_t i = 0; i < n; i++) /* exact rows first: the first f and the last w */
     if (i < st->f || i >= st->f + mid) pos[j++] = (int)i;
   for (size_t i = 0; i < kept; i++) pos[j++] = perm[i];
+  /* on the device cache (only the new tokens cross; the sample is gathered where it is used and
+   * stays there), or, where the dimensions rule the cache out, the upload-per-call path */
+  double wmid = kept ? (double)mid / (double)kept : 1.0; /* m/k (Horvitz–Thompson) */
   pthread_mutex_lock(&dev_lock);
-  int rc = kvb_gpu_usample_compress(st->g, 1, n, dk, dv, st->Kf, st->Vf, kk, pos, Kc, Vc, NULL);
+  int res = resident_sync(m, st), rc = res < 0 ? -res : KVB_OK;
+  if (res == 1) rc = kvb_gpu_usample_dev_compress(&st->usd, &st->cache, kk, pos, kk - kept, wmid);
+  else if (res == 0) rc = kvb_gpu_usample_compress(st->g, 1, n, dk, dv, st->Kf, st->Vf, kk, pos, Kc, Vc, NULL);
   pthread_mutex_unlock(&dev_lock);
   free(perm), free(pos);
-  if (rc) {
-    free(Kc), free(Vc);
-    return rc;
-  }
+  if (rc || res == 1) free(Kc), free(Vc), Kc = Vc = NULL;
+  if (rc) return rc;
   free(st->Kc), free(st->Vc);
-  st->Kc = Kc, st->Vc = Vc, st->kc = kk, st->kept = kept, st->fresh = 1;
+  st->Kc = Kc, st->Vc = Vc, st->kc = kk, st->kept = kept, st->fresh = 1, st->us_resident = res == 1;
   return KVB_OK;
 }
 
@@ -345,8 +352,9 @@ static int us_query(kvb_method *m, const double *q, double *z) {
   float_query(m, q, qf);
   double wmid = st->kept ? (double)mid / (double)st->kept : 1.0; /* m/k (Horvitz–Thompson) */
   pthread_mutex_lock(&dev_lock);
-  rc = kvb_gpu_usample_query(st->g, 1, st->kc, st->kc - st->kept, wmid, dk, dv, 1, m->scale, qf, st->Kc, st->Vc,
-                             KVB_GPU_CHUNK_MAX, zf, NULL);
+  rc = st->us_resident ? kvb_gpu_usample_dev_query(&st->usd, 1, m->scale, qf, KVB_GPU_CHUNK_MAX, zf, NULL)
+                       : kvb_gpu_usample_query(st->g, 1, st->kc, st->kc - st->kept, wmid, dk, dv, 1, m->scale, qf, st->Kc,
+                                               st->Vc, KVB_GPU_CHUNK_MAX, zf, NULL);
   pthread_mutex_unlock(&dev_lock);
   for (size_t a = 0; !rc && a < dv; a++) z[a] = zf[a];
   if (!rc) m->work.dots += st->kc, m->work.exps += st->kc; /* as uniform_sample.c counts */

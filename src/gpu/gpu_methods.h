@@ -7,6 +7,10 @@
  *   exact            decode attention (k_attention.cl, split-K)
  *   balancekv_block  compression (k_bkvb.cl walk + halving) and weighted query (kvb_wquery)
  *   uniform_sample   the CPU's sampler (same draws), the gather and the weighted decode on the device
+ * exact, balancekv_block and uniform_sample keep the stream in a device KV cache (gpu_resident.h)
+ * when d_key and d_value are multiples of 4: only new tokens cross to the device, uniform_sample's
+ * sample is gathered there and stays there (positions and log-weights up per compression, the
+ * query and the answer per query); other dimensions use gpu_ops.h's upload-per-call path.
  * The device is device 0 of the backend, opened once per process (its kernels built once) and
  * shared by every method instance; calls are serialized. */
 #ifndef KVB_GPU_METHODS_H

@@ -1,13 +1,12 @@
 /* gpu_resident.c — device-resident state (gpu_resident.h): host side. */
 #include "gpu_resident.h"
+#include "gpu_limits.h"
 #include "kvb_error.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#define INT_OK(x) ((x) < (size_t)1 << 30)
 
 static double now_s(void) {
   struct timespec ts;
@@ -52,17 +51,18 @@ static int restride(kvb_gpu *g, size_t H, size_t rows, size_t w, size_t ld_src, 
                      A_buf(src), A_buf(dst)};
   return kvb_gpu_launch(g, "kvb_restride", groups_for(H * rows * w), KVB_GPU_WG, 9, a);
 }
-static int fill(kvb_gpu *g, kvb_gpu_buf *b, size_t count, int v) {
-  if (!count) return KVB_OK;
-  kvb_gpu_arg a[] = {A_int(count), A_int((size_t)(unsigned)v), A_buf(b)};
-  a[1].i = v;
-  return kvb_gpu_launch(g, "kvb_fill_i32", groups_for(count), KVB_GPU_WG, 3, a);
+/* k_resident.cl kvb_fill_i32: H×rows×w words (each factor an int; the count may pass 2^31). */
+static int fill(kvb_gpu *g, kvb_gpu_buf *b, size_t H, size_t rows, size_t w, int v) {
+  if (!H || !rows || !w) return KVB_OK;
+  kvb_gpu_arg a[] = {A_int(H), A_int(rows), A_int(w), A_int(0), A_buf(b)};
+  a[3].i = v;
+  return kvb_gpu_launch(g, "kvb_fill_i32", groups_for(H * rows * w), KVB_GPU_WG, 5, a);
 }
 /* A new buffer of H×cap×w words, zero, holding the first rows_old of each head's old ld_old rows. */
 static int regrow(kvb_gpu *g, kvb_gpu_buf **b, size_t H, size_t w, size_t ld_old, size_t ld_new) {
   kvb_gpu_buf *nb = NULL;
   int rc = kvb_gpu_alloc(g, H * ld_new * w * 4, &nb);
-  if (!rc) rc = fill(g, nb, H * ld_new * w, 0);
+  if (!rc) rc = fill(g, nb, H, ld_new, w, 0);
   if (!rc && *b && ld_old) rc = restride(g, H, ld_old, w, ld_old, 0, ld_new, 0, *b, nb);
   if (rc) {
     kvb_gpu_free(g, nb);
@@ -95,17 +95,19 @@ int kvb_gpu_kvcache_append(kvb_gpu_kvcache *c, size_t nt, const void *K, const v
   if (c->broken) return KVB_ERROR(KVB_ESTATE, "gpu kv cache: a device call failed earlier");
   if (!nt) return KVB_OK;
   size_t H = c->Hkv, es = c->half ? 2 : 4, n = c->n;
-  if (!INT_OK((n + nt) * 2 * H * (c->dk > c->dv ? c->dk : c->dv)))
-    return KVB_ERROR(KVB_EINVAL, "gpu kv cache append: %zu tokens exceed the kernels' indexing", n + nt);
+  /* the capacity after this append: doubled when it is too small, at least 64 rows */
+  if (nt > SIZE_MAX / 4 - n) return KVB_ERROR(KVB_EINVAL, "gpu kv cache append: %zu tokens are too many", nt);
+  size_t cap = c->cap;
+  if (n + nt > cap) cap = 2 * cap > n + nt ? 2 * cap : n + nt, cap = cap < 64 ? 64 : cap;
+  if (!kvb_gpu_fits_kvcache(H, cap, c->dk, c->dv))
+    return KVB_ERROR(KVB_EINVAL, "gpu kv cache append: %zu tokens exceed the kernels' indexing (gpu_limits.h)", n + nt);
   if (c->half ? !finite_f16(K, H * nt * c->dk) || !finite_f16(V, H * nt * c->dv)
               : !finite_f32(K, H * nt * c->dk) || !finite_f32(V, H * nt * c->dv))
     return KVB_ERROR(KVB_EDOM, "gpu kv cache append: non-finite key or value");
   kvb_gpu *g = c->g;
   size_t wk = c->dk * es / 4, wv = c->dv * es / 4; /* 32-bit words per row */
   int rc = KVB_OK;
-  if (n + nt > c->cap) { /* grow: double, copy the rows on the device */
-    size_t cap = 2 * c->cap > n + nt ? 2 * c->cap : n + nt;
-    cap = cap < 64 ? 64 : cap;
+  if (cap != c->cap) { /* grow: double, copy the rows on the device */
     rc = regrow(g, &c->K, H, wk, c->cap, cap);
     if (!rc) rc = regrow(g, &c->V, H, wv, c->cap, cap);
     if (rc) return c->broken = 1, rc;
@@ -133,8 +135,8 @@ int kvb_gpu_kvcache_attend(kvb_gpu_kvcache *c, size_t H, size_t nq, double scale
     return KVB_ERROR(KVB_EINVAL, "gpu kv cache attend: need query heads a multiple of %zu, queries >= 1, "
                      "1 <= chunk <= %d, a finite scale", c->Hkv, KVB_GPU_CHUNK_MAX);
   size_t G = H / c->Hkv, npack = (G + 3) / 4, nsplit = (c->n + chunk - 1) / chunk, ng = nsplit * H * nq;
-  if (!INT_OK(ng * c->dv) || !INT_OK(nq * H * (c->dk > c->dv ? c->dk : c->dv)) || !INT_OK(nsplit * npack * c->Hkv * nq))
-    return KVB_ERROR(KVB_EINVAL, "gpu kv cache attend: sizes exceed the kernels' indexing");
+  if (!kvb_gpu_fits_coop(c->Hkv, H, c->n, c->cap, c->dk, c->dv, nq, chunk))
+    return KVB_ERROR(KVB_EINVAL, "gpu kv cache attend: sizes exceed the kernels' indexing (gpu_limits.h)");
   if (!finite_f32(Q, nq * H * c->dk)) return KVB_ERROR(KVB_EDOM, "gpu kv cache attend: non-finite query");
   kvb_gpu *g = c->g;
   size_t qc = c->q_cap, zc = c->z_cap, pc1 = c->part_cap, pc2 = c->part_cap, pc3 = c->part_cap;
@@ -183,7 +185,7 @@ int kvb_gpu_subgen_dev_init(kvb_gpu_subgen_dev *st, kvb_gpu *g, size_t H, size_t
   if (!st || !g) return KVB_ERROR(KVB_ENULL, "gpu subgen (resident) init: NULL argument");
   memset(st, 0, sizeof *st);
   if (!H || !dk || !dv || !t || !s || dk > KVB_GPU_DMAX || dv > KVB_GPU_DMAX || !(delta > 0) || !isfinite(delta) ||
-      !INT_OK(H * t * s * (dk > dv ? dk : dv)))
+      !kvb_gpu_fits_subgen(H, dk, dv, t, s, 0, 0, 0, 0))
     return KVB_ERROR(KVB_EINVAL, "gpu subgen: need H, d_key, d_value, t, s >= 1, d <= %d, finite δ > 0", KVB_GPU_DMAX);
   st->g = g, st->H = H, st->dk = dk, st->dv = dv, st->t = t, st->s = s, st->delta = delta;
   st->mc = calloc(H, sizeof *st->mc);
@@ -195,11 +197,11 @@ int kvb_gpu_subgen_dev_init(kvb_gpu_subgen_dev *st, kvb_gpu *g, size_t H, size_t
   if (!rc) rc = kvb_gpu_alloc(g, H * s * dk * 4, &st->Mk);
   if (!rc) rc = kvb_gpu_alloc(g, H * s * dv * 4, &st->Mv);
   if (!rc) rc = kvb_gpu_alloc(g, H * s * 4, &st->M_pos);
-  if (!rc) rc = fill(g, st->b_mc, H, 0);
-  if (!rc) rc = fill(g, st->mu, H, 0);
-  if (!rc) rc = fill(g, st->Mk, H * s * dk, 0);
-  if (!rc) rc = fill(g, st->Mv, H * s * dv, 0);
-  if (!rc) rc = fill(g, st->M_pos, H * s, -1);
+  if (!rc) rc = fill(g, st->b_mc, H, 1, 1, 0);
+  if (!rc) rc = fill(g, st->mu, H, 1, 1, 0);
+  if (!rc) rc = fill(g, st->Mk, H, s, dk, 0);
+  if (!rc) rc = fill(g, st->Mv, H, s, dv, 0);
+  if (!rc) rc = fill(g, st->M_pos, H, s, 1, -1);
   if (rc) kvb_gpu_subgen_dev_free(st);
   return rc;
 }
@@ -222,8 +224,9 @@ int kvb_gpu_subgen_dev_update(kvb_gpu_subgen_dev *st, size_t nt, const float *K,
   if (!nt) return KVB_OK;
   for (size_t h = 0; h < H; h++) mmax = (size_t)st->mc[h] > mmax ? (size_t)st->mc[h] : mmax;
   size_t cap = st->cap >= mmax + nt ? st->cap : 2 * (mmax + nt); /* as kvb_gpu_subgen_update grows */
-  if (!INT_OK(st->n + nt) || !INT_OK(H * nt * (t + s + dk + dv)) || !INT_OK(H * cap * t * dk))
-    return KVB_ERROR(KVB_EINVAL, "gpu subgen update: sizes exceed the kernel's 32-bit indexing");
+  if (nt > SIZE_MAX / 4 - st->n || mmax + nt > SIZE_MAX / 4 ||
+      !kvb_gpu_fits_subgen(H, dk, dv, t, s, cap, st->n + nt, nt, 0) || !kvb_gpu_fits_subgen_batch(H, KVB_SG_CHUNK))
+    return KVB_ERROR(KVB_EINVAL, "gpu subgen update: sizes exceed the kernels' indexing (gpu_limits.h)");
   if (!finite_f32(K, H * nt * dk) || !finite_f32(V, H * nt * dv))
     return KVB_ERROR(KVB_EDOM, "gpu subgen update: non-finite key or value");
   for (size_t i = 0; i < H * nt * (t + s); i++)
@@ -299,8 +302,8 @@ int kvb_gpu_subgen_dev_query(kvb_gpu_subgen_dev *st, size_t nq, double scale, co
   if (st->broken) return KVB_ERROR(KVB_ESTATE, "gpu subgen (resident): a device call failed earlier");
   if (st->n == 0) return KVB_ERROR(KVB_ESTATE, "gpu subgen query: no token has been streamed yet");
   size_t H = st->H, dk = st->dk, dv = st->dv;
-  if (!nq || !INT_OK(nq * H * (dk > dv ? dk : dv)) || !isfinite(scale))
-    return KVB_ERROR(KVB_EINVAL, "gpu subgen query: need 1 <= queries (32-bit indexing) and a finite scale");
+  if (!nq || !kvb_gpu_fits_subgen(H, dk, dv, st->t, st->s, st->cap, st->n, 0, nq) || !isfinite(scale))
+    return KVB_ERROR(KVB_EINVAL, "gpu subgen query: need 1 <= queries (gpu_limits.h) and a finite scale");
   if (!finite_f32(Q, nq * H * dk)) return KVB_ERROR(KVB_EDOM, "gpu subgen query: non-finite query");
   kvb_gpu *g = st->g;
   size_t need = nq * H * (dk > dv ? dk : dv) * 4, c1 = st->q_cap, c2 = st->q_cap;
@@ -363,7 +366,9 @@ int kvb_gpu_bkvb_dev_compress(kvb_gpu_bkvb_dev *bk, const kvb_gpu_kvcache *c, si
   if (bk->broken || c->broken) return KVB_ERROR(KVB_ESTATE, "gpu balancekv_block (resident): a device call failed earlier");
   if (c->half) return KVB_ERROR(KVB_EINVAL, "gpu balancekv_block (resident): the walk reads float32 caches only");
   size_t H = c->Hkv, d = c->dk, dv = c->dv, ld = c->cap;
-  if (!mid || !b || b > KVB_GPU_BMAX || T >= 31 || (mid >> T) == 0 || f + mid > c->n || !INT_OK(H * ld * (d > dv ? d : dv)))
+  if (!mid || !b || b > KVB_GPU_BMAX || T >= 31 || (mid >> T) == 0 || f + mid > c->n ||
+      !kvb_gpu_fits_kvcache(H, ld, d, dv) || !kvb_gpu_fits_bkvb(H, ld, d, dv, b) ||
+      !kvb_gpu_fits_wquery(H, ld, d, dv, c->n - mid + (mid >> T), 1))
     return KVB_ERROR(KVB_EINVAL, "gpu balancekv_block (resident): need 1 <= b <= %d, middle >= 2^T inside the cache", KVB_GPU_BMAX);
   if (!isfinite(gamma) || !isfinite(tau) || !isfinite(beta) || !isfinite(c0) || c0 < 0)
     return KVB_ERROR(KVB_EINVAL, "gpu balancekv_block: gamma, tau, beta must be finite and c0 >= 0");
@@ -395,8 +400,8 @@ int kvb_gpu_bkvb_dev_compress(kvb_gpu_bkvb_dev *bk, const kvb_gpu_kvcache *c, si
       if (!rc) rc = kvb_gpu_alloc(g, H * ld * 4, &bk->cw[sd]);
       /* defined contents (row 0, weight 0) even where a round writes nothing: a faulty kernel
        * then gives wrong rows, never an index outside the cache */
-      if (!rc) rc = fill(g, bk->cur[sd], H * ld, 0);
-      if (!rc) rc = fill(g, bk->cw[sd], H * ld, 0);
+      if (!rc) rc = fill(g, bk->cur[sd], H, ld, 1, 0);
+      if (!rc) rc = fill(g, bk->cw[sd], H, ld, 1, 0);
     }
     if (!rc) {
       kvb_gpu_free(g, bk->S), kvb_gpu_free(g, bk->P), kvb_gpu_free(g, bk->U);
@@ -479,8 +484,8 @@ int kvb_gpu_bkvb_dev_query(kvb_gpu_bkvb_dev *bk, const kvb_gpu_kvcache *c, size_
   if (bk->broken || c->broken) return KVB_ERROR(KVB_ESTATE, "gpu balancekv_block (resident): a device call failed earlier");
   if (!bk->have_list || bk->ld != c->cap) return KVB_ERROR(KVB_ESTATE, "gpu balancekv_block (resident) query: compress first");
   size_t H = c->Hkv, dk = c->dk, dv = c->dv;
-  if (!nq || !INT_OK(nq * H * (dk > dv ? dk : dv)) || !isfinite(scale))
-    return KVB_ERROR(KVB_EINVAL, "gpu balancekv_block query: need 1 <= queries (32-bit indexing) and a finite scale");
+  if (!nq || !kvb_gpu_fits_wquery(H, c->cap, dk, dv, bk->kk, nq) || !isfinite(scale))
+    return KVB_ERROR(KVB_EINVAL, "gpu balancekv_block query: need 1 <= queries (gpu_limits.h) and a finite scale");
   if (!finite_f32(Q, nq * H * dk)) return KVB_ERROR(KVB_EDOM, "gpu balancekv_block query: non-finite query");
   kvb_gpu *g = bk->g;
   size_t need = nq * H * (dk > dv ? dk : dv) * 4, c1 = bk->q_cap, c2 = bk->q_cap;
@@ -498,5 +503,94 @@ int kvb_gpu_bkvb_dev_query(kvb_gpu_bkvb_dev *bk, const kvb_gpu_kvcache *c, size_
   if (kernel_s) *kernel_s = now_s() - t0;
   if (!rc) rc = kvb_gpu_read(g, bk->Z, Z, nq * H * dv * 4);
   if (rc) bk->broken = 1;
+  return rc;
+}
+
+/* ================= uniform sampling ================= */
+void kvb_gpu_usample_dev_init(kvb_gpu_usample_dev *us, kvb_gpu *g) {
+  memset(us, 0, sizeof *us);
+  us->g = g;
+}
+
+void kvb_gpu_usample_dev_free(kvb_gpu_usample_dev *us) {
+  if (!us || !us->g) return;
+  kvb_gpu_buf *all[] = {us->pos, us->lw, us->Kc, us->Vc, us->Q, us->M, us->L, us->O, us->Z};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) kvb_gpu_free(us->g, all[i]);
+  memset(us, 0, sizeof *us);
+}
+
+int kvb_gpu_usample_dev_compress(kvb_gpu_usample_dev *us, const kvb_gpu_kvcache *c, size_t kk, const int *pos,
+                                 size_t nexact, double wmid) {
+  if (!us || !us->g || !c || !pos) return KVB_ERROR(KVB_ENULL, "gpu usample (resident): NULL argument");
+  if (us->broken || c->broken) return KVB_ERROR(KVB_ESTATE, "gpu usample (resident): a device call failed earlier");
+  if (c->half) return KVB_ERROR(KVB_EINVAL, "gpu usample (resident): the gather reads float32 caches only");
+  size_t H = c->Hkv, dk = c->dk, dv = c->dv;
+  if (!kk || nexact > kk || !(wmid > 0) || !isfinite(wmid) || !kvb_gpu_fits_kvcache(H, c->cap, dk, dv) ||
+      !kvb_gpu_fits_gather(H, c->cap, dk, dv, kk) || !kvb_gpu_fits_attention(H, kk, dk, dv, 1, 1))
+    return KVB_ERROR(KVB_EINVAL, "gpu usample (resident): need 1 <= rows, exact rows <= rows, a positive finite weight, "
+                     "sizes within gpu_limits.h");
+  for (size_t i = 0; i < H * kk; i++)
+    if (pos[i] < 0 || (size_t)pos[i] >= c->n)
+      return KVB_ERROR(KVB_EINVAL, "gpu usample (resident): position %d outside [0, %zu)", pos[i], c->n);
+  float *lw = malloc(H * kk * sizeof *lw);
+  if (!lw) return KVB_ERROR(KVB_ENOMEM, "gpu usample (resident): out of memory");
+  for (size_t h = 0; h < H; h++) /* as kvb_gpu_usample_query rounds them */
+    for (size_t j = 0; j < kk; j++) lw[h * kk + j] = j < nexact ? 0.0f : (float)log(wmid);
+  kvb_gpu *g = us->g;
+  size_t p1 = us->p_cap, p2 = us->p_cap, c1 = us->c_cap, c2 = us->c_cap;
+  int rc = ensure(g, &us->pos, &p1, H * kk * 4);
+  if (!rc) rc = ensure(g, &us->lw, &p2, H * kk * 4);
+  if (!rc) us->p_cap = p1 < p2 ? p1 : p2;
+  if (!rc) rc = ensure(g, &us->Kc, &c1, H * kk * (dk > dv ? dk : dv) * 4);
+  if (!rc) rc = ensure(g, &us->Vc, &c2, H * kk * (dk > dv ? dk : dv) * 4);
+  if (!rc) us->c_cap = c1 < c2 ? c1 : c2;
+  if (!rc) rc = kvb_gpu_write(g, us->pos, pos, H * kk * 4);
+  if (!rc) rc = kvb_gpu_write(g, us->lw, lw, H * kk * 4);
+  if (!rc) { /* group h·kk + j reads row h·cap + pos: the cache's stride is the gather's n */
+    kvb_gpu_arg a[] = {A_int(c->cap), A_int(dk), A_int(dv), A_int(kk), A_buf(us->pos), A_buf(c->K), A_buf(c->V),
+                       A_buf(us->Kc), A_buf(us->Vc)};
+    rc = kvb_gpu_launch(g, "kvb_usample_gather", H * kk, KVB_GPU_WG, sizeof a / sizeof *a, a);
+  }
+  free(lw);
+  if (rc) return us->broken = 1, rc;
+  us->H = H, us->kk = kk, us->dk = dk, us->dv = dv, us->have = 1;
+  return KVB_OK;
+}
+
+int kvb_gpu_usample_dev_query(kvb_gpu_usample_dev *us, size_t nq, double scale, const float *Q, size_t chunk, float *Z,
+                              double *kernel_s) {
+  if (!us || !us->g || !Q || !Z) return KVB_ERROR(KVB_ENULL, "gpu usample (resident) query: NULL argument");
+  if (us->broken) return KVB_ERROR(KVB_ESTATE, "gpu usample (resident): a device call failed earlier");
+  if (!us->have) return KVB_ERROR(KVB_ESTATE, "gpu usample (resident) query: compress first");
+  size_t H = us->H, kk = us->kk, dk = us->dk, dv = us->dv;
+  if (!nq || !chunk || chunk > KVB_GPU_CHUNK_MAX || !kvb_gpu_fits_attention(H, kk, dk, dv, nq, chunk) || !isfinite(scale))
+    return KVB_ERROR(KVB_EINVAL, "gpu usample (resident) query: need queries >= 1, 1 <= chunk <= %d, sizes within "
+                     "gpu_limits.h, a finite scale", KVB_GPU_CHUNK_MAX);
+  if (!finite_f32(Q, nq * H * dk)) return KVB_ERROR(KVB_EDOM, "gpu usample (resident) query: non-finite query");
+  kvb_gpu *g = us->g;
+  size_t nsplit = (kk + chunk - 1) / chunk, ng = nsplit * H * nq;
+  size_t qc = us->q_cap, zc = us->z_cap, pc1 = us->part_cap, pc2 = us->part_cap, pc3 = us->part_cap;
+  int rc = ensure(g, &us->Q, &qc, nq * H * dk * 4);
+  if (!rc) rc = ensure(g, &us->Z, &zc, nq * H * dv * 4);
+  if (!rc) rc = ensure(g, &us->M, &pc1, ng * dv * 4);
+  if (!rc) rc = ensure(g, &us->L, &pc2, ng * dv * 4);
+  if (!rc) rc = ensure(g, &us->O, &pc3, ng * dv * 4);
+  if (rc) return rc;
+  us->q_cap = qc, us->z_cap = zc, us->part_cap = ng * dv * 4 > us->part_cap ? ng * dv * 4 : us->part_cap;
+  rc = kvb_gpu_write(g, us->Q, Q, nq * H * dk * 4);
+  double t0 = now_s();
+  if (!rc) { /* kvb_gpu_attention's launches on the gathered rows (float32, with log-weights) */
+    kvb_gpu_arg a[] = {A_int(kk), A_int(dk), A_int(dv), A_int(H), A_int(chunk), A_int(nsplit), A_flt(scale), A_int(0),
+                       A_int(1), A_buf(us->Q), A_buf(us->Kc), A_buf(us->Kc), A_buf(us->Vc), A_buf(us->Vc), A_buf(us->lw),
+                       A_buf(us->M), A_buf(us->L), A_buf(us->O)};
+    rc = kvb_gpu_launch(g, "kvb_attn_split", ng, KVB_GPU_WG, sizeof a / sizeof *a, a);
+  }
+  if (!rc) {
+    kvb_gpu_arg a[] = {A_int(dv), A_int(nsplit), A_buf(us->M), A_buf(us->L), A_buf(us->O), A_buf(us->Z)};
+    rc = kvb_gpu_launch(g, "kvb_attn_combine", H * nq, KVB_GPU_WG, sizeof a / sizeof *a, a);
+  }
+  if (kernel_s) *kernel_s = now_s() - t0;
+  if (!rc) rc = kvb_gpu_read(g, us->Z, Z, nq * H * dv * 4);
+  if (rc) us->broken = 1;
   return rc;
 }

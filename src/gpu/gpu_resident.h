@@ -113,4 +113,28 @@ int kvb_gpu_bkvb_dev_compress(kvb_gpu_bkvb_dev *bk, const kvb_gpu_kvcache *c, si
 int kvb_gpu_bkvb_dev_query(kvb_gpu_bkvb_dev *bk, const kvb_gpu_kvcache *c, size_t nq, double scale, const float *Q,
                            float *Z, double *kernel_s);
 
+/* ---- uniform sampling over a resident cache (float32 only) ---- */
+typedef struct {
+  kvb_gpu *g;
+  size_t H, kk, dk, dv;                  /* heads, rows per head of the last compression */
+  kvb_gpu_buf *pos, *lw, *Kc, *Vc;       /* the sample's rows and log-weights, gathered on the device */
+  kvb_gpu_buf *Q, *M, *L, *O, *Z;        /* query scratch */
+  size_t p_cap, c_cap, q_cap, part_cap, z_cap;
+  int have, broken;
+} kvb_gpu_usample_dev;
+
+void kvb_gpu_usample_dev_init(kvb_gpu_usample_dev *us, kvb_gpu *g);
+void kvb_gpu_usample_dev_free(kvb_gpu_usample_dev *us);
+/* Uniform sampling's compressed cache (as kvb_gpu_usample_compress, gpu_ops.h), built on the
+ * device from cache c's rows: pos (Hkv×kk cache rows < c->n) gathered by kvb_usample_gather, rows
+ * [0, nexact) of each head with weight 1 and the rest with wmid (log-weights rounded to float as
+ * kvb_gpu_usample_query rounds them). Uploads pos and the kk·Hkv log-weights; downloads nothing. */
+int kvb_gpu_usample_dev_compress(kvb_gpu_usample_dev *us, const kvb_gpu_kvcache *c, size_t kk, const int *pos,
+                                 size_t nexact, double wmid);
+/* The estimator over the last compression (as kvb_gpu_usample_query: kvb_attn_split with the
+ * log-weights, then kvb_attn_combine; the same bits): Q: nq×Hkv×dk, Z: nq×Hkv×dv. Uploads Q,
+ * downloads Z. */
+int kvb_gpu_usample_dev_query(kvb_gpu_usample_dev *us, size_t nq, double scale, const float *Q, size_t chunk, float *Z,
+                              double *kernel_s);
+
 #endif

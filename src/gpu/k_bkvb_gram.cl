@@ -23,7 +23,12 @@
  * operations (kvb-gpucheck test --kernel bkvb_gram compares S, P, indices and weights).
  *
  * Mutant defines: KVB_MUT_GRAM_SKIP_CHUNK (the last coordinate chunk of the keys left out of
- * ⟨k̃_i, k̃_j⟩), KVB_MUT_HALVE_PAR_OFF (a survivor's slot off by one at a segment boundary). */
+ * ⟨k̃_i, k̃_j⟩), KVB_MUT_HALVE_PAR_OFF (a survivor's slot off by one at a segment boundary).
+ * Barrier races, for a race detector (Oclgrind: scripts/oclgrind-check; PoCL runs a group's items
+ * one after another and cannot see them): KVB_MUT_GRAM_NO_STAGE_BARRIER (the next coordinate
+ * chunk staged while the products still read the last one), KVB_MUT_GRAM_NO_TILE_BARRIER (the
+ * walk reads the Gram tile before every work-item has written its part),
+ * KVB_MUT_HALVE_NO_PREFIX_BARRIER (the items read their prefix counts while item 0 computes them). */
 #define GT_J 16 /* Gram rows per tile (4 row groups of 4) */
 #define GT_I 64 /* Gram columns per pass (16 column lanes × 4, interleaved by 16) */
 #define GT_A 16 /* coordinates staged per chunk */
@@ -31,7 +36,7 @@
 /* Stages coordinates [a0, a0 + alen) of rows r < nr of block positions p0 + r (cu: cache rows)
  * into st (row stride GT_A + 1): centered keys (vals = 0) or weighted values w_p·v (vals = 1). */
 KVB_DEVICE void kvb_gram_stage(KVB_LOCAL float *st, int nr, int p0, int len, int a0, int alen, int vals, int w_,
-                               long hrow, KVB_GLOBAL const int *cu, KVB_GLOBAL const float *X,
+                               kvb_idx hrow, KVB_GLOBAL const int *cu, KVB_GLOBAL const float *X,
                                KVB_GLOBAL const float *w, KVB_LOCAL const float *mean, int lid, int wg) {
   for (int e = lid; e < nr * GT_A; e += wg) {
     int r = e / GT_A, a = e - r * GT_A, p = p0 + r;
@@ -58,7 +63,7 @@ KVB_KERNEL kvb_bkvb_gram_walk(int n, int d, int dv, int m, int b, int nblk, floa
   int g = KVB_GROUP_ID(), lid = KVB_LOCAL_ID(), wg = KVB_LOCAL_SIZE();
   int h = g / nblk, blk = g - h * nblk, start = blk * b; /* no div/rem pair: see k_decode_coop.cl */
   int len = m - start < b ? m - start : b;
-  long hrow = (long)h * n;
+  kvb_idx hrow = (kvb_idx)h * n;
   KVB_GLOBAL const int *cu = cur + hrow + start;
   KVB_GLOBAL const float *w = cw + hrow + start;
   for (int a = lid; a < d; a += wg) { /* block mean of the real tokens (as kvb_bkvb_walk) */
@@ -66,11 +71,11 @@ KVB_KERNEL kvb_bkvb_gram_walk(int n, int d, int dv, int m, int b, int nblk, floa
     for (int i = 0; i < len; i++) sum += K[(hrow + cu[i]) * d + a];
     mean[a] = sum / (float)len;
   }
-  for (int i = lid; i < len; i += wg) acc[i] = 0.0f, us[i] = u[(long)h * m + start + i];
+  for (int i = lid; i < len; i += wg) acc[i] = 0.0f, us[i] = u[(kvb_idx)h * m + start + i];
   if (lid == 0) {
     sj = 1.0f; /* s_0 = +1 */
-    S[(long)h * m + start] = 1;
-    P[(long)h * m + start] = 0.5f;
+    S[(kvb_idx)h * m + start] = 1;
+    P[(kvb_idx)h * m + start] = 0.5f;
   }
   KVB_BARRIER();
   int r0 = lid / 16, c0l = lid - 16 * r0; /* this item's rows r0 + 4x, columns c0l + 16y of a pass */
@@ -102,7 +107,9 @@ KVB_KERNEL kvb_bkvb_gram_walk(int n, int d, int dv, int m, int b, int nblk, floa
               for (int x = 0; x < 4; x++)
                 for (int y = 0; y < 4; y++) kd[4 * x + y] += xi[y] * xj[x];
           }
+#ifndef KVB_MUT_GRAM_NO_STAGE_BARRIER
           KVB_BARRIER(); /* the staging is rewritten by the next chunk */
+#endif
         }
       }
       for (int x = 0; x < 4; x++)
@@ -111,7 +118,9 @@ KVB_KERNEL kvb_bkvb_gram_walk(int n, int d, int dv, int m, int b, int nblk, floa
           if (jj < nj && c0l + 16 * y < ni) gt[jj * KVB_BMAX + i] = KVB_EXP(ks * kd[4 * x + y] - beta) * (vd[4 * x + y] + c0);
         }
     }
-    KVB_BARRIER();
+#ifndef KVB_MUT_GRAM_NO_TILE_BARRIER
+    KVB_BARRIER(); /* every entry of the tile written before the steps read it */
+#endif
     /* the walk's steps of this tile's rows, from local memory */
     for (int jj = 0; jj < nj && j0 + jj + 1 < len; jj++) {
       int j = j0 + jj;
@@ -120,8 +129,8 @@ KVB_KERNEL kvb_bkvb_gram_walk(int n, int d, int dv, int m, int b, int nblk, floa
       if (lid == 0) {
         float p = 0.5f - gamma * acc[j + 1];
         float s = us[j + 1] < p ? 1.0f : -1.0f; /* NaN p: −1, as on the CPU */
-        S[(long)h * m + start + j + 1] = (int)s;
-        P[(long)h * m + start + j + 1] = p;
+        S[(kvb_idx)h * m + start + j + 1] = (int)s;
+        P[(kvb_idx)h * m + start + j + 1] = p;
         sj = s;
       }
       KVB_BARRIER();
@@ -138,8 +147,8 @@ KVB_KERNEL kvb_bkvb_halving_par(int n, int m, KVB_GLOBAL const int *S, KVB_GLOBA
   KVB_SHARED int cnt[KVB_WG + 1];
   KVB_SHARED int firstp, firstm;
   int h = KVB_GROUP_ID(), lid = KVB_LOCAL_ID(), wg = KVB_LOCAL_SIZE();
-  KVB_GLOBAL const int *s = S + (long)h * m;
-  long hn = (long)h * n;
+  KVB_GLOBAL const int *s = S + (kvb_idx)h * m;
+  kvb_idx hn = (kvb_idx)h * n;
   int hm = m / 2, seg = (m + wg - 1) / wg, lo = lid * seg, hi = lo + seg < m ? lo + seg : m;
   int np = 0;
   for (int p = lo; p < hi; p++) np += s[p] > 0;
@@ -150,7 +159,9 @@ KVB_KERNEL kvb_bkvb_halving_par(int n, int m, KVB_GLOBAL const int *S, KVB_GLOBA
     cnt[0] = 0;
     for (int L = 1; L <= wg; L++) cnt[L] += cnt[L - 1];
   }
-  KVB_BARRIER();
+#ifndef KVB_MUT_HALVE_NO_PREFIX_BARRIER
+  KVB_BARRIER(); /* the prefix counts complete before any item reads its own */
+#endif
   int cp = cnt[lid], cmn = lo - cnt[lid]; /* + and − counts before this segment */
   for (int p = lo; p < hi; p++) {
     if (s[p] > 0) {

@@ -25,16 +25,17 @@
  * s + nsplit·(h + H·qi) as kvb_attn_split writes them, Oo: dv per such entry. dk, dv multiples of 4.
  *
  * Mutant define KVB_MUT_COOP_NO_TILE_BARRIER — no barrier between one tile's reads and the next
- * tile's loads: a race for a race detector (Oclgrind). PoCL cannot show it (it puts an implicit
- * barrier at the latch of a loop that contains one), so kvb-gpucheck's PoCL mutant runs leave it
- * out. */
+ * tile's loads: a race for a race detector. PoCL cannot show it (it puts an implicit barrier at
+ * the latch of a loop that contains one), so kvb-gpucheck's PoCL mutant runs leave it out;
+ * scripts/oclgrind-check runs it on the tiny_coop case (two K and two V tiles in a split) and
+ * Oclgrind must report the race. */
 #define KVB_COOP_TILE 4128 /* floats of the local tile: 32 rows at d = 128, 16 at d = 256 (16.5 KB) */
 #define KVB_COOP_GMAX 4
 
 /* Loads rows [0, rows) starting at element `base` (a multiple of 4) of a w-wide row-major array
  * into tile (row stride w + 1). w is a multiple of 4, so a vector never straddles two rows. */
 KVB_DEVICE void kvb_coop_load(KVB_LOCAL float *tile, KVB_GLOBAL const float *xf, KVB_GLOBAL const kvb_half *xh,
-                              int is_half, long base, int rows, int w, int lid, int wg) {
+                              int is_half, kvb_idx base, int rows, int w, int lid, int wg) {
   int nvec = rows * w / 4;
   /* two loops, not one load behind `is_half ? :`: a compiler may turn that into both loads and a
    * select, reading the float view of a half buffer twice as far (out of bounds) */
@@ -75,7 +76,7 @@ KVB_KERNEL kvb_attn_coop(int n, int ld, int dk, int dv, int H, int G, int chunk,
   int len = n - start < chunk ? n - start : chunk;
   for (int e = lid; e < gn * dk; e += wg) {
     int qg = e / dk;
-    qs[e] = Q[((long)(h0 + qg) + (long)H * qi) * dk + (e - qg * dk)];
+    qs[e] = Q[((kvb_idx)(h0 + qg) + (kvb_idx)H * qi) * dk + (e - qg * dk)];
   }
   /* scores, a tile of rk rows at a time; work-item r takes row r for every query of the pack,
    * so each key element read from the tile serves gn FMAs */
@@ -83,7 +84,7 @@ KVB_KERNEL kvb_attn_coop(int n, int ld, int dk, int dv, int H, int G, int chunk,
   int rv = KVB_COOP_TILE / (dv + 1) < wg ? KVB_COOP_TILE / (dv + 1) : wg;
   for (int t0 = 0; t0 < len; t0 += rk) {
     int rows = len - t0 < rk ? len - t0 : rk;
-    kvb_coop_load(tile, Kf, Kh, is_half, ((long)hk * ld + start + t0) * dk, rows, dk, lid, wg);
+    kvb_coop_load(tile, Kf, Kh, is_half, ((kvb_idx)hk * ld + start + t0) * dk, rows, dk, lid, wg);
     KVB_BARRIER();
     for (int r = lid; r < rows; r += wg) {
       float acc[KVB_COOP_GMAX];
@@ -93,7 +94,7 @@ KVB_KERNEL kvb_attn_coop(int n, int ld, int dk, int dv, int H, int G, int chunk,
         for (int qg = 0; qg < gn; qg++) acc[qg] += qs[qg * dk + a] * kx;
       }
       for (int qg = 0; qg < gn; qg++)
-        p[qg * KVB_CHUNK_MAX + t0 + r] = scale * acc[qg] + (has_w ? logw[(long)hk * ld + start + t0 + r] : 0.0f);
+        p[qg * KVB_CHUNK_MAX + t0 + r] = scale * acc[qg] + (has_w ? logw[(kvb_idx)hk * ld + start + t0 + r] : 0.0f);
     }
 #ifndef KVB_MUT_COOP_NO_TILE_BARRIER
     KVB_BARRIER(); /* the tile is read before the next one overwrites it */
@@ -124,7 +125,7 @@ KVB_KERNEL kvb_attn_coop(int n, int ld, int dk, int dv, int H, int G, int chunk,
   for (int i = 0; i < KVB_COOP_GMAX * (KVB_DMAX / KVB_WG); i++) oacc[i] = 0.0f;
   for (int t0 = 0; t0 < len; t0 += rv) {
     int rows = len - t0 < rv ? len - t0 : rv;
-    kvb_coop_load(tile, Vf, Vh, is_half, ((long)hk * ld + start + t0) * dv, rows, dv, lid, wg);
+    kvb_coop_load(tile, Vf, Vh, is_half, ((kvb_idx)hk * ld + start + t0) * dv, rows, dv, lid, wg);
     KVB_BARRIER();
     for (int ai = 0; ai * wg + lid < dv; ai++) { /* each value element read once for all queries */
       int a = ai * wg + lid;
@@ -137,7 +138,7 @@ KVB_KERNEL kvb_attn_coop(int n, int ld, int dk, int dv, int H, int G, int chunk,
     KVB_BARRIER();
   }
   for (int qg = 0; qg < gn; qg++) {
-    long go = s + (long)nsplit * ((h0 + qg) + (long)H * qi);
+    kvb_idx go = s + (kvb_idx)nsplit * ((h0 + qg) + (kvb_idx)H * qi);
     for (int ai = 0; ai * wg + lid < dv; ai++) Oo[go * dv + ai * wg + lid] = oacc[qg * (KVB_DMAX / KVB_WG) + ai];
     if (lid == 0) {
       Mo[go] = len > 0 ? mq[qg] : KVB_NEG_INF;

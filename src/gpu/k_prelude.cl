@@ -57,23 +57,27 @@ static __device__ __forceinline__ float4 kvb_load_h4(const __half *p, int i) {
 }
 #define KVB_LOAD_H4(p, i) kvb_load_h4((p), (i))
 #elif defined(KVB_HOST_EMU)
-/* The kernels compiled as C on the host with one work-item per group (no barrier is needed then:
- * every loop over lid steps by the group size 1, every tree reduction has no level), the group id
- * set by the caller: tests/test_gpu_index64.c runs single groups at shapes whose offsets pass 2^31,
+/* The kernels compiled as C on the host, the group id and the launch's group count set by the
+ * caller, its work-items either one (kvb_host_wg = 1: no barrier is needed, every loop over lid
+ * steps by 1, every tree reduction has no level) or kvb_host_wg POSIX threads of one group, each
+ * with its own kvb_host_lid, KVB_BARRIER a pthread barrier and KVB_SHARED memory `static` (one
+ * group at a time): tests/test_gpu_index64.c runs single groups at shapes whose offsets pass 2^31,
  * under UBSan's signed-overflow check. Not a backend. */
 #include <math.h>
 #include <stdint.h>
-extern int kvb_host_group;
+extern int kvb_host_group, kvb_host_groups, kvb_host_wg;
+extern _Thread_local int kvb_host_lid;
 float kvb_host_half(uint16_t h);
+void kvb_host_barrier(void);
 #define KVB_KERNEL void
 #define KVB_DEVICE static inline
 #define KVB_GLOBAL
 #define KVB_SHARED static
 #define KVB_GROUP_ID() kvb_host_group
-#define KVB_LOCAL_ID() 0
-#define KVB_LOCAL_SIZE() 1
-#define KVB_BARRIER() ((void)0)
-#define KVB_BARRIER_GLOBAL() ((void)0)
+#define KVB_LOCAL_ID() kvb_host_lid
+#define KVB_LOCAL_SIZE() kvb_host_wg
+#define KVB_BARRIER() kvb_host_barrier()
+#define KVB_BARRIER_GLOBAL() kvb_host_barrier()
 #define KVB_LOCAL
 #define KVB_EXP(x) expf(x)
 #define KVB_LOG(x) logf(x)
@@ -83,6 +87,26 @@ float kvb_host_half(uint16_t h);
 typedef uint16_t kvb_half;
 typedef int64_t kvb_idx;
 #define KVB_LOAD_HALF(p, i) kvb_host_half((p)[(i)])
+#define KVB_NUM_GROUPS() kvb_host_groups
+typedef struct {
+  float x, y, z, w;
+} kvb_float4;
+/* element 4i..4i+3; the index arithmetic 4i is the caller's kvb_idx (as vload4's offset) */
+static inline kvb_float4 kvb_host_load_f4(const float *p, kvb_idx i) {
+  kvb_float4 v = {p[4 * i], p[4 * i + 1], p[4 * i + 2], p[4 * i + 3]};
+  return v;
+}
+static inline void kvb_host_store_f4(float *p, kvb_idx i, kvb_float4 v) {
+  p[4 * i] = v.x, p[4 * i + 1] = v.y, p[4 * i + 2] = v.z, p[4 * i + 3] = v.w;
+}
+static inline kvb_float4 kvb_host_load_h4(const kvb_half *p, kvb_idx i) {
+  kvb_float4 v = {kvb_host_half(p[4 * i]), kvb_host_half(p[4 * i + 1]), kvb_host_half(p[4 * i + 2]),
+                  kvb_host_half(p[4 * i + 3])};
+  return v;
+}
+#define KVB_LOAD_F4(p, i) kvb_host_load_f4((p), (i))
+#define KVB_STORE_F4(p, i, v) kvb_host_store_f4((p), (i), (v))
+#define KVB_LOAD_H4(p, i) kvb_host_load_h4((p), (i))
 #else
 #define KVB_KERNEL __kernel void
 #define KVB_DEVICE static inline

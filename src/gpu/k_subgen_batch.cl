@@ -22,7 +22,12 @@
  * token finds its cluster among the old ones and its sequential step is a few barriers and local
  * operations instead of m′·dk dependent FMAs and a DRAM round trip.
  *
- * Buffers as k_subgen.cl; pre_d/pre_i/pre_v: H×nt (row h·nt + step). */
+ * Buffers as k_subgen.cl; pre_d/pre_i/pre_v: H×nt (row h·nt + step).
+ *
+ * Barrier races, for a race detector (Oclgrind: scripts/oclgrind-check; PoCL cannot see them):
+ * KVB_MUT_SGP_NO_LOAD_BARRIER (kvb_subgen_prep reads the chunk's keys before every work-item has
+ * staged its part), KVB_MUT_SGB_NO_T0_BARRIER (kvb_subgen_update_b's items read work-item 0's
+ * decision — join, cluster, coins — before it is written). */
 #define SG_PT 16 /* tokens per kvb_subgen_prep group */
 
 KVB_KERNEL kvb_subgen_prep(int nt, int dk, int dv, int cap, int ntb, KVB_GLOBAL const float *K,
@@ -37,15 +42,17 @@ KVB_KERNEL kvb_subgen_prep(int nt, int dk, int dv, int cap, int ntb, KVB_GLOBAL 
   int nr = nt - t0 < SG_PT ? nt - t0 : SG_PT;
   for (int e = lid; e < nr * dk; e += wg) { /* the chunk's keys, row-major and contiguous */
     int r = e / dk;
-    kt[r * (dk + 1) + (e - r * dk)] = K[((long)h * nt + t0) * dk + e];
+    kt[r * (dk + 1) + (e - r * dk)] = K[((kvb_idx)h * nt + t0) * dk + e];
   }
+#ifndef KVB_MUT_SGP_NO_LOAD_BARRIER
   KVB_BARRIER();
+#endif
   int sub = lid / SG_PT, tt = lid - sub * SG_PT, nsub = wg / SG_PT; /* no div/rem pair: k_decode_coop.cl */
   float bd = -KVB_NEG_INF;
   int bi = 0x7fffffff;
   if (tt < nr)
     for (int i = sub; i < m; i += nsub) { /* line 12, old representatives i ≡ sub, in order */
-      KVB_GLOBAL const float *x = rep + ((long)h * cap + i) * dk;
+      KVB_GLOBAL const float *x = rep + ((kvb_idx)h * cap + i) * dk;
       float d2 = 0.0f;
       for (int a = 0; a < dk; a++) {
         float df = x[a] - kt[tt * (dk + 1) + a];
@@ -61,7 +68,7 @@ KVB_KERNEL kvb_subgen_prep(int nt, int dk, int dv, int cap, int ntb, KVB_GLOBAL 
       int oi = ri[k * SG_PT + tt];
       if (od < bd || (od == bd && oi < bi)) bd = od, bi = oi;
     }
-    long row = (long)h * nt + t0 + tt;
+    kvb_idx row = (kvb_idx)h * nt + t0 + tt;
     KVB_GLOBAL const float *v = V + row * dv;
     float v2 = 0.0f;
     for (int a = 0; a < dv; a++) v2 += v[a] * v[a];
@@ -90,10 +97,10 @@ KVB_KERNEL kvb_subgen_update_b(int nt, int dk, int dv, int t, int s, int cap, in
   int m_old = mc[h];
   float muh = 0.0f;
   if (lid == 0) sh_m = m_old, muh = mu[h];
-  for (int a = lid; a < dk; a += wg) kq2[a] = K[(long)h * nt * dk + a];
+  for (int a = lid; a < dk; a += wg) kq2[a] = K[(kvb_idx)h * nt * dk + a];
   KVB_BARRIER();
   for (int step = 0; step < nt; step++) {
-    long row = (long)h * nt + step;
+    kvb_idx row = (kvb_idx)h * nt + step;
     int pos = n0 + step;
     KVB_LOCAL float *kq = kq2 + (step & 1) * KVB_DMAX;
     if (step + 1 < nt) /* the next key, into the other buffer (last read before the previous barrier) */
@@ -104,7 +111,7 @@ KVB_KERNEL kvb_subgen_update_b(int nt, int dk, int dv, int t, int s, int cap, in
     float bd = -KVB_NEG_INF;
     int bi = 0x7fffffff;
     for (int i = m_old + lid; i < m; i += wg) { /* line 12 over the chunk's own representatives */
-      KVB_GLOBAL const float *x = rep + ((long)h * cap + i) * dk;
+      KVB_GLOBAL const float *x = rep + ((kvb_idx)h * cap + i) * dk;
       float d2 = 0.0f;
       for (int a = 0; a < dk; a++) {
         float df = x[a] - kq[a];
@@ -137,33 +144,35 @@ KVB_KERNEL kvb_subgen_update_b(int nt, int dk, int dv, int t, int s, int cap, in
       sh_pm = den > 0.0f ? v2 / den : 0.0f; /* line 26 with the µ before line 6 */
       sh_pj = 1.0f;
       if (join) {
-        int c = cnt[(long)h * cap + b] + 1; /* line 14 */
-        cnt[(long)h * cap + b] = c;
+        int c = cnt[(kvb_idx)h * cap + b] + 1; /* line 14 */
+        cnt[(kvb_idx)h * cap + b] = c;
         sh_pj = 1.0f / (float)c; /* line 17 */
       } else { /* lines 19-20 */
         sh_m = m + 1;
-        cnt[(long)h * cap + b] = 1;
-        rep_pos[(long)h * cap + b] = pos;
+        cnt[(kvb_idx)h * cap + b] = 1;
+        rep_pos[(kvb_idx)h * cap + b] = pos;
       }
       muh = muh + v2; /* line 6 */
       sh_join = join, sh_best = b;
     }
+#ifndef KVB_MUT_SGB_NO_T0_BARRIER
     KVB_BARRIER();
+#endif
     int join = sh_join, b = sh_best;
     float pj = sh_pj, pm = sh_pm;
     if (!join)
-      for (int a = lid; a < dk; a += wg) rep[((long)h * cap + b) * dk + a] = kq[a];
+      for (int a = lid; a < dk; a += wg) rep[((kvb_idx)h * cap + b) * dk + a] = kq[a];
     for (int j = lid; j < t; j += wg)
       if (!join || us[j] < pj) {
-        for (int a = 0; a < dk; a++) S[(((long)h * cap + b) * t + j) * dk + a] = kq[a];
-        S_pos[((long)h * cap + b) * t + j] = pos;
+        for (int a = 0; a < dk; a++) S[(((kvb_idx)h * cap + b) * t + j) * dk + a] = kq[a];
+        S_pos[((kvb_idx)h * cap + b) * t + j] = pos;
       }
     int off = join ? t : 0;
     for (int i = lid; i < s; i += wg)
       if (us[off + i] < pm) {
-        for (int a = 0; a < dk; a++) Mk[((long)h * s + i) * dk + a] = kq[a];
-        for (int a = 0; a < dv; a++) Mv[((long)h * s + i) * dv + a] = v[a];
-        M_pos[(long)h * s + i] = pos;
+        for (int a = 0; a < dk; a++) Mk[((kvb_idx)h * s + i) * dk + a] = kq[a];
+        for (int a = 0; a < dv; a++) Mv[((kvb_idx)h * s + i) * dv + a] = v[a];
+        M_pos[(kvb_idx)h * s + i] = pos;
       }
     KVB_BARRIER_GLOBAL(); /* the next token reads the representatives written above */
   }

@@ -740,11 +740,22 @@ out:
  * stored vectors) must equal the CPU's exactly. µ is continuous: float sums of ‖v‖² over n tokens,
  * |µ̂ − µ| <= (γ_{dv+1} + γ_{n+1})·µ (positive terms). A decision is a "near tie" when the float
  * computation could flip it: a distance with |d² − δ²| or a runner-up gap below (γ_{dk+2} + 2u)·(d₁² + d₂²),
- * a coin with |u − p| <= (2γ_{dv+1} + γ_{n+1} + 4u)·p; a difference is excused only by a near tie. */
+ * a coin with |u − p| <= (2γ_{dv+1} + γ_{n+1} + 4u)·p (p = 1/n_i: the float count's reciprocal,
+ * 2.5 ulp, against the double one; p = ‖v‖²/(µ + ‖v‖²): the float sums' γ's and the division).
+ * Each difference must be excused by a near tie of its own, and each excused one is counted and
+ * printed: a sample or a slot may hold, instead of the CPU's token, only a token the CPU's coins
+ * allow once its near-tie coins may fall either way (the last replacement by a coin that is not
+ * near, or a later near-tie token), with that token's vectors; a head whose clustering meets a
+ * near-tie distance may differ only after that token (its clusters opened before it equal). µ is
+ * never excused. */
 typedef struct {
   size_t H, n, dk, dv, t, s, m, batch;
   double delta, R, r;
   int zero_v;
+  int tie; /* 1: token 24 of head 0 joins the one cluster as its 25th member and its coin for sample
+              0 is pinned to float(1/25) < 1/25 (and that sample's later coins to 0.999): the CPU
+              replaces the sample, the device (p = 1.0f/25 = the coin) does not — a forced near
+              tie, which must be excused individually */
 } sg_case;
 static const sg_case SG_SMALL[] = {
     {4, 300, 16, 16, 8, 16, 6, 128, 1.0, 1.0, 0.3, 0},   /* 3 launches (128, 128, 44 tokens) */
@@ -752,6 +763,7 @@ static const sg_case SG_SMALL[] = {
     {16, 96, 32, 8, 4, 70, 3, 96, 1.0, 1.0, 0.3, 1},    /* many heads, d_key != d_value, zero values first, s > wg */
     {2, 200, 8, 24, 3, 5, 0, 64, 0.5, 1.0, 0.0, 0},     /* no cluster structure: most keys open a cluster */
     {3, 150, 16, 16, 70, 8, 2, 50, 1.0, 1.0, 0.3, 0},   /* t > work-group */
+    {2, 60, 8, 8, 2, 4, 1, 60, 1.0, 1.0, 0.3, 0, 1},    /* a forced coin tie (one cluster per head) */
 };
 
 static const sg_case SG_FULL[] = {
@@ -857,6 +869,44 @@ static void sg_name(const sg_case *c, char *buf, size_t cap) {
            c->t, c->s, c->delta, c->m ? "clustered" : "unclustered", c->zero_v ? ",zero-values-first" : "", c->batch);
 }
 
+/* One sample's or slot's coin history on the CPU (the run_subgen comparison): `fixed` is the last
+ * token that replaced it by a coin not near its threshold (or by opening the cluster; −1 none),
+ * near[] the near-tie coins after it. With the clustering decisions equal, the device may hold any
+ * token of {fixed} ∪ {near tokens} (its final holder is the last replacement, and only the near
+ * coins may fall the other way). */
+#define SG_NEAR_MAX 4
+typedef struct {
+  long pos;
+  double u, p;
+} sg_coin;
+typedef struct {
+  long fixed;
+  int nnear; /* may pass SG_NEAR_MAX: then the later ones are not kept (and not allowed) */
+  sg_coin near[SG_NEAR_MAX];
+} sg_track;
+static void sg_track_coin(sg_track *tr, long pos, double u, double p, double thr, size_t *near) {
+  int isnear = thr > 0 && fabs(u - p) <= thr * p;
+  if (isnear) {
+    if (near) ++*near;
+    if (tr->nnear < SG_NEAR_MAX) {
+      sg_coin e = {pos, u, p};
+      tr->near[tr->nnear] = e;
+    }
+    tr->nnear++;
+  } else if (u < p) {
+    tr->fixed = pos, tr->nnear = 0; /* a sure replacement: earlier near coins no longer matter */
+  }
+}
+/* −2: pos is the sure holder; k >= 0: pos is the k-th near-tie token (or the holder the CPU left
+ * through one: the first near coin is named); −1: not allowed. */
+static int sg_track_allows(const sg_track *tr, long pos) {
+  if (tr->nnear == 0) return -1; /* no near tie: nothing may differ */
+  if (pos == tr->fixed) return 0;
+  for (int k = 0; k < tr->nnear && k < SG_NEAR_MAX; k++)
+    if (tr->near[k].pos == pos) return k;
+  return -1;
+}
+
 static int run_subgen(kvb_gpu *g, const sg_case *c, int quiet, char *why, size_t whycap) {
   char shape[200];
   sg_name(c, shape, sizeof shape);
@@ -869,7 +919,7 @@ static int run_subgen(kvb_gpu *g, const sg_case *c, int quiet, char *why, size_t
   gsl_rng *rng = gsl_rng_alloc(kvb_rng_pcg32);
   kvb_gpu_subgen st;
   int have_st = 0, ok = -1, uok = 0;
-  char uwhy[400] = "";
+  char uwhy[900] = "";
   memset(&st, 0, sizeof st);
   if (!K || !V || !u || !C || !Kb || !Vb || !ub || !Q || !Z || !kd || !vd || !ud || !cpu || !rng) {
     snprintf(why, whycap, "subgen%s: out of host memory", shape);
@@ -894,6 +944,10 @@ static int run_subgen(kvb_gpu *g, const sg_case *c, int quiet, char *why, size_t
   if (c->zero_v)
     for (size_t h = 0; h < H; h++) memset(V + h * n * dv, 0, (n < 3 ? n : 3) * dv * 4);
   for (size_t i = 0; i < H * n * ut; i++) u[i] = (float)kvb_pcg32_uniform(&r), u[i] = u[i] < 1 ? u[i] : 0.5f;
+  if (c->tie && n > 25) { /* token 24 of head 0: the 25th member, p = 1/25; float(1/25) < 1/25 */
+    u[24 * ut] = 1.0f / 25.0f;
+    for (size_t i = 25; i < n; i++) u[i * ut] = 0.999f;
+  }
   fill(&r, Q, nq * H * dk, 1.0);
   /* the CPU reference: one subgen method per head, fed the same coins */
   kvb_params p;
@@ -902,6 +956,19 @@ static int run_subgen(kvb_gpu *g, const sg_case *c, int quiet, char *why, size_t
   kvb_method_config cfg = {dk, dv, 1.0 / sqrt((double)dk), rng}; /* the scale of the queries below */
   size_t near = 0, decisions = 0;
   double thr_d = gam((double)dk + 2) + 2 * U, thr_p = 2 * gam((double)dv + 1) + gam((double)n + 1) + 4 * U;
+  /* per sample (head, cluster, j) and per slot (head, j): the last replacement by a coin that is
+   * not near a tie (or the opening), and the near-tie coins after it; per head the first token
+   * whose clustering is a near tie */
+  sg_track *trS = calloc(H * n * t, sizeof *trS), *trM = calloc(H * s, sizeof *trM);
+  size_t *dtie = malloc(H * sizeof *dtie);
+  if (!trS || !trM || !dtie) {
+    free(trS), free(trM), free(dtie);
+    snprintf(why, whycap, "subgen%s: out of host memory", shape);
+    goto out;
+  }
+  for (size_t i = 0; i < H * n * t; i++) trS[i].fixed = -1;
+  for (size_t i = 0; i < H * s; i++) trM[i].fixed = -1;
+  for (size_t h = 0; h < H; h++) dtie[h] = SIZE_MAX;
   for (size_t h = 0; h < H; h++) {
     if (kvb_method_alloc_type(&kvb_method_subgen, &cfg, &p, &cpu[h])) {
       snprintf(why, whycap, "subgen%s: CPU reference: %s", shape, kvb_strerror_last());
@@ -923,21 +990,30 @@ static int run_subgen(kvb_gpu *g, const sg_case *c, int quiet, char *why, size_t
         else if (dd < d2) d2 = dd;
       }
       if (mc) {
-        decisions += 2;
-        near += fabs(d1 - d0) <= thr_d * (d1 + d0);
-        near += mc > 1 && d2 - d1 <= thr_d * (d1 + d2);
+        int nd = fabs(d1 - d0) <= thr_d * (d1 + d0), nr = mc > 1 && d2 - d1 <= thr_d * (d1 + d2);
+        decisions += 2, near += (size_t)(nd + nr);
+        if ((nd || nr) && dtie[h] == SIZE_MAX) dtie[h] = i;
       }
       int joins = mc > 0 && sqrt(d1) <= c->delta;
       double v2 = 0, mu = kvb_subgen_mu(cpu[h]);
       for (size_t a = 0; a < dv; a++) v2 += vd[a] * vd[a];
+      size_t cl = joins ? best : mc; /* the cluster this token joins or opens */
       if (joins) {
         uint64_t cnt;
         kvb_subgen_cluster(cpu[h], best, NULL, &cnt, NULL, NULL, NULL);
         double pj = 1.0 / (double)(cnt + 1);
-        for (size_t j = 0; j < t; j++) decisions++, near += fabs(ud[j] - pj) <= thr_p * pj;
+        for (size_t j = 0; j < t; j++) {
+          decisions++;
+          sg_track_coin(&trS[(h * n + cl) * t + j], (long)i, ud[j], pj, thr_p, &near);
+        }
+      } else {
+        for (size_t j = 0; j < t; j++) sg_track_coin(&trS[(h * n + cl) * t + j], (long)i, 0, 1, 0, NULL);
       }
       double pm = mu + v2 > 0 ? v2 / (mu + v2) : 0;
-      for (size_t j = 0; j < s; j++) decisions++, near += fabs(ud[(joins ? t : 0) + j] - pm) <= thr_p * pm;
+      for (size_t j = 0; j < s; j++) {
+        decisions++;
+        sg_track_coin(&trM[h * s + j], (long)i, ud[(joins ? t : 0) + j], pm, thr_p, &near);
+      }
       if (kvb_subgen_update_uniforms(cpu[h], kd, vd, ud, ut, NULL)) {
         snprintf(why, whycap, "subgen%s: CPU reference: %s", shape, kvb_strerror_last());
         goto out;
@@ -962,57 +1038,95 @@ static int run_subgen(kvb_gpu *g, const sg_case *c, int quiet, char *why, size_t
       goto out;
     }
   }
-  /* compare the states */
-  size_t diff = 0, items = 0, mtot = 0;
-  double murel = 0, mubound = 0;
+  /* compare the states: each difference excused by a near tie of its own, or counted */
+  size_t diff = 0, items = 0, mtot = 0, nexc = 0, nexc_head = 0;
+  double murel = 0, mubound = gam((double)dv + 1) + gam((double)n + 1);
+  char exc[4][300];
   for (size_t h = 0; h < H; h++) {
-    size_t mc = kvb_subgen_num_clusters(cpu[h]);
+    size_t mc = kvb_subgen_num_clusters(cpu[h]), hdiff = 0, hitems = 0;
     mtot += mc;
-    items++, diff += (size_t)st.mc[h] != mc;
+    hitems++, hdiff += (size_t)st.mc[h] != mc;
+    /* a clustering near tie at token dtie[h]: the clusters opened before it must be equal */
+    size_t pre = 0, predf = 0;
     for (size_t ci = 0; ci < mc && ci < (size_t)st.mc[h]; ci++) {
       const double *x, *S;
       const uint64_t *Sp;
       uint64_t cnt, rp;
       kvb_subgen_cluster(cpu[h], ci, &x, &cnt, &S, &Sp, &rp);
       size_t o = h * st.cap + ci;
-      items += 2, diff += (uint64_t)st.cnt[o] != cnt, diff += (uint64_t)st.rep_pos[o] != rp;
-      for (size_t a = 0; a < dk; a++) diff += st.rep[o * dk + a] != x[a];
+      int repdiff = (uint64_t)st.rep_pos[o] != rp;
+      for (size_t a = 0; a < dk; a++) repdiff |= st.rep[o * dk + a] != x[a];
+      if (rp < dtie[h]) pre++, predf += repdiff;
+      hitems += 2, hdiff += (uint64_t)st.cnt[o] != cnt, hdiff += (size_t)repdiff;
       for (size_t j = 0; j < t; j++) {
-        items++, diff += (uint64_t)st.S_pos[o * t + j] != Sp[j];
-        for (size_t a = 0; a < dk; a++) diff += st.S[(o * t + j) * dk + a] != S[j * dk + a];
+        int dp = st.S_pos[o * t + j], same = (uint64_t)dp == Sp[j];
+        for (size_t a = 0; same && a < dk; a++) same = st.S[(o * t + j) * dk + a] == S[j * dk + a];
+        hitems++;
+        if (same) continue;
+        const sg_track *tr = &trS[(h * n + ci) * t + j];
+        int k = sg_track_allows(tr, dp);
+        for (size_t a = 0; k >= 0 && dp >= 0 && (size_t)dp < n && a < dk; a++)
+          if (st.S[(o * t + j) * dk + a] != K[(h * n + (size_t)dp) * dk + a]) k = -1;
+        if (k < 0 || dtie[h] != SIZE_MAX) { hdiff++; continue; }
+        const sg_coin *e = &tr->near[k < SG_NEAR_MAX ? k : 0];
+        if (nexc < 4)
+          snprintf(exc[nexc], sizeof exc[nexc], "head %zu cluster %zu sample %zu: token %ld's coin u = %.9g, p = %.9g (double), "
+                   "|u - p| = %.2g <= bound %.2g; device holds token %d, CPU token %llu", h, ci, j, e->pos, e->u, e->p,
+                   fabs(e->u - e->p), thr_p * e->p, dp, (unsigned long long)Sp[j]);
+        nexc++;
       }
     }
     for (size_t j = 0; j < s; j++) {
       const double *mk, *mv;
       uint64_t mp;
       kvb_subgen_slot(cpu[h], j, &mk, &mv, &mp);
-      int dnull = st.M_pos[h * s + j] < 0;
-      items++;
-      if (dnull != (mp == UINT64_MAX) || (!dnull && (uint64_t)st.M_pos[h * s + j] != mp)) {
-        diff++;
-        continue;
-      }
-      for (size_t a = 0; !dnull && a < dk; a++) diff += st.Mk[(h * s + j) * dk + a] != mk[a];
-      for (size_t a = 0; !dnull && a < dv; a++) diff += st.Mv[(h * s + j) * dv + a] != mv[a];
+      int dp = st.M_pos[h * s + j], same = dp < 0 ? mp == UINT64_MAX : mp != UINT64_MAX && (uint64_t)dp == mp;
+      for (size_t a = 0; same && dp >= 0 && a < dk; a++) same = st.Mk[(h * s + j) * dk + a] == mk[a];
+      for (size_t a = 0; same && dp >= 0 && a < dv; a++) same = st.Mv[(h * s + j) * dv + a] == mv[a];
+      hitems++;
+      if (same) continue;
+      const sg_track *tr = &trM[h * s + j];
+      int k = sg_track_allows(tr, dp);
+      for (size_t a = 0; k >= 0 && dp >= 0 && (size_t)dp < n && a < dk; a++)
+        if (st.Mk[(h * s + j) * dk + a] != K[(h * n + (size_t)dp) * dk + a]) k = -1;
+      for (size_t a = 0; k >= 0 && dp >= 0 && (size_t)dp < n && a < dv; a++)
+        if (st.Mv[(h * s + j) * dv + a] != V[(h * n + (size_t)dp) * dv + a]) k = -1;
+      if (k < 0 || dtie[h] != SIZE_MAX) { hdiff++; continue; }
+      const sg_coin *e = &tr->near[k < SG_NEAR_MAX ? k : 0];
+      if (nexc < 4)
+        snprintf(exc[nexc], sizeof exc[nexc], "head %zu slot %zu: token %ld's coin u = %.9g, p = %.9g (double), |u - p| = %.2g "
+                 "<= bound %.2g; device holds token %d, CPU %lld", h, j, e->pos, e->u, e->p, fabs(e->u - e->p), thr_p * e->p, dp,
+                 mp == UINT64_MAX ? -1LL : (long long)mp);
+      nexc++;
+    }
+    items += hitems;
+    if (hdiff && dtie[h] != SIZE_MAX && predf == 0) { /* after a clustering near tie: excused as its consequence */
+      if (nexc < 4)
+        snprintf(exc[nexc], sizeof exc[nexc], "head %zu: clustering near tie at token %zu; %zu differences after it, the %zu "
+                 "clusters opened before it equal", h, dtie[h], hdiff, pre);
+      nexc++, nexc_head++;
+    } else {
+      diff += hdiff;
     }
     double mu = kvb_subgen_mu(cpu[h]);
     if (mu > 0) murel = fmax(murel, fabs(st.mu[h] - mu) / mu);
-    mubound = gam((double)dv + 1) + gam((double)n + 1);
   }
   int muok = murel <= mubound;
+  for (size_t e = 0; !quiet && e < nexc && e < 4; e++) printf("  near tie %zu of %zu: %s: excused\n", e + 1, nexc, exc[e]);
   if (!diff && muok) {
     uok = 1;
-    snprintf(uwhy, sizeof uwhy, "subgen_update%s: OK (%zu clusters; 0 of %zu counts/positions differ from the CPU, exact "
-             "equality required; mu rel err %.2g <= %.2g; %zu near ties in %zu decisions)", shape, mtot, items, murel,
-             mubound, near, decisions);
-  } else if (diff && near) {
-    uok = 1;
-    snprintf(uwhy, sizeof uwhy, "subgen_update%s: OK with a float tie (%zu of %zu differ; %zu near ties in %zu decisions)",
-             shape, diff, items, near, decisions);
+    snprintf(uwhy, sizeof uwhy, "subgen_update%s: OK (%zu clusters; %zu of %zu counts/positions differ from the CPU%s; "
+             "mu rel err %.2g <= %.2g; %zu near ties in %zu decisions, coin bound (2g_{dv+1}+g_{n+1}+4u)p = %.2gp)", shape,
+             mtot, nexc, items,
+             !nexc ? ", exact equality required" : nexc_head ? ", each excused by a near tie of its own (a head after a "
+                                                             "clustering tie counted once)" : ", each excused by a near tie of its own",
+             murel, mubound, near, decisions, thr_p);
   } else {
-    snprintf(uwhy, sizeof uwhy, "subgen_update%s: FAIL (%zu differences in %zu counts/positions and their vectors, no near tie "
-             "in %zu decisions; mu rel err %.2g %s %.2g)", shape, diff, items, decisions, murel, muok ? "<=" : ">", mubound);
+    snprintf(uwhy, sizeof uwhy, "subgen_update%s: FAIL (%zu differences in %zu counts/positions and their vectors not "
+             "explained by a near tie of their own, %zu excused; %zu near ties in %zu decisions; mu rel err %.2g %s %.2g)",
+             shape, diff, items, nexc, near, decisions, murel, muok ? "<=" : ">", mubound);
   }
+  free(trS), free(trM), free(dtie);
   if (!quiet) printf("%s %s\n", uok ? "PASS" : "FAIL", uwhy);
   /* the query on the device's state */
   if (kvb_gpu_subgen_query(g, &st, nq, 1.0 / sqrt((double)dk), Q, Z, NULL)) {
@@ -1061,8 +1175,12 @@ static int run_subgen(kvb_gpu *g, const sg_case *c, int quiet, char *why, size_t
      * With the discrete state equal, the two estimators differ only by the kernel's float32 error
      * (the bound B above, on the device's state) and by µ, which scales every slot weight:
      * ‖ẑ − z_cpu‖ <= ‖ẑ − z_ref‖ + ρ‖z_cpu‖, ρ = max_h |µ̂ − µ|/µ; summed over the rows by
-     * Minkowski: sqrt(Σ(ẑ − z_cpu)²) <= sqrt(Σ B²) + ρ·sqrt(Σ z_cpu²). */
-    if (uok && !diff) {
+     * Minkowski: sqrt(Σ(ẑ − z_cpu)²) <= sqrt(Σ B²) + ρ·sqrt(Σ z_cpu²). With excused near ties
+     * the discrete states differ, and only the query on the device's own state (below) applies. */
+    if (uok && !diff && nexc && !quiet)
+      printf("PASS subgen_e2e%s: not applicable (the states differ by %zu excused near ties; the query is checked on the "
+             "device's own state)\n", shape, nexc);
+    if (uok && !diff && !nexc) {
       double e2 = 0, zc2 = 0, *qd = malloc(dk * 8), *zc = malloc(dv * 8);
       int eok = qd && zc;
       for (size_t qi = 0; eok && qi < nq; qi++)
@@ -1498,16 +1616,94 @@ static int run_resident_subgen_tie(kvb_gpu *g, char *why, size_t whycap) {
   return ok;
 }
 
+/* Uniform sampling over a resident cache (H = 2, dk = 32, dv = 16; 300 tokens in two appends;
+ * 40 exact rows and 64 sampled ones per head, weight 2.5): the gathered rows and the estimator
+ * bit-identical to kvb_gpu_usample_compress + kvb_gpu_usample_query (which upload K/V and the
+ * sample); the compression moves only the positions and log-weights up, nothing down. */
+static int run_resident_usample(kvb_gpu *g, char *why, size_t whycap) {
+  const size_t H = 2, n = 300, dk = 32, dv = 16, kk = 104, nex = 40, nq = 3;
+  const double wmid = 2.5;
+  const char *shape = "resident_usample(H=2,dk=32,dv=16,n=300,rows=40+64,weight=2.5)";
+  float *K = malloc(H * n * dk * 4), *V = malloc(H * n * dv * 4), *Kc = malloc(H * kk * dk * 4), *Vc = malloc(H * kk * dv * 4);
+  float *Q = malloc(nq * H * dk * 4), *Z = malloc(nq * H * dv * 4), *Zr = malloc(nq * H * dv * 4);
+  float *Kb = malloc(H * 200 * dk * 4), *Vb = malloc(H * 200 * dv * 4);
+  int *pos = malloc(H * kk * sizeof *pos), ok = 0, hc = 0;
+  kvb_gpu_kvcache kc;
+  kvb_gpu_usample_dev us;
+  kvb_gpu_usample_dev_init(&us, g);
+  if (!K || !V || !Kc || !Vc || !Q || !Z || !Zr || !Kb || !Vb || !pos) {
+    snprintf(why, whycap, "%s: out of host memory", shape);
+    goto out;
+  }
+  kvb_pcg32 r;
+  kvb_pcg32_seed(&r, 1300, 4);
+  fill(&r, K, H * n * dk, 1.0), fill(&r, V, H * n * dv, 1.0), fill(&r, Q, nq * H * dk, 1.0);
+  for (size_t i = 0; i < H * kk; i++) pos[i] = (int)kvb_pcg32_bounded(&r, (uint32_t)n);
+  if (kvb_gpu_kvcache_init(&kc, g, H, dk, dv, 0)) {
+    snprintf(why, whycap, "%s: init: %s", shape, kvb_strerror_last());
+    goto out;
+  }
+  hc = 1;
+  for (size_t a0 = 0; a0 < n; a0 += 200) {
+    size_t nt = n - a0 < 200 ? n - a0 : 200;
+    for (size_t h = 0; h < H; h++) {
+      memcpy(Kb + h * nt * dk, K + (h * n + a0) * dk, nt * dk * 4);
+      memcpy(Vb + h * nt * dv, V + (h * n + a0) * dv, nt * dv * 4);
+    }
+    if (kvb_gpu_kvcache_append(&kc, nt, Kb, Vb)) {
+      snprintf(why, whycap, "%s: append: %s", shape, kvb_strerror_last());
+      goto out;
+    }
+  }
+  if (kvb_gpu_usample_compress(g, H, n, dk, dv, K, V, kk, pos, Kc, Vc, NULL) ||
+      kvb_gpu_usample_query(g, H, kk, nex, wmid, dk, dv, nq, 0.2, Q, Kc, Vc, 32, Zr, NULL)) {
+    snprintf(why, whycap, "%s: reference: %s", shape, kvb_strerror_last());
+    goto out;
+  }
+  uint64_t u0 = xfer_up(), d0 = xfer_down();
+  if (kvb_gpu_usample_dev_compress(&us, &kc, kk, pos, nex, wmid)) {
+    snprintf(why, whycap, "%s: resident compress: %s", shape, kvb_strerror_last());
+    goto out;
+  }
+  uint64_t up = xfer_up() - u0, down = xfer_down() - d0;
+  if (up != H * kk * 8 || down != 0) {
+    snprintf(why, whycap, "%s: compress moved %llu bytes up, %llu down (want %zu: positions and log-weights; 0)", shape,
+             (unsigned long long)up, (unsigned long long)down, H * kk * 8);
+    goto out;
+  }
+  u0 = xfer_up(), d0 = xfer_down();
+  if (kvb_gpu_usample_dev_query(&us, nq, 0.2, Q, 32, Z, NULL)) {
+    snprintf(why, whycap, "%s: resident query: %s", shape, kvb_strerror_last());
+    goto out;
+  }
+  up = xfer_up() - u0, down = xfer_down() - d0;
+  if (up != nq * H * dk * 4 || down != nq * H * dv * 4 || memcmp(Z, Zr, nq * H * dv * 4)) {
+    snprintf(why, whycap, "%s: query: %s (moved %llu up, %llu down)", shape,
+             memcmp(Z, Zr, nq * H * dv * 4) ? "output differs from kvb_gpu_usample_query's" : "wrong traffic",
+             (unsigned long long)up, (unsigned long long)down);
+    goto out;
+  }
+  snprintf(why, whycap, "%s: OK (estimates bit-identical to kvb_gpu_usample_compress + query; the sample gathered on the "
+           "device: compress moved %zu bytes up, 0 down; each query its query and output)", shape, H * kk * 8);
+  ok = 1;
+out:
+  kvb_gpu_usample_dev_free(&us);
+  if (hc) kvb_gpu_kvcache_free(&kc);
+  free(K), free(V), free(Kc), free(Vc), free(Q), free(Z), free(Zr), free(Kb), free(Vb), free(pos);
+  return ok;
+}
+
 /* Every resident case; returns the number that failed (quiet: no lines, first failure in first). */
 static size_t run_resident_all(kvb_gpu *g, int quiet, size_t *ncase, char *first, size_t firstcap) {
   char why[600];
   size_t bad = 0, nc = 0;
   size_t nk = sizeof RKV / sizeof *RKV;
-  for (size_t i = 0; i < nk + 3; i++, nc++) {
+  for (size_t i = 0; i < nk + 4; i++, nc++) {
     int ok = i < nk ? run_resident_kv(g, &RKV[i], why, sizeof why)
              : i == nk ? run_resident_subgen(g, why, sizeof why)
              : i == nk + 1 ? run_resident_subgen_tie(g, why, sizeof why)
-                           : run_resident_bkvb(g, why, sizeof why);
+             : i == nk + 2 ? run_resident_bkvb(g, why, sizeof why)
+                           : run_resident_usample(g, why, sizeof why);
     if (!quiet) printf("%s %s\n", ok ? "PASS" : "FAIL", why);
     if (!ok && !bad++ && first) snprintf(first, firstcap, "%s", why);
   }
@@ -1597,6 +1793,335 @@ static size_t run_gram_all(kvb_gpu *g, int quiet, size_t *ncase, char *first, si
   return bad;
 }
 
+/* ---- one-launch cases of the reshaped kernels (scripts/oclgrind-check) ----
+ * Oclgrind 21.10 misreads values one launch wrote as uninitialized in a later launch of the same
+ * context (scripts/oclgrind-check), so the chained resident and Gram cases above cannot run under
+ * it. These cases give each reshaped kernel one launch on host-written inputs, in a process of its
+ * own (--case), and check its outputs: against the kernel it replaces, run on a second context
+ * opened without defines (k_decode_coop.cl against kvb_attn_split, k_bkvb_gram.cl against
+ * k_bkvb.cl, kvb_subgen_update_b against kvb_subgen_update — bit for bit, as the chained cases
+ * require), or against the exact host answer (kvb_subgen_prep on integer data, the bookkeeping
+ * kernels). Shapes reach every barrier twice (two tiles, two coordinate chunks, several tokens). */
+typedef struct {
+  int kind; /* 0 int, 1 float, 2 buffer uploaded, 3 buffer uploaded and read back */
+  int i;
+  float f;
+  void *host;
+  size_t bytes;
+} targ;
+#define TI(x) {0, (int)(x), 0, NULL, 0}
+#define TF(x) {1, 0, (float)(x), NULL, 0}
+#define TB(p, n) {2, 0, 0, (void *)(p), (n)}
+#define TO(p, n) {3, 0, 0, (void *)(p), (n)}
+/* Uploads every buffer argument, launches once, reads the outputs back into their host arrays. */
+static int one_launch(kvb_gpu *g, const char *kernel, size_t groups, size_t local, size_t na, const targ *a) {
+  kvb_gpu_arg ga[32];
+  kvb_gpu_buf *bufs[32] = {0};
+  int rc = na > 32 ? KVB_EINVAL : KVB_OK;
+  for (size_t i = 0; !rc && i < na; i++) {
+    kvb_gpu_arg x = {KVB_GPU_ARG_INT, NULL, a[i].i, a[i].f};
+    if (a[i].kind == 1) x.kind = KVB_GPU_ARG_FLOAT;
+    if (a[i].kind >= 2) {
+      rc = kvb_gpu_alloc(g, a[i].bytes, &bufs[i]);
+      if (!rc) rc = kvb_gpu_write(g, bufs[i], a[i].host, a[i].bytes);
+      x.kind = KVB_GPU_ARG_BUF, x.buf = bufs[i];
+    }
+    ga[i] = x;
+  }
+  if (!rc) rc = kvb_gpu_launch(g, kernel, groups, local, na, ga);
+  for (size_t i = 0; !rc && i < na; i++)
+    if (a[i].kind == 3) rc = kvb_gpu_read(g, bufs[i], a[i].host, a[i].bytes);
+  for (size_t i = 0; i < na; i++) kvb_gpu_free(g, bufs[i]);
+  return rc;
+}
+
+/* The tiny groups and their case counts. */
+static const char *TINY_GROUP[] = {"tiny_coop", "tiny_gram", "tiny_sgbatch", "tiny_bookkeep"};
+static const size_t TINY_NCASE[] = {2, 2, 2, 5};
+
+static int run_tiny_coop(kvb_gpu *g, kvb_gpu *r, int ci, char *why, size_t whycap) {
+  /* 0: float32, Hkv 1, H 6 (packs of 4 and 2), log-weights, 2 splits of which the first has 2 K
+   * and 2 V tiles; 1: binary16, Hkv 2, H 4, 2 queries */
+  const int half = ci == 1, has_w = ci == 0;
+  const size_t Hkv = ci ? 2 : 1, H = ci ? 4 : 6, G = H / Hkv, n = ci ? 70 : 150, ld = ci ? 72 : 160;
+  const size_t dk = ci ? 16 : 8, dv = ci ? 8 : 12, nq = ci ? 2 : 1, chunk = ci ? 32 : 128;
+  const size_t nsplit = (n + chunk - 1) / chunk, npack = (G + 3) / 4, np = nsplit * H * nq;
+  char name[160];
+  snprintf(name, sizeof name, "tiny_coop(kvb_attn_coop: Hkv=%zu,H=%zu,n=%zu,ld=%zu,dk=%zu,dv=%zu,nq=%zu,chunk=%zu,%s%s)", Hkv,
+           H, n, ld, dk, dv, nq, chunk, half ? "f16" : "f32", has_w ? ",logw" : "");
+  float *K = calloc(Hkv * ld * dk, 4), *V = calloc(Hkv * ld * dv, 4), *lw = calloc(Hkv * ld, 4), *Q = malloc(nq * H * dk * 4);
+  uint16_t *Kh = calloc(Hkv * ld * dk, 2), *Vh = calloc(Hkv * ld * dv, 2);
+  float *Kr = malloc(H * n * dk * 4), *Vr = malloc(H * n * dv * 4), *lwr = malloc(H * n * 4);
+  uint16_t *Khr = malloc(H * n * dk * 2), *Vhr = malloc(H * n * dv * 2);
+  float *M = calloc(np, 4), *L = calloc(np, 4), *O = calloc(np * dv, 4), *Mr = calloc(np, 4), *Lr = calloc(np, 4),
+        *Or = calloc(np * dv, 4);
+  int ok = 0, rc;
+  if (!K || !V || !lw || !Q || !Kh || !Vh || !Kr || !Vr || !lwr || !Khr || !Vhr || !M || !L || !O || !Mr || !Lr || !Or) {
+    snprintf(why, whycap, "%s: out of host memory", name);
+    goto out;
+  }
+  kvb_pcg32 rg;
+  kvb_pcg32_seed(&rg, 4000 + (uint64_t)ci, 1);
+  for (size_t h = 0; h < Hkv; h++) { /* rows [0, n) of each head; the spare rows stay 0 */
+    fill(&rg, K + h * ld * dk, n * dk, 1.0), fill(&rg, V + h * ld * dv, n * dv, 1.0), fill(&rg, lw + h * ld, n, 0.5);
+  }
+  for (size_t i = 0; i < Hkv * ld * dk; i++) Kh[i] = kvb_f32_to_f16(K[i]);
+  for (size_t i = 0; i < Hkv * ld * dv; i++) Vh[i] = kvb_f32_to_f16(V[i]);
+  fill(&rg, Q, nq * H * dk, 1.0);
+  for (size_t h = 0; h < H; h++) /* the reference's per-query-head copies of KV head h / G */
+    for (size_t t = 0; t < n; t++) {
+      size_t src = (h / G) * ld + t, dst = h * n + t;
+      memcpy(Kr + dst * dk, K + src * dk, dk * 4), memcpy(Vr + dst * dv, V + src * dv, dv * 4);
+      memcpy(Khr + dst * dk, Kh + src * dk, dk * 2), memcpy(Vhr + dst * dv, Vh + src * dv, dv * 2);
+      lwr[dst] = lw[src];
+    }
+  float sc = 1 / sqrtf((float)dk);
+  targ a[] = {TI(n), TI(ld), TI(dk), TI(dv), TI(H), TI(G), TI(chunk), TI(nsplit), TF(sc), TI(half), TI(has_w),
+              TB(Q, nq * H * dk * 4), TB(K, Hkv * ld * dk * 4), TB(Kh, Hkv * ld * dk * 2), TB(V, Hkv * ld * dv * 4),
+              TB(Vh, Hkv * ld * dv * 2), TB(lw, Hkv * ld * 4), TO(M, np * 4), TO(L, np * 4), TO(O, np * dv * 4)};
+  rc = one_launch(g, "kvb_attn_coop", nsplit * npack * Hkv * nq, KVB_GPU_WG, sizeof a / sizeof *a, a);
+  targ b[] = {TI(n), TI(dk), TI(dv), TI(H), TI(chunk), TI(nsplit), TF(sc), TI(half), TI(has_w), TB(Q, nq * H * dk * 4),
+              TB(Kr, H * n * dk * 4), TB(Khr, H * n * dk * 2), TB(Vr, H * n * dv * 4), TB(Vhr, H * n * dv * 2),
+              TB(lwr, H * n * 4), TO(Mr, np * 4), TO(Lr, np * 4), TO(Or, np * dv * 4)};
+  if (!rc) rc = one_launch(r, "kvb_attn_split", np, KVB_GPU_WG, sizeof b / sizeof *b, b);
+  if (rc) {
+    snprintf(why, whycap, "%s: %s", name, kvb_strerror_last());
+    goto out;
+  }
+  if (memcmp(M, Mr, np * 4) || memcmp(L, Lr, np * 4) || memcmp(O, Or, np * dv * 4)) {
+    snprintf(why, whycap, "%s: partials differ from kvb_attn_split's (want bit-identical)", name);
+    goto out;
+  }
+  snprintf(why, whycap, "%s: OK (%zu partials bit-identical to kvb_attn_split on a second context)", name, np);
+  ok = 1;
+out:
+  free(K), free(V), free(lw), free(Q), free(Kh), free(Vh), free(Kr), free(Vr), free(lwr), free(Khr), free(Vhr);
+  free(M), free(L), free(O), free(Mr), free(Lr), free(Or);
+  return ok;
+}
+
+static int run_tiny_gram(kvb_gpu *g, kvb_gpu *r, int ci, char *why, size_t whycap) {
+  /* 0: the Gram walk, one block of 40 (3 row tiles), d = 32 (2 coordinate chunks), dv = 20;
+   * 1: the parallel halving of 2 heads × 40 signs */
+  const size_t H = ci ? 2 : 1, n = 48, m = 40, d = 32, dv = 20, b = 40, nblk = 1;
+  char name[160];
+  snprintf(name, sizeof name, ci ? "tiny_gram(kvb_bkvb_halving_par: H=%zu,m=%zu,ld=%zu)"
+                                 : "tiny_gram(kvb_bkvb_gram_walk: H=%zu,m=%zu,ld=%zu,d=32,dv=20,b=40)", H, m, n);
+  float *K = malloc(H * n * d * 4), *V = malloc(H * n * dv * 4), *cw = malloc(H * n * 4), *u = malloc(H * m * 4);
+  float *P = calloc(H * m, 4), *Pr = calloc(H * m, 4), *ncw = calloc(H * n, 4), *ncwr = calloc(H * n, 4);
+  int *cur = malloc(H * n * 4), *S = calloc(H * m, 4), *Sr = calloc(H * m, 4), *ncur = calloc(H * n, 4), *ncurr = calloc(H * n, 4);
+  int ok = 0, rc;
+  if (!K || !V || !cw || !u || !P || !Pr || !ncw || !ncwr || !cur || !S || !Sr || !ncur || !ncurr) {
+    snprintf(why, whycap, "%s: out of host memory", name);
+    goto out;
+  }
+  kvb_pcg32 rg;
+  kvb_pcg32_seed(&rg, 4100 + (uint64_t)ci, 2);
+  fill(&rg, K, H * n * d, 1.0), fill(&rg, V, H * n * dv, 1.0);
+  for (size_t i = 0; i < H * n; i++) cur[i] = (int)((i * 7 + 3) % n), cw[i] = (float)(1 + (i % 3 == 0));
+  for (size_t i = 0; i < H * m; i++) u[i] = (float)kvb_pcg32_uniform(&rg), S[i] = Sr[i] = u[i] < 0.5f ? 1 : -1;
+  if (ci == 0) {
+    float ks = (float)(1.0 / sqrt((double)d));
+    targ a[] = {TI(n), TI(d), TI(dv), TI(m), TI(b), TI(nblk), TF(ks), TF(0), TF(0.5), TF(4.0), TB(K, H * n * d * 4),
+                TB(V, H * n * dv * 4), TB(cur, H * n * 4), TB(cw, H * n * 4), TB(u, H * m * 4), TO(S, H * m * 4),
+                TO(P, H * m * 4)};
+    rc = one_launch(g, "kvb_bkvb_gram_walk", H * nblk, KVB_GPU_WG, sizeof a / sizeof *a, a);
+    targ c[] = {TI(n), TI(d), TI(dv), TI(m), TI(b), TI(nblk), TF(ks), TF(0), TF(0.5), TF(4.0), TB(K, H * n * d * 4),
+                TB(V, H * n * dv * 4), TB(cur, H * n * 4), TB(cw, H * n * 4), TB(u, H * m * 4), TO(Sr, H * m * 4),
+                TO(Pr, H * m * 4)};
+    if (!rc) rc = one_launch(r, "kvb_bkvb_walk", H * nblk, KVB_GPU_WG, sizeof c / sizeof *c, c);
+  } else {
+    targ a[] = {TI(n), TI(m), TB(S, H * m * 4), TB(cur, H * n * 4), TB(cw, H * n * 4), TO(ncur, H * n * 4), TO(ncw, H * n * 4)};
+    rc = one_launch(g, "kvb_bkvb_halving_par", H, KVB_GPU_WG, sizeof a / sizeof *a, a);
+    targ c[] = {TI(n), TI(m), TB(S, H * m * 4), TB(cur, H * n * 4), TB(cw, H * n * 4), TO(ncurr, H * n * 4), TO(ncwr, H * n * 4)};
+    if (!rc) rc = one_launch(r, "kvb_bkvb_halving", H, 1, sizeof c / sizeof *c, c);
+  }
+  if (rc) {
+    snprintf(why, whycap, "%s: %s", name, kvb_strerror_last());
+    goto out;
+  }
+  if (memcmp(S, Sr, H * m * 4) || memcmp(P, Pr, H * m * 4) || memcmp(ncur, ncurr, H * n * 4) || memcmp(ncw, ncwr, H * n * 4)) {
+    snprintf(why, whycap, "%s: %s differ from k_bkvb.cl's (want bit-identical)", name, ci ? "survivors" : "signs or probabilities");
+    goto out;
+  }
+  snprintf(why, whycap, "%s: OK (%s bit-identical to k_bkvb.cl on a second context)", name,
+           ci ? "survivors and weights" : "signs and walk probabilities");
+  ok = 1;
+out:
+  free(K), free(V), free(cw), free(u), free(P), free(Pr), free(ncw), free(ncwr), free(cur), free(S), free(Sr), free(ncur), free(ncurr);
+  return ok;
+}
+
+static int run_tiny_sgbatch(kvb_gpu *g, kvb_gpu *r, int ci, char *why, size_t whycap) {
+  /* integer keys and values (every distance, norm and µ exact in float); head 0 starts with 3
+   * clusters, head 1 empty; 40 tokens (3 groups of kvb_subgen_prep per head) */
+  const size_t H = 2, nt = 40, dk = 8, dv = 8, t = 2, s = 3, cap = 64, ut = t + s, ntb = (nt + 15) / 16;
+  const int n0 = 10;
+  char name[160];
+  snprintf(name, sizeof name, "tiny_sgbatch(%s: H=2,nt=40,dk=8,dv=8,t=2,s=3,cap=64; old clusters 3 and 0)",
+           ci ? "kvb_subgen_update_b" : "kvb_subgen_prep");
+  float *K = malloc(H * nt * dk * 4), *V = malloc(H * nt * dv * 4), *u = malloc(H * nt * ut * 4);
+  float *rep = calloc(H * cap * dk, 4), *S = calloc(H * cap * t * dk, 4), *mu = calloc(H, 4), *Mk = calloc(H * s * dk, 4),
+        *Mv = calloc(H * s * dv, 4), *pd = calloc(H * nt, 4), *pv = calloc(H * nt, 4);
+  int *mc = calloc(H, 4), *rp = calloc(H * cap, 4), *cnt = calloc(H * cap, 4), *Sp = calloc(H * cap * t, 4),
+      *Mp = calloc(H * s, 4), *pi = calloc(H * nt, 4);
+  /* the reference's copies of the state (kvb_subgen_update on the second context) */
+  float *rep2 = NULL, *S2 = NULL, *mu2 = NULL, *Mk2 = NULL, *Mv2 = NULL;
+  int *mc2 = NULL, *rp2 = NULL, *cnt2 = NULL, *Sp2 = NULL, *Mp2 = NULL;
+  float *pd1 = calloc(H * nt, 4), *pv1 = calloc(H * nt, 4);
+  int *pi1 = calloc(H * nt, 4), ok = 0, rc;
+  if (!K || !V || !u || !rep || !S || !mu || !Mk || !Mv || !pd || !pv || !mc || !rp || !cnt || !Sp || !Mp || !pi || !pd1 ||
+      !pv1 || !pi1) {
+    snprintf(why, whycap, "%s: out of host memory", name);
+    goto out;
+  }
+  kvb_pcg32 rg;
+  kvb_pcg32_seed(&rg, 4200, 3);
+  mc[0] = 3, mu[0] = 29;
+  for (size_t i = 0; i < 3; i++) { /* head 0's old clusters: centers at 4·e_i, counts 2, 1, 4 */
+    rep[i * dk + i] = 4, rp[i] = (int)i, cnt[i] = i == 1 ? 1 : 2 * (int)(i + 1);
+    for (size_t j = 0; j < t; j++) S[(i * t + j) * dk + i] = 4, Sp[i * t + j] = (int)i;
+  }
+  for (size_t i = 0; i < H * s; i++) Mp[i] = i < s ? (int)i : -1, Mk[i * dk] = i < s ? 1.0f : 0.0f;
+  for (size_t h = 0; h < H; h++)
+    for (size_t i = 0; i < nt; i++) { /* a token near one of 5 centers (3 old), an integer jitter of ±1 in one coordinate */
+      float *k = K + (h * nt + i) * dk;
+      size_t c = kvb_pcg32_bounded(&rg, 5), a = kvb_pcg32_bounded(&rg, dk);
+      for (size_t x = 0; x < dk; x++) k[x] = x == c ? 4.0f : 0.0f;
+      k[a] += (float)kvb_pcg32_bounded(&rg, 3) - 1.0f;
+      for (size_t x = 0; x < dv; x++) V[(h * nt + i) * dv + x] = (float)kvb_pcg32_bounded(&rg, 5) - 2.0f;
+      for (size_t x = 0; x < ut; x++) u[(h * nt + i) * ut + x] = (float)kvb_pcg32_uniform(&rg);
+    }
+  /* kvb_subgen_prep's answer, exact: the nearest old representative (the first of equal
+   * distances), its squared distance (+inf and INT_MAX with none) and ‖v‖² */
+  for (size_t h = 0; h < H; h++)
+    for (size_t i = 0; i < nt; i++) {
+      float bd = INFINITY, v2 = 0;
+      int bi = 0x7fffffff;
+      for (int c = 0; c < mc[h]; c++) {
+        float d2 = 0;
+        for (size_t a = 0; a < dk; a++) {
+          float df = rep[((size_t)h * cap + (size_t)c) * dk + a] - K[(h * nt + i) * dk + a];
+          d2 += df * df;
+        }
+        if (d2 < bd) bd = d2, bi = c;
+      }
+      for (size_t a = 0; a < dv; a++) v2 += V[(h * nt + i) * dv + a] * V[(h * nt + i) * dv + a];
+      pd1[h * nt + i] = bd, pi1[h * nt + i] = bi, pv1[h * nt + i] = v2;
+    }
+  if (ci == 0) {
+    targ a[] = {TI(nt), TI(dk), TI(dv), TI(cap), TI(ntb), TB(K, H * nt * dk * 4), TB(V, H * nt * dv * 4),
+                TB(rep, H * cap * dk * 4), TB(mc, H * 4), TO(pd, H * nt * 4), TO(pi, H * nt * 4), TO(pv, H * nt * 4)};
+    rc = one_launch(g, "kvb_subgen_prep", H * ntb, KVB_GPU_WG, sizeof a / sizeof *a, a);
+    if (rc) {
+      snprintf(why, whycap, "%s: %s", name, kvb_strerror_last());
+      goto out;
+    }
+    if (memcmp(pd, pd1, H * nt * 4) || memcmp(pi, pi1, H * nt * 4) || memcmp(pv, pv1, H * nt * 4)) {
+      snprintf(why, whycap, "%s: nearest old representatives or norms differ from the exact ones", name);
+      goto out;
+    }
+    snprintf(why, whycap, "%s: OK (%zu nearest old representatives, distances and norms exact)", name, H * nt);
+    ok = 1;
+    goto out;
+  }
+  rep2 = malloc(H * cap * dk * 4), S2 = malloc(H * cap * t * dk * 4), mu2 = malloc(H * 4), Mk2 = malloc(H * s * dk * 4);
+  Mv2 = malloc(H * s * dv * 4), mc2 = malloc(H * 4), rp2 = malloc(H * cap * 4), cnt2 = malloc(H * cap * 4);
+  Sp2 = malloc(H * cap * t * 4), Mp2 = malloc(H * s * 4);
+  if (!rep2 || !S2 || !mu2 || !Mk2 || !Mv2 || !mc2 || !rp2 || !cnt2 || !Sp2 || !Mp2) {
+    snprintf(why, whycap, "%s: out of host memory", name);
+    goto out;
+  }
+  memcpy(rep2, rep, H * cap * dk * 4), memcpy(S2, S, H * cap * t * dk * 4), memcpy(mu2, mu, H * 4);
+  memcpy(Mk2, Mk, H * s * dk * 4), memcpy(Mv2, Mv, H * s * dv * 4), memcpy(mc2, mc, H * 4), memcpy(rp2, rp, H * cap * 4);
+  memcpy(cnt2, cnt, H * cap * 4), memcpy(Sp2, Sp, H * cap * t * 4), memcpy(Mp2, Mp, H * s * 4);
+  targ a[] = {TI(nt), TI(dk), TI(dv), TI(t), TI(s), TI(cap), TI(n0), TF(2.0), TB(K, H * nt * dk * 4), TB(V, H * nt * dv * 4),
+              TB(u, H * nt * ut * 4), TB(pd1, H * nt * 4), TB(pi1, H * nt * 4), TB(pv1, H * nt * 4), TO(mc, H * 4),
+              TO(rep, H * cap * dk * 4), TO(rp, H * cap * 4), TO(cnt, H * cap * 4), TO(S, H * cap * t * dk * 4),
+              TO(Sp, H * cap * t * 4), TO(mu, H * 4), TO(Mk, H * s * dk * 4), TO(Mv, H * s * dv * 4), TO(Mp, H * s * 4)};
+  rc = one_launch(g, "kvb_subgen_update_b", H, KVB_GPU_WG, sizeof a / sizeof *a, a);
+  targ c[] = {TI(nt), TI(dk), TI(dv), TI(t), TI(s), TI(cap), TI(n0), TF(2.0), TB(K, H * nt * dk * 4), TB(V, H * nt * dv * 4),
+              TB(u, H * nt * ut * 4), TO(mc2, H * 4), TO(rep2, H * cap * dk * 4), TO(rp2, H * cap * 4), TO(cnt2, H * cap * 4),
+              TO(S2, H * cap * t * dk * 4), TO(Sp2, H * cap * t * 4), TO(mu2, H * 4), TO(Mk2, H * s * dk * 4),
+              TO(Mv2, H * s * dv * 4), TO(Mp2, H * s * 4)};
+  if (!rc) rc = one_launch(r, "kvb_subgen_update", H, KVB_GPU_WG, sizeof c / sizeof *c, c);
+  if (rc) {
+    snprintf(why, whycap, "%s: %s", name, kvb_strerror_last());
+    goto out;
+  }
+  if (memcmp(mc, mc2, H * 4) || memcmp(rep, rep2, H * cap * dk * 4) || memcmp(rp, rp2, H * cap * 4) ||
+      memcmp(cnt, cnt2, H * cap * 4) || memcmp(S, S2, H * cap * t * dk * 4) || memcmp(Sp, Sp2, H * cap * t * 4) ||
+      memcmp(mu, mu2, H * 4) || memcmp(Mk, Mk2, H * s * dk * 4) || memcmp(Mv, Mv2, H * s * dv * 4) || memcmp(Mp, Mp2, H * s * 4)) {
+    snprintf(why, whycap, "%s: the state differs from kvb_subgen_update's (m' %d, %d vs %d, %d; want bit-identical)", name,
+             mc[0], mc[1], mc2[0], mc2[1]);
+    goto out;
+  }
+  snprintf(why, whycap, "%s: OK (state bit-identical to kvb_subgen_update on a second context; m' = %d, %d)", name, mc[0], mc[1]);
+  ok = 1;
+out:
+  free(K), free(V), free(u), free(rep), free(S), free(mu), free(Mk), free(Mv), free(pd), free(pv), free(mc), free(rp);
+  free(cnt), free(Sp), free(Mp), free(pi), free(rep2), free(S2), free(mu2), free(Mk2), free(Mv2), free(mc2), free(rp2);
+  free(cnt2), free(Sp2), free(Mp2), free(pd1), free(pv1), free(pi1);
+  return ok;
+}
+
+static int run_tiny_bookkeep(kvb_gpu *g, int ci, char *why, size_t whycap) {
+  static const char *K[] = {"kvb_restride", "kvb_fill_i32", "kvb_bkvb_init", "kvb_bkvb_qlist", "kvb_copy_f4"};
+  int A[400], B[400], ok = 1, rc;
+  float F[400], W[400], L1[400], L2[400];
+  for (int i = 0; i < 400; i++) A[i] = 1000 + i, B[i] = -5, F[i] = (float)i * 0.25f, W[i] = 0, L1[i] = L2[i] = 0;
+  if (ci == 0) { /* 2 heads × 5 rows × 3 words from stride 5 offset 0 into stride 9 offset 2 */
+    targ a[] = {TI(2), TI(5), TI(3), TI(5), TI(0), TI(9), TI(2), TB(A, 30 * 4), TO(B, 54 * 4)};
+    rc = one_launch(g, K[ci], 1, KVB_GPU_WG, 9, a);
+    for (int h = 0; h < 2; h++)
+      for (int r = 0; r < 9; r++)
+        for (int w = 0; w < 3; w++)
+          ok &= B[(h * 9 + r) * 3 + w] == (r >= 2 && r < 7 ? A[(h * 5 + r - 2) * 3 + w] : -5);
+  } else if (ci == 1) { /* 2 × 3 × 5 words */
+    targ a[] = {TI(2), TI(3), TI(5), TI(-1), TO(B, 40 * 4)};
+    rc = one_launch(g, K[ci], 1, KVB_GPU_WG, 5, a);
+    for (int i = 0; i < 40; i++) ok &= B[i] == (i < 30 ? -1 : -5);
+  } else if (ci == 2) { /* 2 heads, stride 9, 7 rows from row 1 */
+    targ a[] = {TI(2), TI(9), TI(7), TI(1), TO(B, 18 * 4), TO(W, 18 * 4)};
+    rc = one_launch(g, K[ci], 1, KVB_GPU_WG, 6, a);
+    for (int h = 0; h < 2; h++)
+      for (int k = 0; k < 9; k++) ok &= k < 7 ? B[h * 9 + k] == 1 + k && W[h * 9 + k] == 1.0f : B[h * 9 + k] == -5 && W[h * 9 + k] == 0;
+  } else if (ci == 3) { /* 2 heads: f = 2, mid = 6, nr = 1, kept 3 of weights 1, 2, 4 (list of 6) */
+    float lt[64], cw[18];
+    int cur[18];
+    for (int e = 0; e < 64; e++) lt[e] = (float)log(ldexp(1.0, e));
+    for (int i = 0; i < 18; i++) cur[i] = 40 + i, cw[i] = (float)(1 << (i % 3));
+    targ a[] = {TI(2), TI(2), TI(6), TI(1), TI(3), TI(9), TI(0), TF(1.5), TB(cur, 18 * 4), TB(cw, 18 * 4), TB(lt, 64 * 4),
+                TO(B, 12 * 4), TO(L1, 12 * 4), TO(L2, 12 * 4)};
+    rc = one_launch(g, K[ci], 1, KVB_GPU_WG, 14, a);
+    for (int h = 0; h < 2; h++)
+      for (int j = 0; j < 6; j++) {
+        int i = h * 6 + j, k = j - 3;
+        ok &= j < 3 ? B[i] == (j < 2 ? j : 6 + j) && L1[i] == 0 && L2[i] == 0
+                    : B[i] == cur[h * 9 + k] && L1[i] == lt[k] && L2[i] == 1.5f;
+      }
+  } else { /* 50 float4 */
+    targ a[] = {TI(50), TB(F, 200 * 4), TO(L1, 200 * 4)};
+    rc = one_launch(g, K[ci], 2, KVB_GPU_WG, 3, a);
+    ok &= !memcmp(F, L1, 200 * 4);
+  }
+  if (rc) return snprintf(why, whycap, "tiny_bookkeep(%s): %s", K[ci], kvb_strerror_last()), 0;
+  snprintf(why, whycap, "tiny_bookkeep(%s): %s", K[ci], ok ? "OK (every word as the host computes it)" : "FAIL (wrong words)");
+  return ok;
+}
+
+/* Case ci of tiny group gi; the reference context (no defines) is opened here when needed. */
+static int run_tiny(kvb_gpu *g, kvb_gpu_backend be, int dev, size_t gi, int ci, char *why, size_t whycap) {
+  if (gi == 3) return run_tiny_bookkeep(g, ci, why, whycap);
+  if (gi == 2 && ci == 0) return run_tiny_sgbatch(g, NULL, ci, why, whycap);
+  kvb_gpu *r;
+  if (kvb_gpu_open(be, dev, NULL, &r)) return snprintf(why, whycap, "%s: reference context: %s", TINY_GROUP[gi], kvb_strerror_last()), 0;
+  int ok = gi == 0 ? run_tiny_coop(g, r, ci, why, whycap) : gi == 1 ? run_tiny_gram(g, r, ci, why, whycap)
+                                                          : run_tiny_sgbatch(g, r, ci, why, whycap);
+  kvb_gpu_close(r);
+  return ok;
+}
+
 /* Each mutant kernel (a -D define) and the kernel whose grid must reject it. KVB_MUT_SCALE_5E4
  * (every score 0.05% too high) is listed once per kernel it changes: each of those grids must see
  * it, which is what the running-error tolerances are for. */
@@ -1614,9 +2139,17 @@ static const char *MUTANT_KERNEL[] = {"attn_decode", "attn_decode", "attn_decode
  * (and any device that runs a group's items one after another) computes the right answer, so these
  * are not in the mutant loop of `test`; scripts/oclgrind-check runs `test --grid tiny --mutant NAME`
  * under Oclgrind's race detector, which must report each of them. */
-static const char *RACE_MUTANTS[] = {"KVB_MUT_WALK_NO_SJ_BARRIER", "KVB_MUT_WQ_NO_CHUNK_BARRIER",
-                                     "KVB_MUT_SG_NO_T0_BARRIER", "KVB_MUT_SGQ_NO_CHUNK_BARRIER", "KVB_MUT_NO_BARRIER"};
-static const char *RACE_KERNEL[] = {"bkvb_compress", "bkvb_query", "subgen", "subgen", "attn_decode"};
+static const char *RACE_MUTANTS[] = {"KVB_MUT_WALK_NO_SJ_BARRIER",      "KVB_MUT_WQ_NO_CHUNK_BARRIER",
+                                     "KVB_MUT_SG_NO_T0_BARRIER",        "KVB_MUT_SGQ_NO_CHUNK_BARRIER",
+                                     "KVB_MUT_NO_BARRIER",              "KVB_MUT_COOP_NO_TILE_BARRIER",
+                                     "KVB_MUT_GRAM_NO_STAGE_BARRIER",   "KVB_MUT_GRAM_NO_TILE_BARRIER",
+                                     "KVB_MUT_HALVE_NO_PREFIX_BARRIER", "KVB_MUT_SGP_NO_LOAD_BARRIER",
+                                     "KVB_MUT_SGB_NO_T0_BARRIER"};
+/* the kernel group whose cases run each one, and the first case that reaches its barrier (the
+ * reshaped kernels' one-launch cases: scripts/oclgrind-check starts there) */
+static const char *RACE_KERNEL[] = {"bkvb_compress", "bkvb_query", "subgen",    "subgen",    "attn_decode", "tiny_coop",
+                                    "tiny_gram",     "tiny_gram",  "tiny_gram", "tiny_sgbatch", "tiny_sgbatch"};
+static const int RACE_FIRST_CASE[] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1};
 
 /* --grid tiny: one or two small shapes per kernel, enough to reach every barrier (two chunks of
  * the weighted queries, walks of several steps, several tokens per SubGen group), cheap enough to
@@ -1686,13 +2219,25 @@ static int do_list(int full) {
   printf("%-18s (H=3,dk=16,dv=16,t=4,s=8,batches=50+1+600; resident SubGen, batched update, vs the host mirror)\n", "resident");
   printf("%-18s (H=1,dk=4,t=2,s=2,delta=1; an old/new representative tie inside a chunk)\n", "resident");
   printf("%-18s (H=2,d=64,dv=32,n=300,f=8,middle=256,b=64,T=2; resident block BalanceKV vs gpu_ops.h)\n", "resident");
+  printf("%-18s (H=2,dk=32,dv=16,n=300,rows=40+64; uniform sampling gathered on the device vs gpu_ops.h)\n", "resident");
   for (size_t i = 0; i < sizeof GRAM_CASES / sizeof *GRAM_CASES; i++)
     printf("%-18s (H=%zu,n=%zu,d=%zu,dv=%zu,b=%zu,T=%u; k_bkvb_gram.cl vs k_bkvb.cl, bit for bit)\n", "bkvb_gram",
            GRAM_CASES[i].H, GRAM_CASES[i].n, GRAM_CASES[i].d, GRAM_CASES[i].dv, GRAM_CASES[i].b, GRAM_CASES[i].T);
+  static const char *TINY_DESC[] = {
+      "(kvb_attn_coop, one launch: f32 GQA 6 with log-weights / f16 GQA 2; vs kvb_attn_split, bit for bit)",
+      "(kvb_bkvb_gram_walk / kvb_bkvb_halving_par, one launch; vs k_bkvb.cl, bit for bit)",
+      "(kvb_subgen_prep exact on integer data / kvb_subgen_update_b vs kvb_subgen_update, one launch)",
+      "(kvb_restride, kvb_fill_i32, kvb_bkvb_init, kvb_bkvb_qlist, kvb_copy_f4: one launch each, exact)"};
+  for (size_t gi = 0; gi < N_OF(TINY_GROUP); gi++)
+    printf("%-18s %zu cases %s\n", TINY_GROUP[gi], TINY_NCASE[gi], TINY_DESC[gi]);
   printf("mutants:");
   for (size_t i = 0; i < sizeof MUTANTS / sizeof *MUTANTS; i++) printf(" %s (%s)", MUTANTS[i], MUTANT_KERNEL[i]);
   printf("\nrace mutants:");
-  for (size_t i = 0; i < sizeof RACE_MUTANTS / sizeof *RACE_MUTANTS; i++) printf(" %s (%s)", RACE_MUTANTS[i], RACE_KERNEL[i]);
+  for (size_t i = 0; i < sizeof RACE_MUTANTS / sizeof *RACE_MUTANTS; i++) {
+    printf(" %s (%s", RACE_MUTANTS[i], RACE_KERNEL[i]);
+    if (RACE_FIRST_CASE[i]) printf(", from case %d", RACE_FIRST_CASE[i]);
+    printf(")");
+  }
   printf("\n");
   free(ag);
   return 0;
@@ -1772,6 +2317,14 @@ static int do_test(kvb_gpu_backend be, int dev, int full, int tiny, const char *
    * uninitialized reads (scripts/oclgrind-check): they stay out of the tiny grid and --case */
   if (!tiny && only_case < 0 && matches(filter, "resident")) fails += (int)run_resident_all(g, 0, NULL, NULL, 0);
   if (!tiny && only_case < 0 && matches(filter, "bkvb_gram")) fails += (int)run_gram_all(g, 0, NULL, NULL, 0);
+  /* the reshaped kernels one launch each (their Oclgrind cases; on both grids) */
+  for (size_t gi = 0; gi < N_OF(TINY_GROUP); gi++)
+    for (size_t i = 0; matches(filter, TINY_GROUP[gi]) && i < TINY_NCASE[gi]; i++)
+      if (want_case(i)) {
+        int ok = run_tiny(g, be, dev, gi, (int)i, why, sizeof why);
+        printf("%s %s\n", ok ? "PASS" : "FAIL", why);
+        fails += !ok;
+      }
   if (only_case >= 0 && cases_run == 0) { /* nothing left to run at this index */
     kvb_gpu_close(g);
     free(ag);
