@@ -17,6 +17,7 @@ struct kvb_dec_session {
   kvb_method **meth;    /* [layer][kv head] */
   gsl_rng **rng;        /* one per method */
   double mem_prefill;
+  double bytes_prefill;
 };
 
 /* ------------------------------------------------------------------ prefix */
@@ -111,6 +112,19 @@ double kvb_dec_memory_now(const kvb_dec_session *s) {
 }
 
 double kvb_dec_memory_prefill(const kvb_dec_session *s) { return s ? s->mem_prefill : 0; }
+
+double kvb_dec_bytes_now(const kvb_dec_session *s) {
+  if (!s || !s->nm) return 0;
+  double tot = 0;
+  for (size_t i = 0; i < s->nm; i++) {
+    kvb_memory mem;
+    kvb_method_memory(s->meth[i], &mem);
+    tot += (double)mem.bytes;
+  }
+  return tot / (double)s->nm;
+}
+
+double kvb_dec_bytes_prefill(const kvb_dec_session *s) { return s ? s->bytes_prefill : 0; }
 size_t kvb_dec_position(const kvb_dec_session *s) { return s ? s->pos : 0; }
 
 /* Feeds one prompt-cache head into its method (and the observed queries). */
@@ -180,6 +194,7 @@ int kvb_dec_open(const kvb_model *m, const kvb_dec_prefix *p, kvb_dec_make_fn ma
     return st;
   }
   s->mem_prefill = kvb_dec_memory_now(s);
+  s->bytes_prefill = kvb_dec_bytes_now(s);
   *out = s;
   return KVB_OK;
 }
