@@ -28,6 +28,7 @@ extern const prop_claim props_balancekv_thm31_proof[];
 extern const prop_claim props_timing_ratios[];
 extern const prop_claim props_real_proxies[];
 extern const prop_claim props_balancekv_scaling[];
+extern const prop_claim props_long_context[];
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
@@ -56,6 +57,7 @@ const prop_claim *const prop_claim_tables[] = {
     props_timing_ratios,
     props_real_proxies,
     props_balancekv_scaling,
+    props_long_context,
     NULL,
 };
 

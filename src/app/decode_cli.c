@@ -24,13 +24,13 @@
 #include "decode_gemma3_cli.h"
 #include "read_file.h"
 #include "model.h"
+#include "task_run.h"
 #include "tasks.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static void decode_usage(FILE *f) {
   fprintf(f,
@@ -61,8 +61,9 @@ static void decode_usage(FILE *f) {
           "  --mode agnostic   the context alone is compressed; question and cue are fed after it\n"
           "                    through the compressed cache (question-agnostic, as kvpress/SCBench)\n"
           "  --mode aware      context and question are compressed; only the answer cue follows\n"
-          "                    (both modes: snapkv and pyramidkv compress once, at the end of the\n"
-          "                    compressed prompt, and append the tokens fed after it: prompt = n0)\n"
+          "                    (both modes: snapkv, pyramidkv, balancekv_block and uniform_sample\n"
+          "                    compress once, at the end of the compressed prompt, and keep the\n"
+          "                    tokens fed after it exactly: prompt = n0)\n"
           "  --observe N|all   prompt tokens whose queries the method sees (default: all for h2o\n"
           "                    and tova, the window for snapkv/pyramidkv, none otherwise)\n"
           "  --seed S          the methods' random streams and the pass keys (default 1)\n"
@@ -85,7 +86,6 @@ typedef struct {
   const char *method;
   kvb_params params;
   int n_layer;
-  size_t prompt; /* task mode: snapkv/pyramidkv compress once, at the prompt's n0 tokens */
 } cli_mk;
 
 static int cli_make(void *vc, int layer, int g, const kvb_method_config *cfg, kvb_method **out) {
@@ -96,11 +96,6 @@ static int cli_make(void *vc, int layer, int g, const kvb_method_config *cfg, kv
     if (!kvb_params_has(&p, "layer")) kvb_params_set(&p, "layer", layer);
     if (!kvb_params_has(&p, "layers")) kvb_params_set(&p, "layers", c->n_layer);
   }
-  /* task mode: the query-aware selectors compress the prompt once and append what follows
-   * (snapkv.c, "Compress once"), so a question fed after the prompt cannot re-select it */
-  if (c->prompt && (!strcmp(c->method, "snapkv") || !strcmp(c->method, "pyramidkv")) &&
-      !kvb_params_has(&p, "prompt"))
-    kvb_params_set(&p, "prompt", (double)c->prompt);
   return kvb_method_alloc(c->method, cfg, &p, out);
 }
 
@@ -227,121 +222,56 @@ static int run_passkey(const kvb_model *m, cli_mk *mk, size_t tasks, size_t reps
   return 0;
 }
 
-/* ---- task mode ---- */
-
-/* One model's pass over a task: greedy answer (text, string-match score) and the answer's
- * teacher-forced log-likelihood, each from its own session opened on the shared prefix. */
-typedef struct {
-  char *text;
-  double score, loglik, mem;
-  int all;
-} task_out;
-
-static int task_pass(const kvb_model *m, const kvb_dec_prefix *pre, kvb_dec_make_fn make, void *mc,
-                     const kvb_dec_opts *o, const kvb_task *t, const int32_t *tail, size_t nt,
-                     task_out *r) {
-  kvb_dec_session *s = NULL;
-  size_t na = t->n_answer, n1 = nt + na - 1;
-  int32_t *gen = malloc(t->max_new * sizeof *gen), *cont = malloc((nt + na) * sizeof *cont);
-  double *nll = malloc(n1 * sizeof *nll);
-  int st = gen && cont && nll ? KVB_OK : KVB_ERROR(KVB_ENOMEM, "out of memory");
-  if (!st) st = kvb_dec_open(m, pre, make, mc, o, &s);
-  if (!st) st = kvb_dec_greedy(s, tail, nt, t->max_new, gen);
-  if (!st) r->mem = kvb_dec_memory_prefill(s);
-  kvb_dec_close(s), s = NULL;
-  size_t len = 0;
-  if (!st) st = kvb_tok_decode(m->tok, gen, t->max_new, &r->text, &len);
-  if (!st) r->score = kvb_task_score(t, r->text, &r->all);
-  /* teacher-forced: feed tail + answer, score the answer's tokens (the last na targets) */
-  if (!st) {
-    memcpy(cont, tail, nt * sizeof *cont);
-    memcpy(cont + nt, t->answer_ids, na * sizeof *cont);
-    st = kvb_dec_open(m, pre, make, mc, o, &s);
-  }
-  if (!st) st = kvb_dec_score(s, cont, n1, NULL, nll, NULL, NULL, NULL);
-  if (!st) {
-    r->loglik = 0;
-    for (size_t i = n1 - na; i < n1; i++) r->loglik -= nll[i];
-  }
-  kvb_dec_close(s);
-  free(gen), free(cont), free(nll);
-  return st;
-}
-
-static void one_line(char *s) {
-  for (; s && *s; s++)
-    if (*s == '\n' || *s == '\r' || *s == '\t') *s = ' ';
-}
+/* ---- task mode (the runner is the library's: src/model/task_run.h) ---- */
 
 static int run_task(const kvb_model *m, cli_mk *mk, kvb_task_family fam, size_t length,
                     double depth, uint64_t tseed, size_t tasks, int aware, size_t observe,
                     uint64_t seed) {
   int st = KVB_OK;
-  double right_e = 0, right_m = 0, all_e = 0, all_m = 0, dsum = 0, secs = 0, cpu = 0;
+  double right_e = 0, right_m = 0, all_e = 0, all_m = 0, dsum = 0;
+  kvb_task_method tm;
+  kvb_task_method_init(&tm, kvb_method_lookup(mk->method), &mk->params, m->cfg.n_layer, 0);
   for (size_t i = 0; i < tasks && !st; i++) {
     double d = depth < 0 ? ((double)i + 0.5) / (double)tasks : depth;
     kvb_task t;
+    kvb_task_prep p;
+    kvb_task_result r;
+    memset(&p, 0, sizeof p), memset(&r, 0, sizeof r);
     st = kvb_task_make(m->tok, (size_t)m->cfg.n_ctx, fam, length, d, tseed + i, &t);
     if (st) break;
-    /* agnostic: the context is the compressed prompt, question + cue follow; aware: context +
-     * question are compressed, the cue follows */
-    size_t n0 = t.n_context + (aware ? t.n_question : 0), nt = t.n_cue + (aware ? 0 : t.n_question);
-    int32_t *all = malloc((n0 + nt) * sizeof *all);
-    kvb_dec_prefix pre;
-    memset(&pre, 0, sizeof pre);
-    task_out re = {0}, rm = {0};
-    if (!all) st = KVB_ERROR(KVB_ENOMEM, "out of memory");
-    if (!st) {
-      memcpy(all, t.context, t.n_context * sizeof *all);
-      memcpy(all + t.n_context, t.question, t.n_question * sizeof *all);
-      memcpy(all + t.n_context + t.n_question, t.cue, t.n_cue * sizeof *all);
-      /* wall and CPU time of the prefill (the expensive part; CPU time is what one core pays
-       * when the machine is shared) */
-      struct timespec a, b, ca, cb;
-      clock_gettime(CLOCK_MONOTONIC, &a);
-      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ca);
-      st = kvb_dec_prefix_build(m, all, n0, &pre);
-      clock_gettime(CLOCK_MONOTONIC, &b);
-      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cb);
-      secs = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
-      cpu = (double)(cb.tv_sec - ca.tv_sec) + 1e-9 * (double)(cb.tv_nsec - ca.tv_nsec);
-    }
-    kvb_dec_opts oe = {0, seed, 0}, om = {observe == (size_t)-1 ? n0 : observe, seed, 0};
-    if (om.observe > n0) om.observe = n0;
-    if (!st) st = task_pass(m, &pre, mk_exact, NULL, &oe, &t, all + n0, nt, &re);
-    /* the method "exact" is exact attention's own run (the same deterministic path): not run
-     * twice, its delta log-lik is 0 by construction */
-    int same = !strcmp(mk->method, "exact") && mk->params.n == 0;
-    mk->prompt = n0;
-    if (!st && !same) st = task_pass(m, &pre, cli_make, mk, &om, &t, all + n0, nt, &rm);
-    mk->prompt = 0;
-    if (!st && same) {
-      rm = re;
-      rm.text = malloc(strlen(re.text) + 1);
-      if (!rm.text) st = KVB_ERROR(KVB_ENOMEM, "out of memory");
-      else strcpy(rm.text, re.text);
+    st = kvb_task_prepare(m, &t, aware, &p);
+    /* --observe N|all overrides the method's default prefill queries */
+    if (!st && observe != (size_t)-2) {
+      kvb_dec_opts oe = {0, seed, 0}, om = {observe == (size_t)-1 ? p.n0 : observe, seed, 0};
+      if (om.observe > p.n0) om.observe = p.n0;
+      tm.prompt = p.n0;
+      st = kvb_task_pass_run(m, &p, NULL, NULL, &oe, &r.exact);
+      if (!st) st = kvb_task_pass_run(m, &p, kvb_task_method_make, &tm, &om, &r.method);
+      if (!st) r.delta = r.method.loglik - r.exact.loglik;
+    } else if (!st) {
+      st = kvb_task_run(m, &p, &tm, seed, &r);
     }
     if (!st) {
       char ans[600];
       snprintf(ans, sizeof ans, "%s", t.answer);
-      one_line(re.text), one_line(rm.text);
       printf("task %s length %zu depth %.3f seed %llu (haystack %s): context %zu tokens, question "
              "%zu, cue %zu, answer \"%s\" (%zu tokens)\n", kvb_task_family_name(fam), length, d,
              (unsigned long long)(tseed + i), t.text[0] ? t.text : "none", t.n_context,
              t.n_question, t.n_cue, ans, t.n_answer);
       printf("mode %s: compressed prompt %zu tokens, fed after it %zu; prefill %.2f s (CPU %.2f s)\n",
-             aware ? "aware" : "agnostic", n0, nt, secs, cpu);
-      printf("exact: \"%s\" match %.2f (%s)  answer log-lik %.4f\n", re.text, re.score,
-             re.all ? "right" : "wrong", re.loglik);
+             aware ? "aware" : "agnostic", p.n0, p.n_tail, p.prefill_wall, p.prefill_cpu);
+      printf("exact: \"%s\" match %.2f (%s)  answer log-lik %.4f\n", r.exact.text, r.exact.score,
+             r.exact.right ? "right" : "wrong", r.exact.loglik);
       printf("%s: \"%s\" match %.2f (%s)  answer log-lik %.4f  delta log-lik %+.4f  memory %.1f "
-             "per cache\n", mk->method, rm.text, rm.score, rm.all ? "right" : "wrong", rm.loglik,
-             rm.loglik - re.loglik, rm.mem);
+             "per cache (%.0f bytes)\n", mk->method, r.method.text, r.method.score,
+             r.method.right ? "right" : "wrong", r.method.loglik, r.delta, r.method.vectors,
+             r.method.bytes);
       fflush(stdout);
-      right_e += re.score, right_m += rm.score, all_e += re.all, all_m += rm.all;
-      dsum += rm.loglik - re.loglik;
+      right_e += r.exact.score, right_m += r.method.score, all_e += r.exact.right;
+      all_m += r.method.right, dsum += r.delta;
     }
-    free(re.text), free(rm.text), free(all);
-    kvb_dec_prefix_free(&pre);
+    kvb_task_result_free(&r);
+    kvb_task_prep_free(&p);
     kvb_task_free(&t);
   }
   if (st) {
@@ -357,7 +287,7 @@ static int run_task(const kvb_model *m, cli_mk *mk, kvb_task_family fam, size_t 
 }
 
 int kvb_cmd_decode(int argc, char **argv) {
-  cli_mk mk = {NULL, {0}, 30, 0};
+  cli_mk mk = {NULL, {0}, 30};
   kvb_params_init(&mk.params);
   const char *text = NULL, *model = NULL;
   size_t start = 0, n0 = 0, n1 = 0, tasks = 0, reps = 20, observe = (size_t)-2, seed = 1;
@@ -462,7 +392,7 @@ int kvb_cmd_decode(int argc, char **argv) {
     fprintf(stderr, "kvbound decode: %s\n", kvb_strerror_last());
     return 2;
   }
-  if (observe == (size_t)-2) {
+  if (observe == (size_t)-2 && !have_task) {
     double w = kvb_params_has(&mk.params, "window") ? kvb_params_get(&mk.params, t->params, "window") : 32;
     size_t big = text ? n0 : (size_t)-1;
     observe = kvb_dec_observe_default(mk.method, big, (size_t)w);

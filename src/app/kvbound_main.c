@@ -315,13 +315,14 @@ static int cmd_run(int argc, char **argv) {
   }
   st = kvb_experiment_run(&e, dir, (int)jobs, isatty(2), &rep);
   size_t nplots = e.nplots;
+  int task_stage = e.tasks.on; /* runner_tasks.c writes no quantiles.csv */
   kvb_experiment_free(&e);
   if (st) {
     fprintf(stderr, "kvbound run: %s\n", kvb_strerror_last());
     return 1;
   }
-  printf("wrote %s/results.csv, meta.json, summary.txt, summary.md, quantiles.csv, plots.tsv\n",
-         dir);
+  printf("wrote %s/results.csv, meta.json, summary.txt, summary.md, %splots.tsv\n", dir,
+         task_stage ? "" : "quantiles.csv, ");
   if (nplots) printf("plot it with: kvbound plot %s\n", dir);
   if (rep.failed_rows) {
     fprintf(stderr, "kvbound run: %zu of %zu rows failed (the error column of %s/results.csv "

@@ -14,6 +14,7 @@
 #define _XOPEN_SOURCE 700
 #include "lua_spec.h"
 #include "read_file.h"
+#include "tasks.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -515,6 +516,93 @@ static int l_failure(lua_State *L) {
   return 0;
 }
 
+/* tasks { family = "niah_single", lengths = { 1024, 2048 }, depths = { 0.1, 0.5, 0.9 } or
+ * "spread", per_cell = 2, mode = "agnostic" | "aware", seed = 1 }: the model/task stage
+ * (runner.h). Every field is checked here; sizes are bounded (KVB_RUN_MAX_TASK_*); the model's
+ * own context bounds the lengths at run time. */
+static int l_tasks(lua_State *L) {
+  kvb_experiment *e = get_exp(L);
+  kvb_run_tasks *t = &e->tasks;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  if (t->on) luaL_error(L, "tasks: declared twice");
+  memset(t, 0, sizeof *t);
+  t->on = 1, t->line = caller_line(L), t->per_cell = 1, t->task_seed = 1;
+  lua_pushnil(L);
+  while (lua_next(L, 1)) {
+    const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+    if (strcmp(k, "family") && strcmp(k, "lengths") && strcmp(k, "depths") &&
+        strcmp(k, "per_cell") && strcmp(k, "mode") && strcmp(k, "seed"))
+      luaL_error(L, "tasks: unknown field '%s' (expected family, lengths, depths, per_cell, mode, "
+                    "seed)", k);
+    lua_pop(L, 1);
+  }
+  char fam[32] = "", mode[16] = "agnostic";
+  opt_string(L, 1, "tasks", "family", fam, sizeof fam);
+  kvb_task_family f;
+  if (!fam[0]) luaL_error(L, "tasks: 'family' is required (e.g. \"niah_single\")");
+  if (kvb_task_family_lookup(fam, &f)) luaL_error(L, "tasks: %s", kvb_strerror_last());
+  t->family = (int)f;
+  opt_string(L, 1, "tasks", "mode", mode, sizeof mode);
+  if (strcmp(mode, "agnostic") && strcmp(mode, "aware"))
+    luaL_error(L, "tasks: 'mode' must be \"agnostic\" or \"aware\", got \"%s\"", mode);
+  t->aware = !strcmp(mode, "aware");
+  if (raw_field(L, 1, "lengths") != LUA_TTABLE)
+    luaL_error(L, "tasks: 'lengths' must be a list of 1 to %d token counts", KVB_RUN_MAX_TASK_LENGTHS);
+  lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+  if (n < 1 || n > KVB_RUN_MAX_TASK_LENGTHS)
+    luaL_error(L, "tasks: 'lengths' must list 1 to %d token counts", KVB_RUN_MAX_TASK_LENGTHS);
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_rawgeti(L, -1, i);
+    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < KVB_TASK_MIN_LENGTH ||
+        lua_tointeger(L, -1) > 1 << 20)
+      luaL_error(L, "tasks: 'lengths' entry %d must be an integer in [%d, 1048576] (the model's "
+                    "context bounds it further)", (int)i, KVB_TASK_MIN_LENGTH);
+    t->lengths[t->nlengths++] = (size_t)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  int ty = raw_field(L, 1, "depths");
+  if (ty == LUA_TSTRING) {
+    if (strcmp(lua_tostring(L, -1), "spread"))
+      luaL_error(L, "tasks: 'depths' must be a list of numbers in [0, 1] or \"spread\"");
+  } else if (ty == LUA_TTABLE) {
+    n = (lua_Integer)lua_rawlen(L, -1);
+    if (n < 1 || n > KVB_RUN_MAX_TASK_DEPTHS)
+      luaL_error(L, "tasks: 'depths' must list 1 to %d depths", KVB_RUN_MAX_TASK_DEPTHS);
+    for (lua_Integer i = 1; i <= n; i++) {
+      lua_rawgeti(L, -1, i);
+      double d = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : NAN;
+      if (!(d >= 0 && d <= 1)) luaL_error(L, "tasks: 'depths' entry %d must be a number in [0, 1]", (int)i);
+      t->depths[t->ndepths++] = d;
+      lua_pop(L, 1);
+    }
+  } else if (ty != LUA_TNIL) {
+    luaL_error(L, "tasks: 'depths' must be a list of numbers in [0, 1] or \"spread\"");
+  } else {
+    t->depths[t->ndepths++] = 0.5;
+  }
+  lua_pop(L, 1);
+  ty = raw_field(L, 1, "per_cell");
+  if (ty != LUA_TNIL) {
+    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 || lua_tointeger(L, -1) > KVB_RUN_MAX_TASKS)
+      luaL_error(L, "tasks: 'per_cell' must be an integer in [1, %d]", KVB_RUN_MAX_TASKS);
+    t->per_cell = (size_t)lua_tointeger(L, -1);
+  }
+  lua_pop(L, 1);
+  ty = raw_field(L, 1, "seed");
+  if (ty != LUA_TNIL) {
+    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0)
+      luaL_error(L, "tasks: 'seed' must be a non-negative integer");
+    t->task_seed = (uint64_t)lua_tointeger(L, -1);
+  }
+  lua_pop(L, 1);
+  size_t total = t->nlengths * (t->ndepths ? t->ndepths : 1) * t->per_cell;
+  if (total > KVB_RUN_MAX_TASKS)
+    luaL_error(L, "tasks: %d tasks in all (lengths x depths x per_cell); the limit is %d", (int)total,
+               KVB_RUN_MAX_TASKS);
+  return 0;
+}
+
 static int l_plot(lua_State *L) {
   kvb_experiment *e = get_exp(L);
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -559,6 +647,26 @@ static int l_plot(lua_State *L) {
 
 /* At least one stream and one method or probe; the measure groups a probe-only spec records. */
 static int check_declared(const char *path, kvb_experiment *e, char *err, size_t cap) {
+  if (e->tasks.on) { /* the model/task stage: methods only, each on the CPU */
+    const char *bad = e->nstreams ? "stream" : e->nsweeps ? "sweep" : e->nplots ? "plot{}" :
+                      e->fail_col[0] ? "failure{}" : NULL;
+    if (bad) {
+      snprintf(err, cap, "%s:%d: a tasks{} spec answers generated tasks inside the model; it takes "
+               "methods only, not a %s", path, e->tasks.line, bad);
+      return KVB_EFORMAT;
+    }
+    if (e->nmethods == 0) {
+      snprintf(err, cap, "%s: the spec declares no method (add e.g. method \"sink_recent\" { budget = 256 })", path);
+      return KVB_EFORMAT;
+    }
+    for (size_t i = 0; i < e->nmethods; i++)
+      if (e->methods[i].probe || (e->methods[i].backend[0] && strcmp(e->methods[i].backend, "cpu"))) {
+        snprintf(err, cap, "%s:%d: a tasks{} spec runs methods on the CPU only (no probe, no "
+                 "backend)", path, e->methods[i].line);
+        return KVB_EFORMAT;
+      }
+    return KVB_OK;
+  }
   if (e->nstreams == 0) {
     snprintf(err, cap, "%s: the spec declares no stream (add e.g. stream \"gaussian\" { n = 256 })", path);
     return KVB_EFORMAT;
@@ -913,7 +1021,7 @@ static int spec_eval(const char *path, size_t len, double limit, kvb_experiment 
                                  {"sweep", l_sweep},     {"trials", l_trials},   {"seed", l_seed},
                                  {"scale", l_scale},     {"queries", l_queries}, {"measures", l_measures},
                                  {"failure", l_failure}, {"plot", l_plot},       {"probe", l_probe},
-                                 {NULL, NULL}};
+                                 {"tasks", l_tasks},     {NULL, NULL}};
   for (const luaL_Reg *r = fns; r->name; r++) {
     lua_pushcfunction(L, r->func);
     lua_setglobal(L, r->name);

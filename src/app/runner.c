@@ -198,6 +198,7 @@ int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int p
                        kvb_run_report *rep) {
   if (!e || !dir || !rep) return KVB_ERROR(KVB_ENULL, "run: NULL argument");
   memset(rep, 0, sizeof *rep);
+  if (e->tasks.on) return kvb_experiment_run_tasks(e, dir, progress, rep); /* runner_tasks.c */
   size_t units = 0;
   int st = runner_prepare(e, dir, &jobs, &units);
   if (st) return st;

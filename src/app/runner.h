@@ -97,6 +97,23 @@ typedef struct {
   int line;
 } kvb_run_plot;
 
+/* The model/task stage (spec directive tasks{}; runner_tasks.c): instead of streams, generated
+ * long-context tasks (src/model/tasks.h) answered inside the real model by every declared method
+ * (src/model/task_run.h), question-agnostic or question-aware. Bounded by the limits below. */
+#define KVB_RUN_MAX_TASK_LENGTHS 8
+#define KVB_RUN_MAX_TASK_DEPTHS 11
+#define KVB_RUN_MAX_TASKS 10000   /* tasks in all (lengths x depths x per_cell) */
+typedef struct {
+  int on, line;
+  int family;                  /* kvb_task_family */
+  size_t lengths[KVB_RUN_MAX_TASK_LENGTHS], nlengths;
+  double depths[KVB_RUN_MAX_TASK_DEPTHS];
+  size_t ndepths;              /* 0: "spread" — task k of a length's per_cell at (k + ½)/per_cell */
+  size_t per_cell;             /* tasks per (length, depth), or per length when spread */
+  int aware;                   /* 1: question-aware; 0: question-agnostic */
+  uint64_t task_seed;          /* task i's seed is task_seed + i */
+} kvb_run_tasks;
+
 typedef struct {
   char spec_path[512];
   char *spec_text;             /* owned */
@@ -118,6 +135,7 @@ typedef struct {
   double fail_above;
   kvb_run_plot plots[KVB_RUN_MAX_PLOTS];
   size_t nplots;
+  kvb_run_tasks tasks;         /* the model/task stage (tasks.on: no streams) */
   int threads;                 /* threads a method may use inside one trial (`kvbound run
                                   --threads`): given to every method whose parameter table has
                                   a "threads" parameter the spec does not set; <= 0:
@@ -173,6 +191,15 @@ typedef struct {
  * written. */
 int kvb_experiment_run(const kvb_experiment *e, const char *dir, int jobs, int progress,
                        kvb_run_report *rep);
+/* The model/task stage (e->tasks.on; kvb_experiment_run calls it): for every task (length,
+ * depth, seed) the exact attention pass and one pass per method (kvb_task_pass_run), one row
+ * each in DIR/results.csv (family, length, depth, task_seed, mode, method, right, score, loglik,
+ * delta, bytes, vectors, answer), the summary (exact-match accuracy, mean delta log-lik and bytes
+ * per method and length) in summary.{txt,md}, an empty plots.tsv and meta.json last, staged as a
+ * run's outputs. The model is the default path's (model.h); its absence is an error. A method's
+ * failure on a task fails the run (nothing is written). */
+int kvb_experiment_run_tasks(const kvb_experiment *e, const char *dir, int progress,
+                             kvb_run_report *rep);
 
 /* ---- shards (README "Beyond one machine") ----
  * A run splits into N shards without changing a number: the units u = point·trials + trial are

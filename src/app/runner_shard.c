@@ -144,6 +144,7 @@ int kvb_experiment_run_shard(const kvb_experiment *e, const char *dir, size_t sh
   memset(rep, 0, sizeof *rep);
   if (nshards < 1 || shard >= nshards)
     return KVB_ERROR(KVB_EINVAL, "shard %zu/%zu: need 0 <= I < N", shard, nshards);
+  if (e->tasks.on) return KVB_ERROR(KVB_EINVAL, "a tasks{} spec runs whole (no --shard)");
   size_t units = 0;
   int st = runner_prepare(e, dir, &jobs, &units);
   if (st) return st;

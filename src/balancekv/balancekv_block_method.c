@@ -16,6 +16,8 @@ typedef struct {
   int consistent;        /* denominator: 0 = "paper" (Σ 2^T e^s), 1 = "consistent" (Σ w e^s) */
   kvb_kv_store kv;        /* the raw stream (not counted as memory: method.h) */
   int fresh;             /* compression valid for the current n */
+  size_t prompt;         /* compress once (parameter prompt; 0: recompress after every update) */
+  size_t sealed;         /* the stream length the compression was frozen at (0: not frozen) */
   size_t kept;           /* kept middle tokens */
   size_t *pos;           /* their stream positions */
   double *w;             /* their weights */
@@ -35,6 +37,9 @@ static const kvb_param_spec bkvb_params[] = {
     {"threads", KVB_PARAM_INT, 1, 0, 256, NULL,
      "workers of the compression (0 = all cores; results identical for any value; 1 by default "
      "because runs already go in parallel over trials)"},
+    {"prompt", KVB_PARAM_INT, 0, 0, 1e12, NULL,
+     "compress once: the first compression of a stream of >= prompt tokens is frozen and later "
+     "tokens are kept exactly (0: recompress after every update, the streaming reading)"},
     {"denominator", KVB_PARAM_STRING, 0, 0, 0, "paper",
      "\"paper\": Σ 2^T e^s (003's experiments) or \"consistent\": Σ w e^s"},
     {NULL, 0, 0, 0, 0, NULL, NULL}};
@@ -70,6 +75,7 @@ static int bkvb_init(kvb_method *m, const kvb_params *p) {
   st->consistent = consistent;
   st->f = (size_t)kvb_params_get(p, bkvb_params, "f");
   st->wr = (size_t)kvb_params_get(p, bkvb_params, "w");
+  st->prompt = (size_t)kvb_params_get(p, bkvb_params, "prompt");
   kvb_bkvb_opts_from_params(p, &st->o);
   st->o.mutant = kvb_bkvb_flags_for(kvb_method_mutant_name(m)); /* the core's flags */
   if (kvb_method_is_mutant(m, "first_not_exact")) st->f = 0;
@@ -99,13 +105,16 @@ static int bkvb_update(kvb_method *m, const double *k, const double *v) {
   bkvb_state *st = m->state;
   int rc = kvb_kv_append(&st->kv, k, v, "balancekv_block");
   if (rc) return rc;
-  st->fresh = 0; /* the middle changed */
+  if (!st->sealed) st->fresh = 0; /* the middle changed (a frozen one does not) */
   return KVB_OK;
 }
 
-/* Middle = positions [f, n − w) (empty when n <= f + w). */
+/* Middle = positions [f, n − w) (empty when n <= f + w), n the stream length, or the length the
+ * compression was frozen at (prompt > 0: the tokens after it are kept exactly, as the recent
+ * window is — how kvpress and 003's experiments decode after compressing the prompt). */
 static size_t middle_len(const bkvb_state *st) {
-  return st->kv.n > st->f + st->wr ? st->kv.n - st->f - st->wr : 0;
+  size_t n = st->sealed ? st->sealed : st->kv.n;
+  return n > st->f + st->wr ? n - st->f - st->wr : 0;
 }
 
 static int compress(kvb_method *m) {
@@ -139,6 +148,7 @@ static int compress(kvb_method *m) {
   for (size_t i = 0; i < kept; i++) pos[i] += st->f; /* stream positions */
   free(st->pos), free(st->w);
   st->pos = pos, st->w = w, st->kept = kept, st->fresh = 1;
+  if (st->prompt && st->kv.n >= st->prompt) st->sealed = st->kv.n;
   st->stats.steps += s.steps, st->stats.clipped0 += s.clipped0;
   st->stats.clipped1 += s.clipped1, st->stats.nan_p += s.nan_p, st->stats.exps += s.exps;
   st->stats.t_center += s.t_center, st->stats.t_gram += s.t_gram, st->stats.t_exp += s.t_exp;

@@ -30,6 +30,7 @@ typedef struct {
   unsigned T;
   kvb_kv_store kv;        /* the raw stream (not counted as memory: method.h) */
   int fresh;
+  size_t prompt, sealed; /* compress once (as balancekv_block's parameter prompt) */
   size_t kept;
   size_t *pos;
   double *scratch; /* d_value */
@@ -39,6 +40,9 @@ static const kvb_param_spec us_params[] = {
     {"f", KVB_PARAM_INT, 32, 0, 1e9, NULL, "first tokens kept exactly (003 App. B.1)"},
     {"w", KVB_PARAM_INT, 32, 0, 1e9, NULL, "recent tokens kept exactly (003 App. B.1)"},
     {"T", KVB_PARAM_INT, 1, 0, 62, NULL, "keep a 2^-T fraction of the middle (003 §4.1)"},
+    {"prompt", KVB_PARAM_INT, 0, 0, 1e12, NULL,
+     "compress once: the first sample of a stream of >= prompt tokens is frozen and later tokens "
+     "are kept exactly (0: resample after every update)"},
     {NULL, 0, 0, 0, 0, NULL, NULL}};
 
 static const kvb_mutant_spec us_mutants[] = {
@@ -60,6 +64,7 @@ static int us_init(kvb_method *m, const kvb_params *p) {
   st->f = (size_t)kvb_params_get(p, us_params, "f");
   st->wr = (size_t)kvb_params_get(p, us_params, "w");
   st->T = (unsigned)kvb_params_get(p, us_params, "T");
+  st->prompt = (size_t)kvb_params_get(p, us_params, "prompt");
   m->state = st;
   return KVB_OK;
 }
@@ -75,12 +80,14 @@ static int us_update(kvb_method *m, const double *k, const double *v) {
   us_state *st = m->state;
   int rc = kvb_kv_append(&st->kv, k, v, "uniform_sample");
   if (rc) return rc;
-  st->fresh = 0;
+  if (!st->sealed) st->fresh = 0;
   return KVB_OK;
 }
 
+/* [f, n − w), n frozen at the sampled length when prompt > 0 (later tokens exact). */
 static size_t middle_len(const us_state *st) {
-  return st->kv.n > st->f + st->wr ? st->kv.n - st->f - st->wr : 0;
+  size_t n = st->sealed ? st->sealed : st->kv.n;
+  return n > st->f + st->wr ? n - st->f - st->wr : 0;
 }
 
 static int sample(kvb_method *m) {
@@ -104,6 +111,7 @@ static int sample(kvb_method *m) {
   }
   free(st->pos);
   st->pos = perm, st->kept = kept, st->fresh = 1;
+  if (st->prompt && st->kv.n >= st->prompt) st->sealed = st->kv.n;
   return KVB_OK;
 }
 

@@ -24,6 +24,7 @@ struct kvb_dec_session {
   kvb_method **meth;    /* [layer][kv head] */
   gsl_rng **rng;        /* one per method */
   double mem_prefill;
+  double bytes_prefill;
 };
 
 /* ------------------------------------------------------------------ prefix */
@@ -156,6 +157,20 @@ double kvb_dec_memory_now(const kvb_dec_session *s) {
 }
 
 double kvb_dec_memory_prefill(const kvb_dec_session *s) { return s ? s->mem_prefill : 0; }
+
+double kvb_dec_bytes_now(const kvb_dec_session *s) {
+  if (!s || !s->nm) return 0;
+  double tot = 0, cnt = 0;
+  for (size_t i = 0; i < s->nm; i++) {
+    if (!s->compressed[i]) continue; /* as kvb_dec_memory_now: Gemma 3's local windows are not the method's */
+    kvb_memory mem;
+    kvb_method_memory(s->meth[i], &mem);
+    tot += (double)mem.bytes, cnt++;
+  }
+  return cnt > 0 ? tot / cnt : 0;
+}
+
+double kvb_dec_bytes_prefill(const kvb_dec_session *s) { return s ? s->bytes_prefill : 0; }
 size_t kvb_dec_position(const kvb_dec_session *s) { return s ? s->pos : 0; }
 
 /* Feeds one prompt-cache head into its method (and the observed queries). */
@@ -228,7 +243,7 @@ static int open_session(kvb_dec_session *s, const kvb_dec_prefix *p, kvb_dec_mak
       st = KVB_ERROR(st, "compressed decoding, layer %d head %d: %s", layer, g, why);
     }
   }
-  if (!st) s->mem_prefill = kvb_dec_memory_now(s);
+  if (!st) s->mem_prefill = kvb_dec_memory_now(s), s->bytes_prefill = kvb_dec_bytes_now(s);
   return st;
 }
 

@@ -109,6 +109,10 @@ int kvb_dec_forward(kvb_dec_session *s, const int32_t *tokens, size_t n, float *
 double kvb_dec_memory_now(const kvb_dec_session *s);
 /* The mean per (layer, kv head) right after the prefix was fed (before any new token). */
 double kvb_dec_memory_prefill(const kvb_dec_session *s);
+/* The same means in bytes as the methods store them (method.h's kvb_memory.bytes: float64 for an
+ * exact token, packed codes for a quantized cache; quant_cache.h), now and after the prefix. */
+double kvb_dec_bytes_now(const kvb_dec_session *s);
+double kvb_dec_bytes_prefill(const kvb_dec_session *s);
 /* Stored vectors of the method of (layer, kv_head) now. */
 size_t kvb_dec_memory_of(const kvb_dec_session *s, int layer, int kv_head);
 /* Tokens the session holds (n0 plus those forwarded). */

@@ -18,6 +18,9 @@ typedef struct {
   kvb_kv_store kv;        /* the raw stream (not counted as memory: method.h) */
   size_t *kept;           /* positions attended to by the last query */
   size_t nkept;
+  size_t prompt;          /* compress once (parameter prompt; 0: re-select at every query) */
+  size_t sealed;          /* stream length the selection was frozen at (0: not frozen) */
+  size_t *frozen, nfrozen;/* the frozen selection (positions < sealed, increasing) */
 } rk_state;
 
 static const kvb_param_spec rk_params[] = {
@@ -25,6 +28,9 @@ static const kvb_param_spec rk_params[] = {
      "ℓ: most recent tokens kept exactly (000 §3.2 'r', 001 §4.1 'ℓ')"},
     {"centers", KVB_PARAM_INT, NAN, 0, 1e9, NULL,
      "k: tokens kept among the older ones, by greedy k-center on keys (000 §3.2, 001 §4.1)"},
+    {"prompt", KVB_PARAM_INT, 0, 0, 1e12, NULL,
+     "compress once (001 §4.1: 'once to compress the entire KV caches'): the first selection at "
+     ">= prompt tokens is frozen and later tokens are kept exactly (0: re-select at every query)"},
     {NULL, 0, 0, 0, 0, NULL, NULL}};
 
 static const kvb_mutant_spec rk_mutants[] = {
@@ -46,6 +52,7 @@ static int rk_init(kvb_method *m, const kvb_params *p) {
   kvb_kv_init(&st->kv, m->d_key, m->d_value);
   st->window = w;
   st->centers = c;
+  st->prompt = (size_t)kvb_params_get(p, rk_params, "prompt");
   m->state = st;
   return KVB_OK;
 }
@@ -54,7 +61,7 @@ static void rk_free(void *state) {
   rk_state *st = state;
   if (!st) return;
   kvb_kv_free(&st->kv);
-  free(st->kept);
+  free(st->kept), free(st->frozen);
   free(st);
 }
 
@@ -78,6 +85,12 @@ static size_t select_kept(kvb_method *m, rk_state *st, size_t *idx, size_t *pool
   size_t old = n > w ? n - w : 0; /* tokens 0..old-1 are outside the window */
   size_t nk = 0;
   *rc = KVB_OK;
+  if (st->sealed) { /* the frozen selection, then every token after it exactly */
+    memcpy(idx, st->frozen, st->nfrozen * sizeof *idx);
+    nk = st->nfrozen;
+    for (size_t i = st->sealed; i < n; i++) idx[nk++] = i;
+    return nk;
+  }
   if (old <= k) { /* nothing to drop: every token is kept */
     for (size_t i = 0; i < n; i++) idx[i] = i;
     return n;
@@ -104,6 +117,7 @@ static int rk_query(kvb_method *m, const double *q, double *z) {
   rk_state *st = m->state;
   size_t dk = m->d_key, dv = m->d_value;
   size_t cap = st->window + st->centers + 1;
+  if (st->sealed) cap = st->nfrozen + (st->kv.n - st->sealed);
   if (cap > st->kv.n) cap = st->kv.n;
   size_t *idx = malloc(cap * sizeof *idx), *pool = malloc(st->kv.n * sizeof *pool);
   double *Kb = malloc(cap * dk * sizeof *Kb), *Vb = malloc(cap * dv * sizeof *Vb);
@@ -114,6 +128,15 @@ static int rk_query(kvb_method *m, const double *q, double *z) {
   }
   size_t nk = select_kept(m, st, idx, pool, &rc);
   if (rc) goto done;
+  if (st->prompt && !st->sealed && st->kv.n >= st->prompt) { /* compress once: freeze it */
+    st->frozen = malloc((nk ? nk : 1) * sizeof *st->frozen);
+    if (!st->frozen) {
+      rc = KVB_ERROR(KVB_ENOMEM, "recent_kcenter query: out of memory");
+      goto done;
+    }
+    memcpy(st->frozen, idx, nk * sizeof *idx);
+    st->nfrozen = nk, st->sealed = st->kv.n;
+  }
   for (size_t j = 0; j < nk; j++) { /* gather the kept rows in stream order */
     memcpy(Kb + j * dk, st->kv.K + idx[j] * dk, dk * sizeof *Kb);
     memcpy(Vb + j * dv, st->kv.V + idx[j] * dv, dv * sizeof *Vb);
@@ -137,6 +160,7 @@ done:
 static void rk_memory(const kvb_method *m, kvb_memory *out) {
   const rk_state *st = m->state;
   size_t budget = st->window + st->centers, kept = st->kv.n < budget ? st->kv.n : budget;
+  if (st->sealed) kept = st->nfrozen + (st->kv.n - st->sealed); /* frozen + exact tail */
   /* The compressed cache (the paper's ℓ + k budget), not the reference's full-stream store. */
   out->vectors = 2 * kept;
   out->bytes = kept * (m->d_key + m->d_value) * sizeof(double);

@@ -11,7 +11,10 @@
  *     when n ≤ ℓ + k nothing is dropped. Every query re-selects from scratch, so the answer
  *     equals "compress the whole cache once, now, then attend" — the paper's procedure — for
  *     every n. It is not a streaming algorithm: a token dropped at one query may be kept at a
- *     later one.
+ *     later one. With the parameter prompt = P > 0 the first selection made at >= P tokens is
+ *     frozen and the tokens after it are kept exactly (compress once, as 001 §4.1 runs it and as
+ *     the long-context tasks do, src/model/task_run.h); memory is then the frozen selection plus
+ *     that tail.
  *   - attention is exact softmax attention over the kept tokens, unweighted (the paper keeps
  *     the tokens themselves as the compressed cache; no cluster-size reweighting), computed by
  *     kvb_attention_exact on the kept rows in stream order — so with ℓ + k ≥ n the output is

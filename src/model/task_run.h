@@ -1,0 +1,96 @@
+/* task_run.h — one long-context task (tasks.h) answered inside the model with a method standing in
+ * for attention (decode_compressed.h), in either of the two forms of the README's "Long-context
+ * tasks":
+ *   question-agnostic  the context alone is the compressed prompt; the question and the answer
+ *                      cue are fed after it through the compressed cache (kvpress / SCBench: a
+ *                      cache is compressed once and reused for questions not yet known);
+ *   question-aware     context + question are the compressed prompt; only the cue follows.
+ * Two scores per pass, both against the same task:
+ *   exact match        the greedy continuation of the cue (t->max_new tokens), scored by RULER's
+ *                      string match (kvb_task_score: `right` when every expected string is in it);
+ *   answer log-lik     Σ log p(answer token) of the task's canonical answer under teacher forcing
+ *                      after the cue — a continuous score with far more power per task; its
+ *                      difference from exact attention's on the same task (Δ log-lik ≤ 0 in the
+ *                      typical case, 0 for exact attention itself) is the paired measure.
+ * The prefill of the compressed prompt runs once per task (kvb_task_prepare) and is shared by
+ * every method's pass. Both sessions of a pass (greedy, teacher-forced) open on that prefix.
+ *
+ * The library form of what `kvbound decode --task` runs (src/app/decode_cli.c) and what the
+ * props suite (props/long_context.c) and the spec runner's task stage call. Statuses as
+ * everywhere (kvb_error.h): invalid input leaves nothing allocated. */
+#ifndef KVB_TASK_RUN_H
+#define KVB_TASK_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decode_compressed.h"
+#include "method.h"
+#include "model.h"
+#include "params.h"
+#include "tasks.h"
+
+/* A task split for one form, with the exact prefill of its compressed prompt. */
+typedef struct {
+  const kvb_task *task; /* borrowed */
+  int aware;            /* 1: question-aware; 0: question-agnostic */
+  size_t n0;            /* compressed prompt tokens (context, + question when aware) */
+  size_t n_tail;        /* tokens fed after it before the answer (question when agnostic, cue) */
+  int32_t *tokens;      /* n0 + n_tail tokens: prompt then tail */
+  kvb_dec_prefix pre;   /* the prompt's exact prefill */
+  double prefill_wall, prefill_cpu; /* seconds (wall, this process's CPU) */
+} kvb_task_prep;
+
+int kvb_task_prepare(const kvb_model *m, const kvb_task *t, int aware, kvb_task_prep *out);
+void kvb_task_prep_free(kvb_task_prep *p);
+
+/* One method's pass over a prepared task. */
+typedef struct {
+  char *text;     /* the greedy continuation, decoded, newlines and tabs made spaces (malloc'd) */
+  double score;   /* string-match fraction */
+  int right;      /* every expected string found (RULER's exact match) */
+  double loglik;  /* Σ log p(answer token), teacher-forced after the tail */
+  double vectors; /* stored vectors per (layer, kv head) cache after the compressed prompt (mean) */
+  double bytes;   /* bytes per cache as stored (method.h, quant_cache.h) after the prompt (mean) */
+} kvb_task_pass;
+
+/* make NULL runs exact attention. opts as kvb_dec_open's (observe ≤ n0 or kvb_dec_open refuses). */
+int kvb_task_pass_run(const kvb_model *m, const kvb_task_prep *p, kvb_dec_make_fn make, void *ctx,
+                      const kvb_dec_opts *opts, kvb_task_pass *out);
+void kvb_task_pass_free(kvb_task_pass *r);
+
+/* A method type (the caller looks it up by name: registry.h) with parameters, for
+ * kvb_task_pass_run's factory (kvb_task_method_make): pyramidkv gets layer = its layer and
+ * layers = the model's unless given; the query-aware selectors snapkv and pyramidkv and the
+ * one-shot compressors balancekv_block, uniform_sample and recent_kcenter get prompt = n0 unless
+ * given (compress the prompt once, keep what is fed after it exactly: their "compress once"
+ * parameter). `mutant` non-NULL sets the method's mutant (method.h). */
+typedef struct {
+  const kvb_method_type *type;
+  kvb_params params;
+  int n_layer;
+  size_t prompt;
+  const char *mutant;
+} kvb_task_method;
+
+void kvb_task_method_init(kvb_task_method *tm, const kvb_method_type *type,
+                          const kvb_params *params, int n_layer, size_t n0);
+int kvb_task_method_make(void *tm, int layer, int kv_head, const kvb_method_config *cfg,
+                         kvb_method **out);
+/* The prefill queries the method needs (kvb_dec_observe_default with its window, default 32),
+ * at most n0. */
+size_t kvb_task_method_observe(const kvb_task_method *tm, size_t n0);
+
+/* One task, both passes: exact attention, then the method (tm NULL, or "exact" with no
+ * parameters and no mutant: the exact pass is reused, Δ = 0 by construction). The method's
+ * pass gets prompt = p->n0 (tm->prompt is restored) and observe = kvb_task_method_observe. */
+typedef struct {
+  kvb_task_pass exact, method;
+  double delta; /* method.loglik − exact.loglik */
+} kvb_task_result;
+
+int kvb_task_run(const kvb_model *m, const kvb_task_prep *p, kvb_task_method *tm, uint64_t seed,
+                 kvb_task_result *out);
+void kvb_task_result_free(kvb_task_result *r);
+
+#endif
