@@ -52,31 +52,44 @@ void kvb_dec_prefix_free(kvb_dec_prefix *p) {
   memset(p, 0, sizeof *p);
 }
 
+/* The prefix buffers both models fill the same way (kvb_dec_prefix: q, k, v per layer and head
+ * of the n0 prompt tokens); *hid is the prefill's scratch of n0 hidden rows. On error nothing is
+ * left allocated. */
+static int prefix_alloc(kvb_dec_prefix *p, const int32_t *tokens, size_t n0, int n_layer, int n_head,
+                        int n_head_kv, int head_dim, int n_ctx, int d_model, float **hid) {
+  memset(p, 0, sizeof *p);
+  *hid = NULL;
+  if (n0 == 0 || n0 >= (size_t)n_ctx)
+    return KVB_ERROR(KVB_EINVAL, "compressed decoding: a prompt of %zu tokens (1 to %d)", n0, n_ctx - 1);
+  p->n0 = n0, p->n_layer = n_layer, p->n_head = n_head, p->n_head_kv = n_head_kv;
+  p->head_dim = head_dim;
+  size_t L = (size_t)n_layer, hd = (size_t)head_dim;
+  p->tokens = malloc(n0 * sizeof *p->tokens);
+  p->q = malloc(L * (size_t)n_head * n0 * hd * sizeof(float));
+  p->k = malloc(L * (size_t)n_head_kv * n0 * hd * sizeof(float));
+  p->v = malloc(L * (size_t)n_head_kv * n0 * hd * sizeof(float));
+  *hid = malloc(n0 * (size_t)d_model * sizeof(float));
+  if (!p->tokens || !p->q || !p->k || !p->v || !*hid) {
+    free(*hid);
+    *hid = NULL;
+    kvb_dec_prefix_free(p);
+    return KVB_ERROR(KVB_ENOMEM, "compressed decoding: out of memory for a prefix of %zu tokens", n0);
+  }
+  memcpy(p->tokens, tokens, n0 * sizeof *tokens);
+  return KVB_OK;
+}
+
 int kvb_dec_prefix_build(const kvb_model *m, const int32_t *tokens, size_t n0, kvb_dec_prefix *out) {
   if (!m || !m->weights || !tokens || !out) return KVB_ERROR(KVB_ENULL, "kvb_dec_prefix_build: NULL argument");
   memset(out, 0, sizeof *out);
   const kvb_model_config *c = &m->cfg;
-  if (n0 == 0 || n0 >= (size_t)c->n_ctx)
-    return KVB_ERROR(KVB_EINVAL, "compressed decoding: a prompt of %zu tokens (1 to %d)", n0,
-                     c->n_ctx - 1);
   kvb_dec_prefix p;
-  memset(&p, 0, sizeof p);
-  p.n0 = n0, p.n_layer = c->n_layer, p.n_head = c->n_head, p.n_head_kv = c->n_head_kv;
-  p.head_dim = c->head_dim;
-  size_t L = (size_t)c->n_layer, hd = (size_t)c->head_dim;
-  p.tokens = malloc(n0 * sizeof *p.tokens);
-  p.q = malloc(L * (size_t)c->n_head * n0 * hd * sizeof(float));
-  p.k = malloc(L * (size_t)c->n_head_kv * n0 * hd * sizeof(float));
-  p.v = malloc(L * (size_t)c->n_head_kv * n0 * hd * sizeof(float));
-  float *hid = malloc(n0 * (size_t)c->d_model * sizeof(float));
-  int st = KVB_OK;
-  if (!p.tokens || !p.q || !p.k || !p.v || !hid)
-    st = KVB_ERROR(KVB_ENOMEM, "compressed decoding: out of memory for a prefix of %zu tokens", n0);
-  if (!st) {
-    memcpy(p.tokens, tokens, n0 * sizeof *tokens);
-    prefix_ctx pc = {&p};
-    st = kvb_model_prefill(m, tokens, n0, hid, keep_layer, &pc);
-  }
+  float *hid;
+  int st = prefix_alloc(&p, tokens, n0, c->n_layer, c->n_head, c->n_head_kv, c->head_dim, c->n_ctx,
+                        c->d_model, &hid);
+  if (st) return st;
+  prefix_ctx pc = {&p};
+  st = kvb_model_prefill(m, tokens, n0, hid, keep_layer, &pc);
   free(hid);
   if (st) {
     kvb_dec_prefix_free(&p);
@@ -92,27 +105,13 @@ int kvb_dec_prefix_build_gemma3(const kvb_gemma3 *g, const int32_t *tokens, size
     return KVB_ERROR(KVB_ENULL, "kvb_dec_prefix_build_gemma3: NULL argument");
   memset(out, 0, sizeof *out);
   const kvb_gemma3_config *c = &g->cfg;
-  if (n0 == 0 || n0 >= (size_t)c->n_ctx)
-    return KVB_ERROR(KVB_EINVAL, "compressed decoding: a prompt of %zu tokens (1 to %d)", n0,
-                     c->n_ctx - 1);
   kvb_dec_prefix p;
-  memset(&p, 0, sizeof p);
-  p.n0 = n0, p.n_layer = c->n_layer, p.n_head = c->n_head, p.n_head_kv = c->n_head_kv;
-  p.head_dim = c->head_dim;
-  size_t L = (size_t)c->n_layer, hd = (size_t)c->head_dim;
-  p.tokens = malloc(n0 * sizeof *p.tokens);
-  p.q = malloc(L * (size_t)c->n_head * n0 * hd * sizeof(float));
-  p.k = malloc(L * (size_t)c->n_head_kv * n0 * hd * sizeof(float));
-  p.v = malloc(L * (size_t)c->n_head_kv * n0 * hd * sizeof(float));
-  float *hid = malloc(n0 * (size_t)c->d_model * sizeof(float));
-  int st = KVB_OK;
-  if (!p.tokens || !p.q || !p.k || !p.v || !hid)
-    st = KVB_ERROR(KVB_ENOMEM, "compressed decoding: out of memory for a prefix of %zu tokens", n0);
-  if (!st) {
-    memcpy(p.tokens, tokens, n0 * sizeof *tokens);
-    prefix_ctx pc = {&p};
-    st = kvb_gemma3_prefill(g, tokens, n0, hid, keep_layer, &pc);
-  }
+  float *hid;
+  int st = prefix_alloc(&p, tokens, n0, c->n_layer, c->n_head, c->n_head_kv, c->head_dim, c->n_ctx,
+                        c->d_model, &hid);
+  if (st) return st;
+  prefix_ctx pc = {&p};
+  st = kvb_gemma3_prefill(g, tokens, n0, hid, keep_layer, &pc);
   free(hid);
   if (st) {
     kvb_dec_prefix_free(&p);
