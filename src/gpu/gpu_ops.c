@@ -1,5 +1,6 @@
 /* gpu_ops.c — the backend dispatch of gpu.h and the host side of the kernels (gpu_ops.h). */
 #include "gpu_ops.h"
+#include "gpu_host_util.h"
 #include "gpu_limits.h"
 #include "kvb_error.h"
 
@@ -86,24 +87,6 @@ float kvb_f16_to_f32(uint16_t h) {
 }
 
 /* ---- helpers ---- */
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-static int finite_f32(const float *x, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (!isfinite(x[i])) return 0;
-  return 1;
-}
-static int finite_f16(const uint16_t *x, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (((x[i] >> 10) & 0x1f) == 0x1f) return 0;
-  return 1;
-}
-static kvb_gpu_arg A_buf(kvb_gpu_buf *b) { kvb_gpu_arg a = {KVB_GPU_ARG_BUF, b, 0, 0}; return a; }
-static kvb_gpu_arg A_int(size_t i) { kvb_gpu_arg a = {KVB_GPU_ARG_INT, NULL, (int)i, 0}; return a; }
-static kvb_gpu_arg A_flt(double f) { kvb_gpu_arg a = {KVB_GPU_ARG_FLOAT, NULL, 0, (float)f}; return a; }
 
 /* Upload helper: allocates and fills *b (bytes may be 0: a 4-byte dummy). */
 static int upload(kvb_gpu *g, const void *src, size_t bytes, kvb_gpu_buf **b) {
@@ -128,9 +111,9 @@ int kvb_gpu_attention(kvb_gpu *g, size_t H, size_t n, size_t dk, size_t dv, size
                      "(gpu_limits.h), or scale not finite");
   size_t es = kv_half ? 2 : 4;
   /* NaN/Inf rejected before launch, as on the CPU (kvb_attention_exact) */
-  if (!finite_f32(Q, nq * H * dk) || (logw && !finite_f32(logw, H * n)) ||
-      (kv_half ? !finite_f16(K, H * n * dk) || !finite_f16(V, H * n * dv)
-               : !finite_f32(K, H * n * dk) || !finite_f32(V, H * n * dv)))
+  if (!kvb_finite_f32(Q, nq * H * dk) || (logw && !kvb_finite_f32(logw, H * n)) ||
+      (kv_half ? !kvb_finite_f16(K, H * n * dk) || !kvb_finite_f16(V, H * n * dv)
+               : !kvb_finite_f32(K, H * n * dk) || !kvb_finite_f32(V, H * n * dv)))
     return KVB_ERROR(KVB_EDOM, "gpu attention: non-finite query, key, value or weight");
   size_t nsplit = (n + chunk - 1) / chunk, ng = nsplit * H * nq;
   kvb_gpu_buf *bQ = NULL, *bK = NULL, *bV = NULL, *bW = NULL, *bM = NULL, *bL = NULL, *bO = NULL, *bZ = NULL;
@@ -142,7 +125,7 @@ int kvb_gpu_attention(kvb_gpu *g, size_t H, size_t n, size_t dk, size_t dv, size
   if (!rc) rc = kvb_gpu_alloc(g, ng * 4, &bL);
   if (!rc) rc = kvb_gpu_alloc(g, ng * dv * 4, &bO);
   if (!rc) rc = kvb_gpu_alloc(g, nq * H * dv * 4, &bZ);
-  double t0 = now_s();
+  double t0 = kvb_gpu_now_s();
   if (!rc) {
     kvb_gpu_arg a[] = {A_int(n), A_int(dk), A_int(dv), A_int(H), A_int(chunk), A_int(nsplit),
                        A_flt(scale), A_int(kv_half ? 1 : 0), A_int(logw ? 1 : 0), A_buf(bQ),
@@ -154,7 +137,7 @@ int kvb_gpu_attention(kvb_gpu *g, size_t H, size_t n, size_t dk, size_t dv, size
     kvb_gpu_arg a[] = {A_int(dv), A_int(nsplit), A_buf(bM), A_buf(bL), A_buf(bO), A_buf(bZ)};
     rc = kvb_gpu_launch(g, "kvb_attn_combine", H * nq, KVB_GPU_WG, sizeof a / sizeof *a, a);
   }
-  if (kernel_s) *kernel_s = now_s() - t0;
+  if (kernel_s) *kernel_s = kvb_gpu_now_s() - t0;
   if (!rc) rc = kvb_gpu_read(g, bZ, Z, nq * H * dv * 4);
   kvb_gpu_buf *all[] = {bQ, bK, bV, bW, bM, bL, bO, bZ};
   for (size_t i = 0; i < 8; i++) kvb_gpu_free(g, all[i]);
@@ -170,7 +153,7 @@ int kvb_gpu_usample_compress(kvb_gpu *g, size_t H, size_t n, size_t dk, size_t d
   for (size_t i = 0; i < H * kk; i++)
     if (pos[i] < 0 || (size_t)pos[i] >= n)
       return KVB_ERROR(KVB_EINVAL, "gpu usample compress: position %d outside [0, %zu)", pos[i], n);
-  if (!finite_f32(K, H * n * dk) || !finite_f32(V, H * n * dv))
+  if (!kvb_finite_f32(K, H * n * dk) || !kvb_finite_f32(V, H * n * dv))
     return KVB_ERROR(KVB_EDOM, "gpu usample compress: non-finite key or value");
   kvb_gpu_buf *bP = NULL, *bK = NULL, *bV = NULL, *bKc = NULL, *bVc = NULL;
   int rc = upload(g, pos, H * kk * sizeof(int), &bP);
@@ -178,12 +161,12 @@ int kvb_gpu_usample_compress(kvb_gpu *g, size_t H, size_t n, size_t dk, size_t d
   if (!rc) rc = upload(g, V, H * n * dv * 4, &bV);
   if (!rc) rc = kvb_gpu_alloc(g, H * kk * dk * 4, &bKc);
   if (!rc) rc = kvb_gpu_alloc(g, H * kk * dv * 4, &bVc);
-  double t0 = now_s();
+  double t0 = kvb_gpu_now_s();
   if (!rc) {
     kvb_gpu_arg a[] = {A_int(n), A_int(dk), A_int(dv), A_int(kk), A_buf(bP), A_buf(bK), A_buf(bV), A_buf(bKc), A_buf(bVc)};
     rc = kvb_gpu_launch(g, "kvb_usample_gather", H * kk, KVB_GPU_WG, sizeof a / sizeof *a, a);
   }
-  if (kernel_s) *kernel_s = now_s() - t0;
+  if (kernel_s) *kernel_s = kvb_gpu_now_s() - t0;
   if (!rc) rc = kvb_gpu_read(g, bKc, Kc, H * kk * dk * 4);
   if (!rc) rc = kvb_gpu_read(g, bVc, Vc, H * kk * dv * 4);
   kvb_gpu_buf *all[] = {bP, bK, bV, bKc, bVc};
@@ -218,7 +201,7 @@ int kvb_gpu_bkvb_compress(kvb_gpu *g, size_t H, size_t n, size_t d, size_t dv, c
                      KVB_GPU_DMAX, KVB_GPU_BMAX);
   if (!isfinite(gamma) || !isfinite(tau) || !isfinite(beta) || !isfinite(c0) || c0 < 0)
     return KVB_ERROR(KVB_EINVAL, "gpu balancekv_block: gamma, tau, beta must be finite and c0 >= 0");
-  if (!finite_f32(K, H * n * d) || !finite_f32(V, H * n * dv))
+  if (!kvb_finite_f32(K, H * n * d) || !kvb_finite_f32(V, H * n * dv))
     return KVB_ERROR(KVB_EDOM, "gpu balancekv_block: non-finite key or value");
   size_t utot = 0;
   for (unsigned r = 0; r < T; r++) {
@@ -248,13 +231,13 @@ int kvb_gpu_bkvb_compress(kvb_gpu *g, size_t H, size_t n, size_t d, size_t dv, c
   if (!rc) rc = kvb_gpu_alloc(g, H * n * 4, &bS);
   if (!rc) rc = kvb_gpu_alloc(g, H * n * 4, &bP);
   if (!rc) rc = kvb_gpu_alloc(g, H * n * 4, &bU);
-  double t0 = now_s(), tk = 0;
+  double t0 = kvb_gpu_now_s(), tk = 0;
   size_t m = n, poff = 0;
   int side = 0;
   for (unsigned r = 0; !rc && r < T; r++) {
     size_t nblk = (m + b - 1) / b;
     rc = kvb_gpu_write(g, bU, uf + poff, H * m * 4);
-    t0 = now_s();
+    t0 = kvb_gpu_now_s();
     if (!rc) {
       kvb_gpu_arg a[] = {A_int(n), A_int(d), A_int(dv), A_int(m), A_int(b), A_int(nblk),
                          A_flt(tau / sqrt((double)d)), A_flt(beta), A_flt(c0), A_flt(gamma),
@@ -265,7 +248,7 @@ int kvb_gpu_bkvb_compress(kvb_gpu *g, size_t H, size_t n, size_t d, size_t dv, c
       kvb_gpu_arg a[] = {A_int(n), A_int(m), A_buf(bS), A_buf(bC[side]), A_buf(bW[side]), A_buf(bC[!side]), A_buf(bW[!side])};
       rc = kvb_gpu_launch(g, "kvb_bkvb_halving", H, 1, sizeof a / sizeof *a, a);
     }
-    tk += now_s() - t0;
+    tk += kvb_gpu_now_s() - t0;
     if (!rc && P) rc = kvb_gpu_read(g, bP, P + poff, H * m * 4);
     poff += H * m;
     side = !side;
@@ -296,8 +279,8 @@ int kvb_gpu_wquery(kvb_gpu *g, size_t H, size_t n, size_t dk, size_t dv, size_t 
   for (size_t i = 0; i < H * kk; i++)
     if (idx[i] < 0 || (size_t)idx[i] >= n)
       return KVB_ERROR(KVB_EINVAL, "gpu weighted query: index %d outside [0, %zu)", idx[i], n);
-  if (!finite_f32(Q, nq * H * dk) || !finite_f32(K, H * n * dk) || !finite_f32(V, H * n * dv) ||
-      !finite_f32(lnum, H * kk) || !finite_f32(lden, H * kk))
+  if (!kvb_finite_f32(Q, nq * H * dk) || !kvb_finite_f32(K, H * n * dk) || !kvb_finite_f32(V, H * n * dv) ||
+      !kvb_finite_f32(lnum, H * kk) || !kvb_finite_f32(lden, H * kk))
     return KVB_ERROR(KVB_EDOM, "gpu weighted query: non-finite query, key, value or log-weight");
   kvb_gpu_buf *b[8] = {NULL};
   int rc = upload(g, idx, H * kk * 4, &b[0]);
@@ -307,13 +290,13 @@ int kvb_gpu_wquery(kvb_gpu *g, size_t H, size_t n, size_t dk, size_t dv, size_t 
   if (!rc) rc = upload(g, K, H * n * dk * 4, &b[4]);
   if (!rc) rc = upload(g, V, H * n * dv * 4, &b[5]);
   if (!rc) rc = kvb_gpu_alloc(g, nq * H * dv * 4, &b[6]);
-  double t0 = now_s();
+  double t0 = kvb_gpu_now_s();
   if (!rc) {
     kvb_gpu_arg a[] = {A_int(n), A_int(dk), A_int(dv), A_int(H), A_int(kk), A_flt(scale), A_buf(b[0]),
                        A_buf(b[1]), A_buf(b[2]), A_buf(b[3]), A_buf(b[4]), A_buf(b[5]), A_buf(b[6])};
     rc = kvb_gpu_launch(g, "kvb_wquery", H * nq, KVB_GPU_WG, sizeof a / sizeof *a, a);
   }
-  if (kernel_s) *kernel_s = now_s() - t0;
+  if (kernel_s) *kernel_s = kvb_gpu_now_s() - t0;
   if (!rc) rc = kvb_gpu_read(g, b[6], Z, nq * H * dv * 4);
   for (size_t i = 0; i < 7; i++) kvb_gpu_free(g, b[i]);
   return rc;
@@ -393,7 +376,7 @@ int kvb_gpu_subgen_update(kvb_gpu *g, kvb_gpu_subgen *st, size_t nt, const float
   size_t cap = st->cap >= mmax + nt ? st->cap : 2 * (mmax + nt); /* room for nt new clusters */
   if (!kvb_gpu_fits_subgen(H, dk, dv, t, s, cap, st->n + nt, nt, 0))
     return KVB_ERROR(KVB_EINVAL, "gpu subgen update: sizes exceed the kernel's 32-bit arguments (gpu_limits.h)");
-  if (!finite_f32(K, H * nt * dk) || !finite_f32(V, H * nt * dv))
+  if (!kvb_finite_f32(K, H * nt * dk) || !kvb_finite_f32(V, H * nt * dv))
     return KVB_ERROR(KVB_EDOM, "gpu subgen update: non-finite key or value");
   for (size_t i = 0; i < H * nt * (t + s); i++)
     if (!(u[i] >= 0 && u[i] < 1)) return KVB_ERROR(KVB_EDOM, "gpu subgen update: u[%zu] = %g not in [0, 1)", i, u[i]);
@@ -415,7 +398,7 @@ int kvb_gpu_subgen_update(kvb_gpu *g, kvb_gpu_subgen *st, size_t nt, const float
   if (!rc) rc = upload(g, nx.Mk, H * s * dk * 4, &b[10]);
   if (!rc) rc = upload(g, nx.Mv, H * s * dv * 4, &b[11]);
   if (!rc) rc = upload(g, nx.M_pos, H * s * 4, &b[12]);
-  double t0 = now_s();
+  double t0 = kvb_gpu_now_s();
   if (!rc) {
     double d2 = st->delta * st->delta;
     kvb_gpu_arg a[] = {A_int(nt), A_int(dk), A_int(dv), A_int(t), A_int(s), A_int(c), A_int(st->n),
@@ -424,7 +407,7 @@ int kvb_gpu_subgen_update(kvb_gpu *g, kvb_gpu_subgen *st, size_t nt, const float
                        A_buf(b[10]), A_buf(b[11]), A_buf(b[12])};
     rc = kvb_gpu_launch(g, "kvb_subgen_update", H, KVB_GPU_WG, sizeof a / sizeof *a, a);
   }
-  if (kernel_s) *kernel_s = now_s() - t0;
+  if (kernel_s) *kernel_s = kvb_gpu_now_s() - t0;
   if (!rc) rc = kvb_gpu_read(g, b[3], nx.mc, H * 4);
   if (!rc) rc = kvb_gpu_read(g, b[4], nx.rep, H * c * dk * 4);
   if (!rc) rc = kvb_gpu_read(g, b[5], nx.rep_pos, H * c * 4);
@@ -453,7 +436,7 @@ int kvb_gpu_subgen_query(kvb_gpu *g, const kvb_gpu_subgen *st, size_t nq, double
   if (st->n == 0) return KVB_ERROR(KVB_ESTATE, "gpu subgen query: no token has been streamed yet");
   if (!nq || !kvb_gpu_fits_subgen(H, dk, dv, t, s, c, st->n, 0, nq) || !isfinite(scale))
     return KVB_ERROR(KVB_EINVAL, "gpu subgen query: need 1 <= queries (32-bit indexing) and a finite scale");
-  if (!finite_f32(Q, nq * H * dk)) return KVB_ERROR(KVB_EDOM, "gpu subgen query: non-finite query");
+  if (!kvb_finite_f32(Q, nq * H * dk)) return KVB_ERROR(KVB_EDOM, "gpu subgen query: non-finite query");
   kvb_gpu_buf *b[10] = {NULL};
   int rc = upload(g, Q, nq * H * dk * 4, &b[0]);
   if (!rc) rc = upload(g, st->mc, H * 4, &b[1]);
@@ -464,14 +447,14 @@ int kvb_gpu_subgen_query(kvb_gpu *g, const kvb_gpu_subgen *st, size_t nq, double
   if (!rc) rc = upload(g, st->Mv, H * s * dv * 4, &b[6]);
   if (!rc) rc = upload(g, st->M_pos, H * s * 4, &b[7]);
   if (!rc) rc = kvb_gpu_alloc(g, nq * H * dv * 4, &b[8]);
-  double t0 = now_s();
+  double t0 = kvb_gpu_now_s();
   if (!rc) {
     kvb_gpu_arg a[] = {A_int(dk), A_int(dv), A_int(t), A_int(s), A_int(c), A_int(H), A_flt(scale), A_buf(b[0]),
                        A_buf(b[1]), A_buf(b[2]), A_buf(b[3]), A_buf(b[4]), A_buf(b[5]), A_buf(b[6]), A_buf(b[7]),
                        A_buf(b[8])};
     rc = kvb_gpu_launch(g, "kvb_subgen_query", H * nq, KVB_GPU_WG, sizeof a / sizeof *a, a);
   }
-  if (kernel_s) *kernel_s = now_s() - t0;
+  if (kernel_s) *kernel_s = kvb_gpu_now_s() - t0;
   if (!rc) rc = kvb_gpu_read(g, b[8], Z, nq * H * dv * 4);
   for (size_t i = 0; i < 9; i++) kvb_gpu_free(g, b[i]);
   return rc;

@@ -1,5 +1,6 @@
 /* gpu_resident.c — device-resident state (gpu_resident.h): host side. */
 #include "gpu_resident.h"
+#include "gpu_host_util.h"
 #include "gpu_limits.h"
 #include "kvb_error.h"
 
@@ -8,24 +9,6 @@
 #include <string.h>
 #include <time.h>
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-static kvb_gpu_arg A_buf(kvb_gpu_buf *b) { kvb_gpu_arg a = {KVB_GPU_ARG_BUF, b, 0, 0}; return a; }
-static kvb_gpu_arg A_int(size_t i) { kvb_gpu_arg a = {KVB_GPU_ARG_INT, NULL, (int)i, 0}; return a; }
-static kvb_gpu_arg A_flt(double f) { kvb_gpu_arg a = {KVB_GPU_ARG_FLOAT, NULL, 0, (float)f}; return a; }
-static int finite_f32(const float *x, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (!isfinite(x[i])) return 0;
-  return 1;
-}
-static int finite_f16(const uint16_t *x, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (((x[i] >> 10) & 0x1f) == 0x1f) return 0;
-  return 1;
-}
 
 /* *b holds at least `bytes` (reallocated, contents dropped, when smaller). */
 static int ensure(kvb_gpu *g, kvb_gpu_buf **b, size_t *cap, size_t bytes) {
@@ -101,8 +84,8 @@ int kvb_gpu_kvcache_append(kvb_gpu_kvcache *c, size_t nt, const void *K, const v
   if (n + nt > cap) cap = 2 * cap > n + nt ? 2 * cap : n + nt, cap = cap < 64 ? 64 : cap;
   if (!kvb_gpu_fits_kvcache(H, cap, c->dk, c->dv))
     return KVB_ERROR(KVB_EINVAL, "gpu kv cache append: %zu tokens exceed the kernels' indexing (gpu_limits.h)", n + nt);
-  if (c->half ? !finite_f16(K, H * nt * c->dk) || !finite_f16(V, H * nt * c->dv)
-              : !finite_f32(K, H * nt * c->dk) || !finite_f32(V, H * nt * c->dv))
+  if (c->half ? !kvb_finite_f16(K, H * nt * c->dk) || !kvb_finite_f16(V, H * nt * c->dv)
+              : !kvb_finite_f32(K, H * nt * c->dk) || !kvb_finite_f32(V, H * nt * c->dv))
     return KVB_ERROR(KVB_EDOM, "gpu kv cache append: non-finite key or value");
   kvb_gpu *g = c->g;
   size_t wk = c->dk * es / 4, wv = c->dv * es / 4; /* 32-bit words per row */
@@ -137,7 +120,7 @@ int kvb_gpu_kvcache_attend(kvb_gpu_kvcache *c, size_t H, size_t nq, double scale
   size_t G = H / c->Hkv, npack = (G + 3) / 4, nsplit = (c->n + chunk - 1) / chunk, ng = nsplit * H * nq;
   if (!kvb_gpu_fits_coop(c->Hkv, H, c->n, c->cap, c->dk, c->dv, nq, chunk))
     return KVB_ERROR(KVB_EINVAL, "gpu kv cache attend: sizes exceed the kernels' indexing (gpu_limits.h)");
-  if (!finite_f32(Q, nq * H * c->dk)) return KVB_ERROR(KVB_EDOM, "gpu kv cache attend: non-finite query");
+  if (!kvb_finite_f32(Q, nq * H * c->dk)) return KVB_ERROR(KVB_EDOM, "gpu kv cache attend: non-finite query");
   kvb_gpu *g = c->g;
   size_t qc = c->q_cap, zc = c->z_cap, pc1 = c->part_cap, pc2 = c->part_cap, pc3 = c->part_cap;
   int rc = ensure(g, &c->Q, &qc, nq * H * c->dk * 4);
@@ -148,7 +131,7 @@ int kvb_gpu_kvcache_attend(kvb_gpu_kvcache *c, size_t H, size_t nq, double scale
   if (rc) return rc;
   c->q_cap = qc, c->z_cap = zc, c->part_cap = ng * c->dv * 4 > c->part_cap ? ng * c->dv * 4 : c->part_cap;
   rc = kvb_gpu_write(g, c->Q, Q, nq * H * c->dk * 4);
-  double t0 = now_s();
+  double t0 = kvb_gpu_now_s();
   if (!rc) {
     kvb_gpu_arg a[] = {A_int(c->n), A_int(c->cap), A_int(c->dk), A_int(c->dv), A_int(H), A_int(G), A_int(chunk),
                        A_int(nsplit), A_flt(scale), A_int(c->half), A_int(0), A_buf(c->Q), A_buf(c->K), A_buf(c->K),
@@ -159,7 +142,7 @@ int kvb_gpu_kvcache_attend(kvb_gpu_kvcache *c, size_t H, size_t nq, double scale
     kvb_gpu_arg a[] = {A_int(c->dv), A_int(nsplit), A_buf(c->M), A_buf(c->L), A_buf(c->O), A_buf(c->Z)};
     rc = kvb_gpu_launch(g, "kvb_attn_combine", H * nq, KVB_GPU_WG, sizeof a / sizeof *a, a);
   }
-  if (kernel_s) *kernel_s = now_s() - t0;
+  if (kernel_s) *kernel_s = kvb_gpu_now_s() - t0;
   if (!rc) rc = kvb_gpu_read(g, c->Z, Z, nq * H * c->dv * 4);
   if (rc) c->broken = 1;
   return rc;
@@ -227,7 +210,7 @@ int kvb_gpu_subgen_dev_update(kvb_gpu_subgen_dev *st, size_t nt, const float *K,
   if (nt > SIZE_MAX / 4 - st->n || mmax + nt > SIZE_MAX / 4 ||
       !kvb_gpu_fits_subgen(H, dk, dv, t, s, cap, st->n + nt, nt, 0) || !kvb_gpu_fits_subgen_batch(H, KVB_SG_CHUNK))
     return KVB_ERROR(KVB_EINVAL, "gpu subgen update: sizes exceed the kernels' indexing (gpu_limits.h)");
-  if (!finite_f32(K, H * nt * dk) || !finite_f32(V, H * nt * dv))
+  if (!kvb_finite_f32(K, H * nt * dk) || !kvb_finite_f32(V, H * nt * dv))
     return KVB_ERROR(KVB_EDOM, "gpu subgen update: non-finite key or value");
   for (size_t i = 0; i < H * nt * (t + s); i++)
     if (!(u[i] >= 0 && u[i] < 1)) return KVB_ERROR(KVB_EDOM, "gpu subgen update: u[%zu] = %g not in [0, 1)", i, u[i]);
@@ -251,7 +234,7 @@ int kvb_gpu_subgen_dev_update(kvb_gpu_subgen_dev *st, size_t nt, const float *K,
   if (!rc) rc = kvb_gpu_write(g, st->stK, K, H * nt * dk * 4);
   if (!rc) rc = kvb_gpu_write(g, st->stV, V, H * nt * dv * 4);
   if (!rc) rc = kvb_gpu_write(g, st->stU, u, H * nt * (t + s) * 4);
-  double t0 = now_s(), d2 = st->delta * st->delta;
+  double t0 = kvb_gpu_now_s(), d2 = st->delta * st->delta;
   float fd2 = (float)(d2 < 3.4e38 ? d2 : 3.4e38);
   if (!rc && st->old_kernel) {
     kvb_gpu_arg a[] = {A_int(nt), A_int(dk), A_int(dv), A_int(t), A_int(s), A_int(cap), A_int(st->n),
@@ -289,7 +272,7 @@ int kvb_gpu_subgen_dev_update(kvb_gpu_subgen_dev *st, size_t nt, const float *K,
       }
     }
   }
-  if (kernel_s) *kernel_s = now_s() - t0;
+  if (kernel_s) *kernel_s = kvb_gpu_now_s() - t0;
   if (!rc) rc = kvb_gpu_read(g, st->b_mc, st->mc, H * 4); /* m′: the host sizes the next growth with it */
   if (rc) return st->broken = 1, rc;
   st->n += nt;
@@ -304,7 +287,7 @@ int kvb_gpu_subgen_dev_query(kvb_gpu_subgen_dev *st, size_t nq, double scale, co
   size_t H = st->H, dk = st->dk, dv = st->dv;
   if (!nq || !kvb_gpu_fits_subgen(H, dk, dv, st->t, st->s, st->cap, st->n, 0, nq) || !isfinite(scale))
     return KVB_ERROR(KVB_EINVAL, "gpu subgen query: need 1 <= queries (gpu_limits.h) and a finite scale");
-  if (!finite_f32(Q, nq * H * dk)) return KVB_ERROR(KVB_EDOM, "gpu subgen query: non-finite query");
+  if (!kvb_finite_f32(Q, nq * H * dk)) return KVB_ERROR(KVB_EDOM, "gpu subgen query: non-finite query");
   kvb_gpu *g = st->g;
   size_t need = nq * H * (dk > dv ? dk : dv) * 4, c1 = st->q_cap, c2 = st->q_cap;
   int rc = ensure(g, &st->Q, &c1, need);
@@ -312,14 +295,14 @@ int kvb_gpu_subgen_dev_query(kvb_gpu_subgen_dev *st, size_t nq, double scale, co
   if (rc) return rc;
   st->q_cap = c1 < c2 ? c1 : c2;
   rc = kvb_gpu_write(g, st->Q, Q, nq * H * dk * 4);
-  double t0 = now_s();
+  double t0 = kvb_gpu_now_s();
   if (!rc) {
     kvb_gpu_arg a[] = {A_int(dk), A_int(dv), A_int(st->t), A_int(st->s), A_int(st->cap), A_int(H), A_flt(scale),
                        A_buf(st->Q), A_buf(st->b_mc), A_buf(st->cnt), A_buf(st->S), A_buf(st->mu), A_buf(st->Mk),
                        A_buf(st->Mv), A_buf(st->M_pos), A_buf(st->Z)};
     rc = kvb_gpu_launch(g, "kvb_subgen_query", H * nq, KVB_GPU_WG, sizeof a / sizeof *a, a);
   }
-  if (kernel_s) *kernel_s = now_s() - t0;
+  if (kernel_s) *kernel_s = kvb_gpu_now_s() - t0;
   if (!rc) rc = kvb_gpu_read(g, st->Z, Z, nq * H * dv * 4);
   if (rc) st->broken = 1;
   return rc;
@@ -434,7 +417,7 @@ int kvb_gpu_bkvb_dev_compress(kvb_gpu_bkvb_dev *bk, const kvb_gpu_kvcache *c, si
   for (unsigned r = 0; !rc && r < T; r++) {
     size_t nblk = (m + b - 1) / b;
     rc = kvb_gpu_write(g, bk->U, uf + poff, H * m * 4);
-    double t0 = now_s();
+    double t0 = kvb_gpu_now_s();
     if (!rc) {
       kvb_gpu_arg a[] = {A_int(ld), A_int(d), A_int(dv), A_int(m), A_int(b), A_int(nblk), A_flt(tau / sqrt((double)d)),
                          A_flt(beta), A_flt(c0), A_flt(gamma), A_buf(c->K), A_buf(c->V), A_buf(bk->cur[side]),
@@ -448,7 +431,7 @@ int kvb_gpu_bkvb_dev_compress(kvb_gpu_bkvb_dev *bk, const kvb_gpu_kvcache *c, si
       rc = bk->old_kernels ? kvb_gpu_launch(g, "kvb_bkvb_halving", H, 1, sizeof a / sizeof *a, a)
                            : kvb_gpu_launch(g, "kvb_bkvb_halving_par", H, KVB_GPU_WG, sizeof a / sizeof *a, a);
     }
-    tk += now_s() - t0;
+    tk += kvb_gpu_now_s() - t0;
     if (!rc && P) rc = kvb_gpu_read(g, bk->P, P + poff, H * m * 4);
     poff += H * m, side = !side, m /= 2;
   }
@@ -486,7 +469,7 @@ int kvb_gpu_bkvb_dev_query(kvb_gpu_bkvb_dev *bk, const kvb_gpu_kvcache *c, size_
   size_t H = c->Hkv, dk = c->dk, dv = c->dv;
   if (!nq || !kvb_gpu_fits_wquery(H, c->cap, dk, dv, bk->kk, nq) || !isfinite(scale))
     return KVB_ERROR(KVB_EINVAL, "gpu balancekv_block query: need 1 <= queries (gpu_limits.h) and a finite scale");
-  if (!finite_f32(Q, nq * H * dk)) return KVB_ERROR(KVB_EDOM, "gpu balancekv_block query: non-finite query");
+  if (!kvb_finite_f32(Q, nq * H * dk)) return KVB_ERROR(KVB_EDOM, "gpu balancekv_block query: non-finite query");
   kvb_gpu *g = bk->g;
   size_t need = nq * H * (dk > dv ? dk : dv) * 4, c1 = bk->q_cap, c2 = bk->q_cap;
   int rc = ensure(g, &bk->Q, &c1, need);
@@ -494,13 +477,13 @@ int kvb_gpu_bkvb_dev_query(kvb_gpu_bkvb_dev *bk, const kvb_gpu_kvcache *c, size_
   if (rc) return rc;
   bk->q_cap = c1 < c2 ? c1 : c2;
   rc = kvb_gpu_write(g, bk->Q, Q, nq * H * dk * 4);
-  double t0 = now_s();
+  double t0 = kvb_gpu_now_s();
   if (!rc) {
     kvb_gpu_arg a[] = {A_int(c->cap), A_int(dk), A_int(dv), A_int(H), A_int(bk->kk), A_flt(scale), A_buf(bk->idx),
                        A_buf(bk->ln), A_buf(bk->ldn), A_buf(bk->Q), A_buf(c->K), A_buf(c->V), A_buf(bk->Z)};
     rc = kvb_gpu_launch(g, "kvb_wquery", H * nq, KVB_GPU_WG, sizeof a / sizeof *a, a);
   }
-  if (kernel_s) *kernel_s = now_s() - t0;
+  if (kernel_s) *kernel_s = kvb_gpu_now_s() - t0;
   if (!rc) rc = kvb_gpu_read(g, bk->Z, Z, nq * H * dv * 4);
   if (rc) bk->broken = 1;
   return rc;
@@ -566,7 +549,7 @@ int kvb_gpu_usample_dev_query(kvb_gpu_usample_dev *us, size_t nq, double scale, 
   if (!nq || !chunk || chunk > KVB_GPU_CHUNK_MAX || !kvb_gpu_fits_attention(H, kk, dk, dv, nq, chunk) || !isfinite(scale))
     return KVB_ERROR(KVB_EINVAL, "gpu usample (resident) query: need queries >= 1, 1 <= chunk <= %d, sizes within "
                      "gpu_limits.h, a finite scale", KVB_GPU_CHUNK_MAX);
-  if (!finite_f32(Q, nq * H * dk)) return KVB_ERROR(KVB_EDOM, "gpu usample (resident) query: non-finite query");
+  if (!kvb_finite_f32(Q, nq * H * dk)) return KVB_ERROR(KVB_EDOM, "gpu usample (resident) query: non-finite query");
   kvb_gpu *g = us->g;
   size_t nsplit = (kk + chunk - 1) / chunk, ng = nsplit * H * nq;
   size_t qc = us->q_cap, zc = us->z_cap, pc1 = us->part_cap, pc2 = us->part_cap, pc3 = us->part_cap;
@@ -578,7 +561,7 @@ int kvb_gpu_usample_dev_query(kvb_gpu_usample_dev *us, size_t nq, double scale, 
   if (rc) return rc;
   us->q_cap = qc, us->z_cap = zc, us->part_cap = ng * dv * 4 > us->part_cap ? ng * dv * 4 : us->part_cap;
   rc = kvb_gpu_write(g, us->Q, Q, nq * H * dk * 4);
-  double t0 = now_s();
+  double t0 = kvb_gpu_now_s();
   if (!rc) { /* kvb_gpu_attention's launches on the gathered rows (float32, with log-weights) */
     kvb_gpu_arg a[] = {A_int(kk), A_int(dk), A_int(dv), A_int(H), A_int(chunk), A_int(nsplit), A_flt(scale), A_int(0),
                        A_int(1), A_buf(us->Q), A_buf(us->Kc), A_buf(us->Kc), A_buf(us->Vc), A_buf(us->Vc), A_buf(us->lw),
@@ -589,7 +572,7 @@ int kvb_gpu_usample_dev_query(kvb_gpu_usample_dev *us, size_t nq, double scale, 
     kvb_gpu_arg a[] = {A_int(dv), A_int(nsplit), A_buf(us->M), A_buf(us->L), A_buf(us->O), A_buf(us->Z)};
     rc = kvb_gpu_launch(g, "kvb_attn_combine", H * nq, KVB_GPU_WG, sizeof a / sizeof *a, a);
   }
-  if (kernel_s) *kernel_s = now_s() - t0;
+  if (kernel_s) *kernel_s = kvb_gpu_now_s() - t0;
   if (!rc) rc = kvb_gpu_read(g, us->Z, Z, nq * H * dv * 4);
   if (rc) us->broken = 1;
   return rc;
