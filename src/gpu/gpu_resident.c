@@ -9,7 +9,6 @@
 #include <string.h>
 #include <time.h>
 
-
 /* *b holds at least `bytes` (reallocated, contents dropped, when smaller). */
 static int ensure(kvb_gpu *g, kvb_gpu_buf **b, size_t *cap, size_t bytes) {
   if (*b && *cap >= bytes) return KVB_OK;
