@@ -1,4 +1,4 @@
-/* gpu_resident.h — state that lives on the device between calls (issue 27): a KV cache that
+/* gpu_resident.h — state that lives on the device between calls: a KV cache that
  * tokens are appended to and decode queries read in place, SubGen's clusters, samples and slots,
  * and block BalanceKV's sequences and query lists. Host <-> device traffic is only the new tokens
  * (and the caller's uniforms, which are inputs like the tokens), the queries, and the results

@@ -1,4 +1,4 @@
-/* k_bkvb_gram.cl — block BalanceKV's round shaped for the hardware (issue 27, roofline.h), written
+/* k_bkvb_gram.cl — block BalanceKV's round shaped for the hardware (roofline.h), written
  * once against k_prelude.cl: the same walk and halving as k_bkvb.cl's kvb_bkvb_walk and
  * kvb_bkvb_halving (same arguments, same outputs bit for bit), organised so that
  *   - the kernel matrix K_ij = exp(ks·⟨k̃_i, k̃_j⟩ − β)·(w_i w_j ⟨v_i, v_j⟩ + c0) is computed once

@@ -1,4 +1,4 @@
-/* k_decode_coop.cl — decode attention shaped for the hardware (issue 27, roofline.h): the split
+/* k_decode_coop.cl — decode attention shaped for the hardware (roofline.h): the split
  * pass of k_attention.cl's split-K decode, computing the same numbers in the same order, but
  *   - cooperative row loads: the group loads a tile of consecutive token rows of K (then of V)
  *     with 16-byte vector loads (KVB_LOAD_F4 / KVB_LOAD_H4: 4 floats or 4 halves per lane; the

@@ -2424,7 +2424,7 @@ static void usage(FILE *f) {
           "                     4  --case N beyond every matching kernel's list (nothing ran).\n");
 }
 
-/* ---- perf: the roofline model of every kernel at the shapes of issue 27 (roofline.h) ---- */
+/* ---- perf: the roofline model of every kernel at the shapes a kernel author would meet on an H100 (roofline.h) ---- */
 typedef struct {
   const char *kernel, *shape;
   int after; /* 0 today's kernel ("before"), 1 a kernel reshaped for the hardware */
@@ -2446,7 +2446,7 @@ static void model_build(const model_row *r, const kvb_roof_device *d, kvb_roof_k
   }
 }
 
-/* H = 32 heads, d = 128, n = 32k (issue 27); GQA rows: 8 KV heads. The "after" rows are the
+/* H = 32 heads, d = 128, n = 32k (a Llama-class model at a long context); GQA rows: 8 KV heads. The "after" rows are the
  * kernels this tool also runs (k_decode_coop.cl, k_bkvb_gram.cl). */
 static const model_row MODEL_ROWS[] = {
     {"attn_decode", "H=32,Hkv=32,n=32768,d=128,nq=1,split=256,f32", 0, 0, {32, 32, 32768, 128, 128, 1, 4, 256}},
