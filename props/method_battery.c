@@ -11,6 +11,8 @@
  *   method.declared.unbiased     z-tests of E[N̂] = N, E[D̂] = D (declares UNBIASED_*)
  *   method.declared.error_bound  the declared (ε, δ) against its failure rate, z ≡ 0 control
  *   method.declared.equivalence  replay against the built-in it claims to reproduce
+ *   method.long_context          needle tasks inside the real model, question-agnostic and
+ *                                -aware: answer log-lik above z ≡ 0's (SKIPPED without the model)
  *
  * A method declaring nothing gets SKIPPED for the declared checks (its declaration is the
  * absent input). Sizes: the fast tier keeps every check to a few seconds for a method of the
@@ -22,9 +24,17 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_randist.h>
+
+#include "model.h"
+#include "power.h"
+#include "registry.h"
+#include "stats.h"
+#include "task_run.h"
+#include "tasks.h"
 
 static char target_spec[256];
 static char target_name[64];
@@ -866,6 +876,272 @@ static void declared_equivalence(prop_ctx *ctx) {
   gsl_rng_free(g1), gsl_rng_free(g2);
 }
 
+/* ---- method.long_context (where the model is present) ----
+ * The long-context tasks (src/model/task_run.h) on the method under test, in both forms:
+ * question-agnostic (the context alone is compressed; question and cue come after, as kvpress /
+ * SCBench compress a cache before its questions are known) and question-aware (context +
+ * question compressed; only the cue after). Unit: the task (niah_single at 1024 tokens, seeds
+ * from the check's substream, depth (i + ½)/N); every pass answers the same tasks: paired.
+ * Per form a pre-registered advantage cell: the method's teacher-forced answer log-likelihood
+ * above z ≡ 0's (every attention output zero: keeping nothing), an exact sign test over the
+ * tasks (ties dropped), α = 1e-6 — HOLDS; FAILS when it is significantly BELOW z ≡ 0's;
+ * else NOT-OBSERVED when the design had power 0.9 at p_win = 0.95, otherwise INCONCLUSIVE
+ * with that power (3 tasks cannot reach α: 2^-3 > 1e-6; the full tier's 33 have power 0.9).
+ * Beside it:
+ * exact-match counts of exact attention and the method, the mean Δ log-lik vs exact, the
+ * stored bytes per cache after the prompt against exact's. Exact assertion: exact attention's
+ * answer log-lik above z ≡ 0's on every task and form (the paired arithmetic's sign; the
+ * mutant check:delta_sign reverses the difference and must fail it). Control: z ≡ 0 through
+ * the same cells (against itself: all ties, it cannot win). The method runs at its own
+ * parameters (no equal-memory budget: the battery does not know its knobs).
+ *
+ * Cost: the prefill is the expensive part (~5 CPU s per 1k prompt), so each task is
+ * prefilled ONCE, question-aware (context + question), and the agnostic prefix is its first
+ * n_context rows (causal attention: those rows do not see the question; the same numbers up to
+ * float32 rounding of the longer matrix products — measured once on a 1k task: 0.9% of the
+ * q/k/v entries differ from the agnostic prompt's own prefill, by at most 1.6e-5). Exact attention drops nothing, so one (aware) exact pass serves both forms;
+ * z ≡ 0 is scored by its teacher-forced log-lik only. The passes of a faithful run are kept for
+ * the mutant runs (check:delta_sign touches only the arithmetic). */
+/* the full tier's 33: the fewest tasks whose sign test reaches power 0.9 at p_win = 0.95 and
+ * α = 1e-6 (kvb_sign_units_needed; 24 would give 0.29) */
+enum { LC_N_CHECK = 3, LC_N_FULL = 33, LC_LEN = 1024 };
+enum { LC_EXACT, LC_METHOD, LC_ZERO, LC_NPASS };
+
+typedef struct {
+  int done; /* 1 complete, -1 failed */
+  char spec[256];
+  uint64_t seed;
+  int full;
+  size_t n;
+  double loglik[2][LC_N_FULL][LC_NPASS], bytes[2][LC_N_FULL][LC_NPASS];
+  unsigned char right[2][LC_N_FULL][LC_NPASS];
+  double prefill_cpu, passes_cpu;
+} lc_runs;
+
+static lc_runs LC;
+static kvb_model LC_MODEL;
+static int lc_model_state; /* 0 untried, 1 loaded, -1 unavailable */
+
+static void lc_model_release(void) {
+  if (lc_model_state == 1) kvb_model_free(&LC_MODEL);
+}
+
+/* The question-agnostic split of a task from its question-aware preparation: the same token
+ * sequence (context, question, cue) with n0 = n_context and the prefix's first n_context rows
+ * of every (layer, head). */
+static int lc_prep_agnostic(const kvb_task_prep *a, const kvb_task *t, kvb_task_prep *o) {
+  memset(o, 0, sizeof *o);
+  const kvb_dec_prefix *P = &a->pre;
+  size_t n0 = t->n_context, N = P->n0, tot = a->n0 + a->n_tail, hd = (size_t)P->head_dim;
+  size_t L = (size_t)P->n_layer, H = (size_t)P->n_head, G = (size_t)P->n_head_kv;
+  if (n0 == 0 || n0 > N) return KVB_ERROR(KVB_EINVAL, "agnostic split: context of %zu tokens", n0);
+  o->pre = *P;
+  o->pre.n0 = n0;
+  o->tokens = malloc(tot * sizeof *o->tokens);
+  o->pre.tokens = malloc(n0 * sizeof *o->pre.tokens);
+  o->pre.q = malloc(L * H * n0 * hd * sizeof(float));
+  o->pre.k = malloc(L * G * n0 * hd * sizeof(float));
+  o->pre.v = malloc(L * G * n0 * hd * sizeof(float));
+  if (!o->tokens || !o->pre.tokens || !o->pre.q || !o->pre.k || !o->pre.v) {
+    free(o->tokens);
+    kvb_dec_prefix_free(&o->pre);
+    memset(o, 0, sizeof *o);
+    return KVB_ERROR(KVB_ENOMEM, "agnostic split: out of memory");
+  }
+  memcpy(o->tokens, a->tokens, tot * sizeof *o->tokens);
+  memcpy(o->pre.tokens, P->tokens, n0 * sizeof *o->pre.tokens);
+  for (size_t r = 0; r < L * H; r++)
+    memcpy(o->pre.q + r * n0 * hd, P->q + r * N * hd, n0 * hd * sizeof(float));
+  for (size_t r = 0; r < L * G; r++) {
+    memcpy(o->pre.k + r * n0 * hd, P->k + r * N * hd, n0 * hd * sizeof(float));
+    memcpy(o->pre.v + r * n0 * hd, P->v + r * N * hd, n0 * hd * sizeof(float));
+  }
+  o->task = t, o->aware = 0, o->n0 = n0, o->n_tail = tot - n0;
+  return KVB_OK;
+}
+
+static double lc_cpu(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* One pass: exact attention (type NULL) or a method type at parameters p. */
+static int lc_pass(prop_ctx *ctx, const kvb_task_prep *pp, const kvb_method_type *type,
+                   const kvb_params *p, kvb_task_pass *r) {
+  kvb_dec_opts o = {0, ctx->seed, 0};
+  if (!type) return kvb_task_pass_run(&LC_MODEL, pp, NULL, NULL, &o, r);
+  kvb_task_method tm;
+  kvb_task_method_init(&tm, type, p, LC_MODEL.cfg.n_layer, pp->n0);
+  o.observe = kvb_task_method_observe(&tm, pp->n0);
+  return kvb_task_pass_run(&LC_MODEL, pp, kvb_task_method_make, &tm, &o, r);
+}
+
+/* z ≡ 0's answer log-lik alone: the teacher-forced half of kvb_task_pass_run (its greedy
+ * answer is never read here, and skipping it halves the control's cost). */
+static int lc_zero_loglik(prop_ctx *ctx, const kvb_task_prep *pp, const kvb_method_type *zt,
+                          double *ll) {
+  const kvb_task *t = pp->task;
+  size_t nt = pp->n_tail, na = t->n_answer, n1 = nt + na - 1;
+  int32_t *cont = malloc((nt + na) * sizeof *cont);
+  double *nll = malloc(n1 * sizeof *nll);
+  kvb_task_method tm;
+  kvb_task_method_init(&tm, zt, NULL, LC_MODEL.cfg.n_layer, pp->n0);
+  kvb_dec_opts o = {kvb_task_method_observe(&tm, pp->n0), ctx->seed, 0};
+  kvb_dec_session *s = NULL;
+  int st = cont && nll ? KVB_OK : KVB_ERROR(KVB_ENOMEM, "z = 0 pass: out of memory");
+  if (!st) {
+    memcpy(cont, pp->tokens + pp->n0, nt * sizeof *cont);
+    memcpy(cont + nt, t->answer_ids, na * sizeof *cont);
+    st = kvb_dec_open(&LC_MODEL, &pp->pre, kvb_task_method_make, &tm, &o, &s);
+  }
+  if (!st) st = kvb_dec_score(s, cont, n1, NULL, nll, NULL, NULL, NULL);
+  *ll = 0;
+  for (size_t i = n1 - na; !st && i < n1; i++) *ll -= nll[i];
+  kvb_dec_close(s);
+  free(cont), free(nll);
+  return st;
+}
+
+static const char *const LC_PASS_NAME[LC_NPASS] = {"exact", "method", "z_zero"};
+
+static int lc_run(prop_ctx *ctx, lc_runs *R) {
+  memset(R, 0, sizeof *R);
+  snprintf(R->spec, sizeof R->spec, "%s", target_spec);
+  R->seed = ctx->seed, R->full = ctx->full != 0;
+  R->n = ctx->full ? LC_N_FULL : LC_N_CHECK;
+  const kvb_method_type *zt = kvb_method_lookup("z_zero"), *mt = kvb_method_lookup(target_name);
+  /* exact attention with no parameters is the exact pass itself (task_run.h does the same) */
+  int is_exact = strcmp(target_name, "exact") == 0 && target_params.n == 0;
+  if (!prop_check(ctx, zt && mt, "z_zero and %s registered", target_name)) return 0;
+  gsl_rng *g = prop_rng(ctx, 1);
+  int ok = 1;
+  for (size_t i = 0; ok && i < R->n; i++) {
+    uint64_t seed = ((uint64_t)gsl_rng_get(g) << 32) ^ (uint64_t)gsl_rng_get(g);
+    kvb_task t;
+    int st = kvb_task_make(LC_MODEL.tok, (size_t)LC_MODEL.cfg.n_ctx, KVB_TASK_NIAH_SINGLE, LC_LEN,
+                           ((double)i + 0.5) / (double)R->n, seed, &t);
+    if (!prop_check(ctx, st == KVB_OK, "task %zu: %s", i, st ? kvb_strerror_last() : "ok")) break;
+    kvb_task_prep pr[2];
+    memset(pr, 0, sizeof pr);
+    double c0 = lc_cpu();
+    st = kvb_task_prepare(&LC_MODEL, &t, 1, &pr[1]);
+    if (!st) st = lc_prep_agnostic(&pr[1], &t, &pr[0]);
+    double c1 = lc_cpu();
+    R->prefill_cpu += c1 - c0;
+    ok = prop_check(ctx, st == KVB_OK, "prefill of task %zu: %s", i, st ? kvb_strerror_last() : "ok");
+    for (int a = 1; ok && a >= 0; a--)
+      for (int k = 0; ok && k < LC_NPASS; k++) {
+        if (k == LC_EXACT && a == 0) {
+          /* exact attention sees the same tokens in both forms (nothing is dropped): the
+           * aware pass serves both; its bytes scale with the n0 tokens it stores */
+          R->loglik[0][i][k] = R->loglik[1][i][k], R->right[0][i][k] = R->right[1][i][k];
+          R->bytes[0][i][k] = R->bytes[1][i][k] * (double)pr[0].n0 / (double)pr[1].n0;
+          continue;
+        }
+        if (k == LC_METHOD && is_exact) {
+          R->loglik[a][i][k] = R->loglik[a][i][LC_EXACT], R->right[a][i][k] = R->right[a][i][LC_EXACT];
+          R->bytes[a][i][k] = R->bytes[a][i][LC_EXACT];
+          continue;
+        }
+        kvb_task_pass r;
+        memset(&r, 0, sizeof r);
+        if (k == LC_ZERO) st = lc_zero_loglik(ctx, &pr[a], zt, &r.loglik);
+        else st = lc_pass(ctx, &pr[a], k == LC_EXACT ? NULL : mt, &target_params, &r);
+        ok = prop_check(ctx, st == KVB_OK, "task %zu, question-%s, %s pass: %s", i,
+                        a ? "aware" : "agnostic", k == LC_METHOD ? target_name : LC_PASS_NAME[k],
+                        st ? kvb_strerror_last() : "ok");
+        if (!ok) break;
+        R->loglik[a][i][k] = r.loglik, R->right[a][i][k] = (unsigned char)r.right;
+        R->bytes[a][i][k] = r.bytes;
+        fprintf(ctx->log, "      task %zu %-8s %-6s %s log-lik %8.3f %9.0f bytes \"%.30s\"\n", i,
+                a ? "aware" : "agnostic", LC_PASS_NAME[k], k == LC_ZERO ? "  -  " : r.right ? "right" : "wrong",
+                r.loglik, r.bytes, r.text ? r.text : "");
+        kvb_task_pass_free(&r);
+      }
+    R->passes_cpu += lc_cpu() - c1;
+    kvb_task_prep_free(&pr[0]), kvb_task_prep_free(&pr[1]);
+    kvb_task_free(&t);
+  }
+  gsl_rng_free(g);
+  return ok;
+}
+
+/* The paired difference x − u of two answer log-likelihoods; check:delta_sign reverses it. */
+static double lc_paired(prop_ctx *ctx, double x, double u) {
+  return prop_check_mutant(ctx, "delta_sign") ? u - x : x - u;
+}
+
+static void long_context(prop_ctx *ctx) {
+  if (!need_target(ctx)) return;
+  if (lc_model_state == 0) {
+    lc_model_state = -1;
+    if (kvb_model_available() == KVB_OK && kvb_model_load(NULL, &LC_MODEL) == KVB_OK) {
+      lc_model_state = 1;
+      atexit(lc_model_release);
+    }
+  }
+  if (lc_model_state != 1) {
+    prop_skip(ctx, "the model is not available (scripts/fetch-model)");
+    return;
+  }
+  /* a faithful run's passes serve its mutant runs (same method, seed and tier) */
+  if (!(LC.done == 1 && strcmp(LC.spec, target_spec) == 0 && LC.seed == ctx->seed &&
+        LC.full == (ctx->full != 0)))
+    LC.done = lc_run(ctx, &LC) ? 1 : -1;
+  if (LC.done != 1) return;
+  const lc_runs *R = &LC;
+  const size_t N = R->n;
+  const double power = kvb_sign_power((unsigned)N, 0.95, PROP_ALPHA);
+  prop_unit(ctx, "task (niah_single, 1024 tokens, depth (i + 1/2)/N, seed from the check's "
+            "substream)", N, "exact sign test of the paired answer log-lik at alpha = 1e-6; power "
+            "%.3g at p_win = 0.95 (the method above z = 0 on 95%% of tasks)", power);
+  unsigned bad = 0;
+  static const char *const form[2] = {"agnostic", "aware"};
+  int inconclusive = 0;
+  for (int a = 0; a < 2; a++) {
+    unsigned w = 0, l = 0, wz = 0, lz = 0, re = 0, rm = 0;
+    double dm = 0, be = 0, bm = 0;
+    for (size_t i = 0; i < N; i++) {
+      const double *x = R->loglik[a][i];
+      double d = lc_paired(ctx, x[LC_METHOD], x[LC_ZERO]), dz = lc_paired(ctx, x[LC_ZERO], x[LC_ZERO]);
+      w += d > 0, l += d < 0, wz += dz > 0, lz += dz < 0;
+      bad += !(lc_paired(ctx, x[LC_EXACT], x[LC_ZERO]) > 0);
+      re += R->right[a][i][LC_EXACT], rm += R->right[a][i][LC_METHOD];
+      dm += (x[LC_METHOD] - x[LC_EXACT]) / (double)N;
+      be += R->bytes[a][i][LC_EXACT] / (double)N, bm += R->bytes[a][i][LC_METHOD] / (double)N;
+    }
+    double pw = w + l ? kvb_binom_tail_ge(w, 0.5, w + l) : 1, pl = w + l ? kvb_binom_tail_ge(l, 0.5, w + l) : 1;
+    prop_verdict v = pw < PROP_ALPHA ? PROP_HOLDS : pl < PROP_ALPHA ? PROP_FAILS
+                     : power >= 0.9 ? PROP_NOT_OBSERVED : PROP_INCONCLUSIVE;
+    inconclusive += v == PROP_INCONCLUSIVE;
+    char cell[48];
+    snprintf(cell, sizeof cell, "above_z_zero_%s", form[a]);
+    prop_cell(ctx, v, cell, "question-%s: answer log-lik above z = 0's on %u, below on %u of %zu "
+              "tasks (sign test p(win) = %.3g, p(lose) = %.3g; power %.3g at p_win = 0.95); exact "
+              "match: exact attention %u/%zu, the method %u/%zu; mean Δ log-lik vs exact %+.3f "
+              "nats; bytes per cache after the prompt %.0f (exact %.0f, %.3g of it)", form[a], w, l,
+              N, pw, pl, power, re, N, rm, N, dm, bm, be, be > 0 ? bm / be : 0.0);
+    prop_cell_pvalue(ctx, fmin(pw, pl));
+    /* the control: z ≡ 0 through the same cell (against itself: every task a tie) */
+    double pz = wz + lz ? kvb_binom_tail_ge(wz, 0.5, wz + lz) : 1;
+    prop_control(ctx, "z_zero", pz < PROP_ALPHA, "question-%s: z = 0 above z = 0 on %u, below on "
+                 "%u of %zu tasks (p = %.3g)", form[a], wz, lz, N, pz);
+  }
+  prop_check(ctx, bad == 0, "the paired difference exact − z = 0 of the answer log-lik is positive "
+             "on %zu of %zu (task, form) pairs (all: z = 0 zeroes every attention output)",
+             2 * N - bad, 2 * N);
+  if (inconclusive)
+    prop_inconclusive(ctx, power, "%d of 2 cells cannot reach alpha = 1e-6 with %zu tasks (power "
+                      "%.3g at p_win = 0.95; %u tasks needed for 0.9)", inconclusive, N, power,
+                      kvb_sign_units_needed(0.95, PROP_ALPHA, 0.9));
+  prop_note(ctx, "method %s at its own parameters; one question-aware prefill per task shared "
+            "with the agnostic form (its first n_context rows): prefill %.1f CPU s, passes %.1f "
+            "CPU s", target_spec, R->prefill_cpu, R->passes_cpu);
+  /* check:delta_sign is caught by the exact assertion above, decided, not drawn */
+  if (ctx->mutant) prop_miss(ctx, 0.0);
+}
+
 #define Q_(x) "Does the method under test (kvb-props --method) " x "?"
 const prop_claim props_method_battery[] = {
     {"method.contract.inputs", "method.h contract", "invariant",
@@ -911,4 +1187,11 @@ const prop_claim props_method_battery[] = {
      "bit for bit or within equivalence_tol",
      {"check:replay_other_stream"}, declared_equivalence, {NULL},
      Q_("reproduce the built-in method it declares itself equivalent to")},
+    {"method.long_context", "kvbound long-context tasks (README, Long-context tasks)", "comparison",
+     "niah_single at 1024 tokens inside SmolLM2-135M (3 tasks; full: 33), question-agnostic and "
+     "question-aware, the method at its own parameters: its answer log-lik above z = 0's (exact "
+     "sign test, unit = task, alpha = 1e-6); exact match and Δ log-lik vs exact attention, bytes "
+     "beside exact's",
+     {"check:delta_sign"}, long_context, {NULL},
+     Q_("answer needle-in-a-haystack tasks inside the real model better than keeping nothing")},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}, NULL}};
