@@ -77,6 +77,7 @@
 #include "baselines.h"
 #include "model.h"
 #include "power.h"
+#include "comparison_gate.h"
 #include "prop.h"
 #include "registry.h"
 #include "stats.h"
@@ -375,21 +376,7 @@ typedef struct {
   const char *src;
 } effect_t;
 
-typedef struct {
-  int wins, zero_too, inconclusive;
-  double power_max;
-} tally_t;
-
-static prop_verdict gated(int v, int vz, double power, tally_t *tl) {
-  if (v > 0) {
-    tl->wins++, tl->zero_too += vz;
-    return vz ? PROP_VACUOUS : PROP_HOLDS;
-  }
-  if (v < 0) return PROP_FAILS;
-  if (power >= 0.9) return PROP_NOT_OBSERVED;
-  tl->inconclusive++, tl->power_max = fmax(tl->power_max, power);
-  return PROP_INCONCLUSIVE;
-}
+typedef prop_gate_tally tally_t;
 
 /* The paired difference of the two passes' answer log-likelihoods (method − contender);
  * check:delta_sign computes it the wrong way round. */
@@ -403,10 +390,10 @@ static void pair_cells(prop_ctx *ctx, const design_t *D, const runs_t *R, const 
   if (!in_tier(ctx, D, e->under) || !in_tier(ctx, D, e->cont)) { /* full tier only */
     char cell[128];
     snprintf(cell, sizeof cell, "%s vs %s exact match", MNAME[e->under], MNAME[e->cont]);
-    prop_cell(ctx, gated(0, 0, 0, tl), cell, "not run in this tier (the full tier runs %s)",
+    prop_cell(ctx, prop_gated(0, 0, 0, tl), cell, "not run in this tier (the full tier runs %s)",
               MNAME[in_tier(ctx, D, e->under) ? e->cont : e->under]);
     snprintf(cell, sizeof cell, "%s vs %s answer log-lik", MNAME[e->under], MNAME[e->cont]);
-    prop_cell(ctx, gated(0, 0, 0, tl), cell, "not run in this tier");
+    prop_cell(ctx, prop_gated(0, 0, 0, tl), cell, "not run in this tier");
     return;
   }
   unsigned b = 0, c = 0, bz = 0, cz = 0, ne = 0, w = 0, l = 0, wz = 0, lz = 0, nt = 0;
@@ -432,7 +419,7 @@ static void pair_cells(prop_ctx *ctx, const design_t *D, const runs_t *R, const 
   int v = (b + c && pw < PROP_ALPHA) ? 1 : (b + c && pl < PROP_ALPHA) ? -1 : 0;
   double power = kvb_mcnemar_power(ne, e->p1, e->p2, PROP_ALPHA);
   snprintf(cell, sizeof cell, "%s vs %s exact match", MNAME[e->under], MNAME[e->cont]);
-  prop_cell(ctx, gated(v, bz + cz && pz < PROP_ALPHA, power, tl), cell,
+  prop_cell(ctx, prop_gated(v, bz + cz && pz < PROP_ALPHA, power, tl), cell,
             "unit = task exact attention answers (kept cells), N = %u: right %u vs %u, discordant "
             "%u:%u, McNemar p(win)=%.2g p(lose)=%.2g; power %.2g at %s (%.2f vs %.2f)", ne, ax,
             au, b, c, b + c ? pw : 1, b + c ? pl : 1, power, e->src, e->p1, e->p2);
@@ -444,7 +431,7 @@ static void pair_cells(prop_ctx *ctx, const design_t *D, const runs_t *R, const 
   int vs = (w + l && sw < PROP_ALPHA) ? 1 : (w + l && sl < PROP_ALPHA) ? -1 : 0;
   double spower = kvb_sign_power(nt, pwin, PROP_ALPHA);
   snprintf(cell, sizeof cell, "%s vs %s answer log-lik", MNAME[e->under], MNAME[e->cont]);
-  prop_cell(ctx, gated(vs, wz + lz && szw < PROP_ALPHA, spower, tl), cell,
+  prop_cell(ctx, prop_gated(vs, wz + lz && szw < PROP_ALPHA, spower, tl), cell,
             "unit = task (kept cells), N = %u: the method's answer log-lik higher on %u, lower on "
             "%u, mean paired Δ %+.3f nats; sign test p(win)=%.2g p(lose)=%.2g; power %.2g at "
             "p_win = %.3f (%s)", nt, w, l, nt ? dsum / nt : 0, w + l ? sw : 1, w + l ? sl : 1,

@@ -84,6 +84,7 @@
 #include "decode_compressed.h"
 #include "model.h"
 #include "real_text.h"
+#include "comparison_gate.h"
 #include "prop.h"
 #include "subgen.h"
 
@@ -413,10 +414,7 @@ static void run_needle(prop_ctx *ctx, const design_t *D) {
 enum { E2E_TEXTS = 1 };
 #define E2E_TEXT_EFFECT 0.95
 
-typedef struct {
-  int wins, zero_too, inconclusive;
-  double power_max; /* the largest power among the INCONCLUSIVE cells */
-} tally_t;
+typedef prop_gate_tally tally_t;
 
 /* The paper's retrieval accuracies per (method under test, contender) (header). */
 static const struct {
@@ -439,19 +437,6 @@ static int effect_of(int under, int cont) {
   return -1;
 }
 
-/* The three-way rule with the power gate (header): +1 / −1 when the test rejects either way,
- * else NOT-OBSERVED with power ≥ 0.9, INCONCLUSIVE below. */
-static prop_verdict gated(int v, int vz, double power, tally_t *tl) {
-  if (v > 0) {
-    tl->wins++, tl->zero_too += vz;
-    return vz ? PROP_VACUOUS : PROP_HOLDS;
-  }
-  if (v < 0) return PROP_FAILS;
-  if (power >= 0.9) return PROP_NOT_OBSERVED;
-  tl->inconclusive++, tl->power_max = fmax(tl->power_max, power);
-  return PROP_INCONCLUSIVE;
-}
-
 /* KL cell: unit = text (header). The text's mean KL difference decides its sign; the exact sign
  * test over the E2E_TEXTS texts is the verdict; the EWC t over the text's tokens is printed as a
  * statement about this text only. */
@@ -470,7 +455,7 @@ static void kl_cell(prop_ctx *ctx, const char *cell, const res_t *x, const res_t
   double pz = kvb_binom_tail_ge(wz, 0.5, E2E_TEXTS);
   double power = kvb_sign_power(E2E_TEXTS, E2E_TEXT_EFFECT, PROP_ALPHA);
   int v = pw < PROP_ALPHA ? 1 : pl < PROP_ALPHA ? -1 : 0;
-  prop_cell(ctx, gated(v, pz < PROP_ALPHA, power, tl), cell,
+  prop_cell(ctx, prop_gated(v, pz < PROP_ALPHA, power, tl), cell,
             "unit = text, N = %d, sign test p(<)=%.2g p(>)=%.2g, power %.2g; this text: KL %.4f vs "
             "%.4f, Δ %+.4f, EWC se %.4f (%zu tokens, t_%u = %.1f, p(<)=%.1e p(>)=%.1e)",
             E2E_TEXTS, pw, pl, power, prop_mean(x->kl, N), prop_mean(u->kl, N), md, se, N, nu, t,
@@ -493,7 +478,7 @@ static void needle_cell(prop_ctx *ctx, const char *cell, const unsigned char *x,
   int v = (b + c && pw < PROP_ALPHA) ? 1 : (b + c && pl < PROP_ALPHA) ? -1 : 0;
   double power = eff >= 0 ? kvb_mcnemar_power(n, EFFECT[eff].p1, EFFECT[eff].p2, PROP_ALPHA) : 0;
   unsigned need = eff >= 0 ? kvb_mcnemar_tasks_needed(EFFECT[eff].p1, EFFECT[eff].p2, PROP_ALPHA, 0.9) : 0;
-  prop_cell(ctx, gated(v, bz + cz && pz < PROP_ALPHA, power, tl), cell,
+  prop_cell(ctx, prop_gated(v, bz + cz && pz < PROP_ALPHA, power, tl), cell,
             "unit = task exact attention answers, N = %u; pass key %u/%u vs %u/%u, discordant "
             "%u:%u, p(win)=%.2g p(lose)=%.2g; power %.2g at %s (%u tasks for 0.9)", n, ax, n, au,
             n, b, c, pw, pl, power, eff >= 0 ? EFFECT[eff].src : "no effect stated", need);
