@@ -83,6 +83,7 @@
 #include "baselines.h"
 #include "decode_compressed.h"
 #include "model.h"
+#include "passkey.h"
 #include "real_text.h"
 #include "comparison_gate.h"
 #include "prop.h"
@@ -382,7 +383,8 @@ static void run_needle(prop_ctx *ctx, const design_t *D) {
     size_t n0 = 0, nt = 0;
     kvb_dec_prefix pre;
     memset(&pre, 0, sizeof pre);
-    int st = kvb_dec_passkey_prompt(MODEL.tok, key, depth, (unsigned)D->reps, &ids, &n0, &nt);
+    const kvb_lm lm = kvb_lm_view_smollm2(&MODEL);
+    int st = kvb_dec_passkey_prompt(&lm, key, depth, (unsigned)D->reps, &ids, &n0, &nt);
     if (!st) st = kvb_dec_prefix_build(&MODEL, ids, n0, &pre);
     for (int me = 0; me <= NMETH && !st; me++) {
       kvb_dec_session *se = NULL;
@@ -390,7 +392,7 @@ static void run_needle(prop_ctx *ctx, const design_t *D) {
       kvb_dec_opts o = {me < NMETH ? observe_of(me, n0) : 0, ctx->seed + 31 * (uint64_t)i, 0};
       st = kvb_dec_open(&MODEL, &pre, me < NMETH ? mk : mk_exact, &c, &o, &se);
       if (!st) st = kvb_dec_greedy(se, ids + n0, nt, 6, gen);
-      if (!st) nd->right[me][i] = (unsigned char)kvb_dec_passkey_correct(MODEL.tok, gen, 6, key);
+      if (!st) nd->right[me][i] = (unsigned char)kvb_dec_passkey_correct(&lm, gen, 6, key);
       if (!st && me < NMETH) nd->mem[me] += kvb_dec_memory_prefill(se) / (double)D->tasks;
       kvb_dec_close(se);
     }

@@ -24,6 +24,7 @@
 #include "decode_gemma3_cli.h"
 #include "read_file.h"
 #include "model.h"
+#include "passkey.h"
 #include "task_run.h"
 #include "tasks.h"
 
@@ -186,7 +187,8 @@ static int run_passkey(const kvb_model *m, cli_mk *mk, size_t tasks, size_t reps
     kvb_dec_prefix pre;
     memset(&pre, 0, sizeof pre);
     kvb_dec_session *se = NULL, *sm = NULL;
-    st = kvb_dec_passkey_prompt(m->tok, key, depth, (unsigned)reps, &ids, &n0, &nt);
+    const kvb_lm lm = kvb_lm_view_smollm2(m);
+    st = kvb_dec_passkey_prompt(&lm, key, depth, (unsigned)reps, &ids, &n0, &nt);
     if (!st) st = kvb_dec_prefix_build(m, ids, n0, &pre);
     kvb_dec_opts oe = {0, seed, 0}, om = {observe == (size_t)-1 ? n0 : observe, seed, 0};
     if (om.observe > n0) om.observe = n0;
@@ -195,8 +197,8 @@ static int run_passkey(const kvb_model *m, cli_mk *mk, size_t tasks, size_t reps
     if (!st) st = kvb_dec_open(m, &pre, cli_make, mk, &om, &sm);
     if (!st) st = kvb_dec_greedy(sm, ids + n0, nt, 7, gm);
     if (!st) {
-      int ce = kvb_dec_passkey_correct(m->tok, ge, 7, key);
-      int cm = kvb_dec_passkey_correct(m->tok, gm, 7, key);
+      int ce = kvb_dec_passkey_correct(&lm, ge, 7, key);
+      int cm = kvb_dec_passkey_correct(&lm, gm, 7, key);
       char *te = NULL, *tm = NULL;
       size_t l;
       kvb_tok_decode(m->tok, ge, 7, &te, &l);

@@ -150,18 +150,4 @@ int kvb_dec_reference_gemma3(const kvb_gemma3 *g, const int32_t *t, size_t n0, s
 int kvb_dec_greedy(kvb_dec_session *s, const int32_t *tail, size_t n_tail, size_t max_new,
                    int32_t *out);
 
-/* ---- the pass-key retrieval task (in the spirit of LongEval's line retrieval, 000 Table 1, and
- * needle-in-a-haystack, 003 Fig. 4) ----
- * The prompt: an instruction, `reps` repetitions of a filler paragraph with the needle
- * "The pass key is K. Remember it. K is the pass key." inserted after round(depth · reps) of
- * them, the question, and the cue " The pass key is" — the cue's tokens are the tail
- * (kvb_dec_greedy feeds them through the compressed cache, so every answer token depends on
- * it; the prompt before the cue, question included, is the n0 prefix that is compressed).
- * *ids (malloc'd) holds prefix and tail, *n0 the prefix length, *n_tail the cue's. key is a
- * 5-digit number (10000..99999); depth in [0, 1]. */
-int kvb_dec_passkey_prompt(const kvb_tokenizer *tok, unsigned key, double depth, unsigned reps,
-                           int32_t **ids, size_t *n0, size_t *n_tail);
-/* Whether the first five digits in the decoded text of gen[0..n) are the key's (its answer). */
-int kvb_dec_passkey_correct(const kvb_tokenizer *tok, const int32_t *gen, size_t n, unsigned key);
-
 #endif
