@@ -609,6 +609,7 @@ static void tab6_smollm2(prop_ctx *ctx) { RPM = &rp_smollm2, tab6_claim(ctx); }
 static void trivia_smollm2(prop_ctx *ctx) { RPM = &rp_smollm2, trivia_claim(ctx); }
 static void tab5_gemma3(prop_ctx *ctx) { RPM = &rp_gemma3, tab5_claim(ctx), RPM = &rp_smollm2; }
 static void trivia_gemma3(prop_ctx *ctx) { RPM = &rp_gemma3, trivia_claim(ctx), RPM = &rp_smollm2; }
+static void tab6_gemma3(prop_ctx *ctx) { RPM = &rp_gemma3, tab6_claim(ctx), RPM = &rp_smollm2; }
 
 const prop_claim props_real_proxies[] = {
     {"real.clus.delta", "000 §2.1 Definition 1, Theorem 1, §3.1; 001 §3", "practicality",
@@ -650,8 +651,12 @@ const prop_claim props_real_proxies[] = {
      "within the text the sign test over 3 caches × 24 seeds (72 items) as a detail, random signs "
      "as control",
      {"control:z_zero"}, tab5_gemma3, {"B-TAB5"}},
-    /* (no Gemma tab6: ClusterGen's k-center per query at d = 256 over 72 items takes ≈ 30 s,
-     * past the check tier's budget) */
+    {"real.gemma3.proxy.tab6", "003 Table 6, §4.5 (4)", "comparison",
+     "PROXY on Gemma 3 270M's global layers (attention error, not LongBench): block BalanceKV's "
+     "error below ClusterGen's (recent window + greedy k-center) at equal memory, 1/2 and 1/4; "
+     "unit = text: INCONCLUSIVE; within-text sign test over 72 items as a detail, random signs "
+     "as the control",
+     {"control:z_zero"}, tab6_gemma3, {"B-TAB6"}},
     {"real.gemma3.proxy.trivia", "003 App. B.2, Table 1", "comparison",
      "PROXY on Gemma 3 270M's global layers: uniform sampling within ×1.25 of block BalanceKV at "
      "1/4; unit = text: INCONCLUSIVE; within-text TOST over 72 items, z ≡ 0 as the control",
