@@ -25,7 +25,7 @@
  *            mean is ≤ B), h2o (recent B/2), recent_kcenter (window B/2, k-center B − B/2) at
  *            budget B. T = 2 (≈ 0.25, 003 §4.2–4.3) for the 003 claims; T = 1 (half the cache:
  *            000 Table 1 at n = 9k, the prose's "half the cache") for the 000/001 claims. The
- *            quantized caches (kivi 2-bit, G = 32, R = 128; q4_0) keep every token in fewer bits:
+ *            quantized caches (KIVI-2 and KIVI-4, G = 32, R = 128; q4_0, q8_0) keep every token in fewer bits:
  *            their bytes are their own, reported beside the budget's (the accuracy-vs-bytes table).
  *   scores   exact match (RULER's string match, all expected strings) of the greedy answer, and
  *            the answer's teacher-forced log-likelihood (tasks.h's canonical answer).
@@ -95,10 +95,13 @@ enum { LC_CHECK_TASKS = 1, LC_MAX_TASKS = 256, LC_MAX_CELLS = 16, FW = 16, SNAPW
 
 /* ------------------------------------------------------------------ methods */
 
-enum { M_EXACT, M_BKV, M_UNI, M_SINK, M_SNAP, M_PYR, M_RKC, M_H2O, M_KIVI, M_Q4, M_ZERO, NMETH };
+enum { M_EXACT, M_BKV, M_UNI, M_SINK, M_SNAP, M_PYR, M_RKC, M_H2O, M_KIVI, M_Q4, M_KIVI4, M_Q8,
+       M_ZERO, NMETH };
 static const char *const MNAME[NMETH] = {"exact", "balancekv_block", "uniform_sample",
                                          "sink_recent", "snapkv", "pyramidkv", "recent_kcenter",
-                                         "h2o", "kivi", "q4_0", "z_zero"};
+                                         "h2o", "kivi", "q4_0", "kivi4", "q8_0", "z_zero"};
+/* the registered method a slot runs (KIVI-4 is kivi with bits = 4) */
+static const char *type_of(int me) { return me == M_KIVI4 ? "kivi" : MNAME[me]; }
 /* the eviction methods held at exactly 2B vectors (the equal-memory assertion) */
 static int evicts(int me) { return me >= M_BKV && me <= M_H2O; }
 
@@ -132,10 +135,11 @@ static void method_params(prop_ctx *ctx, int me, size_t n0, unsigned T, size_t l
     case M_RKC: SET("window", B / 2), SET("centers", B - B / 2); break;
     case M_H2O: SET("budget", B), SET("recent", B / 2); break;
     case M_KIVI: SET("bits", 2), SET("group", 32), SET("residual", 128); break;
+    case M_KIVI4: SET("bits", 4), SET("group", 32), SET("residual", 128); break;
     default: break;
   }
 #undef SET
-  prop_apply_mutant(ctx, MNAME[me], p);
+  prop_apply_mutant(ctx, type_of(me), p);
 }
 
 /* ------------------------------------------------------------------ designs */
@@ -168,7 +172,7 @@ static const design_t D_NEEDLE = {
 /* B-TAB1: the average over task families (LongBench-E's spread of task types), plus the
  * quantized caches for the accuracy-vs-bytes table */
 static const design_t D_FAMILIES = {
-    2, 8, 4, {M_EXACT, M_BKV, M_KIVI, M_Q4, M_UNI, M_SINK, M_SNAP, M_PYR}, 1,
+    2, 10, 4, {M_EXACT, M_BKV, M_KIVI, M_Q4, M_UNI, M_SINK, M_SNAP, M_PYR, M_KIVI4, M_Q8}, 1,
     1, 7,
     {{KVB_TASK_NIAH_MULTIKEY, 1024, 1}},
     {{KVB_TASK_NIAH_SINGLE, 1024, 8}, {KVB_TASK_NIAH_MULTIKEY, 1024, 8},
@@ -247,7 +251,7 @@ static int one_pass(prop_ctx *ctx, const kvb_task_prep *p, int me, unsigned T, p
     kvb_params par;
     method_params(ctx, me, p->n0, T, (size_t)MODEL.cfg.n_layer, &par);
     kvb_task_method tm;
-    kvb_task_method_init(&tm, kvb_method_lookup(MNAME[me]), &par, MODEL.cfg.n_layer, p->n0);
+    kvb_task_method_init(&tm, kvb_method_lookup(type_of(me)), &par, MODEL.cfg.n_layer, p->n0);
     kvb_dec_opts o = {kvb_task_method_observe(&tm, p->n0), ctx->seed, 0};
     st = kvb_task_pass_run(&MODEL, p, kvb_task_method_make, &tm, &o, &r);
   }
@@ -576,7 +580,7 @@ const prop_claim props_long_context[] = {
      "family first, the rule keeps those with CP lower bound ≥ 0.5), question-aware, compression "
      "2^-2 at equal memory: block BalanceKV vs uniform, PyramidKV, SnapKV, StreamingLLM — McNemar "
      "and sign test as the needle check, power at 003 Table 1's Llama-3.1-8B averages; KIVI-2 and "
-     "q4_0 at their own bytes in the accuracy-vs-bytes table",
+     "q4_0 (full: also KIVI-4 and q8_0) at their own bytes in the accuracy-vs-bytes table",
      {"method:balancekv_block:first_not_exact", "check:delta_sign"}, lc_families, {"B-TAB1"}},
     {"long_context.subgen", "000 Table 1 = 001 Table 2 (LongEval), 001 Table 3 on multi-key tasks inside SmolLM2-135M",
      "comparison",
