@@ -73,6 +73,34 @@
  * token). The faithful run's numbers are computed once per process and shared by the claims
  * (their mutant runs recompute what the mutant changes).
  *
+ * The Gemma 3 twins (real_model.gemma3.e2e.clustergen, .e2e.balancekv, .alg1): the same claims,
+ * rules, controls, mutants and α inside Gemma 3 270M (lm.h; kvb_dec_open_gemma3), each claim
+ * body taking the model as its parameter. What the model changes, fixed before any Gemma run:
+ *   caches   the methods replace attention on the three GLOBAL layers 5, 11, 17 only (one KV
+ *            head of dimension 256 each, 4 query heads on it); the 15 local layers keep their
+ *            512-token sliding window exactly — every prompt here is shorter than 512 tokens, so
+ *            they are exact attention. Memory counts the compressed caches (decode_compressed.h);
+ *            B per compressed cache from n0 as above; PyramidKV's layer/layers are the index
+ *            among the compressed layers / their count (3; lm.h), its budget parameter the
+ *            largest whose mean over those 3 layers is ≤ B.
+ *   text     GPL-3 in Gemma's SentencePiece tokenizer; a segment is its BOS then the text from
+ *            token `start` (the BOS is the first of the n0 prompt tokens: the model is trained
+ *            with it first, lm.h), so the starts 0 and 1024 name other stretches of the text
+ *            than in SmolLM2's tokens. The unit is still the one text.
+ *   pass key passkey.h's prompt in Gemma's tokenizer (BOS first) and the same 6 greedy tokens;
+ *            Gemma spells a number one digit per token, so an answer that starts with words
+ *            (" the number 71927") runs past the 6 tokens and counts wrong — the SmolLM2 rule,
+ *            kept.
+ *   scale    1/√256 = 1/16 (the decode path's), so real_model.gemma3.alg1's spread is δ·‖q‖/16.
+ *   tiers    check: n0 = 96, n1 = 16, one segment, T = 2 and NO pass-key task: one task costs
+ *            ≈ 15 s of CPU on Gemma (12 sessions × 6 greedy steps through its 262144-token output
+ *            layer), three times the rest of a twin, and one task powers no cell (SmolLM2's
+ *            check-tier task is INCONCLUSIVE by N as well), so the check tier's retrieval cells
+ *            are INCONCLUSIVE with N = 0 and the twins cost ≈ 6 s of CPU each alone. Full: as
+ *            SmolLM2's (n0 = 384, n1 = 48, two segments, T = 2, 3, 24 tasks of 8 paragraphs).
+ *   alg1     3 compressed caches, so 240 seeds per cache (480 in the full tier): N = 720 (1440)
+ *            (cache, seed) units, the SmolLM2 claim's N.
+ *
  * Which method is the papers'. 000 §3.2 / 001 §4.1 never ran Algorithm 1 inside a model: the
  * "SubGen" rows of 000 Table 1 (= 001 Table 2) and ClusterGen's 001 Table 3 keep a recent window
  * plus greedy k-center tokens — kvbound's recent_kcenter. The paper rows (S-TAB1.acc, S-CG-TAB3,
@@ -115,8 +143,9 @@ typedef struct {
 } design_t;
 static const design_t D_CHECK = {96, 16, 1, {0, 0}, 1, {2, 0, 0}, 1, 4, 2};
 static const design_t D_FULL = {384, 48, 2, {0, 1024}, 2, {2, 3, 0}, 24, 8, 2};
-/* Gemma 3 270M (header, "The Gemma 3 twins"): the same designs. */
-static const design_t DG_CHECK = {96, 16, 1, {0, 0}, 1, {2, 0, 0}, 1, 4, 2};
+/* Gemma 3 270M (header, "The Gemma 3 twins"): the same designs but no pass-key task in the
+ * check tier (its cost on Gemma). */
+static const design_t DG_CHECK = {96, 16, 1, {0, 0}, 1, {2, 0, 0}, 0, 4, 2};
 static const design_t DG_FULL = {384, 48, 2, {0, 1024}, 2, {2, 3, 0}, 24, 8, 2};
 
 static size_t budget_of(size_t n0, unsigned T) { return 2 * FW + ((n0 - 2 * FW) >> T); }
@@ -731,24 +760,27 @@ static void e2e_gemma3_balancekv(prop_ctx *ctx) { balancekv_claim(ctx, &EM[KVB_L
  * Algorithm 1 — inside the compressed run its queries come from an already-degraded model).
  * Per (layer, KV head) cache c and seed s: a fresh SubGen (prop_method: ctx's mutant applies)
  * with δ_c from the n0 prompt keys by the comparison's rule, t = 1, s = ⌊B/2⌋, fed the n0 + 1
- * keys and values in order; asked the query of position n0 of the group's first head (3g). A
- * failure: τ̂ < τ/2 (the factor-2 miss the perplexity points at: an underestimated denominator
- * inflates the attention to the sampled tokens).
+ * keys and values in order; asked the query of position n0 of the group's first head (3g;
+ * Gemma 3: head 0 of the 4 on its one KV head). A failure: τ̂ < τ/2 (the factor-2 miss the
+ * perplexity points at: an underestimated denominator inflates the attention to the sampled
+ * tokens).
  * Unit = (cache, seed): given the text (Theorem 1 quantifies over any fixed sequence) the caches'
  * and seeds' coins are independent, so with every cache's failure probability ≤ p0 the failure
- * count is stochastically below Bin(N, p0), N = 90·S: FAILS when P[Bin(N, 0.01) ≥ F] < 1e-6;
- * otherwise HOLDS when the design had power ≥ 0.9 at a failure rate 0.1, else INCONCLUSIVE. The
+ * count is stochastically below Bin(N, p0), N = 90·S (Gemma 3: 3·S over its compressed
+ * caches; the seeds per cache are e2e_model's): FAILS when P[Bin(N, 0.01) ≥ F] < 1e-6; otherwise
+ * HOLDS when the design had power ≥ 0.9 at a failure rate 0.1, else INCONCLUSIVE. The
  * statement is about this text's caches (as the theorem's is about the stream it is given).
  * Control (prop_control "uniform"): uniform sampling at equal memory (f = w = 16 exact, ⌊m/4⌋ of
  * the m middle tokens weighted m/k) estimating the same τ, through the same test; it makes the
  * verdict VACUOUS only if both hold. Mutant method:subgen:cluster_never_join (every key its own
  * cluster, τ exact) must be rejected: it breaks the equal-memory assertion (exact) and moves the
  * cell.
- * Diagnosis (notes): the rate over all three heads' queries (descriptive: a cache's three queries
+ * Diagnosis (notes): the rate over all the group's heads' queries (descriptive: a cache's queries
  * share its coins); the within-cluster score spread δ·‖q‖/8 (the bound on |⟨q, k − x⟩|/8 for a
- * key k of the cluster of representative x) against ln n; and the t and s that Theorem 1 needs at
- * ε = ½ in its stated form t = ε⁻²·e^{2δr}·log n, s = ε⁻²·d (constants 1: a lower bound on the
- * demand), r = ‖q‖·(1/8) the query's norm in the model's scale, against t = 1, s = ⌊B/2⌋. */
+ * key k of the cluster of representative x; Gemma 3: /16) against ln n; and the t and s that
+ * Theorem 1 needs at ε = ½ in its stated form t = ε⁻²·e^{2δr}·log n, s = ε⁻²·d (constants 1: a
+ * lower bound on the demand), r = ‖q‖·(1/8) the query's norm in the model's scale, against t = 1,
+ * s = ⌊B/2⌋. */
 #define A1_P0 0.01
 #define A1_EFFECT 0.10
 
