@@ -73,6 +73,34 @@
  * token). The faithful run's numbers are computed once per process and shared by the claims
  * (their mutant runs recompute what the mutant changes).
  *
+ * The Gemma 3 twins (real_model.gemma3.e2e.clustergen, .e2e.balancekv, .alg1): the same claims,
+ * rules, controls, mutants and α inside Gemma 3 270M (lm.h; kvb_dec_open_gemma3), each claim
+ * body taking the model as its parameter. What the model changes, fixed before any Gemma run:
+ *   caches   the methods replace attention on the three GLOBAL layers 5, 11, 17 only (one KV
+ *            head of dimension 256 each, 4 query heads on it); the 15 local layers keep their
+ *            512-token sliding window exactly — every prompt here is shorter than 512 tokens, so
+ *            they are exact attention. Memory counts the compressed caches (decode_compressed.h);
+ *            B per compressed cache from n0 as above; PyramidKV's layer/layers are the index
+ *            among the compressed layers / their count (3; lm.h), its budget parameter the
+ *            largest whose mean over those 3 layers is ≤ B.
+ *   text     GPL-3 in Gemma's SentencePiece tokenizer; a segment is its BOS then the text from
+ *            token `start` (the BOS is the first of the n0 prompt tokens: the model is trained
+ *            with it first, lm.h), so the starts 0 and 1024 name other stretches of the text
+ *            than in SmolLM2's tokens. The unit is still the one text.
+ *   pass key passkey.h's prompt in Gemma's tokenizer (BOS first) and the same 6 greedy tokens;
+ *            Gemma spells a number one digit per token, so an answer that starts with words
+ *            (" the number 71927") runs past the 6 tokens and counts wrong — the SmolLM2 rule,
+ *            kept.
+ *   scale    1/√256 = 1/16 (the decode path's), so real_model.gemma3.alg1's spread is δ·‖q‖/16.
+ *   tiers    check: n0 = 96, n1 = 16, one segment, T = 2 and NO pass-key task: one task costs
+ *            ≈ 15 s of CPU on Gemma (12 sessions × 6 greedy steps through its 262144-token output
+ *            layer), three times the rest of a twin, and one task powers no cell (SmolLM2's
+ *            check-tier task is INCONCLUSIVE by N as well), so the check tier's retrieval cells
+ *            are INCONCLUSIVE with N = 0 and the twins cost ≈ 6 s of CPU each alone. Full: as
+ *            SmolLM2's (n0 = 384, n1 = 48, two segments, T = 2, 3, 24 tasks of 8 paragraphs).
+ *   alg1     3 compressed caches, so 240 seeds per cache (480 in the full tier): N = 720 (1440)
+ *            (cache, seed) units, the SmolLM2 claim's N.
+ *
  * Which method is the papers'. 000 §3.2 / 001 §4.1 never ran Algorithm 1 inside a model: the
  * "SubGen" rows of 000 Table 1 (= 001 Table 2) and ClusterGen's 001 Table 3 keep a recent window
  * plus greedy k-center tokens — kvbound's recent_kcenter. The paper rows (S-TAB1.acc, S-CG-TAB3,
@@ -82,7 +110,7 @@
  * question, real_model.alg1 (below), with its diagnosis. */
 #include "baselines.h"
 #include "decode_compressed.h"
-#include "model.h"
+#include "lm.h"
 #include "passkey.h"
 #include "real_text.h"
 #include "comparison_gate.h"
@@ -104,7 +132,7 @@ enum { M_BKV, M_UNI, M_SINK, M_SNAP, M_PYR, M_SUBGEN, M_RKC, M_H2O, M_TOVA, M_KN
 static const char *const MNAME[NMETH] = {"balancekv_block", "uniform_sample", "sink_recent",
                                          "snapkv", "pyramidkv", "subgen", "recent_kcenter",
                                          "h2o", "tova", "knorm", "z_zero"};
-enum { MAXSEG = 2, MAXLEV = 3, MAXTOK = 128, MAXTASK = 32, FW = 16, SNAPW = 16 };
+enum { MAXSEG = 2, MAXLEV = 3, MAXTOK = 128, MAXTASK = 32, FW = 16, SNAPW = 16, MAXHD = 256 };
 
 typedef struct {
   size_t n0, n1, nseg, starts[MAXSEG];
@@ -115,37 +143,99 @@ typedef struct {
 } design_t;
 static const design_t D_CHECK = {96, 16, 1, {0, 0}, 1, {2, 0, 0}, 1, 4, 2};
 static const design_t D_FULL = {384, 48, 2, {0, 1024}, 2, {2, 3, 0}, 24, 8, 2};
+/* Gemma 3 270M (header, "The Gemma 3 twins"): the same designs but no pass-key task in the
+ * check tier (its cost on Gemma). */
+static const design_t DG_CHECK = {96, 16, 1, {0, 0}, 1, {2, 0, 0}, 0, 4, 2};
+static const design_t DG_FULL = {384, 48, 2, {0, 1024}, 2, {2, 3, 0}, 24, 8, 2};
 
 static size_t budget_of(size_t n0, unsigned T) { return 2 * FW + ((n0 - 2 * FW) >> T); }
 
 /* ------------------------------------------------------------------ shared state */
 
-static kvb_model MODEL;
-static int model_state; /* 0 untried, 1 loaded, -1 unavailable */
-static int32_t *GPL;
-static size_t GPL_N;
-
 typedef struct {
   int built;
+  int32_t *tok; /* the segment's n0 + n1 + 1 tokens (the model's BOS first where it takes one) */
   kvb_dec_prefix pre;
   float *ref; /* exact log-probabilities [n1][V] */
 } seg_t;
-static seg_t SEG[2][MAXSEG]; /* [tier][segment] */
+
+typedef struct {
+  int ok;
+  size_t N;                      /* scored tokens (all segments) */
+  double kl[MAXTOK], nll[MAXTOK];
+  int agree[MAXTOK];
+  double mem0, mem1;             /* stored vectors per cache after the prompt / the scored tokens */
+} res_t;
+
+typedef struct {
+  int ok;
+  size_t N;
+  unsigned char right[NMETH + 1][MAXTASK]; /* [NMETH] = exact */
+  double mem[NMETH];
+} needle_t;
+
+/* One real model's runs: every claim body takes one of these (the model is a parameter), and the
+ * faithful runs are computed once per (model, tier) and shared by that model's claims. */
+typedef struct {
+  kvb_lm_kind kind;
+  const design_t *d_check, *d_full;
+  size_t a1_seeds_check, a1_seeds_full; /* real_model.alg1's seeds per cache (below) */
+  int state;                            /* 0 untried, 1 loaded, -1 unavailable */
+  kvb_lm lm;
+  int32_t *gpl; /* GPL-3 in the model's tokenizer, without BOS */
+  size_t gpl_n;
+  seg_t seg[2][MAXSEG]; /* [tier][segment] */
+  res_t res[2][MAXLEV][NMETH];
+  int res_done[2];
+  double exact_nll[2][MAXTOK];
+  needle_t needle[2];
+  int path_done[2];
+} e2e_model;
+
+static e2e_model EM[KVB_LM_N_KINDS] = {
+    {.kind = KVB_LM_SMOLLM2, .d_check = &D_CHECK, .d_full = &D_FULL, .a1_seeds_check = 8,
+     .a1_seeds_full = 16},
+    {.kind = KVB_LM_GEMMA3, .d_check = &DG_CHECK, .d_full = &DG_FULL, .a1_seeds_check = 240,
+     .a1_seeds_full = 480}};
+
+static const design_t *design_of(const prop_ctx *ctx, const e2e_model *M) {
+  return ctx->full ? M->d_full : M->d_check;
+}
 
 static void model_release(void) {
-  for (int t = 0; t < 2; t++)
-    for (int i = 0; i < MAXSEG; i++) kvb_dec_prefix_free(&SEG[t][i].pre), free(SEG[t][i].ref);
-  if (model_state == 1) kvb_model_free(&MODEL);
-  free(GPL);
+  for (int k = 0; k < KVB_LM_N_KINDS; k++) {
+    e2e_model *M = &EM[k];
+    for (int t = 0; t < 2; t++)
+      for (int i = 0; i < MAXSEG; i++)
+        kvb_dec_prefix_free(&M->seg[t][i].pre), free(M->seg[t][i].ref), free(M->seg[t][i].tok);
+    if (M->state == 1) kvb_lm_free(&M->lm);
+    free(M->gpl);
+  }
+}
+
+/* "Gemma 3 270M (global layers 5/11/17 compressed; local layers keep their 512-token window
+ * exactly)": which caches the methods hold, for the twins' notes (empty for SmolLM2, where they
+ * hold every cache). */
+static void model_scope(const e2e_model *M, char *buf, size_t cap) {
+  buf[0] = 0;
+  if (M->kind == KVB_LM_SMOLLM2 || M->state != 1) return;
+  int k = snprintf(buf, cap, "%s (global layers ", M->lm.name);
+  for (int l = 0, j = 0; l < M->lm.n_layer && k > 0 && (size_t)k < cap; l++)
+    if (kvb_lm_compressed(&M->lm, l))
+      k += snprintf(buf + k, cap - (size_t)k, "%s%d", j++ ? "/" : "", l);
+  if (k > 0 && (size_t)k < cap)
+    snprintf(buf + k, cap - (size_t)k, " compressed; local layers keep their %d-token window "
+             "exactly)", M->lm.gemma ? M->lm.gemma->cfg.window : 0);
 }
 
 /* 1 when the model and the text are there; else the claim is SKIPPED, saying why. */
-static int model_ready(prop_ctx *ctx) {
-  if (model_state == 0) {
-    model_state = -1;
-    if (kvb_model_available() == KVB_OK && kvb_model_load(NULL, &MODEL) == KVB_OK) {
-      model_state = 1;
-      atexit(model_release);
+static int model_ready(prop_ctx *ctx, e2e_model *M) {
+  static int registered;
+  if (M->state == 0) {
+    M->state = -1;
+    if (kvb_lm_available(M->kind) == KVB_OK && kvb_lm_load(M->kind, NULL, &M->lm) == KVB_OK) {
+      M->state = 1;
+      if (!registered) registered = 1, atexit(model_release);
       FILE *f = fopen(KVB_TEXT_GPL3, "rb");
       static char buf[40000];
       size_t len = f ? fread(buf, 1, sizeof buf, f) : 0;
@@ -153,26 +243,40 @@ static int model_ready(prop_ctx *ctx) {
       char hex[65]; /* the text named in the README, by its SHA-256 (src/model/real_text.h) */
       kvb_sha256_hex(buf, len, hex);
       if (len == 0 || strcmp(hex, KVB_TEXT_GPL3_SHA256) != 0 ||
-          kvb_tok_encode(MODEL.tok, buf, len, &GPL, &GPL_N))
-        GPL_N = 0;
+          kvb_lm_encode(&M->lm, buf, len, &M->gpl, &M->gpl_n))
+        M->gpl_n = 0;
     }
   }
-  if (model_state != 1 || GPL_N < 1700) { /* an absent input: SKIPPED, never a pass */
-    prop_skip(ctx, "%s", model_state != 1
-                             ? "the model is not available (scripts/fetch-model)"
-                             : KVB_TEXT_GPL3 " is missing or not the file of the README's SHA-256");
+  if (M->state != 1 || M->gpl_n < 1700) { /* an absent input: SKIPPED, never a pass */
+    if (M->state != 1 && M->kind == KVB_LM_SMOLLM2)
+      prop_skip(ctx, "%s", "the model is not available (scripts/fetch-model)");
+    else if (M->state != 1)
+      prop_skip(ctx, "the model %s is not available (scripts/fetch-model --model %s)",
+                kvb_lm_view_gemma3(NULL).name, kvb_lm_kind_key(M->kind));
+    else
+      prop_skip(ctx, "%s", KVB_TEXT_GPL3 " is missing or not the file of the README's SHA-256");
     return 0;
   }
   return 1;
 }
 
-static seg_t *segment(prop_ctx *ctx, const design_t *D, size_t i) {
-  seg_t *s = &SEG[ctx->full != 0][i];
+/* Segment i: the model's BOS (where it takes one: Gemma 3, lm.h) and then the text from token
+ * starts[i], n0 + n1 + 1 tokens in all; the BOS is one of the n0 prompt tokens. */
+static seg_t *segment(prop_ctx *ctx, e2e_model *M, const design_t *D, size_t i) {
+  seg_t *s = &M->seg[ctx->full != 0][i];
   if (s->built) return s->built > 0 ? s : NULL;
   s->built = -1;
-  const int32_t *t = GPL + D->starts[i];
-  if (!prop_check(ctx, kvb_dec_prefix_build(&MODEL, t, D->n0, &s->pre) == KVB_OK &&
-                           kvb_dec_reference(&MODEL, t, D->n0, D->n1, &s->ref) == KVB_OK,
+  size_t n = D->n0 + D->n1 + 1;
+  int32_t bos = kvb_lm_bos(&M->lm);
+  size_t lead = bos >= 0 ? 1 : 0;
+  if (!prop_check(ctx, D->starts[i] + n - lead <= M->gpl_n && (s->tok = malloc(n * sizeof *s->tok)),
+                  "segment %zu: %zu tokens from %zu exceed the text's %zu, or out of memory", i, n,
+                  D->starts[i], M->gpl_n))
+    return NULL;
+  if (lead) s->tok[0] = bos;
+  memcpy(s->tok + lead, M->gpl + D->starts[i], (n - lead) * sizeof *s->tok);
+  if (!prop_check(ctx, kvb_lm_prefix_build(&M->lm, s->tok, D->n0, &s->pre) == KVB_OK &&
+                           kvb_lm_reference(&M->lm, s->tok, D->n0, D->n1, &s->ref) == KVB_OK,
                   "prefill of segment %zu: %s", i, kvb_strerror_last()))
     return NULL;
   s->built = 1;
@@ -185,13 +289,14 @@ typedef struct {
   int meth;
   size_t B, n0;
   const kvb_dec_prefix *pre;
+  const kvb_lm *lm; /* which layers are compressed, and their index (PyramidKV) */
 } mk_t;
 
 /* Clusters 000 Alg. 1 lines 11–13 opens on the keys (nearest representative within δ joins). */
 static size_t count_clusters(const float *K, size_t n, size_t d, double delta, size_t stop) {
-  static double rep[1024 * 64];
+  static double rep[1024 * MAXHD];
   size_t m = 0;
-  if (d > 64) return SIZE_MAX; /* the model's head dimension is 64 */
+  if (d > MAXHD) return SIZE_MAX; /* SmolLM2's head dimension is 64, Gemma 3's 256 */
   for (size_t t = 0; t < n && m <= stop; t++) {
     double best = INFINITY;
     for (size_t i = 0; i < m && best > delta; i++) {
@@ -226,7 +331,8 @@ static double subgen_delta(const kvb_dec_prefix *p, int layer, int g, size_t cap
 
 /* PyramidKV's budget parameter at equal memory: the integer step of its authors' code
  * (pyramidkv.c) makes the layers' mean exceed the parameter (β = 20, 30 layers, B = 120: mean
- * 132), so the parameter is the largest B' ≤ B whose layers' mean budget is ≤ B. */
+ * 132), so the parameter is the largest B' ≤ B whose layers' mean budget is ≤ B. `layers` are
+ * the compressed ones (SmolLM2: all 30; Gemma 3: its 3 global layers, in order: lm.h). */
 static size_t pyramid_budget(size_t B, int layers, size_t n0) {
   for (size_t b = B; b > SNAPW; b--) {
     size_t tot = 0;
@@ -251,9 +357,9 @@ static int mk(void *vc, int layer, int g, const kvb_method_config *cfg, kvb_meth
     case M_SINK: SET("budget", B), SET("sink", 4); break;
     case M_SNAP: SET("budget", B), SET("window", SNAPW), SET("kernel", 5); break;
     case M_PYR:
-      SET("budget", pyramid_budget(B, c->pre->n_layer, c->n0)), SET("window", SNAPW);
-      SET("kernel", 5), SET("layers", c->pre->n_layer);
-      SET("layer", layer), SET("beta", 20);
+      SET("budget", pyramid_budget(B, kvb_lm_n_compressed(c->lm), c->n0)), SET("window", SNAPW);
+      SET("kernel", 5), SET("layers", kvb_lm_n_compressed(c->lm));
+      SET("layer", kvb_lm_compressed_index(c->lm, layer)), SET("beta", 20);
       break;
     case M_SUBGEN:
       SET("delta", subgen_delta(c->pre, layer, g, B - B / 2)), SET("t", 1), SET("s", B / 2);
@@ -281,18 +387,17 @@ static int mk_exact(void *vc, int layer, int g, const kvb_method_config *cfg, kv
 }
 
 /* The method "exact" through the decode path equals the prefill (header); 1 when it held. */
-static int exact_path_check(prop_ctx *ctx, const design_t *D) {
-  static int done[2];
+static int exact_path_check(prop_ctx *ctx, e2e_model *M, const design_t *D) {
   int shift = prop_check_mutant(ctx, "rope_shift");
-  if (!shift && done[ctx->full != 0]) return 1;
-  seg_t *s = segment(ctx, D, 0);
+  if (!shift && M->path_done[ctx->full != 0]) return 1;
+  seg_t *s = segment(ctx, M, D, 0);
   if (!s) return 0;
-  size_t n1 = D->n1, V = (size_t)MODEL.cfg.n_vocab;
-  const int32_t *t = GPL + D->starts[0];
+  size_t n1 = D->n1, V = (size_t)M->lm.n_vocab;
+  const int32_t *t = s->tok;
   double nll[MAXTOK], kl[MAXTOK], kmax = 0, dmax = 0;
   kvb_dec_session *se = NULL;
   kvb_dec_opts o = {0, ctx->seed, shift};
-  int st = kvb_dec_open(&MODEL, &s->pre, mk_exact, NULL, &o, &se);
+  int st = kvb_lm_dec_open(&M->lm, &s->pre, mk_exact, NULL, &o, &se);
   if (!st) st = kvb_dec_score(se, t + D->n0, n1, s->ref, nll, kl, NULL, NULL);
   kvb_dec_close(se);
   for (size_t i = 0; !st && i < n1; i++) {
@@ -303,51 +408,32 @@ static int exact_path_check(prop_ctx *ctx, const design_t *D) {
                       "exact attention through the decode path vs the prefill: KL max %.2g (≤ 1e-6), "
                       "|Δ log p| max %.2g (≤ 1e-3) over %zu tokens%s", kmax, dmax, n1,
                       st ? kvb_strerror_last() : "");
-  if (ok && !shift) done[ctx->full != 0] = 1;
+  if (ok && !shift) M->path_done[ctx->full != 0] = 1;
   return ok;
 }
 
 /* ------------------------------------------------------------------ the faithful runs */
 
-typedef struct {
-  int ok;
-  size_t N;                      /* scored tokens (all segments) */
-  double kl[MAXTOK], nll[MAXTOK];
-  int agree[MAXTOK];
-  double mem0, mem1;             /* stored vectors per cache after the prompt / the scored tokens */
-} res_t;
-static res_t RES[2][MAXLEV][NMETH];
-static int RES_done[2];
-static double EXACT_NLL[2][MAXTOK];
-
-typedef struct {
-  int ok;
-  size_t N;
-  unsigned char right[NMETH + 1][MAXTASK]; /* [NMETH] = exact */
-  double mem[NMETH];
-} needle_t;
-static needle_t NEEDLE[2];
-
-static void run_ppl(prop_ctx *ctx, const design_t *D) {
+static void run_ppl(prop_ctx *ctx, e2e_model *M, const design_t *D) {
   int tier = ctx->full != 0;
-  if (RES_done[tier]) return;
-  RES_done[tier] = 1;
-  size_t V = (size_t)MODEL.cfg.n_vocab;
+  if (M->res_done[tier]) return;
+  M->res_done[tier] = 1;
+  size_t V = (size_t)M->lm.n_vocab;
   for (size_t sg = 0; sg < D->nseg; sg++) {
-    seg_t *s = segment(ctx, D, sg);
+    seg_t *s = segment(ctx, M, D, sg);
     if (!s) return;
-    const int32_t *t = GPL + D->starts[sg];
+    const int32_t *t = s->tok;
     for (size_t i = 0; i < D->n1; i++)
-      EXACT_NLL[tier][sg * D->n1 + i] = -s->ref[i * V + (size_t)t[D->n0 + 1 + i]];
+      M->exact_nll[tier][sg * D->n1 + i] = -s->ref[i * V + (size_t)t[D->n0 + 1 + i]];
     for (int lv = 0; lv < D->nlev; lv++)
       for (int me = 0; me < NMETH; me++) {
-        res_t *r = &RES[tier][lv][me];
-        mk_t c = {me, budget_of(D->n0, D->T[lv]), D->n0, &s->pre};
+        res_t *r = &M->res[tier][lv][me];
+        mk_t c = {me, budget_of(D->n0, D->T[lv]), D->n0, &s->pre, &M->lm};
         kvb_dec_opts o = {observe_of(me, D->n0), ctx->seed + 17 * (uint64_t)sg, 0};
         kvb_dec_session *se = NULL;
         double m1 = 0;
         size_t off = sg * D->n1;
-        int st = kvb_dec_open(&MODEL, &s->pre, mk, &c, &o, &se);
+        int st = kvb_lm_dec_open(&M->lm, &s->pre, mk, &c, &o, &se);
         if (!st)
           st = kvb_dec_score(se, t + D->n0, D->n1, s->ref, r->nll + off, r->kl + off,
                              r->agree + off, &m1);
@@ -368,8 +454,8 @@ static void run_ppl(prop_ctx *ctx, const design_t *D) {
   }
 }
 
-static void run_needle(prop_ctx *ctx, const design_t *D) {
-  needle_t *nd = &NEEDLE[ctx->full != 0];
+static void run_needle(prop_ctx *ctx, e2e_model *M, const design_t *D) {
+  needle_t *nd = &M->needle[ctx->full != 0];
   if (nd->N || nd->ok) return;
   nd->ok = -1;
   /* the keys from the run's seed only (not prop_rng's claim substream): the three claims share
@@ -383,16 +469,15 @@ static void run_needle(prop_ctx *ctx, const design_t *D) {
     size_t n0 = 0, nt = 0;
     kvb_dec_prefix pre;
     memset(&pre, 0, sizeof pre);
-    const kvb_lm lm = kvb_lm_view_smollm2(&MODEL);
-    int st = kvb_dec_passkey_prompt(&lm, key, depth, (unsigned)D->reps, &ids, &n0, &nt);
-    if (!st) st = kvb_dec_prefix_build(&MODEL, ids, n0, &pre);
+    int st = kvb_dec_passkey_prompt(&M->lm, key, depth, (unsigned)D->reps, &ids, &n0, &nt);
+    if (!st) st = kvb_lm_prefix_build(&M->lm, ids, n0, &pre);
     for (int me = 0; me <= NMETH && !st; me++) {
       kvb_dec_session *se = NULL;
-      mk_t c = {me, budget_of(n0, D->Tneedle), n0, &pre};
+      mk_t c = {me, budget_of(n0, D->Tneedle), n0, &pre, &M->lm};
       kvb_dec_opts o = {me < NMETH ? observe_of(me, n0) : 0, ctx->seed + 31 * (uint64_t)i, 0};
-      st = kvb_dec_open(&MODEL, &pre, me < NMETH ? mk : mk_exact, &c, &o, &se);
+      st = kvb_lm_dec_open(&M->lm, &pre, me < NMETH ? mk : mk_exact, &c, &o, &se);
       if (!st) st = kvb_dec_greedy(se, ids + n0, nt, 6, gen);
-      if (!st) nd->right[me][i] = (unsigned char)kvb_dec_passkey_correct(&lm, gen, 6, key);
+      if (!st) nd->right[me][i] = (unsigned char)kvb_dec_passkey_correct(&M->lm, gen, 6, key);
       if (!st && me < NMETH) nd->mem[me] += kvb_dec_memory_prefill(se) / (double)D->tasks;
       kvb_dec_close(se);
     }
@@ -487,17 +572,18 @@ static void needle_cell(prop_ctx *ctx, const char *cell, const unsigned char *x,
 }
 
 /* The per-method table (ctx->log, and the notes for the report). */
-static void table_notes(prop_ctx *ctx, const design_t *D, const int *meths, int nm) {
+static void table_notes(prop_ctx *ctx, const e2e_model *M, const design_t *D, const int *meths,
+                        int nm) {
   int tier = ctx->full != 0;
-  double pe = exp(prop_mean(EXACT_NLL[tier], RES[tier][0][0].N));
+  double pe = exp(prop_mean(M->exact_nll[tier], M->res[tier][0][0].N));
   prop_note(ctx, "exact ppl %.3f on %zu scored tokens (n0=%zu, %zu segment%s of GPL-3)", pe,
-            RES[tier][0][0].N, D->n0, D->nseg, D->nseg > 1 ? "s" : "");
+            M->res[tier][0][0].N, D->n0, D->nseg, D->nseg > 1 ? "s" : "");
   for (int lv = 0; lv < D->nlev; lv++) {
     char line[1024];
     int k = snprintf(line, sizeof line, "T=%u (2B=%zu vectors): method ppl/KL/top1/mem", D->T[lv],
                      2 * budget_of(D->n0, D->T[lv]));
     for (int j = 0; j < nm && k < (int)sizeof line - 80; j++) {
-      const res_t *r = &RES[tier][lv][meths[j]];
+      const res_t *r = &M->res[tier][lv][meths[j]];
       int ag = 0;
       for (size_t i = 0; i < r->N; i++) ag += r->agree[i];
       k += snprintf(line + k, sizeof line - (size_t)k, "; %s %.2f/%.3f/%.2f/%.0f", MNAME[meths[j]],
@@ -510,18 +596,19 @@ static void table_notes(prop_ctx *ctx, const design_t *D, const int *meths, int 
 
 /* The table as TSV for the report's plot (scripts/real-e2e-plot), when $KVB_E2E_TSV names a
  * file: one row per (compression level, method) — stored vectors per cache after the prompt,
- * perplexity, its increase over exact, mean KL and top-1 agreement. Faithful runs only. */
-static void table_tsv(const prop_ctx *ctx, const design_t *D) {
+ * perplexity, its increase over exact, mean KL and top-1 agreement. Faithful runs only, and
+ * SmolLM2's only (the report's plot is that model's; the Gemma 3 twins' table is in their notes). */
+static void table_tsv(const prop_ctx *ctx, const e2e_model *M, const design_t *D) {
   const char *path = getenv("KVB_E2E_TSV");
-  if (!path || !*path || ctx->mutant) return;
+  if (!path || !*path || ctx->mutant || M->kind != KVB_LM_SMOLLM2) return;
   FILE *f = fopen(path, "w");
   if (!f) return;
   int tier = ctx->full != 0;
-  double pe = exp(prop_mean(EXACT_NLL[tier], RES[tier][0][0].N));
+  double pe = exp(prop_mean(M->exact_nll[tier], M->res[tier][0][0].N));
   fprintf(f, "# T\tmethod\tvectors\tppl\tppl_increase\tkl\ttop1\n");
   for (int lv = 0; lv < D->nlev; lv++)
     for (int me = 0; me < NMETH; me++) {
-      const res_t *r = &RES[tier][lv][me];
+      const res_t *r = &M->res[tier][lv][me];
       int ag = 0;
       for (size_t i = 0; i < r->N; i++) ag += r->agree[i];
       double pm = exp(prop_mean(r->nll, r->N));
@@ -533,8 +620,8 @@ static void table_tsv(const prop_ctx *ctx, const design_t *D) {
 
 /* Exact attention's pass-key accuracy: stated first (header: a task exact attention fails is no
  * unit of the comparison). Returns the number of tasks it answers. */
-static unsigned exact_note(prop_ctx *ctx, const design_t *D) {
-  const needle_t *nd = &NEEDLE[ctx->full != 0];
+static unsigned exact_note(prop_ctx *ctx, const e2e_model *M, const design_t *D) {
+  const needle_t *nd = &M->needle[ctx->full != 0];
   unsigned e = 0;
   for (size_t i = 0; i < nd->N; i++) e += nd->right[NMETH][i];
   double lo, hi;
@@ -546,8 +633,8 @@ static unsigned exact_note(prop_ctx *ctx, const design_t *D) {
   return e;
 }
 
-static void needle_notes(prop_ctx *ctx, const int *meths, int nm) {
-  const needle_t *nd = &NEEDLE[ctx->full != 0];
+static void needle_notes(prop_ctx *ctx, const e2e_model *M, const int *meths, int nm) {
+  const needle_t *nd = &M->needle[ctx->full != 0];
   char line[1024];
   int k = snprintf(line, sizeof line, "pass key right/mem (all tasks):");
   for (int j = 0; j < nm; j++) {
@@ -559,11 +646,11 @@ static void needle_notes(prop_ctx *ctx, const int *meths, int nm) {
 }
 
 /* Equal memory after the prompt for every method and level (an exact check of the design). */
-static void memory_check(prop_ctx *ctx, const design_t *D) {
+static void memory_check(prop_ctx *ctx, const e2e_model *M, const design_t *D) {
   int tier = ctx->full != 0, mem_bad = 0;
   for (int lv = 0; lv < D->nlev; lv++)
     for (int me = 0; me < M_ZERO; me++) {
-      double want = 2.0 * (double)budget_of(D->n0, D->T[lv]), got = RES[tier][lv][me].mem0;
+      double want = 2.0 * (double)budget_of(D->n0, D->T[lv]), got = M->res[tier][lv][me].mem0;
       /* pyramidkv: the layers' mean, at most 2B and within 5% (pyramid_budget); subgen: at most
        * 2B by its δ rule */
       int ok = me == M_SUBGEN ? got <= want : me == M_PYR ? got <= want && got >= 0.95 * want : got == want;
@@ -577,27 +664,31 @@ static void memory_check(prop_ctx *ctx, const design_t *D) {
 }
 
 /* The shared runs (model, decode path, perplexity and pass-key); 0 after a skip or failure. */
-static int shared_runs(prop_ctx *ctx, const design_t *D) {
+static int shared_runs(prop_ctx *ctx, e2e_model *M, const design_t *D) {
   if (!prop_check(ctx, D->tasks <= MAXTASK && D->nseg * D->n1 <= MAXTOK && D->nseg <= MAXSEG,
                   "the design fits the result arrays")) return 0;
-  if (!model_ready(ctx)) return 0;
-  if (!exact_path_check(ctx, D)) return 0;
-  run_ppl(ctx, D);
-  run_needle(ctx, D);
+  if (!model_ready(ctx, M)) return 0;
+  if (!exact_path_check(ctx, M, D)) return 0;
+  run_ppl(ctx, M, D);
+  run_needle(ctx, M, D);
   int tier = ctx->full != 0;
-  return prop_check(ctx, RES[tier][0][0].ok && NEEDLE[tier].ok == 1, "the runs did not complete");
+  return prop_check(ctx, M->res[tier][0][0].ok && M->needle[tier].ok == 1, "the runs did not complete");
 }
 
 /* One table claim: the methods under test vs the contenders, KL at every level and retrieval. */
-static void table_claim(prop_ctx *ctx, const int *under, int nu, const int *cont, int nc) {
-  const design_t *D = ctx->full ? &D_FULL : &D_CHECK;
-  if (!shared_runs(ctx, D)) return;
+static void table_claim(prop_ctx *ctx, e2e_model *M, const int *under, int nu, const int *cont,
+                        int nc) {
+  const design_t *D = design_of(ctx, M);
+  if (!shared_runs(ctx, M, D)) return;
   int tier = ctx->full != 0;
-  const needle_t *nd = &NEEDLE[tier];
+  const needle_t *nd = &M->needle[tier];
+  char scope[160];
+  model_scope(M, scope, sizeof scope);
+  if (scope[0]) prop_note(ctx, "model: %s", scope);
   /* control:z_zero: the method under test replaced by z ≡ 0 (its results are the z_zero run's) */
   int zc = prop_zero_control(ctx);
-  memory_check(ctx, D);
-  unsigned ne = exact_note(ctx, D);
+  memory_check(ctx, M, D);
+  unsigned ne = exact_note(ctx, M, D);
   tally_t tl = {0, 0, 0, 0};
   double pw_lo = 1, pw_hi = 0;
   for (int a = 0; a < nu; a++)
@@ -605,8 +696,8 @@ static void table_claim(prop_ctx *ctx, const int *under, int nu, const int *cont
       for (int lv = 0; lv < D->nlev; lv++) {
         char cell[96];
         snprintf(cell, sizeof cell, "%s vs %s KL T=%u", MNAME[under[a]], MNAME[cont[b]], D->T[lv]);
-        const res_t *x = &RES[tier][lv][zc ? M_ZERO : under[a]];
-        kl_cell(ctx, cell, x, &RES[tier][lv][cont[b]], &RES[tier][lv][M_ZERO], &tl);
+        const res_t *x = &M->res[tier][lv][zc ? M_ZERO : under[a]];
+        kl_cell(ctx, cell, x, &M->res[tier][lv][cont[b]], &M->res[tier][lv][M_ZERO], &tl);
       }
       char cell[96];
       int eff = effect_of(under[a], cont[b]);
@@ -630,23 +721,28 @@ static void table_claim(prop_ctx *ctx, const int *under, int nu, const int *cont
                       tl.inconclusive, ne);
   int all[NMETH];
   for (int i = 0; i < NMETH; i++) all[i] = i;
-  table_notes(ctx, D, all, NMETH);
-  table_tsv(ctx, D);
-  needle_notes(ctx, all, NMETH);
+  table_notes(ctx, M, D, all, NMETH);
+  table_tsv(ctx, M, D);
+  needle_notes(ctx, M, all, NMETH);
   prop_control(ctx, "z_zero", tl.wins > 0 && tl.zero_too == tl.wins,
                "z ≡ 0 (attention output 0, memory 0) through the same tests also beats the "
                "contender in %d of the %d cells the method wins", tl.zero_too, tl.wins);
 }
 
-static void e2e_clustergen(prop_ctx *ctx) {
+static void clustergen_claim(prop_ctx *ctx, e2e_model *M) {
   static const int under[] = {M_RKC}, cont[] = {M_H2O, M_SINK, M_UNI};
-  table_claim(ctx, under, 1, cont, 3);
+  table_claim(ctx, M, under, 1, cont, 3);
 }
 
-static void e2e_balancekv(prop_ctx *ctx) {
+static void balancekv_claim(prop_ctx *ctx, e2e_model *M) {
   static const int under[] = {M_BKV}, cont[] = {M_UNI, M_SINK, M_SNAP, M_PYR};
-  table_claim(ctx, under, 1, cont, 4);
+  table_claim(ctx, M, under, 1, cont, 4);
 }
+
+static void e2e_clustergen(prop_ctx *ctx) { clustergen_claim(ctx, &EM[KVB_LM_SMOLLM2]); }
+static void e2e_balancekv(prop_ctx *ctx) { balancekv_claim(ctx, &EM[KVB_LM_SMOLLM2]); }
+static void e2e_gemma3_clustergen(prop_ctx *ctx) { clustergen_claim(ctx, &EM[KVB_LM_GEMMA3]); }
+static void e2e_gemma3_balancekv(prop_ctx *ctx) { balancekv_claim(ctx, &EM[KVB_LM_GEMMA3]); }
 
 /* ------------------------------------------------------------------ Algorithm 1 itself */
 
@@ -664,25 +760,27 @@ static void e2e_balancekv(prop_ctx *ctx) {
  * Algorithm 1 — inside the compressed run its queries come from an already-degraded model).
  * Per (layer, KV head) cache c and seed s: a fresh SubGen (prop_method: ctx's mutant applies)
  * with δ_c from the n0 prompt keys by the comparison's rule, t = 1, s = ⌊B/2⌋, fed the n0 + 1
- * keys and values in order; asked the query of position n0 of the group's first head (3g). A
- * failure: τ̂ < τ/2 (the factor-2 miss the perplexity points at: an underestimated denominator
- * inflates the attention to the sampled tokens).
+ * keys and values in order; asked the query of position n0 of the group's first head (3g;
+ * Gemma 3: head 0 of the 4 on its one KV head). A failure: τ̂ < τ/2 (the factor-2 miss the
+ * perplexity points at: an underestimated denominator inflates the attention to the sampled
+ * tokens).
  * Unit = (cache, seed): given the text (Theorem 1 quantifies over any fixed sequence) the caches'
  * and seeds' coins are independent, so with every cache's failure probability ≤ p0 the failure
- * count is stochastically below Bin(N, p0), N = 90·S: FAILS when P[Bin(N, 0.01) ≥ F] < 1e-6;
- * otherwise HOLDS when the design had power ≥ 0.9 at a failure rate 0.1, else INCONCLUSIVE. The
+ * count is stochastically below Bin(N, p0), N = 90·S (Gemma 3: 3·S over its compressed
+ * caches; the seeds per cache are e2e_model's): FAILS when P[Bin(N, 0.01) ≥ F] < 1e-6; otherwise
+ * HOLDS when the design had power ≥ 0.9 at a failure rate 0.1, else INCONCLUSIVE. The
  * statement is about this text's caches (as the theorem's is about the stream it is given).
  * Control (prop_control "uniform"): uniform sampling at equal memory (f = w = 16 exact, ⌊m/4⌋ of
  * the m middle tokens weighted m/k) estimating the same τ, through the same test; it makes the
  * verdict VACUOUS only if both hold. Mutant method:subgen:cluster_never_join (every key its own
  * cluster, τ exact) must be rejected: it breaks the equal-memory assertion (exact) and moves the
  * cell.
- * Diagnosis (notes): the rate over all three heads' queries (descriptive: a cache's three queries
+ * Diagnosis (notes): the rate over all the group's heads' queries (descriptive: a cache's queries
  * share its coins); the within-cluster score spread δ·‖q‖/8 (the bound on |⟨q, k − x⟩|/8 for a
- * key k of the cluster of representative x) against ln n; and the t and s that Theorem 1 needs at
- * ε = ½ in its stated form t = ε⁻²·e^{2δr}·log n, s = ε⁻²·d (constants 1: a lower bound on the
- * demand), r = ‖q‖·(1/8) the query's norm in the model's scale, against t = 1, s = ⌊B/2⌋. */
-enum { A1_SEEDS_CHECK = 8, A1_SEEDS_FULL = 16 };
+ * key k of the cluster of representative x; Gemma 3: /16) against ln n; and the t and s that
+ * Theorem 1 needs at ε = ½ in its stated form t = ε⁻²·e^{2δr}·log n, s = ε⁻²·d (constants 1: a
+ * lower bound on the demand), r = ‖q‖·(1/8) the query's norm in the model's scale, against t = 1,
+ * s = ⌊B/2⌋. */
 #define A1_P0 0.01
 #define A1_EFFECT 0.10
 
@@ -698,48 +796,57 @@ static double log_sum_exp(const double *x, size_t n) {
   return m + log(s);
 }
 
-static void alg1_claim(prop_ctx *ctx) {
-  const design_t *D = ctx->full ? &D_FULL : &D_CHECK;
-  if (!shared_runs(ctx, D)) return;
+static void alg1_claim(prop_ctx *ctx, e2e_model *M) {
+  const design_t *D = design_of(ctx, M);
+  if (!shared_runs(ctx, M, D)) return;
   int tier = ctx->full != 0;
-  const size_t n0 = D->n0, n = n0 + 1, S = ctx->full ? A1_SEEDS_FULL : A1_SEEDS_CHECK;
+  const size_t n0 = D->n0, n = n0 + 1, S = ctx->full ? M->a1_seeds_full : M->a1_seeds_check;
   const size_t B = budget_of(n0, D->T[0]);
+  char scope[160];
+  model_scope(M, scope, sizeof scope);
+  if (scope[0]) prop_note(ctx, "model: %s", scope);
   kvb_dec_prefix pre;
   memset(&pre, 0, sizeof pre);
-  if (!prop_check(ctx, kvb_dec_prefix_build(&MODEL, GPL + D->starts[0], n, &pre) == KVB_OK,
+  if (!prop_check(ctx, kvb_lm_prefix_build(&M->lm, M->seg[tier][0].tok, n, &pre) == KVB_OK,
                   "prefill: %s", kvb_strerror_last()))
     return;
-  const size_t hd = (size_t)pre.head_dim, L = (size_t)pre.n_layer, G = (size_t)pre.n_head_kv;
-  const size_t H = (size_t)pre.n_head, C = L * G, gq = H / G;
+  /* the compressed caches only (Gemma 3: its global layers; lm.h), in layer order */
+  const size_t hd = (size_t)pre.head_dim, G = (size_t)pre.n_head_kv;
+  const size_t H = (size_t)pre.n_head, C = (size_t)kvb_lm_n_compressed(&M->lm) * G, gq = H / G;
+  const double scale = 1.0 / sqrt((double)hd); /* the decode path's (decode_compressed.c) */
+  int layer_of[1024];
+  for (int l = 0, j = 0; l < pre.n_layer && j < 1024; l++)
+    if (kvb_lm_compressed(&M->lm, l)) layer_of[j++] = l;
   double *K = malloc(n * hd * sizeof *K), *V = malloc(n * hd * sizeof *V);
   double *sc = malloc(n * sizeof *sc), *spread = malloc(C * gq * sizeof *spread);
   double *lt_req = malloc(C * gq * sizeof *lt_req);
   size_t *idx = malloc(n * sizeof *idx), *pick = malloc(n * sizeof *pick);
   unsigned F = 0, Fu = 0, Fall = 0, Nall = 0, mem_bad = 0, err = 0;
-  double z[64];
-  if (!prop_check(ctx, K && V && sc && spread && lt_req && idx && pick && hd <= 64 && gq >= 1,
-                  "out of memory or head dimension above 64")) goto done;
+  double z[MAXHD];
+  if (!prop_check(ctx, K && V && sc && spread && lt_req && idx && pick && hd <= MAXHD && gq >= 1 &&
+                           C > 0 && C / G <= 1024,
+                  "out of memory or head dimension above %d", MAXHD)) goto done;
   for (size_t i = 0; i < n; i++) idx[i] = i;
   for (size_t c = 0; c < C; c++) {
-    size_t l = c / G, g = c % G;
+    size_t l = (size_t)layer_of[c / G], g = c % G;
     const float *Kf = pre.k + ((l * G + g) * n) * hd, *Vf = pre.v + ((l * G + g) * n) * hd;
     for (size_t i = 0; i < n * hd; i++) K[i] = Kf[i], V[i] = Vf[i];
     double delta = subgen_delta_keys(Kf, n0, hd, B - B / 2);
     /* the true log-denominators of the group's queries at position n0 */
-    double lt[16], qv[16][64];
+    double lt[16], qv[16][MAXHD];
     for (size_t h = 0; h < gq && h < 16; h++) {
       const float *qf = pre.q + (((l * H) + g * gq + h) * n + n0) * hd;
       double qn = 0;
       for (size_t a = 0; a < hd; a++) qv[h][a] = qf[a], qn += qv[h][a] * qv[h][a];
-      for (size_t i = 0; i < n; i++) sc[i] = 0.125 * kvb_dot(qv[h], K + i * hd, hd);
+      for (size_t i = 0; i < n; i++) sc[i] = scale * kvb_dot(qv[h], K + i * hd, hd);
       lt[h] = log_sum_exp(sc, n);
-      spread[c * gq + h] = delta * sqrt(qn) * 0.125;
+      spread[c * gq + h] = delta * sqrt(qn) * scale;
       /* Theorem 1 at ε = ½: log10 t = log10(ε⁻² ln n) + 2δr/ln 10 */
       lt_req[c * gq + h] = log10(4 * log((double)n)) + 2 * spread[c * gq + h] / log(10.0);
     }
     for (size_t s = 0; s < S; s++) {
       gsl_rng *r = prop_rng(ctx, 1 + s * C + c);
-      kvb_method_config cfg = {hd, hd, 0.125, r};
+      kvb_method_config cfg = {hd, hd, scale, r};
       kvb_params p;
       kvb_params_init(&p);
       kvb_params_set(&p, "delta", delta), kvb_params_set(&p, "t", 1);
@@ -766,7 +873,7 @@ static void alg1_claim(prop_ctx *ctx) {
       size_t mid = n - 2 * FW, k = mid >> D->T[0];
       if (!st && k > 0) {
         gsl_ran_choose(r, pick, k, idx + FW, mid, sizeof *idx);
-        for (size_t i = 0; i < n; i++) sc[i] = 0.125 * kvb_dot(qv[0], K + i * hd, hd);
+        for (size_t i = 0; i < n; i++) sc[i] = scale * kvb_dot(qv[0], K + i * hd, hd);
         double *e = malloc((2 * FW + k) * sizeof *e);
         if (e) {
           size_t q = 0;
@@ -806,29 +913,37 @@ static void alg1_claim(prop_ctx *ctx) {
   {
     size_t nq = C * gq;
     qsort(spread, nq, sizeof *spread, cmp_dbl), qsort(lt_req, nq, sizeof *lt_req, cmp_dbl);
-    const res_t *r0 = &RES[tier][0][M_SUBGEN];
+    const res_t *r0 = &M->res[tier][0][M_SUBGEN];
+    const needle_t *nd = &M->needle[tier];
     int ag = 0;
     for (size_t i = 0; i < r0->N; i++) ag += r0->agree[i];
     unsigned pk = 0;
-    for (size_t i = 0; i < NEEDLE[tier].N; i++) pk += NEEDLE[tier].right[M_SUBGEN][i];
+    for (size_t i = 0; i < nd->N; i++) pk += nd->right[M_SUBGEN][i];
     prop_note(ctx, "diagnosis (n = %zu keys, %zu caches, T = %u: B = %zu, t = 1, s = %zu): τ̂ < τ/2 "
               "for %.1f%% of all %u queries (the group's %zu heads × seeds; descriptive, a cache's "
-              "queries share its coins); within-cluster score spread δ·‖q‖/8 median %.1f nats "
+              "queries share its coins); within-cluster score spread δ·‖q‖/%g median %.1f nats "
               "[%.1f, %.1f] against ln n = %.1f; Theorem 1 at ε = ½ needs t ≥ 10^%.1f (median; "
               "[10^%.1f, 10^%.1f]) and s ≥ ε⁻²d = %zu, against t = 1 and s = %zu: this memory is "
               "outside the theorem by orders of magnitude", n, C, D->T[0], B, B / 2,
-              100.0 * Fall / (Nall ? Nall : 1), Nall, gq, spread[nq / 2], spread[0], spread[nq - 1],
+              100.0 * Fall / (Nall ? Nall : 1), Nall, gq, 1 / scale, spread[nq / 2], spread[0], spread[nq - 1],
               log((double)n), lt_req[nq / 2], lt_req[0], lt_req[nq - 1], 4 * hd, B / 2);
     prop_note(ctx, "inside the model (the shared runs, T = %u, %zu scored tokens): SubGen perplexity "
               "%.3g (exact %.2f), mean KL %.2f, top-1 %.2f, memory %.0f of 2B = %zu; pass key "
               "%u/%zu", D->T[0], r0->N, exp(prop_mean(r0->nll, r0->N)),
-              exp(prop_mean(EXACT_NLL[tier], r0->N)), prop_mean(r0->kl, r0->N),
-              (double)ag / (double)r0->N, r0->mem0, 2 * B, pk, NEEDLE[tier].N);
+              exp(prop_mean(M->exact_nll[tier], r0->N)), prop_mean(r0->kl, r0->N),
+              (double)ag / (double)r0->N, r0->mem0, 2 * B, pk, nd->N);
   }
 done:
   free(K), free(V), free(sc), free(spread), free(lt_req), free(idx), free(pick);
   kvb_dec_prefix_free(&pre);
 }
+
+static void alg1_smollm2(prop_ctx *ctx) { alg1_claim(ctx, &EM[KVB_LM_SMOLLM2]); }
+static void alg1_gemma3(prop_ctx *ctx) { alg1_claim(ctx, &EM[KVB_LM_GEMMA3]); }
+
+#define GEMMA3_SCOPE                                                                     \
+  "Gemma 3 270M (global layers 5/11/17 compressed; local layers keep their 512-token window "    \
+  "exactly)"
 
 const prop_claim props_real_model_e2e[] = {
     {"real_model.e2e.clustergen", "000 Table 1 / 001 Table 2-3 shape, 000 §3.2 practical form, inside SmolLM2-135M",
@@ -871,9 +986,48 @@ const prop_claim props_real_model_e2e[] = {
      "token: τ̂ ≥ τ/2 with probability 0.99 (Theorem 1's), unit = (cache, seed) given the text, "
      "binomial test at α = 1e-6; uniform sampling at equal memory through the same test; "
      "diagnosis: spread δ·‖q‖/8 vs ln n, Theorem 1's t and s at ε = ½",
-     {"method:subgen:cluster_never_join"}, alg1_claim, {NULL},
+     {"method:subgen:cluster_never_join"}, alg1_smollm2, {NULL},
      "Does 000 Algorithm 1 itself, run inside SmolLM2-135M at the memory of the end-to-end "
      "comparison, estimate each softmax denominator within a factor 2 with Theorem 1's "
      "probability 0.99? (000 §3.2 / 001 §4.1 never ran Algorithm 1 inside a model: their tables' "
      "'SubGen' is recent window + k-center)"},
+    /* The Gemma 3 twins (header, "The Gemma 3 twins"): the same claims, rules, controls and
+     * mutants on the other model. */
+    {"real_model.gemma3.e2e.clustergen", "000 Table 1 / 001 Table 2-3 shape, 000 §3.2 practical form, inside Gemma 3 270M",
+     "comparison",
+     "inside " GEMMA3_SCOPE " at equal memory (2B stored vectors per compressed cache after the "
+     "prompt, 2^-T of the prompt's middle, T = 2, 3): recent window + greedy k-center (000 §3.2 / "
+     "001 §4.1) vs H2O, StreamingLLM and uniform sampling — KL(exact ‖ method) with the text as "
+     "unit (exact sign test over texts) and pass-key retrieval over the tasks exact attention "
+     "answers (exact McNemar), α = 1e-6 each way, INCONCLUSIVE below power 0.9 at the paper's "
+     "effect, z ≡ 0 through the same tests; the decode path reproduces exact attention",
+     /* control:z_zero: not listed, as for real_model.e2e.clustergen */
+     {"check:rope_shift"}, e2e_gemma3_clustergen, {NULL},
+     "Inside " GEMMA3_SCOPE " on one text (KL) and short pass-key prompts, does recent window + "
+     "greedy k-center beat H2O, StreamingLLM and uniform sampling at equal memory? (the shape of "
+     "000 Table 1 / 001 Tables 2-3; the paper rows are long_context.subgen's)"},
+    {"real_model.gemma3.e2e.balancekv", "003 Table 1 (LongBench) / Fig. 4 (needle) shape, inside Gemma 3 270M",
+     "comparison",
+     "inside " GEMMA3_SCOPE " at compression 2^-T of the prompt's middle (T = 2, 3, equal memory "
+     "per compressed cache): block BalanceKV vs uniform sampling, StreamingLLM, SnapKV and "
+     "PyramidKV (its layer = the index among the 3 compressed layers) — KL(exact ‖ method) with "
+     "the text as unit (exact sign test over texts) and pass-key retrieval at T = 2 over the tasks "
+     "exact attention answers (exact McNemar, power at 003 Fig. 4's accuracies), α = 1e-6 each "
+     "way, INCONCLUSIVE below power 0.9, z ≡ 0 through the same tests",
+     {"check:rope_shift"}, e2e_gemma3_balancekv, {NULL},
+     "Inside " GEMMA3_SCOPE " on one text (KL) and short pass-key prompts, does block BalanceKV "
+     "beat uniform sampling, StreamingLLM, SnapKV and PyramidKV at equal memory? (the shape of 003 "
+     "Table 1 / Fig. 4; the paper rows are long_context.families' and long_context.needle's)"},
+    {"real_model.gemma3.alg1", "000 Alg. 1 inside Gemma 3 270M (kvbound's question; 000 Thm. 1, eq. (5))",
+     "bound",
+     "inside " GEMMA3_SCOPE " at the comparison's memory (T = 2: t = 1, s = ⌊B/2⌋, δ per cache for "
+     "≤ 2B vectors), 000 Alg. 1's softmax denominator τ̂ on the exact model's query of the first "
+     "scored token: τ̂ ≥ τ/2 with probability 0.99 (Theorem 1's), unit = (cache, seed) given the "
+     "text (3 caches × 240 seeds, 480 in the full tier), binomial test at α = 1e-6; uniform "
+     "sampling at equal memory through the same test; diagnosis: spread δ·‖q‖/16 vs ln n, "
+     "Theorem 1's t and s at ε = ½",
+     {"method:subgen:cluster_never_join"}, alg1_gemma3, {NULL},
+     "Does 000 Algorithm 1 itself, run inside " GEMMA3_SCOPE " at the memory of the end-to-end "
+     "comparison, estimate each softmax denominator within a factor 2 with Theorem 1's "
+     "probability 0.99?"},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};
