@@ -311,7 +311,7 @@ static int run_grid(prop_ctx *ctx, const design_t *D, runs_t *R, const runs_t *f
     gsl_rng_free(g);
     R->ntask = nt;
   }
-  size_t ctxlen = (size_t)MODEL.cfg.n_ctx;
+  const kvb_lm lm = kvb_lm_view_smollm2(&MODEL);
   /* phase 1 (screened designs): exact attention on every task, the rule per cell */
   const int screen = D->screen && ctx->full; /* make check's one task cannot pass the rule anyway */
   for (int phase = screen && !faithful ? 0 : 1; phase < 2; phase++) {
@@ -327,8 +327,7 @@ static int run_grid(prop_ctx *ctx, const design_t *D, runs_t *R, const runs_t *f
       kvb_task t;
       kvb_task_prep p;
       memset(&p, 0, sizeof p);
-      int st = kvb_task_make(MODEL.tok, ctxlen, cells[c].fam, cells[c].length, R->depth[i],
-                             R->seed[i], &t);
+      int st = kvb_task_make(&lm, cells[c].fam, cells[c].length, R->depth[i], R->seed[i], &t);
       if (!prop_check(ctx, st == KVB_OK, "task %zu: %s", i, st ? kvb_strerror_last() : "ok"))
         return 0;
       st = kvb_task_prepare(&MODEL, &t, 1, &p);

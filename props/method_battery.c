@@ -1019,8 +1019,9 @@ static int lc_run(prop_ctx *ctx, lc_runs *R) {
   for (size_t i = 0; ok && i < R->n; i++) {
     uint64_t seed = ((uint64_t)gsl_rng_get(g) << 32) ^ (uint64_t)gsl_rng_get(g);
     kvb_task t;
-    int st = kvb_task_make(LC_MODEL.tok, (size_t)LC_MODEL.cfg.n_ctx, KVB_TASK_NIAH_SINGLE, LC_LEN,
-                           ((double)i + 0.5) / (double)R->n, seed, &t);
+    const kvb_lm lm = kvb_lm_view_smollm2(&LC_MODEL);
+    int st = kvb_task_make(&lm, KVB_TASK_NIAH_SINGLE, LC_LEN, ((double)i + 0.5) / (double)R->n, seed,
+                           &t);
     if (!prop_check(ctx, st == KVB_OK, "task %zu: %s", i, st ? kvb_strerror_last() : "ok")) break;
     kvb_task_prep pr[2];
     memset(pr, 0, sizeof pr);

@@ -134,7 +134,8 @@ static void test_with_model(void) {
     return;
   }
   kvb_task t;
-  int st = kvb_task_make(m.tok, (size_t)m.cfg.n_ctx, KVB_TASK_NIAH_SINGLE, 1024, 0.5, 11, &t);
+  const kvb_lm lm = kvb_lm_view_smollm2(&m);
+  int st = kvb_task_make(&lm, KVB_TASK_NIAH_SINGLE, 1024, 0.5, 11, &t);
   CHECK(st == KVB_OK, "task_run.task_make", "%s", kvb_strerror_last());
   if (st) {
     kvb_model_free(&m);

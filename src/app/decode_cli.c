@@ -239,7 +239,8 @@ static int run_task(const kvb_model *m, cli_mk *mk, kvb_task_family fam, size_t 
     kvb_task_prep p;
     kvb_task_result r;
     memset(&p, 0, sizeof p), memset(&r, 0, sizeof r);
-    st = kvb_task_make(m->tok, (size_t)m->cfg.n_ctx, fam, length, d, tseed + i, &t);
+    const kvb_lm lm = kvb_lm_view_smollm2(m);
+    st = kvb_task_make(&lm, fam, length, d, tseed + i, &t);
     if (st) break;
     st = kvb_task_prepare(m, &t, aware, &p);
     /* --observe N|all overrides the method's default prefill queries */

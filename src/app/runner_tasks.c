@@ -104,8 +104,8 @@ int kvb_experiment_run_tasks(const kvb_experiment *e, const char *dir, int progr
     kvb_task task;
     kvb_task_prep p;
     memset(&p, 0, sizeof p);
-    st = kvb_task_make(model.tok, (size_t)model.cfg.n_ctx, (kvb_task_family)t->family,
-                       t->lengths[l], depth, seed, &task);
+    const kvb_lm lm = kvb_lm_view_smollm2(&model);
+    st = kvb_task_make(&lm, (kvb_task_family)t->family, t->lengths[l], depth, seed, &task);
     if (st) break;
     st = kvb_task_prepare(&model, &task, t->aware, &p);
     double exact_ll = 0;
