@@ -184,6 +184,7 @@ static const design_t D_SUBGEN = {
 /* ------------------------------------------------------------------ the model */
 
 static kvb_model MODEL;
+static kvb_lm LM; /* a view on MODEL (lm.h) */
 static int model_state; /* 0 untried, 1 loaded, -1 unavailable */
 
 static void model_release(void) {
@@ -195,6 +196,7 @@ static int model_ready(prop_ctx *ctx) {
     model_state = -1;
     if (kvb_model_available() == KVB_OK && kvb_model_load(NULL, &MODEL) == KVB_OK) {
       model_state = 1;
+      LM = kvb_lm_view_smollm2(&MODEL);
       atexit(model_release);
     }
   }
@@ -242,14 +244,14 @@ static int one_pass(prop_ctx *ctx, const kvb_task_prep *p, int me, unsigned T, p
   int st;
   if (me == M_EXACT) {
     kvb_dec_opts o = {0, ctx->seed, 0};
-    st = kvb_task_pass_run(&MODEL, p, NULL, NULL, &o, &r);
+    st = kvb_task_pass_run(&LM, p, NULL, NULL, &o, &r);
   } else {
     kvb_params par;
-    method_params(ctx, me, p->n0, T, (size_t)MODEL.cfg.n_layer, &par);
+    method_params(ctx, me, p->n0, T, (size_t)kvb_lm_n_compressed(&LM), &par);
     kvb_task_method tm;
-    kvb_task_method_init(&tm, kvb_method_lookup(MNAME[me]), &par, MODEL.cfg.n_layer, p->n0);
+    kvb_task_method_init(&tm, kvb_method_lookup(MNAME[me]), &par, &LM, p->n0);
     kvb_dec_opts o = {kvb_task_method_observe(&tm, p->n0), ctx->seed, 0};
-    st = kvb_task_pass_run(&MODEL, p, kvb_task_method_make, &tm, &o, &r);
+    st = kvb_task_pass_run(&LM, p, kvb_task_method_make, &tm, &o, &r);
   }
   if (!prop_check(ctx, st == KVB_OK, "%s on task (%s, %zu, seed %llu): %s", MNAME[me],
                   kvb_task_family_name(p->task->family), p->task->length,
@@ -311,7 +313,6 @@ static int run_grid(prop_ctx *ctx, const design_t *D, runs_t *R, const runs_t *f
     gsl_rng_free(g);
     R->ntask = nt;
   }
-  const kvb_lm lm = kvb_lm_view_smollm2(&MODEL);
   /* phase 1 (screened designs): exact attention on every task, the rule per cell */
   const int screen = D->screen && ctx->full; /* make check's one task cannot pass the rule anyway */
   for (int phase = screen && !faithful ? 0 : 1; phase < 2; phase++) {
@@ -327,10 +328,10 @@ static int run_grid(prop_ctx *ctx, const design_t *D, runs_t *R, const runs_t *f
       kvb_task t;
       kvb_task_prep p;
       memset(&p, 0, sizeof p);
-      int st = kvb_task_make(&lm, cells[c].fam, cells[c].length, R->depth[i], R->seed[i], &t);
+      int st = kvb_task_make(&LM, cells[c].fam, cells[c].length, R->depth[i], R->seed[i], &t);
       if (!prop_check(ctx, st == KVB_OK, "task %zu: %s", i, st ? kvb_strerror_last() : "ok"))
         return 0;
-      st = kvb_task_prepare(&MODEL, &t, 1, &p);
+      st = kvb_task_prepare(&LM, &t, 1, &p);
       int ok = prop_check(ctx, st == KVB_OK, "prefill of task %zu: %s", i, st ? kvb_strerror_last() : "ok");
       if (ok) {
         R->n0[i] = p.n0;

@@ -231,28 +231,28 @@ static int run_task(const kvb_model *m, cli_mk *mk, kvb_task_family fam, size_t 
                     uint64_t seed) {
   int st = KVB_OK;
   double right_e = 0, right_m = 0, all_e = 0, all_m = 0, dsum = 0;
+  const kvb_lm lm = kvb_lm_view_smollm2(m);
   kvb_task_method tm;
-  kvb_task_method_init(&tm, kvb_method_lookup(mk->method), &mk->params, m->cfg.n_layer, 0);
+  kvb_task_method_init(&tm, kvb_method_lookup(mk->method), &mk->params, &lm, 0);
   for (size_t i = 0; i < tasks && !st; i++) {
     double d = depth < 0 ? ((double)i + 0.5) / (double)tasks : depth;
     kvb_task t;
     kvb_task_prep p;
     kvb_task_result r;
     memset(&p, 0, sizeof p), memset(&r, 0, sizeof r);
-    const kvb_lm lm = kvb_lm_view_smollm2(m);
     st = kvb_task_make(&lm, fam, length, d, tseed + i, &t);
     if (st) break;
-    st = kvb_task_prepare(m, &t, aware, &p);
+    st = kvb_task_prepare(&lm, &t, aware, &p);
     /* --observe N|all overrides the method's default prefill queries */
     if (!st && observe != (size_t)-2) {
       kvb_dec_opts oe = {0, seed, 0}, om = {observe == (size_t)-1 ? p.n0 : observe, seed, 0};
       if (om.observe > p.n0) om.observe = p.n0;
       tm.prompt = p.n0;
-      st = kvb_task_pass_run(m, &p, NULL, NULL, &oe, &r.exact);
-      if (!st) st = kvb_task_pass_run(m, &p, kvb_task_method_make, &tm, &om, &r.method);
+      st = kvb_task_pass_run(&lm, &p, NULL, NULL, &oe, &r.exact);
+      if (!st) st = kvb_task_pass_run(&lm, &p, kvb_task_method_make, &tm, &om, &r.method);
       if (!st) r.delta = r.method.loglik - r.exact.loglik;
     } else if (!st) {
-      st = kvb_task_run(m, &p, &tm, seed, &r);
+      st = kvb_task_run(&lm, &p, &tm, seed, &r);
     }
     if (!st) {
       char ans[600];

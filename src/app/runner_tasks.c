@@ -90,6 +90,7 @@ int kvb_experiment_run_tasks(const kvb_experiment *e, const char *dir, int progr
   kvb_model model;
   st = kvb_model_load(NULL, &model);
   if (st) return KVB_ERROR(st, "tasks{}: the model: %s", kvb_strerror_last());
+  const kvb_lm lm = kvb_lm_view_smollm2(&model);
   for (size_t l = 0; l < t->nlengths && !st; l++)
     if (t->lengths[l] > (size_t)model.cfg.n_ctx)
       st = KVB_ERROR(KVB_EINVAL, "%s:%d: tasks{}: length %zu exceeds the model's context %d "
@@ -104,21 +105,20 @@ int kvb_experiment_run_tasks(const kvb_experiment *e, const char *dir, int progr
     kvb_task task;
     kvb_task_prep p;
     memset(&p, 0, sizeof p);
-    const kvb_lm lm = kvb_lm_view_smollm2(&model);
     st = kvb_task_make(&lm, (kvb_task_family)t->family, t->lengths[l], depth, seed, &task);
     if (st) break;
-    st = kvb_task_prepare(&model, &task, t->aware, &p);
+    st = kvb_task_prepare(&lm, &task, t->aware, &p);
     double exact_ll = 0;
     for (size_t m = 0; m <= nm && !st; m++) {
       kvb_task_pass r;
       kvb_dec_opts o = {0, e->seed, 0};
       if (m == 0) {
-        st = kvb_task_pass_run(&model, &p, NULL, NULL, &o, &r);
+        st = kvb_task_pass_run(&lm, &p, NULL, NULL, &o, &r);
       } else {
         kvb_task_method tm;
-        kvb_task_method_init(&tm, types[m - 1], &e->methods[m - 1].params, model.cfg.n_layer, p.n0);
+        kvb_task_method_init(&tm, types[m - 1], &e->methods[m - 1].params, &lm, p.n0);
         o.observe = kvb_task_method_observe(&tm, p.n0);
-        st = kvb_task_pass_run(&model, &p, kvb_task_method_make, &tm, &o, &r);
+        st = kvb_task_pass_run(&lm, &p, kvb_task_method_make, &tm, &o, &r);
       }
       if (st) {
         char why[600];
