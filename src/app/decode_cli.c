@@ -424,8 +424,8 @@ int kvb_cmd_decode(int argc, char **argv) {
   }
   mk.n_layer = lm.n_layer;
   if (have_task && length > (size_t)lm.n_ctx) {
-    fprintf(stderr, "kvbound decode: --length %zu: %s's context is %d tokens\n", length, lm.name,
-            lm.n_ctx);
+    fprintf(stderr, "kvbound decode: --length %zu: %s's context (%s.context_length) is %d tokens\n",
+            length, lm.name, kind == KVB_LM_GEMMA3 ? "gemma3" : "llama", lm.n_ctx);
     kvb_lm_free(&lm);
     return 2;
   }
