@@ -47,8 +47,9 @@ static void decode_usage(FILE *f) {
           "  the method's answer standing in for exact attention (new tokens are fed to the\n"
           "  method; README, Compressed decoding inside the model).\n"
           "  --method NAME     a registered method (exact, subgen, balancekv_block, h2o, ...)\n"
-          "  --param k=v       a method parameter (repeatable); pyramidkv gets layer = its layer\n"
-          "                    and layers = 30 unless given\n"
+          "  --param k=v       a method parameter (repeatable); pyramidkv gets layer = its layer's\n"
+          "                    index among the compressed layers and layers = their count unless\n"
+          "                    given (SmolLM2: its layer and 30; Gemma 3: 0..2 and 3)\n"
           "  --text FILE       text mode: score tokens [S+n0+1, S+n0+n1] of FILE teacher-forced\n"
           "  --start S         first token of the prompt (default 0)\n"
           "  --n0 N            prompt tokens (compressed)      --n1 N  scored tokens\n"
@@ -78,9 +79,7 @@ static void decode_usage(FILE *f) {
           "                    replaces attention on the 3 GLOBAL layers (5, 11, 17) and every LOCAL\n"
           "                    layer keeps its 512-token sliding window exactly, as the model does;\n"
           "                    memory is counted over the global caches; every prompt starts with\n"
-          "                    BOS (text mode: BOS + n0 - 1 text tokens; tasks count it in --length);\n"
-          "                    in pass-key and task modes pyramidkv's layer/layers are the global\n"
-          "                    layer's index among the 3 and 3\n"
+          "                    BOS (text mode: BOS + n0 - 1 text tokens; tasks count it in --length)\n"
           "  Prints perplexity (exact and method, and the increase), mean KL(exact || method) per\n"
           "  token, top-1 agreement and stored vectors per cache; or the pass-key accuracies; or per\n"
           "  task the greedy answers of exact attention and of the method with their string-match\n"
@@ -93,7 +92,7 @@ typedef struct {
   const char *method;
   kvb_params params;
   int n_layer;
-  const kvb_lm *lm; /* when set, pyramidkv's layer/layers count the compressed layers only */
+  const kvb_lm *lm; /* pyramidkv's layer/layers count the compressed layers only (lm.h) */
 } cli_mk;
 
 static int cli_make(void *vc, int layer, int g, const kvb_method_config *cfg, kvb_method **out) {
@@ -409,20 +408,13 @@ int kvb_cmd_decode(int argc, char **argv) {
   }
   kvb_lm_kind kind = KVB_LM_SMOLLM2;
   if (model && !strcmp(model, "smollm2")) model = NULL;
-  if (model && !strcmp(model, "gemma3")) {
-    kind = KVB_LM_GEMMA3, model = NULL;
-    if (text) {
-      mk.n_layer = KVB_DECODE_GEMMA3_LAYERS;
-      return kvb_decode_text_gemma3(NULL, cli_make, &mk, mk.method, text, start, n0, n1, observe,
-                                    seed);
-    }
-  }
+  if (model && !strcmp(model, "gemma3")) kind = KVB_LM_GEMMA3, model = NULL;
   kvb_lm lm;
   if (kvb_lm_load(kind, model, &lm)) {
     fprintf(stderr, "kvbound decode: %s\n", kvb_strerror_last());
     return 1;
   }
-  mk.n_layer = lm.n_layer;
+  mk.n_layer = lm.n_layer, mk.lm = &lm;
   if (have_task && length > (size_t)lm.n_ctx) {
     fprintf(stderr, "kvbound decode: --length %zu: %s's context (%s.context_length) is %d tokens\n",
             length, lm.name, kind == KVB_LM_GEMMA3 ? "gemma3" : "llama", lm.n_ctx);
@@ -431,9 +423,11 @@ int kvb_cmd_decode(int argc, char **argv) {
   }
   int rc;
   if (text) {
-    rc = run_text(lm.smol, &mk, text, start, n0, n1, observe, seed);
+    rc = kind == KVB_LM_GEMMA3
+             ? kvb_decode_text_gemma3(lm.gemma, cli_make, &mk, mk.method, text, start, n0, n1,
+                                      observe, seed)
+             : run_text(lm.smol, &mk, text, start, n0, n1, observe, seed);
   } else {
-    mk.lm = &lm;
     if (kind == KVB_LM_GEMMA3) {
       char layers[128] = "";
       for (int l = 0, n = 0; l < lm.n_layer; l++)
