@@ -1,5 +1,6 @@
 /* long_context.c — the papers' end-to-end comparisons on generated long-context tasks (RULER-style,
- * src/model/tasks.h) inside SmolLM2-135M (src/model/task_run.h): 003 Fig. 4 (needle in a
+ * src/model/tasks.h) inside SmolLM2-135M, and as twins inside Gemma 3 270M (src/model/task_run.h,
+ * lm.h; see the end of this comment): 003 Fig. 4 (needle in a
  * haystack over length × depth), 003 Table 1 (LongBench-E: the average over task families),
  * 000 Table 1 = 001 Table 2 (LongEval line retrieval) and 001 Table 3 (ClusterGen vs
  * AttentionSink on LongBench). The model is not the papers' (135M parameters against their 7B–32B)
@@ -73,7 +74,30 @@
  * tasks exact attention answers, 0.99 at 40 — so the needle grid holds 40; the other effects
  * (0.99 vs 0.90/0.83; 000 Table 1's 0.86 vs 0.66/0.56: power 0.33 at 60 tasks; 003 Table 1's
  * LongBench gaps of 0.4–7 points) need hundreds to many thousands of tasks, and those cells are
- * INCONCLUSIVE with their power printed. */
+ * INCONCLUSIVE with their power printed.
+ *
+ * Gemma 3 270M twins (long_context.gemma3.needle / .families / .subgen; the same claim ids, methods,
+ * tests, rule, power and control; lm.h): the task starts with <bos>; the methods replace attention
+ * on the 3 global layers (5, 11, 17) only and every local layer keeps its 512-token window exactly
+ * (kvb_dec_open_gemma3), so B = 32 + ⌊(n0 − 32)/2^T⌋ is per GLOBAL cache and the equal-memory
+ * assertion reads the global caches (kvb_dec_memory_prefill counts only those); PyramidKV's pyramid
+ * spans the 3 global layers (task_run.h). make check: SmolLM2's cells (one 1k task per claim);
+ * measured with `nice -n 5 build/kvb-props --only ...` on the loaded 2-core machine, faithful and
+ * mutant runs, user + sys CPU s: needle 34.3 + 5.4, families 25.1 + 1.3, subgen 21.8 + 1.2.
+ * Full-tier sizing rule: the three claims' faithful and mutant passes together ≤ 20 CPU minutes,
+ * every cell ≥ 6 tasks (the fewest whose 6/6 can clear the CP ≥ 0.5 rule), costs per task =
+ * prefill + (passes + the mutant's re-run) × pass, from these measured CPU seconds (one thread,
+ * niah_single, question-aware, 2026-11-27): prefill 2.2 (1k), 4.6 (2k), 10.8 (4k), 23.6 (8k); a
+ * 12-token answer's pass (greedy + teacher-forced) 3.2, 4.2, 6.3, 10.2 (balancekv_block and snapkv
+ * the same within 10%); H2O 7.6 (1k) and 21.6 (2k) — it sees every prompt query; the families'
+ * 40–48-token answers ≈ 9 per pass at 1k. So: needle 4k×6 + 8k×6 ≈ 6·(10.8 + 8·6.3) +
+ * 6·(23.6 + 8·10.2) ≈ 1000 s (Gemma's exact attention answered 4/4 at 4k and 3/3 at 8k: both
+ * cells expected kept); subgen 1k×6 ≈ 6·(2.3 + 4·3.3 + 7.6 + 3.6) ≈ 160 s; that leaves the
+ * families twin the check tier's single task, unscreened (its 8 methods in --full: measured 38.3 +
+ * 1.6 CPU s), ≈ 1200 s in all — at the budget. Seven families × 6 tasks, screened, would cost up
+ * to ≈ 52 CPU minutes when exact attention keeps them all (in a pilot it answered niah_single,
+ * multikey and multivalue 2/2 at 1k, multiquery 1/2, vt, cwe and fwe 0/2): beyond this budget, so
+ * B-TAB1 on Gemma stays INCONCLUSIVE (power 0) until a run is given that time. */
 #include "baselines.h"
 #include "model.h"
 #include "power.h"
@@ -185,28 +209,55 @@ static const design_t D_SUBGEN = {
     {{KVB_TASK_NIAH_MULTIKEY, 1024, 1}},
     {{KVB_TASK_NIAH_MULTIKEY, 1024, 12}}};
 
-/* ------------------------------------------------------------------ the model */
+/* The Gemma 3 270M twins (long_context.gemma3.*): the same methods, tier, screening and rule;
+ * make check's cells are SmolLM2's (one 1k task each); the full grids use Gemma's long context,
+ * sized in the header comment. */
+static const design_t D_NEEDLE_G3 = {
+    2, 6, 6, {M_EXACT, M_BKV, M_UNI, M_SINK, M_SNAP, M_PYR}, 0,
+    1, 2,
+    {{KVB_TASK_NIAH_SINGLE, 1024, LC_CHECK_TASKS}},
+    {{KVB_TASK_NIAH_SINGLE, 4096, 6}, {KVB_TASK_NIAH_SINGLE, 8192, 6}}};
+/* not screened: with one task no cell can be kept, and a screen would then run no method in
+ * --full, so no mutant could be caught; unscreened, --full runs what make check runs */
+static const design_t D_FAMILIES_G3 = {
+    2, 8, 4, {M_EXACT, M_BKV, M_KIVI, M_Q4, M_UNI, M_SINK, M_SNAP, M_PYR}, 0,
+    1, 1,
+    {{KVB_TASK_NIAH_MULTIKEY, 1024, 1}},
+    /* check-sized in --full too: seven families × 6 tasks cost up to ~52 CPU minutes (header) */
+    {{KVB_TASK_NIAH_MULTIKEY, 1024, 1}}};
+static const design_t D_SUBGEN_G3 = {
+    1, 4, 3, {M_EXACT, M_RKC, M_SINK, M_H2O}, 0,
+    1, 1,
+    {{KVB_TASK_NIAH_MULTIKEY, 1024, 1}},
+    {{KVB_TASK_NIAH_MULTIKEY, 1024, 6}}};
 
-static kvb_model MODEL;
-static int model_state; /* 0 untried, 1 loaded, -1 unavailable */
+/* ------------------------------------------------------------------ the models */
+
+static kvb_lm LMS[KVB_LM_N_KINDS]; /* SmolLM2-135M, Gemma 3 270M (lm.h), loaded on first use */
+static int model_state[KVB_LM_N_KINDS]; /* 0 untried, 1 loaded, -1 unavailable */
 
 static void model_release(void) {
-  if (model_state == 1) kvb_model_free(&MODEL);
+  for (int k = 0; k < KVB_LM_N_KINDS; k++)
+    if (model_state[k] == 1) kvb_lm_free(&LMS[k]), model_state[k] = 0;
 }
 
-static int model_ready(prop_ctx *ctx) {
-  if (model_state == 0) {
-    model_state = -1;
-    if (kvb_model_available() == KVB_OK && kvb_model_load(NULL, &MODEL) == KVB_OK) {
-      model_state = 1;
-      atexit(model_release);
+/* The model of `kind`, or NULL after a SKIP (its file absent or unreadable). */
+static const kvb_lm *model_ready(prop_ctx *ctx, kvb_lm_kind kind) {
+  static int registered;
+  if (model_state[kind] == 0) {
+    model_state[kind] = -1;
+    if (kvb_lm_available(kind) == KVB_OK && kvb_lm_load(kind, NULL, &LMS[kind]) == KVB_OK) {
+      model_state[kind] = 1;
+      if (!registered) atexit(model_release), registered = 1;
     }
   }
-  if (model_state != 1) {
-    prop_skip(ctx, "the model is not available (scripts/fetch-model)");
-    return 0;
+  if (model_state[kind] != 1) {
+    prop_skip(ctx, "%s is not available (scripts/fetch-model%s)",
+              kind == KVB_LM_GEMMA3 ? "Gemma 3 270M" : "the model",
+              kind == KVB_LM_GEMMA3 ? " --model gemma3" : "");
+    return NULL;
   }
-  return 1;
+  return &LMS[kind];
 }
 
 /* ------------------------------------------------------------------ runs */
@@ -231,8 +282,8 @@ typedef struct {
   pass_t r[LC_MAX_TASKS][NMETH + 1]; /* [NMETH]: z ≡ 0 (the control) */
 } runs_t;
 
-/* the faithful runs of each claim and tier, kept for its mutant runs */
-static runs_t RUNS[3][2];
+/* the faithful runs of each model, claim and tier, kept for its mutant runs */
+static runs_t RUNS[KVB_LM_N_KINDS][3][2];
 
 static int rule_keeps(unsigned right, unsigned n) {
   double lo, hi;
@@ -241,19 +292,20 @@ static int rule_keeps(unsigned right, unsigned n) {
 }
 
 /* One method's pass over a prepared task into *out; 0 on error (a failed check says why). */
-static int one_pass(prop_ctx *ctx, const kvb_task_prep *p, int me, unsigned T, pass_t *out) {
+static int one_pass(prop_ctx *ctx, const kvb_lm *lm, const kvb_task_prep *p, int me, unsigned T,
+                    pass_t *out) {
   kvb_task_pass r;
   int st;
   if (me == M_EXACT) {
     kvb_dec_opts o = {0, ctx->seed, 0};
-    st = kvb_task_pass_run(&MODEL, p, NULL, NULL, &o, &r);
+    st = kvb_task_pass_run(lm, p, NULL, NULL, &o, &r);
   } else {
     kvb_params par;
-    method_params(ctx, me, p->n0, T, (size_t)MODEL.cfg.n_layer, &par);
+    method_params(ctx, me, p->n0, T, (size_t)kvb_lm_n_compressed(lm), &par);
     kvb_task_method tm;
-    kvb_task_method_init(&tm, kvb_method_lookup(type_of(me)), &par, MODEL.cfg.n_layer, p->n0);
+    kvb_task_method_init(&tm, kvb_method_lookup(type_of(me)), &par, lm, p->n0);
     kvb_dec_opts o = {kvb_task_method_observe(&tm, p->n0), ctx->seed, 0};
-    st = kvb_task_pass_run(&MODEL, p, kvb_task_method_make, &tm, &o, &r);
+    st = kvb_task_pass_run(lm, p, kvb_task_method_make, &tm, &o, &r);
   }
   if (!prop_check(ctx, st == KVB_OK, "%s on task (%s, %zu, seed %llu): %s", MNAME[me],
                   kvb_task_family_name(p->task->family), p->task->length,
@@ -288,7 +340,8 @@ static int in_tier(const prop_ctx *ctx, const design_t *D, int me) {
   return me == M_ZERO;
 }
 
-static int run_grid(prop_ctx *ctx, const design_t *D, runs_t *R, const runs_t *faithful) {
+static int run_grid(prop_ctx *ctx, const kvb_lm *lm, const design_t *D, runs_t *R,
+                    const runs_t *faithful) {
   const cell_spec *cells = ctx->full ? D->full : D->check;
   int ncell = ctx->full ? D->ncell_full : D->ncell_check;
   const int nmeth = tier_nmeth(ctx, D);
@@ -315,7 +368,6 @@ static int run_grid(prop_ctx *ctx, const design_t *D, runs_t *R, const runs_t *f
     gsl_rng_free(g);
     R->ntask = nt;
   }
-  size_t ctxlen = (size_t)MODEL.cfg.n_ctx;
   /* phase 1 (screened designs): exact attention on every task, the rule per cell */
   const int screen = D->screen && ctx->full; /* make check's one task cannot pass the rule anyway */
   for (int phase = screen && !faithful ? 0 : 1; phase < 2; phase++) {
@@ -331,11 +383,10 @@ static int run_grid(prop_ctx *ctx, const design_t *D, runs_t *R, const runs_t *f
       kvb_task t;
       kvb_task_prep p;
       memset(&p, 0, sizeof p);
-      int st = kvb_task_make(MODEL.tok, ctxlen, cells[c].fam, cells[c].length, R->depth[i],
-                             R->seed[i], &t);
+      int st = kvb_task_make(lm, cells[c].fam, cells[c].length, R->depth[i], R->seed[i], &t);
       if (!prop_check(ctx, st == KVB_OK, "task %zu: %s", i, st ? kvb_strerror_last() : "ok"))
         return 0;
-      st = kvb_task_prepare(&MODEL, &t, 1, &p);
+      st = kvb_task_prepare(lm, &t, 1, &p);
       int ok = prop_check(ctx, st == KVB_OK, "prefill of task %zu: %s", i, st ? kvb_strerror_last() : "ok");
       if (ok) {
         R->n0[i] = p.n0;
@@ -344,14 +395,14 @@ static int run_grid(prop_ctx *ctx, const design_t *D, runs_t *R, const runs_t *f
                 (unsigned long long)R->seed[i], p.n0, p.prefill_cpu, phase ? "" : " (screening)");
       }
       if (ok && !faithful && (phase == 0 || !screen)) {
-        ok = one_pass(ctx, &p, M_EXACT, D->T, &R->r[i][M_EXACT]);
+        ok = one_pass(ctx, lm, &p, M_EXACT, D->T, &R->r[i][M_EXACT]);
         if (ok) R->exact_right[c] += R->r[i][M_EXACT].right;
       }
       for (int j = 1; ok && phase == 1 && j <= nmeth; j++) {
         int me = j < nmeth ? D->meth[j] : M_ZERO;
         if (faithful && !mutant_hits(ctx, me)) continue;
         pass_t *out = j < nmeth ? &R->r[i][me] : &R->r[i][NMETH];
-        ok = one_pass(ctx, &p, me, D->T, out);
+        ok = one_pass(ctx, lm, &p, me, D->T, out);
         /* equal memory (exact): an eviction method holds 2B vectors per cache after the prompt */
         if (ok && evicts(me)) {
           double want = 2.0 * (double)budget_of(p.n0, D->T), got = out->vectors;
@@ -499,27 +550,37 @@ static void write_tsv(const prop_ctx *ctx, const design_t *D, const runs_t *R) {
   fclose(f);
 }
 
-static void claim(prop_ctx *ctx, int which, const design_t *D, const effect_t *eff, int neff) {
-  if (!model_ready(ctx)) return;
-  runs_t *F = &RUNS[which][ctx->full != 0];
+static void claim(prop_ctx *ctx, kvb_lm_kind kind, int which, const design_t *D, const effect_t *eff,
+                  int neff) {
+  const kvb_lm *lm = model_ready(ctx, kind);
+  if (!lm) return;
+  runs_t *F = &RUNS[kind][which][ctx->full != 0];
   static runs_t M; /* a mutant run's copy */
   runs_t *R = F;
   if (ctx->mutant) {
     if (F->done != 1) { /* the faithful run did not complete here: run it first */
       const char *mut = ctx->mutant;
       ctx->mutant = NULL;
-      F->done = run_grid(ctx, D, F, NULL) ? 1 : -1;
+      F->done = run_grid(ctx, lm, D, F, NULL) ? 1 : -1;
       ctx->mutant = mut;
     }
-    if (F->done != 1 || !run_grid(ctx, D, &M, F)) return;
+    if (F->done != 1 || !run_grid(ctx, lm, D, &M, F)) return;
     R = &M;
   } else {
-    if (!F->done) F->done = run_grid(ctx, D, F, NULL) ? 1 : -1;
+    if (!F->done) F->done = run_grid(ctx, lm, D, F, NULL) ? 1 : -1;
     if (F->done != 1) return;
   }
-  prop_note(ctx, "SmolLM2-135M, trained context %d tokens (GGUF llama.context_length); question-"
-            "aware form, compression 2^-%u: B = 32 + (n0 - 32)/%u tokens per cache", MODEL.cfg.n_ctx,
-            D->T, 1u << D->T);
+  if (kind == KVB_LM_GEMMA3)
+    prop_note(ctx, "Gemma 3 270M, trained context %d tokens (GGUF gemma3.context_length), <bos> "
+              "first in every task; the methods replace attention on its %d global layers only "
+              "(5, 11, 17), the 15 local layers keep their 512-token window exactly; question-"
+              "aware form, compression 2^-%u: B = 32 + (n0 - 32)/%u tokens per global cache "
+              "(vectors and bytes counted on the global caches)", lm->n_ctx,
+              kvb_lm_n_compressed(lm), D->T, 1u << D->T);
+  else
+    prop_note(ctx, "SmolLM2-135M, trained context %d tokens (GGUF llama.context_length); question-"
+              "aware form, compression 2^-%u: B = 32 + (n0 - 32)/%u tokens per cache", lm->n_ctx,
+              D->T, 1u << D->T);
   cell_notes(ctx, D, R);
   /* the paired arithmetic's sign (exact): exact attention above z ≡ 0 on every task */
   unsigned bad = 0, n = 0;
@@ -560,9 +621,14 @@ static const effect_t EFF_SUBGEN[] = {
     {M_RKC, M_SINK, 0.86, 0.56, "000 Table 1 n = 5k: SubGen 0.86 vs Sink 0.56 (also S-CG-TAB3's)"},
 };
 
-static void lc_needle(prop_ctx *ctx) { claim(ctx, 0, &D_NEEDLE, EFF_FIG4, 4); }
-static void lc_families(prop_ctx *ctx) { claim(ctx, 1, &D_FAMILIES, EFF_TAB1, 4); }
-static void lc_subgen(prop_ctx *ctx) { claim(ctx, 2, &D_SUBGEN, EFF_SUBGEN, 2); }
+static void lc_needle(prop_ctx *ctx) { claim(ctx, KVB_LM_SMOLLM2, 0, &D_NEEDLE, EFF_FIG4, 4); }
+static void lc_families(prop_ctx *ctx) { claim(ctx, KVB_LM_SMOLLM2, 1, &D_FAMILIES, EFF_TAB1, 4); }
+static void lc_subgen(prop_ctx *ctx) { claim(ctx, KVB_LM_SMOLLM2, 2, &D_SUBGEN, EFF_SUBGEN, 2); }
+static void lc_needle_g3(prop_ctx *ctx) { claim(ctx, KVB_LM_GEMMA3, 0, &D_NEEDLE_G3, EFF_FIG4, 4); }
+static void lc_families_g3(prop_ctx *ctx) {
+  claim(ctx, KVB_LM_GEMMA3, 1, &D_FAMILIES_G3, EFF_TAB1, 4);
+}
+static void lc_subgen_g3(prop_ctx *ctx) { claim(ctx, KVB_LM_GEMMA3, 2, &D_SUBGEN_G3, EFF_SUBGEN, 2); }
 
 const prop_claim props_long_context[] = {
     {"long_context.needle", "003 §4.3, Fig. 4 (needle in a haystack) on generated tasks inside SmolLM2-135M",
@@ -589,5 +655,31 @@ const prop_claim props_long_context[] = {
      "'SubGen'/ClusterGen) vs H2O and StreamingLLM — McNemar and sign test as the needle check, "
      "power at 000 Table 1's n = 5k accuracies",
      {"method:recent_kcenter:window_off_by_one", "check:delta_sign"}, lc_subgen,
+     {"S-TAB1.acc", "S-CG-TAB3"}},
+    /* The same three on Gemma 3 270M (lm.h): the methods on its 3 global layers, the local layers'
+     * 512-token windows kept exactly; grids D_NEEDLE_G3 etc. (sized in the header comment).
+     * SKIPPED without its file. */
+    {"long_context.gemma3.needle", "003 §4.3, Fig. 4 (needle in a haystack) on generated tasks inside Gemma 3 270M",
+     "comparison",
+     "niah_single over length × depth inside Gemma 3 270M (methods on the global layers 5, 11, 17; "
+     "the local layers keep their 512-token window exactly; full: 4k×6, 8k×6 tasks), question-aware, "
+     "compression 2^-2 at equal memory per global cache: block BalanceKV vs uniform sampling, "
+     "PyramidKV, SnapKV, StreamingLLM — tests, rule, power and z ≡ 0 control as long_context.needle",
+     {"method:balancekv_block:first_not_exact", "check:delta_sign"}, lc_needle_g3, {"B-FIG4"}},
+    {"long_context.gemma3.families", "003 Table 1 (LongBench-E average) on the task families inside Gemma 3 270M",
+     "comparison",
+     "seven RULER-style families inside Gemma 3 270M (methods on the global layers 5, 11, 17; the "
+     "local layers keep their 512-token window exactly; full: the check tier's one 1k multi-key "
+     "task, the budget's limit), question-aware, compression 2^-2 at equal memory per global cache: block "
+     "BalanceKV vs uniform, PyramidKV, SnapKV, StreamingLLM; KIVI-2 and q4_0 at their own bytes — "
+     "tests, rule and power as long_context.families",
+     {"method:balancekv_block:first_not_exact", "check:delta_sign"}, lc_families_g3, {"B-TAB1"}},
+    {"long_context.gemma3.subgen", "000 Table 1 = 001 Table 2 (LongEval), 001 Table 3 on multi-key tasks inside Gemma 3 270M",
+     "comparison",
+     "niah_multikey inside Gemma 3 270M (methods on the global layers 5, 11, 17; the local layers "
+     "keep their 512-token window exactly; full: 1k×6), question-aware, half the cache "
+     "at equal memory per global cache: recent window + greedy k-center vs H2O and StreamingLLM — "
+     "tests, rule and power as long_context.subgen",
+     {"method:recent_kcenter:window_off_by_one", "check:delta_sign"}, lc_subgen_g3,
      {"S-TAB1.acc", "S-CG-TAB3"}},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};

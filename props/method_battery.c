@@ -920,6 +920,7 @@ typedef struct {
 
 static lc_runs LC;
 static kvb_model LC_MODEL;
+static kvb_lm LC_LM; /* a view on LC_MODEL (lm.h) */
 static int lc_model_state; /* 0 untried, 1 loaded, -1 unavailable */
 
 static void lc_model_release(void) {
@@ -970,11 +971,11 @@ static double lc_cpu(void) {
 static int lc_pass(prop_ctx *ctx, const kvb_task_prep *pp, const kvb_method_type *type,
                    const kvb_params *p, kvb_task_pass *r) {
   kvb_dec_opts o = {0, ctx->seed, 0};
-  if (!type) return kvb_task_pass_run(&LC_MODEL, pp, NULL, NULL, &o, r);
+  if (!type) return kvb_task_pass_run(&LC_LM, pp, NULL, NULL, &o, r);
   kvb_task_method tm;
-  kvb_task_method_init(&tm, type, p, LC_MODEL.cfg.n_layer, pp->n0);
+  kvb_task_method_init(&tm, type, p, &LC_LM, pp->n0);
   o.observe = kvb_task_method_observe(&tm, pp->n0);
-  return kvb_task_pass_run(&LC_MODEL, pp, kvb_task_method_make, &tm, &o, r);
+  return kvb_task_pass_run(&LC_LM, pp, kvb_task_method_make, &tm, &o, r);
 }
 
 /* z ≡ 0's answer log-lik alone: the teacher-forced half of kvb_task_pass_run (its greedy
@@ -986,7 +987,7 @@ static int lc_zero_loglik(prop_ctx *ctx, const kvb_task_prep *pp, const kvb_meth
   int32_t *cont = malloc((nt + na) * sizeof *cont);
   double *nll = malloc(n1 * sizeof *nll);
   kvb_task_method tm;
-  kvb_task_method_init(&tm, zt, NULL, LC_MODEL.cfg.n_layer, pp->n0);
+  kvb_task_method_init(&tm, zt, NULL, &LC_LM, pp->n0);
   kvb_dec_opts o = {kvb_task_method_observe(&tm, pp->n0), ctx->seed, 0};
   kvb_dec_session *s = NULL;
   int st = cont && nll ? KVB_OK : KVB_ERROR(KVB_ENOMEM, "z = 0 pass: out of memory");
@@ -1019,13 +1020,13 @@ static int lc_run(prop_ctx *ctx, lc_runs *R) {
   for (size_t i = 0; ok && i < R->n; i++) {
     uint64_t seed = ((uint64_t)gsl_rng_get(g) << 32) ^ (uint64_t)gsl_rng_get(g);
     kvb_task t;
-    int st = kvb_task_make(LC_MODEL.tok, (size_t)LC_MODEL.cfg.n_ctx, KVB_TASK_NIAH_SINGLE, LC_LEN,
-                           ((double)i + 0.5) / (double)R->n, seed, &t);
+    int st = kvb_task_make(&LC_LM, KVB_TASK_NIAH_SINGLE, LC_LEN, ((double)i + 0.5) / (double)R->n, seed,
+                           &t);
     if (!prop_check(ctx, st == KVB_OK, "task %zu: %s", i, st ? kvb_strerror_last() : "ok")) break;
     kvb_task_prep pr[2];
     memset(pr, 0, sizeof pr);
     double c0 = lc_cpu();
-    st = kvb_task_prepare(&LC_MODEL, &t, 1, &pr[1]);
+    st = kvb_task_prepare(&LC_LM, &t, 1, &pr[1]);
     if (!st) st = lc_prep_agnostic(&pr[1], &t, &pr[0]);
     double c1 = lc_cpu();
     R->prefill_cpu += c1 - c0;
@@ -1078,6 +1079,7 @@ static void long_context(prop_ctx *ctx) {
     lc_model_state = -1;
     if (kvb_model_available() == KVB_OK && kvb_model_load(NULL, &LC_MODEL) == KVB_OK) {
       lc_model_state = 1;
+      LC_LM = kvb_lm_view_smollm2(&LC_MODEL);
       atexit(lc_model_release);
     }
   }

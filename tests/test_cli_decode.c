@@ -3,12 +3,46 @@
  * run whose exact method reports zero KL and full top-1 agreement, and a too-short text; the
  * task mode (src/model/tasks.h) at 1024 tokens with the method exact, question-agnostic and
  * question-aware: both run, exact attention's delta log-lik is 0 and its greedy answer is
- * printed; a length above the model's context is refused. */
+ * printed; a length above the model's context is refused. With Gemma 3 270M (SKIP without it)
+ * the task and pass-key modes run through --model gemma3 (gemma3_modes). */
 #include "cli_harness.h"
 #include "kvb_error.h"
 #include "model.h"
+#include "model_gemma3.h"
 
 #include <math.h>
+
+/* Gemma 3 270M (SKIP without it): the task mode through kvb_lm — sink_recent keeping every
+ * token on the global layers (delta within rounding of exact attention, BOS first), the pass-key
+ * mode with exact, and a length above Gemma's 32768-token context refused. */
+static void gemma3_modes(void) {
+  char out[16384], cmd[2048];
+  if (kvb_gemma3_available() != KVB_OK) {
+    printf("SKIP cli_decode.gemma3_task: %s\n", kvb_strerror_last());
+    return;
+  }
+  snprintf(cmd, sizeof cmd, "OPENBLAS_NUM_THREADS=1 %s decode --model gemma3 --method sink_recent "
+           "--param budget=2048 --task niah_single --length 1024 --depth 0.5 --task-seed 1 "
+           "--mode agnostic", kvbound);
+  int rc = sh(cmd, out, sizeof out);
+  const char *d = strstr(out, "delta log-lik ");
+  double delta = d ? atof(d + 14) : 1e9;
+  CHECK(rc == 0 && strstr(out, "model Gemma 3 270M") && strstr(out, "global layers (5, 11, 17)") &&
+            strstr(out, "mode agnostic") && strstr(out, "exact: \"") && fabs(delta) <= 1e-3 &&
+            strstr(out, "summary niah_single agnostic length 1024"),
+        "cli_decode.gemma3_task", "rc %d, delta %g: %s", rc, delta, out);
+  printf("    %s", out);
+  snprintf(cmd, sizeof cmd, "OPENBLAS_NUM_THREADS=1 %s decode --model gemma3 --method exact "
+           "--passkey 1 --reps 4", kvbound);
+  rc = sh(cmd, out, sizeof out);
+  CHECK(rc == 0 && strstr(out, "model Gemma 3 270M") && strstr(out, "pass-key accuracy: exact"),
+        "cli_decode.gemma3_passkey", "rc %d: %s", rc, out);
+  snprintf(cmd, sizeof cmd, "%s decode --model gemma3 --method exact --task niah_single --length "
+           "40000 --mode aware", kvbound);
+  rc = sh(cmd, out, sizeof out);
+  CHECK(rc == 2 && strstr(out, "gemma3.context_length") && strstr(out, "32768"),
+        "cli_decode.gemma3_task_too_long", "rc %d: %s", rc, out);
+}
 
 int main(int argc, char **argv) {
   (void)argc;
@@ -17,7 +51,8 @@ int main(int argc, char **argv) {
   snprintf(cmd, sizeof cmd, "%s decode --help", kvbound);
   int rc = sh(cmd, out, sizeof out);
   CHECK(rc == 0 && strstr(out, "--passkey") && strstr(out, "--n0") && strstr(out, "--task FAMILY") &&
-            strstr(out, "--mode agnostic") && strstr(out, "niah_multivalue"),
+            strstr(out, "--mode agnostic") && strstr(out, "niah_multivalue") &&
+            strstr(out, "in all three modes (text,") && strstr(out, "32768 for Gemma 3 270M"),
         "cli_decode.help", "rc %d: %s", rc, out);
   static const struct {
     const char *args, *msg, *name;
@@ -47,8 +82,12 @@ int main(int argc, char **argv) {
        "cli_decode.task_and_passkey"},
       {"--method exact --task cwe --length 1024 --mode aware --tasks 0", "--tasks needs",
        "cli_decode.task_zero_tasks"},
-      {"--method exact --model gemma3 --passkey 2", "--model gemma3 runs text mode only",
-       "cli_decode.gemma3_text_mode_only"},
+      {"--method exact --model gemma3 --text /x --passkey 2", "either --text FILE",
+       "cli_decode.gemma3_two_modes"},
+      {"--method exact --model gemma3 --task niah_single --length 1024", "--mode agnostic|aware",
+       "cli_decode.gemma3_task_no_mode"},
+      {"--method exact --model gemma3 --task niah_single --length 1000 --mode aware", "at least 1024",
+       "cli_decode.gemma3_task_short"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     snprintf(cmd, sizeof cmd, "%s decode %s", kvbound, bad[i].args);
@@ -56,6 +95,7 @@ int main(int argc, char **argv) {
     CHECK(rc == 2 && strstr(out, bad[i].msg), bad[i].name, "rc %d, wanted 2 and \"%s\": %s", rc,
           bad[i].msg, out);
   }
+  gemma3_modes();
   if (kvb_model_available() != KVB_OK) {
     printf("SKIP cli_decode.text_exact: %s\n", kvb_strerror_last());
     return unit_failed ? 1 : 0;

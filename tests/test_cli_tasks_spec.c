@@ -1,12 +1,15 @@
 /* test_cli_tasks_spec.c — the spec runner's model/task stage (tasks{}; runner.h, runner_tasks.c)
  * end to end through the kvbound command: every field of tasks{} is checked and a bad one is
  * refused with file:line and what was expected (unknown field, family, lengths, depths, per_cell,
- * mode, seed, the task count limit, a second tasks{}, a stream or sweep beside it, no method);
- * with the model (SKIP without it) a one-task spec writes results.csv (exact first, delta 0; a
- * method keeping every token: |delta| ≤ 1e-3), the summary, meta.json with "stage": "tasks", and
- * `kvbound plot` accepts the directory; --shard is refused. */
+ * mode, seed, model, the task count limit, a second tasks{}, a stream or sweep beside it, no
+ * method); with the model (SKIP without it) a one-task spec writes results.csv (exact first,
+ * delta 0; a method keeping every token: |delta| ≤ 1e-3), the summary, meta.json with "stage":
+ * "tasks" and "model": "smollm2", and `kvbound plot` accepts the directory; --shard is refused.
+ * With Gemma 3 270M (SKIP without it) the same one-task spec with model = "gemma3": the same
+ * results rules, meta.json and the summary name the model. */
 #include "kvbound.h"
 #include "model.h"
+#include "model_gemma3.h"
 #include "unit.h"
 #include "cli_harness.h"
 
@@ -52,6 +55,10 @@ static void spec_errors(void) {
   BAD("per_cell", "tasks { family = \"vt\", lengths = { 1024 }, per_cell = 0 }\n", "2", "'per_cell'");
   BAD("mode", "tasks { family = \"vt\", lengths = { 1024 }, mode = \"blind\" }\n", "2", "'mode'");
   BAD("seed", "tasks { family = \"vt\", lengths = { 1024 }, seed = -3 }\n", "2", "'seed'");
+  BAD("model", "tasks { family = \"vt\", lengths = { 1024 }, model = \"llama\" }\n", "2",
+      "'model' must be \"smollm2\" or \"gemma3\", got \"llama\"");
+  BAD("model_type", "tasks { family = \"vt\", lengths = { 1024 }, model = 3 }\n", "2",
+      "field 'model' must be a string");
   BAD("total", "tasks { family = \"vt\", lengths = { 1024, 2048 }, depths = { 0, 1 }, per_cell = 5000 }\n",
       "2", "the limit is 10000");
   BAD("twice", "tasks { family = \"vt\", lengths = { 1024 } }\ntasks { family = \"vt\", lengths = { 1024 } }\n",
@@ -62,18 +69,29 @@ static void spec_errors(void) {
 #undef BAD
 }
 
-static void one_task(void) {
-  char spec[128], cmd[2048], out[16384], path[256];
-  snprintf(spec, sizeof spec, "%s/one.lua", tmp);
-  write_file(spec, "name \"one\"\n"
-                   "tasks { family = \"niah_single\", lengths = { 1024 }, depths = { 0.5 }, "
-                   "mode = \"agnostic\", seed = 5 }\n"
-                   "method \"sink_recent\" { budget = 4096, label = \"all\" }\n"
-                   "method \"sink_recent\" { budget = 64, label = \"small\" }\n");
-  snprintf(cmd, sizeof cmd, "OPENBLAS_NUM_THREADS=1 %s run %s --out %s/one --jobs 1", kvbound, spec, tmp);
+/* model NULL: the default (no model field, SmolLM2); else tasks{}'s model = "...". */
+static void one_task(const char *model) {
+  char spec[128], cmd[2048], out[16384], path[256], text[1024], field[64] = "", pre[64];
+  const char *key = model ? model : "smollm2";
+  const char *dir = model ? model : "one";
+  snprintf(pre, sizeof pre, "tasks_spec%s%s", model ? "." : "", model ? model : "");
+  if (model) snprintf(field, sizeof field, ", model = \"%s\"", model);
+  snprintf(spec, sizeof spec, "%s/%s.lua", tmp, dir);
+  snprintf(text, sizeof text, "name \"one\"\n"
+           "tasks { family = \"niah_single\", lengths = { 1024 }, depths = { 0.5 }, "
+           "mode = \"agnostic\", seed = 5%s }\n"
+           "method \"sink_recent\" { budget = 4096, label = \"all\" }\n"
+           "method \"sink_recent\" { budget = 64, label = \"small\" }\n", field);
+  write_file(spec, text);
+  snprintf(cmd, sizeof cmd, "OPENBLAS_NUM_THREADS=1 %s run %s --out %s/%s --jobs 1", kvbound, spec,
+           tmp, dir);
   int rc = sh(cmd, out, sizeof out);
-  CHECK(rc == 0 && strstr(out, "all") && strstr(out, "small"), "tasks_spec.run", "rc %d: %s", rc, out);
-  snprintf(path, sizeof path, "%s/one/results.csv", tmp);
+  char name[128];
+#define NAME(s) (snprintf(name, sizeof name, "%s.%s", pre, s), name)
+  CHECK(rc == 0 && strstr(out, "all") && strstr(out, "small") &&
+            strstr(out, model ? "Gemma 3 270M" : "SmolLM2-135M"),
+        NAME("run"), "rc %d: %s", rc, out);
+  snprintf(path, sizeof path, "%s/%s/results.csv", tmp, dir);
   char *csv = read_file(path);
   int ok = csv && !strncmp(csv, "family,length,depth,task_seed,mode,method,right,score,loglik,delta", 66);
   double d_exact = NAN, d_all = NAN, d_small = NAN;
@@ -87,20 +105,24 @@ static void one_task(void) {
       if (!strcmp(meth, "small")) d_small = delta;
     }
   }
-  CHECK(ok && d_exact == 0 && fabs(d_all) <= 1e-3 && d_small < -1, "tasks_spec.results",
+  CHECK(ok && d_exact == 0 && fabs(d_all) <= 1e-3 && d_small < -1, NAME("results"),
         "header %d, delta exact %g, keep-all %g, budget 64 %g", ok, d_exact, d_all, d_small);
   free(csv);
-  snprintf(path, sizeof path, "%s/one/meta.json", tmp);
-  char *meta = read_file(path);
-  CHECK(meta && strstr(meta, "\"stage\": \"tasks\"") && strstr(meta, "\"name\": \"one\""),
-        "tasks_spec.meta", "%s", meta ? meta : "(missing)");
+  snprintf(path, sizeof path, "%s/%s/meta.json", tmp, dir);
+  char *meta = read_file(path), want[64];
+  snprintf(want, sizeof want, "\"model\": \"%s\"", key);
+  CHECK(meta && strstr(meta, "\"stage\": \"tasks\"") && strstr(meta, "\"name\": \"one\"") &&
+            strstr(meta, want),
+        NAME("meta"), "%s", meta ? meta : "(missing)");
   free(meta);
-  snprintf(cmd, sizeof cmd, "%s plot %s/one", kvbound, tmp);
+  snprintf(cmd, sizeof cmd, "%s plot %s/%s", kvbound, tmp, dir);
   rc = sh(cmd, out, sizeof out);
-  CHECK(rc == 0, "tasks_spec.plot_accepts", "rc %d: %s", rc, out);
+  CHECK(rc == 0, NAME("plot_accepts"), "rc %d: %s", rc, out);
+  if (model) return;
   snprintf(cmd, sizeof cmd, "%s run %s --out %s/sh --shard 0/2", kvbound, spec, tmp);
   rc = sh(cmd, out, sizeof out);
   CHECK(rc != 0 && strstr(out, "no --shard"), "tasks_spec.shard_refused", "rc %d: %s", rc, out);
+#undef NAME
 }
 
 int main(int argc, char **argv) {
@@ -108,7 +130,9 @@ int main(int argc, char **argv) {
   if (cli_harness_init(argv[0], "/tmp/kvb-tasks-spec-XXXXXX", "test_cli_tasks_spec")) return 1;
   spec_errors();
   if (kvb_model_available() != KVB_OK) printf("SKIP tasks_spec.model: %s\n", kvb_strerror_last());
-  else one_task();
+  else one_task(NULL);
+  if (kvb_gemma3_available() != KVB_OK) printf("SKIP tasks_spec.gemma3: %s\n", kvb_strerror_last());
+  else one_task("gemma3");
   char cmd[128], out[64];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
   sh(cmd, out, sizeof out);

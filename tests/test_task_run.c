@@ -134,7 +134,8 @@ static void test_with_model(void) {
     return;
   }
   kvb_task t;
-  int st = kvb_task_make(m.tok, (size_t)m.cfg.n_ctx, KVB_TASK_NIAH_SINGLE, 1024, 0.5, 11, &t);
+  const kvb_lm lm = kvb_lm_view_smollm2(&m);
+  int st = kvb_task_make(&lm, KVB_TASK_NIAH_SINGLE, 1024, 0.5, 11, &t);
   CHECK(st == KVB_OK, "task_run.task_make", "%s", kvb_strerror_last());
   if (st) {
     kvb_model_free(&m);
@@ -142,12 +143,12 @@ static void test_with_model(void) {
   }
   kvb_task_prep pa, pw;
   /* the two forms' splits */
-  st = kvb_task_prepare(&m, &t, 0, &pa);
+  st = kvb_task_prepare(&lm, &t, 0, &pa);
   CHECK(!st && pa.n0 == t.n_context && pa.n_tail == t.n_question + t.n_cue &&
             !memcmp(pa.tokens + pa.n0, t.question, t.n_question * sizeof(int32_t)),
         "task_run.agnostic_split", "status %d: n0 %zu tail %zu", st, pa.n0, pa.n_tail);
   if (!st) kvb_task_prep_free(&pa);
-  st = kvb_task_prepare(&m, &t, 1, &pw);
+  st = kvb_task_prepare(&lm, &t, 1, &pw);
   CHECK(!st && pw.n0 == t.n_context + t.n_question && pw.n_tail == t.n_cue &&
             pw.prefill_cpu > 0,
         "task_run.aware_split", "status %d: n0 %zu tail %zu", st, pw.n0, pw.n_tail);
@@ -160,9 +161,9 @@ static void test_with_model(void) {
   kvb_task_pass e, f;
   kvb_dec_opts o = {0, 1, 0};
   kvb_task_method tm;
-  kvb_task_method_init(&tm, kvb_method_lookup("exact"), NULL, m.cfg.n_layer, pw.n0);
-  int s1 = kvb_task_pass_run(&m, &pw, NULL, NULL, &o, &e);
-  int s2 = kvb_task_pass_run(&m, &pw, exact_by_factory, &tm, &o, &f);
+  kvb_task_method_init(&tm, kvb_method_lookup("exact"), NULL, &lm, pw.n0);
+  int s1 = kvb_task_pass_run(&lm, &pw, NULL, NULL, &o, &e);
+  int s2 = kvb_task_pass_run(&lm, &pw, exact_by_factory, &tm, &o, &f);
   CHECK(!s1 && !s2 && e.loglik == f.loglik && !strcmp(e.text, f.text) && e.right == f.right &&
             e.bytes == f.bytes && e.loglik < 0,
         "task_run.exact_factory_equals_exact", "status %d/%d: log-lik %.17g vs %.17g", s1, s2,
@@ -173,7 +174,7 @@ static void test_with_model(void) {
         e.right, e.vectors, e.bytes);
   /* kvb_task_run: exact gives Δ = 0 by construction */
   kvb_task_result r;
-  st = kvb_task_run(&m, &pw, NULL, 1, &r);
+  st = kvb_task_run(&lm, &pw, NULL, 1, &r);
   CHECK(!st && r.delta == 0 && r.exact.loglik == e.loglik && !strcmp(r.method.text, r.exact.text),
         "task_run.exact_delta_zero", "status %d, Δ %g", st, r.delta);
   if (!st) kvb_task_result_free(&r);
@@ -181,28 +182,28 @@ static void test_with_model(void) {
   kvb_params p;
   kvb_params_init(&p);
   kvb_params_set(&p, "budget", 4096);
-  kvb_task_method_init(&tm, kvb_method_lookup("sink_recent"), &p, m.cfg.n_layer, pw.n0);
-  st = kvb_task_run(&m, &pw, &tm, 1, &r);
+  kvb_task_method_init(&tm, kvb_method_lookup("sink_recent"), &p, &lm, pw.n0);
+  st = kvb_task_run(&lm, &pw, &tm, 1, &r);
   CHECK(!st && fabs(r.delta) <= 1e-3 && r.method.right, "task_run.keep_all_delta_zero",
         "status %d, Δ %g, \"%s\"", st, r.delta, st ? "" : r.method.text);
   if (!st) kvb_task_result_free(&r);
   /* a method that drops most of the prompt: fewer bytes and a lower answer log-lik */
   kvb_params_init(&p);
   kvb_params_set(&p, "budget", 64);
-  kvb_task_method_init(&tm, kvb_method_lookup("sink_recent"), &p, m.cfg.n_layer, pw.n0);
-  st = kvb_task_run(&m, &pw, &tm, 1, &r);
+  kvb_task_method_init(&tm, kvb_method_lookup("sink_recent"), &p, &lm, pw.n0);
+  st = kvb_task_run(&lm, &pw, &tm, 1, &r);
   CHECK(!st && r.delta < -1 && r.method.bytes == 64.0 * 128 * 8 && r.method.vectors == 128,
         "task_run.small_budget_loses", "status %d, Δ %g, %.0f bytes", st, r.delta, r.method.bytes);
   if (!st) kvb_task_result_free(&r);
   /* bad input */
   kvb_task_prep bad;
-  st = kvb_task_prepare(&m, NULL, 1, &bad);
+  st = kvb_task_prepare(&lm, NULL, 1, &bad);
   CHECK(st == KVB_ENULL && bad.tokens == NULL, "task_run.null_task_refused", "status %d", st);
-  st = kvb_task_prepare(&m, &t, 2, &bad);
+  st = kvb_task_prepare(&lm, &t, 2, &bad);
   CHECK(st == KVB_EINVAL && bad.tokens == NULL, "task_run.bad_form_refused", "status %d", st);
   kvb_task_method none;
-  kvb_task_method_init(&none, NULL, NULL, m.cfg.n_layer, pw.n0);
-  st = kvb_task_run(&m, &pw, &none, 1, &r);
+  kvb_task_method_init(&none, NULL, NULL, &lm, pw.n0);
+  st = kvb_task_run(&lm, &pw, &none, 1, &r);
   CHECK(st != KVB_OK && r.method.text == NULL && r.exact.text == NULL, "task_run.no_method_refused",
         "status %d", st);
   kvb_task_pass_free(&e), kvb_task_pass_free(&f);

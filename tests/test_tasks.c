@@ -10,13 +10,14 @@
 #include "gguf.h"
 #include "haystack.h"
 #include "kvb_error.h"
+#include "lm.h"
 #include "model.h"
 #include "tasks.h"
 
 #include <ctype.h>
 #include <math.h>
 
-static kvb_tokenizer *TOK;
+static kvb_lm LM; /* SmolLM2-135M (lm.h) */
 static size_t NCTX;
 
 static size_t total_of(const kvb_task *t) { return t->n_context + t->n_question + t->n_cue + t->max_new; }
@@ -31,7 +32,7 @@ static int same_task(const kvb_task *a, const kvb_task *b) {
 static char *decode(const int32_t *ids, size_t n) {
   char *s = NULL;
   size_t l = 0;
-  if (kvb_tok_decode(TOK, ids, n, &s, &l)) return NULL;
+  if (kvb_lm_decode(&LM, ids, n, &s, &l)) return NULL;
   return s;
 }
 
@@ -64,7 +65,7 @@ static void test_every_family(void) {
     for (int i = 0; i < KVB_TASK_N_FAMILIES; i++) {
       kvb_task a, b, c;
       char name[96];
-      int sa = kvb_task_make(TOK, NCTX, (kvb_task_family)i, lens[L], 0.5, 11, &a);
+      int sa = kvb_task_make(&LM, (kvb_task_family)i, lens[L], 0.5, 11, &a);
       snprintf(name, sizeof name, "tasks.make.%s.%zu", kvb_task_family_name((kvb_task_family)i), lens[L]);
       CHECK(!sa, name, "%s", kvb_strerror_last());
       if (sa) continue;
@@ -73,8 +74,8 @@ static void test_every_family(void) {
       CHECK(tot <= lens[L] && tot + KVB_TASK_TOLERANCE >= lens[L] && a.n_answer <= a.max_new &&
                 a.n_expected >= 1,
             name, "total %zu tokens for %zu (answer %zu of %zu)", tot, lens[L], a.n_answer, a.max_new);
-      int sb = kvb_task_make(TOK, NCTX, (kvb_task_family)i, lens[L], 0.5, 11, &b);
-      int sc = kvb_task_make(TOK, NCTX, (kvb_task_family)i, lens[L], 0.5, 12, &c);
+      int sb = kvb_task_make(&LM, (kvb_task_family)i, lens[L], 0.5, 11, &b);
+      int sc = kvb_task_make(&LM, (kvb_task_family)i, lens[L], 0.5, 12, &c);
       snprintf(name, sizeof name, "tasks.deterministic.%s.%zu", kvb_task_family_name((kvb_task_family)i), lens[L]);
       CHECK(!sb && same_task(&a, &b), name, "status %d", sb);
       snprintf(name, sizeof name, "tasks.seeds_differ.%s.%zu", kvb_task_family_name((kvb_task_family)i), lens[L]);
@@ -100,7 +101,7 @@ static void test_lengths(void) {
       for (uint64_t s = 1; s <= 4; s++) {
         kvb_task t;
         size_t len = L[i] > NCTX ? NCTX : L[i];
-        if (kvb_task_make(TOK, NCTX, (kvb_task_family)f, len, 0.37, s * 7919, &t)) {
+        if (kvb_task_make(&LM, (kvb_task_family)f, len, 0.37, s * 7919, &t)) {
           bad++;
           continue;
         }
@@ -120,7 +121,7 @@ static void test_depth(void) {
   for (size_t i = 0; i < sizeof D / sizeof *D; i++)
     for (uint64_t s = 1; s <= 3; s++) {
       kvb_task t;
-      if (kvb_task_make(TOK, NCTX, KVB_TASK_NIAH_SINGLE, 2048, D[i], s, &t)) {
+      if (kvb_task_make(&LM, KVB_TASK_NIAH_SINGLE, 2048, D[i], s, &t)) {
         bad++;
         continue;
       }
@@ -135,8 +136,8 @@ static void test_depth(void) {
         bad, worst);
   /* the end points: the needle first, the needle last */
   kvb_task a, b;
-  int sa = kvb_task_make(TOK, NCTX, KVB_TASK_NIAH_SINGLE, 1024, 0, 5, &a);
-  int sb = kvb_task_make(TOK, NCTX, KVB_TASK_NIAH_SINGLE, 1024, 1, 5, &b);
+  int sa = kvb_task_make(&LM, KVB_TASK_NIAH_SINGLE, 1024, 0, 5, &a);
+  int sb = kvb_task_make(&LM, KVB_TASK_NIAH_SINGLE, 1024, 1, 5, &b);
   CHECK(!sa && !sb && a.needle_at == a.haystack_begin && b.needle_at + 20 >= b.haystack_end &&
             b.needle_at < b.haystack_end,
         "tasks.depth_ends", "depth 0 at %zu (haystack from %zu), depth 1 at %zu (to %zu)",
@@ -149,7 +150,7 @@ static void test_content(void) {
   int bad = 0;
   for (uint64_t s = 1; s <= 10; s++) {
     kvb_task t;
-    if (kvb_task_make(TOK, NCTX, KVB_TASK_NIAH_SINGLE, s % 2 ? 1024 : NCTX, 0.1 * (double)s - 0.05, s, &t)) {
+    if (kvb_task_make(&LM, KVB_TASK_NIAH_SINGLE, s % 2 ? 1024 : NCTX, 0.1 * (double)s - 0.05, s, &t)) {
       bad++;
       continue;
     }
@@ -161,21 +162,21 @@ static void test_content(void) {
   CHECK(bad == 0, "tasks.single_needle_once", "%d of 10 tasks without exactly one 7-digit answer", bad);
   /* multikey: four keys, the target's number once; multivalue: four numbers once each */
   kvb_task t;
-  int st = kvb_task_make(TOK, NCTX, KVB_TASK_NIAH_MULTIKEY, 2048, 0.3, 3, &t);
+  int st = kvb_task_make(&LM, KVB_TASK_NIAH_MULTIKEY, 2048, 0.3, 3, &t);
   char *c = st ? NULL : decode(t.context, t.n_context);
   size_t needles = 0;
   for (const char *p = c; p && (p = strstr(p, "The secret number of ")); p++) needles++;
   CHECK(c && needles == 4 && count_word(c, t.expected[0]) == 1, "tasks.multikey_distractors",
         "%zu needle sentences", needles);
   free(c), kvb_task_free(&t);
-  st = kvb_task_make(TOK, NCTX, KVB_TASK_NIAH_MULTIVALUE, 2048, 0.3, 3, &t);
+  st = kvb_task_make(&LM, KVB_TASK_NIAH_MULTIVALUE, 2048, 0.3, 3, &t);
   c = st ? NULL : decode(t.context, t.n_context);
   int once = c != NULL;
   for (size_t e = 0; c && e < 4; e++) once &= count_word(c, t.expected[e]) == 1;
   CHECK(once && t.n_expected == 4, "tasks.multivalue_values", "status %d", st);
   free(c), kvb_task_free(&t);
   /* vt: the chain's assignments in order, the value set once */
-  st = kvb_task_make(TOK, NCTX, KVB_TASK_VT, 2048, 0.2, 4, &t);
+  st = kvb_task_make(&LM, KVB_TASK_VT, 2048, 0.2, 4, &t);
   c = st ? NULL : decode(t.context, t.n_context);
   int order = c != NULL;
   const char *prev = c;
@@ -189,7 +190,7 @@ static void test_content(void) {
   CHECK(order && t.n_expected == 5, "tasks.vt_chain_in_order", "status %d", st);
   free(c), kvb_task_free(&t);
   /* cwe: each of the ten common words more often than any other word (items " word,") */
-  st = kvb_task_make(TOK, NCTX, KVB_TASK_CWE, 2048, 0.5, 6, &t);
+  st = kvb_task_make(&LM, KVB_TASK_CWE, 2048, 0.5, 6, &t);
   c = st ? NULL : decode(t.context + t.haystack_begin, t.haystack_end - t.haystack_begin);
   static char words[4096][24];
   static size_t counts[4096];
@@ -212,7 +213,7 @@ static void test_content(void) {
         "%zu items; common words at least %zu times, another word %zu times", items, minc, maxo);
   free(c), kvb_task_free(&t);
   /* fwe: the three expected words are the three most frequent, in order */
-  st = kvb_task_make(TOK, NCTX, KVB_TASK_FWE, 2048, 0.5, 6, &t);
+  st = kvb_task_make(&LM, KVB_TASK_FWE, 2048, 0.5, 6, &t);
   c = st ? NULL : decode(t.context + t.haystack_begin, t.haystack_end - t.haystack_begin);
   size_t n3[3] = {0, 0, 0}, best_other = 0;
   for (size_t e = 0; c && e < 3; e++) n3[e] = count_word(c, t.expected[e]);
@@ -268,7 +269,7 @@ static void test_bad_input(void) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     size_t len = bad[i].len == (size_t)-1 ? NCTX + 1 : bad[i].len;
-    int st = kvb_task_make(TOK, NCTX, (kvb_task_family)bad[i].fam, len, bad[i].depth, 1, &t);
+    int st = kvb_task_make(&LM, (kvb_task_family)bad[i].fam, len, bad[i].depth, 1, &t);
     CHECK(st == KVB_EINVAL && strstr(kvb_strerror_last(), bad[i].msg) && !t.context,
           bad[i].name, "status %d: %s", st, kvb_strerror_last());
   }
@@ -281,7 +282,7 @@ static void test_hash(void) {
   sh(cmd, out, sizeof out);
   setenv("KVB_COMMON_LICENSES", tmp, 1);
   kvb_haystack h;
-  int st = kvb_haystack_load(TOK, 0, &h);
+  int st = kvb_haystack_load(&LM, 0, &h);
   CHECK(!st && h.n_sent > 50 && h.off[h.n_sent] > 3000, "tasks.haystack_copy_accepted", "status %d: %s",
         st, st ? kvb_strerror_last() : "");
   if (!st) kvb_haystack_free(&h);
@@ -290,18 +291,18 @@ static void test_hash(void) {
     snprintf(cmd, sizeof cmd, "sed -i 's/the /the  /' %s/%s", tmp, kvb_haystack_texts[i].name);
     sh(cmd, out, sizeof out);
   }
-  st = kvb_haystack_load(TOK, 0, &h);
+  st = kvb_haystack_load(&LM, 0, &h);
   CHECK(st == KVB_EFORMAT && strstr(kvb_strerror_last(), "GPL-2") &&
             strstr(kvb_strerror_last(), kvb_haystack_texts[0].sha256) && !h.ids,
         "tasks.haystack_changed_refused", "status %d: %s", st, kvb_strerror_last());
   kvb_task t;
-  st = kvb_task_make(TOK, NCTX, KVB_TASK_NIAH_SINGLE, 1024, 0.5, 1, &t);
-  int st2 = kvb_task_make(TOK, NCTX, KVB_TASK_CWE, 1024, 0.5, 1, &t);
+  st = kvb_task_make(&LM, KVB_TASK_NIAH_SINGLE, 1024, 0.5, 1, &t);
+  int st2 = kvb_task_make(&LM, KVB_TASK_CWE, 1024, 0.5, 1, &t);
   CHECK(st == KVB_EFORMAT && st2 == KVB_EFORMAT && strstr(kvb_strerror_last(), "SHA-256"),
         "tasks.task_on_changed_text_refused", "status %d, %d: %s", st, st2, kvb_strerror_last());
   snprintf(cmd, sizeof cmd, "rm -f %s/GPL-2", tmp);
   sh(cmd, out, sizeof out);
-  st = kvb_haystack_load(TOK, 0, &h);
+  st = kvb_haystack_load(&LM, 0, &h);
   CHECK(st == KVB_ENOTFOUND && strstr(kvb_strerror_last(), "base-files"), "tasks.haystack_missing_refused",
         "status %d: %s", st, kvb_strerror_last());
   unsetenv("KVB_COMMON_LICENSES");
@@ -322,8 +323,8 @@ int main(int argc, char **argv) {
   } else {
     uint64_t nctx = 0;
     int st = kvb_gguf_get_uint(&g, "llama.context_length", &nctx);
-    if (!st) st = kvb_tok_load(&g, &TOK);
     kvb_gguf_free(&g);
+    if (!st) st = kvb_lm_load(KVB_LM_SMOLLM2, NULL, &LM);
     CHECK(!st && nctx == 8192, "tasks.context_length", "status %d, %llu", st, (unsigned long long)nctx);
     NCTX = (size_t)nctx;
     if (!st) {
@@ -333,7 +334,7 @@ int main(int argc, char **argv) {
       test_depth();
       test_content();
       test_hash();
-      kvb_tok_free(TOK);
+      kvb_lm_free(&LM);
     }
   }
   char cmd[128], out[64];

@@ -1,5 +1,7 @@
-/* decode_cli.c — `kvbound decode`: compressed decoding inside SmolLM2-135M with any registered
- * method (src/model/decode_compressed.h; README, Compressed decoding inside the model).
+/* decode_cli.c — `kvbound decode`: compressed decoding inside SmolLM2-135M or Gemma 3 270M
+ * (--model; lm.h) with any registered method (src/model/decode_compressed.h; README, Compressed
+ * decoding inside the model). Gemma 3's text mode is decode_gemma3_cli.c's; its pass-key and
+ * task modes are the same code as SmolLM2's, through kvb_lm.
  *
  *   kvbound decode --method NAME [--param k=v]... --text FILE [--start S] --n0 N --n1 N
  *   kvbound decode --method NAME [--param k=v]... --passkey TASKS [--reps R]
@@ -39,13 +41,15 @@ static void decode_usage(FILE *f) {
           "       kvbound decode --method NAME [--param k=v]... --passkey TASKS [--reps R]\n"
           "       kvbound decode --method NAME [--param k=v]... --task FAMILY --length N\n"
           "                      [--depth D] [--task-seed S] [--tasks K] --mode agnostic|aware\n"
-          "  Compressed decoding inside SmolLM2-135M: the prompt is prefilled exactly, every\n"
-          "  (layer, key/value head) cache is handed to method NAME (see `kvbound list`), and the\n"
-          "  following tokens are run with the method's answer standing in for exact attention\n"
-          "  (new tokens are fed to the method; README, Compressed decoding inside the model).\n"
+          "  Compressed decoding inside SmolLM2-135M (or Gemma 3 270M: --model gemma3): the\n"
+          "  prompt is prefilled exactly, every compressed (layer, key/value head) cache is\n"
+          "  handed to method NAME (see `kvbound list`), and the following tokens are run with\n"
+          "  the method's answer standing in for exact attention (new tokens are fed to the\n"
+          "  method; README, Compressed decoding inside the model).\n"
           "  --method NAME     a registered method (exact, subgen, balancekv_block, h2o, ...)\n"
-          "  --param k=v       a method parameter (repeatable); pyramidkv gets layer = its layer\n"
-          "                    and layers = 30 unless given\n"
+          "  --param k=v       a method parameter (repeatable); pyramidkv gets layer = its layer's\n"
+          "                    index among the compressed layers and layers = their count unless\n"
+          "                    given (SmolLM2: its layer and 30; Gemma 3: 0..2 and 3)\n"
           "  --text FILE       text mode: score tokens [S+n0+1, S+n0+n1] of FILE teacher-forced\n"
           "  --start S         first token of the prompt (default 0)\n"
           "  --n0 N            prompt tokens (compressed)      --n1 N  scored tokens\n"
@@ -55,7 +59,7 @@ static void decode_usage(FILE *f) {
           "                    niah_multivalue, niah_multiquery, vt, cwe, fwe (README, Long-context\n"
           "                    tasks); haystacks from /usr/share/common-licenses, hash-checked\n"
           "  --length N        the task's tokens (prompt + generation budget), 1024 to the model's\n"
-          "                    context (llama.context_length: 8192 for SmolLM2-135M)\n"
+          "                    context (8192 for SmolLM2-135M, 32768 for Gemma 3 270M)\n"
           "  --depth D|spread  where the needle goes, in [0, 1] (default 0.5); spread: task i of K\n"
           "                    at (i + 0.5)/K\n"
           "  --task-seed S     the task's seed (default 1); --tasks K runs seeds S..S+K-1\n"
@@ -70,11 +74,12 @@ static void decode_usage(FILE *f) {
           "  --seed S          the methods' random streams and the pass keys (default 1)\n"
           "  --model PATH|smollm2|gemma3  the model (default smollm2: SmolLM2-135M from\n"
           "                    scripts/fetch-model's cache; PATH: its GGUF file). gemma3: Gemma 3\n"
-          "                    270M (scripts/fetch-model --model gemma3), text mode only: the method\n"
+          "                    270M (scripts/fetch-model --model gemma3), in all three modes (text,\n"
+          "                    --passkey, --task with --mode agnostic or aware): the method\n"
           "                    replaces attention on the 3 GLOBAL layers (5, 11, 17) and every LOCAL\n"
           "                    layer keeps its 512-token sliding window exactly, as the model does;\n"
-          "                    memory is counted over the global caches; the prompt is BOS + n0 - 1\n"
-          "                    text tokens\n"
+          "                    memory is counted over the global caches; every prompt starts with\n"
+          "                    BOS (text mode: BOS + n0 - 1 text tokens; tasks count it in --length)\n"
           "  Prints perplexity (exact and method, and the increase), mean KL(exact || method) per\n"
           "  token, top-1 agreement and stored vectors per cache; or the pass-key accuracies; or per\n"
           "  task the greedy answers of exact attention and of the method with their string-match\n"
@@ -87,6 +92,7 @@ typedef struct {
   const char *method;
   kvb_params params;
   int n_layer;
+  const kvb_lm *lm; /* pyramidkv's layer/layers count the compressed layers only (lm.h) */
 } cli_mk;
 
 static int cli_make(void *vc, int layer, int g, const kvb_method_config *cfg, kvb_method **out) {
@@ -94,8 +100,10 @@ static int cli_make(void *vc, int layer, int g, const kvb_method_config *cfg, kv
   (void)g;
   kvb_params p = c->params;
   if (!strcmp(c->method, "pyramidkv")) {
-    if (!kvb_params_has(&p, "layer")) kvb_params_set(&p, "layer", layer);
-    if (!kvb_params_has(&p, "layers")) kvb_params_set(&p, "layers", c->n_layer);
+    int idx = c->lm ? kvb_lm_compressed_index(c->lm, layer) : layer;
+    int n = c->lm ? kvb_lm_n_compressed(c->lm) : c->n_layer;
+    if (!kvb_params_has(&p, "layer")) kvb_params_set(&p, "layer", idx);
+    if (!kvb_params_has(&p, "layers")) kvb_params_set(&p, "layers", n);
   }
   return kvb_method_alloc(c->method, cfg, &p, out);
 }
@@ -174,7 +182,7 @@ static int run_text(const kvb_model *m, cli_mk *mk, const char *text, size_t sta
   return st ? 1 : 0;
 }
 
-static int run_passkey(const kvb_model *m, cli_mk *mk, size_t tasks, size_t reps, size_t observe,
+static int run_passkey(const kvb_lm *lm, cli_mk *mk, size_t tasks, size_t reps, size_t observe,
                        uint64_t seed) {
   gsl_rng *r = kvb_rng_alloc_substream(seed, 999);
   if (!r) return 1;
@@ -187,22 +195,21 @@ static int run_passkey(const kvb_model *m, cli_mk *mk, size_t tasks, size_t reps
     kvb_dec_prefix pre;
     memset(&pre, 0, sizeof pre);
     kvb_dec_session *se = NULL, *sm = NULL;
-    const kvb_lm lm = kvb_lm_view_smollm2(m);
-    st = kvb_dec_passkey_prompt(&lm, key, depth, (unsigned)reps, &ids, &n0, &nt);
-    if (!st) st = kvb_dec_prefix_build(m, ids, n0, &pre);
+    st = kvb_dec_passkey_prompt(lm, key, depth, (unsigned)reps, &ids, &n0, &nt);
+    if (!st) st = kvb_lm_prefix_build(lm, ids, n0, &pre);
     kvb_dec_opts oe = {0, seed, 0}, om = {observe == (size_t)-1 ? n0 : observe, seed, 0};
     if (om.observe > n0) om.observe = n0;
-    if (!st) st = kvb_dec_open(m, &pre, mk_exact, NULL, &oe, &se);
+    if (!st) st = kvb_lm_dec_open(lm, &pre, mk_exact, NULL, &oe, &se);
     if (!st) st = kvb_dec_greedy(se, ids + n0, nt, 7, ge);
-    if (!st) st = kvb_dec_open(m, &pre, cli_make, mk, &om, &sm);
+    if (!st) st = kvb_lm_dec_open(lm, &pre, cli_make, mk, &om, &sm);
     if (!st) st = kvb_dec_greedy(sm, ids + n0, nt, 7, gm);
     if (!st) {
-      int ce = kvb_dec_passkey_correct(&lm, ge, 7, key);
-      int cm = kvb_dec_passkey_correct(&lm, gm, 7, key);
+      int ce = kvb_dec_passkey_correct(lm, ge, 7, key);
+      int cm = kvb_dec_passkey_correct(lm, gm, 7, key);
       char *te = NULL, *tm = NULL;
       size_t l;
-      kvb_tok_decode(m->tok, ge, 7, &te, &l);
-      kvb_tok_decode(m->tok, gm, 7, &tm, &l);
+      kvb_lm_decode(lm, ge, 7, &te, &l);
+      kvb_lm_decode(lm, gm, 7, &tm, &l);
       for (char *c = te; c && *c; c++) if (*c == '\n') *c = ' ';
       for (char *c = tm; c && *c; c++) if (*c == '\n') *c = ' ';
       printf("task %zu: key %u depth %.2f prompt %zu tokens  exact %s \"%s\"  %s %s \"%s\" "
@@ -226,32 +233,32 @@ static int run_passkey(const kvb_model *m, cli_mk *mk, size_t tasks, size_t reps
 
 /* ---- task mode (the runner is the library's: src/model/task_run.h) ---- */
 
-static int run_task(const kvb_model *m, cli_mk *mk, kvb_task_family fam, size_t length,
+static int run_task(const kvb_lm *lm, cli_mk *mk, kvb_task_family fam, size_t length,
                     double depth, uint64_t tseed, size_t tasks, int aware, size_t observe,
                     uint64_t seed) {
   int st = KVB_OK;
   double right_e = 0, right_m = 0, all_e = 0, all_m = 0, dsum = 0;
   kvb_task_method tm;
-  kvb_task_method_init(&tm, kvb_method_lookup(mk->method), &mk->params, m->cfg.n_layer, 0);
+  kvb_task_method_init(&tm, kvb_method_lookup(mk->method), &mk->params, lm, 0);
   for (size_t i = 0; i < tasks && !st; i++) {
     double d = depth < 0 ? ((double)i + 0.5) / (double)tasks : depth;
     kvb_task t;
     kvb_task_prep p;
     kvb_task_result r;
     memset(&p, 0, sizeof p), memset(&r, 0, sizeof r);
-    st = kvb_task_make(m->tok, (size_t)m->cfg.n_ctx, fam, length, d, tseed + i, &t);
+    st = kvb_task_make(lm, fam, length, d, tseed + i, &t);
     if (st) break;
-    st = kvb_task_prepare(m, &t, aware, &p);
+    st = kvb_task_prepare(lm, &t, aware, &p);
     /* --observe N|all overrides the method's default prefill queries */
     if (!st && observe != (size_t)-2) {
       kvb_dec_opts oe = {0, seed, 0}, om = {observe == (size_t)-1 ? p.n0 : observe, seed, 0};
       if (om.observe > p.n0) om.observe = p.n0;
       tm.prompt = p.n0;
-      st = kvb_task_pass_run(m, &p, NULL, NULL, &oe, &r.exact);
-      if (!st) st = kvb_task_pass_run(m, &p, kvb_task_method_make, &tm, &om, &r.method);
+      st = kvb_task_pass_run(lm, &p, NULL, NULL, &oe, &r.exact);
+      if (!st) st = kvb_task_pass_run(lm, &p, kvb_task_method_make, &tm, &om, &r.method);
       if (!st) r.delta = r.method.loglik - r.exact.loglik;
     } else if (!st) {
-      st = kvb_task_run(m, &p, &tm, seed, &r);
+      st = kvb_task_run(lm, &p, &tm, seed, &r);
     }
     if (!st) {
       char ans[600];
@@ -289,7 +296,7 @@ static int run_task(const kvb_model *m, cli_mk *mk, kvb_task_family fam, size_t 
 }
 
 int kvb_cmd_decode(int argc, char **argv) {
-  cli_mk mk = {NULL, {0}, 30};
+  cli_mk mk = {NULL, {0}, 30, NULL};
   kvb_params_init(&mk.params);
   const char *text = NULL, *model = NULL;
   size_t start = 0, n0 = 0, n1 = 0, tasks = 0, reps = 20, observe = (size_t)-2, seed = 1;
@@ -399,31 +406,40 @@ int kvb_cmd_decode(int argc, char **argv) {
     size_t big = text ? n0 : (size_t)-1;
     observe = kvb_dec_observe_default(mk.method, big, (size_t)w);
   }
+  kvb_lm_kind kind = KVB_LM_SMOLLM2;
   if (model && !strcmp(model, "smollm2")) model = NULL;
-  if (model && !strcmp(model, "gemma3")) {
-    if (!text) {
-      fprintf(stderr, "kvbound decode: --model gemma3 runs text mode only (--text FILE --n0 N --n1 N)\n");
-      return 2;
-    }
-    mk.n_layer = KVB_DECODE_GEMMA3_LAYERS;
-    return kvb_decode_text_gemma3(NULL, cli_make, &mk, mk.method, text, start, n0, n1, observe, seed);
-  }
-  kvb_model m;
-  if (kvb_model_load(model, &m)) {
+  if (model && !strcmp(model, "gemma3")) kind = KVB_LM_GEMMA3, model = NULL;
+  kvb_lm lm;
+  if (kvb_lm_load(kind, model, &lm)) {
     fprintf(stderr, "kvbound decode: %s\n", kvb_strerror_last());
     return 1;
   }
-  mk.n_layer = m.cfg.n_layer;
-  if (have_task && length > (size_t)m.cfg.n_ctx) {
-    fprintf(stderr, "kvbound decode: --length %zu: the model's context (llama.context_length) is "
-            "%d tokens\n", length, m.cfg.n_ctx);
-    kvb_model_free(&m);
+  mk.n_layer = lm.n_layer, mk.lm = &lm;
+  if (have_task && length > (size_t)lm.n_ctx) {
+    fprintf(stderr, "kvbound decode: --length %zu: %s's context (%s.context_length) is %d tokens\n",
+            length, lm.name, kind == KVB_LM_GEMMA3 ? "gemma3" : "llama", lm.n_ctx);
+    kvb_lm_free(&lm);
     return 2;
   }
-  int rc = text ? run_text(&m, &mk, text, start, n0, n1, observe, seed)
-           : tasks ? run_passkey(&m, &mk, tasks, reps, observe, seed)
-                   : run_task(&m, &mk, fam, length, depth, (uint64_t)tseed, ntasks, mode == 1,
-                              observe, seed);
-  kvb_model_free(&m);
+  int rc;
+  if (text) {
+    rc = kind == KVB_LM_GEMMA3
+             ? kvb_decode_text_gemma3(lm.gemma, cli_make, &mk, mk.method, text, start, n0, n1,
+                                      observe, seed)
+             : run_text(lm.smol, &mk, text, start, n0, n1, observe, seed);
+  } else {
+    if (kind == KVB_LM_GEMMA3) {
+      char layers[128] = "";
+      for (int l = 0, n = 0; l < lm.n_layer; l++)
+        if (kvb_lm_compressed(&lm, l))
+          n += snprintf(layers + n, sizeof layers - (size_t)n, "%s%d", n ? ", " : "", l);
+      printf("model %s: method %s on the global layers (%s); the local layers keep their "
+             "512-token window exactly; prompts start with BOS\n", lm.name, mk.method, layers);
+    }
+    rc = tasks ? run_passkey(&lm, &mk, tasks, reps, observe, seed)
+               : run_task(&lm, &mk, fam, length, depth, (uint64_t)tseed, ntasks, mode == 1, observe,
+                          seed);
+  }
+  kvb_lm_free(&lm);
   return rc;
 }

@@ -9,22 +9,16 @@
 #include "model_gemma3.h"
 #include "read_file.h"
 
-int kvb_decode_text_gemma3(const char *path, kvb_dec_make_fn make, void *mc, const char *method,
+int kvb_decode_text_gemma3(const kvb_gemma3 *g, kvb_dec_make_fn make, void *mc, const char *method,
                            const char *text, size_t start, size_t n0, size_t n1, size_t observe,
                            uint64_t seed) {
-  kvb_gemma3 g;
-  if (kvb_gemma3_load(path, &g)) {
-    fprintf(stderr, "kvbound decode: %s\n", kvb_strerror_last());
-    return 1;
-  }
   size_t len = 0, nt = 0;
   char *buf = NULL;
   int32_t *ids = NULL;
   if (kvb_read_file(text, KVB_TEXT_FILE_MAX, "--text", &buf, &len) ||
-      kvb_spm_encode(g.tok, buf, len, 0, &ids, &nt)) {
+      kvb_spm_encode(g->tok, buf, len, 0, &ids, &nt)) {
     fprintf(stderr, "kvbound decode: %s\n", kvb_strerror_last());
     free(buf);
-    kvb_gemma3_free(&g);
     return 1;
   }
   free(buf);
@@ -33,17 +27,15 @@ int kvb_decode_text_gemma3(const char *path, kvb_dec_make_fn make, void *mc, con
     fprintf(stderr, "kvbound decode: the text has %zu tokens; --start %zu --n0 %zu --n1 %zu need "
             "%zu (and n0 >= 2: BOS is the prompt's first token)\n", nt, start, n0, n1, start + n0 + n1);
     free(ids);
-    kvb_gemma3_free(&g);
     return 2;
   }
-  if (n0 + n1 > (size_t)g.cfg.n_ctx) {
-    fprintf(stderr, "kvbound decode: n0 + n1 = %zu exceeds Gemma 3's context %d\n", n0 + n1, g.cfg.n_ctx);
+  if (n0 + n1 > (size_t)g->cfg.n_ctx) {
+    fprintf(stderr, "kvbound decode: n0 + n1 = %zu exceeds Gemma 3's context %d\n", n0 + n1, g->cfg.n_ctx);
     free(ids);
-    kvb_gemma3_free(&g);
     return 2;
   }
   int32_t *t = malloc((n0 + n1 + 1) * sizeof *t);
-  size_t V = (size_t)g.cfg.n_vocab;
+  size_t V = (size_t)g->cfg.n_vocab;
   double *nll = malloc(n1 * sizeof *nll), *kl = malloc(n1 * sizeof *kl), mem1 = 0;
   int *ag = malloc(n1 * sizeof *ag);
   float *ref = NULL;
@@ -52,12 +44,12 @@ int kvb_decode_text_gemma3(const char *path, kvb_dec_make_fn make, void *mc, con
   kvb_dec_opts o = {observe == (size_t)-1 ? n0 : observe, seed, 0};
   int st = t && nll && kl && ag ? KVB_OK : KVB_ERROR(KVB_ENOMEM, "out of memory");
   if (!st) {
-    t[0] = kvb_spm_bos(g.tok);
+    t[0] = kvb_spm_bos(g->tok);
     for (size_t i = 1; i <= n0 + n1 && start + i - 1 < nt; i++) t[i] = ids[start + i - 1];
   }
-  if (!st) st = kvb_dec_prefix_build_gemma3(&g, t, n0, &pre);
-  if (!st) st = kvb_dec_reference_gemma3(&g, t, n0, n1, &ref);
-  if (!st) st = kvb_dec_open_gemma3(&g, &pre, make, mc, &o, &s);
+  if (!st) st = kvb_dec_prefix_build_gemma3(g, t, n0, &pre);
+  if (!st) st = kvb_dec_reference_gemma3(g, t, n0, n1, &ref);
+  if (!st) st = kvb_dec_open_gemma3(g, &pre, make, mc, &o, &s);
   if (!st) st = kvb_dec_score(s, t + n0, n1, ref, nll, kl, ag, &mem1);
   if (!st) {
     double se = 0, sm = 0, sk = 0;
@@ -81,6 +73,5 @@ int kvb_decode_text_gemma3(const char *path, kvb_dec_make_fn make, void *mc, con
   kvb_dec_close(s);
   kvb_dec_prefix_free(&pre);
   free(ref), free(ids), free(t), free(nll), free(kl), free(ag);
-  kvb_gemma3_free(&g);
   return st ? 1 : 0;
 }

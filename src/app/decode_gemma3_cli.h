@@ -7,16 +7,15 @@
 #include <stdint.h>
 
 #include "decode_compressed.h"
+#include "model_gemma3.h"
 
-/* Loads Gemma 3 (path NULL = scripts/fetch-model --model gemma3's cache), reads the text, and
- * scores tokens [start + n0 + 1, start + n0 + n1] teacher-forced with the method on the global
- * layers (BOS first, then the text's tokens from start: the prompt is BOS + n0 − 1 text tokens).
+/* With Gemma 3 loaded by the caller (decode_cli.c, through lm.h), reads the text and scores
+ * tokens [start + n0 + 1, start + n0 + n1] teacher-forced with the method on the global layers
+ * (BOS first, then the text's tokens from start: the prompt is BOS + n0 − 1 text tokens).
  * observe (size_t)−1 = n0. Prints what run_text prints for SmolLM2, the memory counted over the
  * global layers' caches. Returns the exit status (0, 1 run error, 2 usage error). */
-int kvb_decode_text_gemma3(const char *path, kvb_dec_make_fn make, void *mc, const char *method,
+int kvb_decode_text_gemma3(const kvb_gemma3 *g, kvb_dec_make_fn make, void *mc, const char *method,
                            const char *text, size_t start, size_t n0, size_t n1, size_t observe,
                            uint64_t seed);
-/* Gemma 3's layer count (18) for pyramidkv's `layers`, without loading the weights. */
-#define KVB_DECODE_GEMMA3_LAYERS 18
 
 #endif

@@ -517,8 +517,8 @@ static int l_failure(lua_State *L) {
 }
 
 /* tasks { family = "niah_single", lengths = { 1024, 2048 }, depths = { 0.1, 0.5, 0.9 } or
- * "spread", per_cell = 2, mode = "agnostic" | "aware", seed = 1 }: the model/task stage
- * (runner.h). Every field is checked here; sizes are bounded (KVB_RUN_MAX_TASK_*); the model's
+ * "spread", per_cell = 2, mode = "agnostic" | "aware", seed = 1, model = "smollm2" | "gemma3" }:
+ * the model/task stage (runner.h; model defaults to smollm2). Every field is checked here; sizes are bounded (KVB_RUN_MAX_TASK_*); the model's
  * own context bounds the lengths at run time. */
 static int l_tasks(lua_State *L) {
   kvb_experiment *e = get_exp(L);
@@ -531,9 +531,9 @@ static int l_tasks(lua_State *L) {
   while (lua_next(L, 1)) {
     const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
     if (strcmp(k, "family") && strcmp(k, "lengths") && strcmp(k, "depths") &&
-        strcmp(k, "per_cell") && strcmp(k, "mode") && strcmp(k, "seed"))
+        strcmp(k, "per_cell") && strcmp(k, "mode") && strcmp(k, "seed") && strcmp(k, "model"))
       luaL_error(L, "tasks: unknown field '%s' (expected family, lengths, depths, per_cell, mode, "
-                    "seed)", k);
+                    "seed, model)", k);
     lua_pop(L, 1);
   }
   char fam[32] = "", mode[16] = "agnostic";
@@ -546,6 +546,12 @@ static int l_tasks(lua_State *L) {
   if (strcmp(mode, "agnostic") && strcmp(mode, "aware"))
     luaL_error(L, "tasks: 'mode' must be \"agnostic\" or \"aware\", got \"%s\"", mode);
   t->aware = !strcmp(mode, "aware");
+  char model[32] = "smollm2";
+  opt_string(L, 1, "tasks", "model", model, sizeof model);
+  kvb_lm_kind kind;
+  if (kvb_lm_kind_lookup(model, &kind))
+    luaL_error(L, "tasks: 'model' must be \"smollm2\" or \"gemma3\", got \"%s\"", model);
+  t->model = (int)kind;
   if (raw_field(L, 1, "lengths") != LUA_TTABLE)
     luaL_error(L, "tasks: 'lengths' must be a list of 1 to %d token counts", KVB_RUN_MAX_TASK_LENGTHS);
   lua_Integer n = (lua_Integer)lua_rawlen(L, -1);

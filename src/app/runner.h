@@ -98,7 +98,8 @@ typedef struct {
 } kvb_run_plot;
 
 /* The model/task stage (spec directive tasks{}; runner_tasks.c): instead of streams, generated
- * long-context tasks (src/model/tasks.h) answered inside the real model by every declared method
+ * long-context tasks (src/model/tasks.h) answered inside a real model (tasks{}'s model:
+ * SmolLM2-135M or Gemma 3 270M, lm.h) by every declared method
  * (src/model/task_run.h), question-agnostic or question-aware. Bounded by the limits below. */
 #define KVB_RUN_MAX_TASK_LENGTHS 8
 #define KVB_RUN_MAX_TASK_DEPTHS 11
@@ -112,6 +113,7 @@ typedef struct {
   size_t per_cell;             /* tasks per (length, depth), or per length when spread */
   int aware;                   /* 1: question-aware; 0: question-agnostic */
   uint64_t task_seed;          /* task i's seed is task_seed + i */
+  int model;                   /* kvb_lm_kind (lm.h): 0 SmolLM2-135M (the default), 1 Gemma 3 270M */
 } kvb_run_tasks;
 
 typedef struct {

@@ -1,5 +1,6 @@
 /* runner_tasks.c — the runner's model/task stage (runner.h, tasks{}): generated long-context
- * tasks answered inside SmolLM2-135M by every method a spec declares, question-agnostic or
+ * tasks answered inside tasks{}'s model (SmolLM2-135M, or Gemma 3 270M with the methods on its
+ * global layers; lm.h) by every method a spec declares, question-agnostic or
  * question-aware (src/model/task_run.h). One row per (task, method) — exact attention first, as
  * the reference every delta is taken against — and a summary per (method, length). The spec's
  * seed seeds the methods' random streams; tasks{}'s seed the tasks (task i: seed + i). */
@@ -42,16 +43,17 @@ static double now_s(void) {
 }
 
 /* The summary: per method (exact first) and length, exact-match accuracy, mean delta and bytes. */
-static void summary(const kvb_experiment *e, FILE *ft, FILE *fm, const task_row *rows,
-                    size_t ntask, size_t nm) {
+static void summary(const kvb_experiment *e, const kvb_lm *lm, FILE *ft, FILE *fm,
+                    const task_row *rows, size_t ntask, size_t nm) {
   const kvb_run_tasks *t = &e->tasks;
-  fprintf(ft, "%s: %s, %s, %zu tasks (model/task stage)\n", e->name,
-          kvb_task_family_name((kvb_task_family)t->family), t->aware ? "question-aware" : "question-agnostic", ntask);
-  fprintf(fm, "%s: %s, %s, %zu tasks. Accuracy = RULER's exact match of the greedy answer; delta = "
+  fprintf(ft, "%s: %s, %s, %zu tasks, model %s (model/task stage)\n", e->name,
+          kvb_task_family_name((kvb_task_family)t->family), t->aware ? "question-aware" : "question-agnostic", ntask,
+          lm->name);
+  fprintf(fm, "%s: %s, %s, %zu tasks, model %s. Accuracy = RULER's exact match of the greedy answer; delta = "
           "the answer's teacher-forced log-likelihood minus exact attention's (nats).\n\n"
           "| method | length | tasks | accuracy | mean delta log-lik | KB per cache |\n"
           "|---|---|---|---|---|---|\n", e->name, kvb_task_family_name((kvb_task_family)t->family),
-          t->aware ? "question-aware" : "question-agnostic", ntask);
+          t->aware ? "question-aware" : "question-agnostic", ntask, lm->name);
   for (size_t m = 0; m <= nm; m++)
     for (size_t l = 0; l < t->nlengths; l++) {
       unsigned n = 0, r = 0;
@@ -87,13 +89,14 @@ int kvb_experiment_run_tasks(const kvb_experiment *e, const char *dir, int progr
   }
   int st = runner_mkdir_p(dir);
   if (st) return st;
-  kvb_model model;
-  st = kvb_model_load(NULL, &model);
-  if (st) return KVB_ERROR(st, "tasks{}: the model: %s", kvb_strerror_last());
+  kvb_lm lm;
+  st = kvb_lm_load((kvb_lm_kind)t->model, NULL, &lm);
+  if (st) return KVB_ERROR(st, "tasks{}: the model (%s): %s", kvb_lm_kind_key((kvb_lm_kind)t->model),
+                           kvb_strerror_last());
   for (size_t l = 0; l < t->nlengths && !st; l++)
-    if (t->lengths[l] > (size_t)model.cfg.n_ctx)
-      st = KVB_ERROR(KVB_EINVAL, "%s:%d: tasks{}: length %zu exceeds the model's context %d "
-                     "(llama.context_length)", e->spec_path, t->line, t->lengths[l], model.cfg.n_ctx);
+    if (t->lengths[l] > (size_t)lm.n_ctx)
+      st = KVB_ERROR(KVB_EINVAL, "%s:%d: tasks{}: length %zu exceeds %s's context %d", e->spec_path,
+                     t->line, t->lengths[l], lm.name, lm.n_ctx);
   task_row *rows = st ? NULL : calloc(ntask * (nm + 1), sizeof *rows);
   if (!st && !rows) st = KVB_ERROR(KVB_ENOMEM, "run: out of memory for %zu tasks", ntask);
   double t0 = now_s();
@@ -104,21 +107,20 @@ int kvb_experiment_run_tasks(const kvb_experiment *e, const char *dir, int progr
     kvb_task task;
     kvb_task_prep p;
     memset(&p, 0, sizeof p);
-    st = kvb_task_make(model.tok, (size_t)model.cfg.n_ctx, (kvb_task_family)t->family,
-                       t->lengths[l], depth, seed, &task);
+    st = kvb_task_make(&lm, (kvb_task_family)t->family, t->lengths[l], depth, seed, &task);
     if (st) break;
-    st = kvb_task_prepare(&model, &task, t->aware, &p);
+    st = kvb_task_prepare(&lm, &task, t->aware, &p);
     double exact_ll = 0;
     for (size_t m = 0; m <= nm && !st; m++) {
       kvb_task_pass r;
       kvb_dec_opts o = {0, e->seed, 0};
       if (m == 0) {
-        st = kvb_task_pass_run(&model, &p, NULL, NULL, &o, &r);
+        st = kvb_task_pass_run(&lm, &p, NULL, NULL, &o, &r);
       } else {
         kvb_task_method tm;
-        kvb_task_method_init(&tm, types[m - 1], &e->methods[m - 1].params, model.cfg.n_layer, p.n0);
+        kvb_task_method_init(&tm, types[m - 1], &e->methods[m - 1].params, &lm, p.n0);
         o.observe = kvb_task_method_observe(&tm, p.n0);
-        st = kvb_task_pass_run(&model, &p, kvb_task_method_make, &tm, &o, &r);
+        st = kvb_task_pass_run(&lm, &p, kvb_task_method_make, &tm, &o, &r);
       }
       if (st) {
         char why[600];
@@ -145,7 +147,6 @@ int kvb_experiment_run_tasks(const kvb_experiment *e, const char *dir, int progr
     }
   }
   if (progress) fprintf(stderr, "\n");
-  kvb_model_free(&model);
   runner_staged sg = {.n = 0};
   FILE *f = NULL;
   if (!st) st = (f = runner_stage_open(&sg, dir, "results.csv")) ? KVB_OK : KVB_EIO;
@@ -168,7 +169,7 @@ int kvb_experiment_run_tasks(const kvb_experiment *e, const char *dir, int progr
   if (!st) {
     FILE *ft = runner_stage_open(&sg, dir, "summary.txt");
     FILE *fm = ft ? runner_stage_open(&sg, dir, "summary.md") : NULL;
-    if (ft && fm) summary(e, ft, fm, rows, ntask, nm);
+    if (ft && fm) summary(e, &lm, ft, fm, rows, ntask, nm);
     if (ft) st = runner_stage_close(ft, "summary.txt") ? KVB_EIO : st;
     if (fm) st = runner_stage_close(fm, "summary.md") ? KVB_EIO : st;
     if (!ft || !fm) st = KVB_EIO;
@@ -184,8 +185,9 @@ int kvb_experiment_run_tasks(const kvb_experiment *e, const char *dir, int progr
     st = (f = runner_stage_open(&sg, dir, "meta.json")) ? KVB_OK : KVB_EIO;
     if (!st) {
       runner_json_spec(f, e, NULL);
-      fprintf(f, ",\n  \"stage\": \"tasks\",\n  \"seed\": %llu,\n  \"task_seed\": %llu,\n"
-              "  \"tasks\": %zu,\n  \"rows\": %zu,\n  \"wall_seconds\": %.3f\n}\n",
+      fprintf(f, ",\n  \"stage\": \"tasks\",\n  \"model\": \"%s\",\n  \"model_name\": \"%s\",\n"
+              "  \"seed\": %llu,\n  \"task_seed\": %llu,\n"
+              "  \"tasks\": %zu,\n  \"rows\": %zu,\n  \"wall_seconds\": %.3f\n}\n", lm.key, lm.name,
               (unsigned long long)e->seed, (unsigned long long)t->task_seed, ntask, rep->rows,
               now_s() - t0);
       st = runner_stage_close(f, "meta.json") ? KVB_EIO : KVB_OK;
@@ -202,5 +204,6 @@ int kvb_experiment_run_tasks(const kvb_experiment *e, const char *dir, int progr
     if (s) fclose(s);
   }
   free(rows);
+  kvb_lm_free(&lm);
   return st;
 }

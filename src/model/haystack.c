@@ -74,8 +74,8 @@ static size_t split(const char *b, size_t n, size_t *start) {
   return k;
 }
 
-int kvb_haystack_load(const kvb_tokenizer *tok, size_t i, kvb_haystack *out) {
-  if (!tok || !out) return KVB_ERROR(KVB_ENULL, "kvb_haystack_load: NULL argument");
+int kvb_haystack_load(const kvb_lm *lm, size_t i, kvb_haystack *out) {
+  if (!lm || !out) return KVB_ERROR(KVB_ENULL, "kvb_haystack_load: NULL argument");
   memset(out, 0, sizeof *out);
   char *b = NULL;
   size_t n = 0;
@@ -90,7 +90,7 @@ int kvb_haystack_load(const kvb_tokenizer *tok, size_t i, kvb_haystack *out) {
   for (size_t s = 0; s < ns && !st; s++) {
     int32_t *t = NULL;
     size_t nt = 0;
-    st = kvb_tok_encode(tok, b + start[s], start[s + 1] - start[s], &t, &nt);
+    st = kvb_lm_encode(lm, b + start[s], start[s + 1] - start[s], &t, &nt);
     if (!st && used + nt > cap) { /* more tokens than bytes cannot happen; guard anyway */
       int32_t *g = realloc(ids, (used + nt) * 2 * sizeof *ids);
       if (!g) st = KVB_ERROR(KVB_ENOMEM, "out of memory");

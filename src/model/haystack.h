@@ -6,15 +6,16 @@
  *
  * A text is split into sentences (a sentence ends after '.', '?', '!' or ':' followed by white
  * space, or at a blank line; the white space before a sentence belongs to it) and each sentence
- * is tokenized on its own, so a haystack of whole sentences has an exact token count and a
- * needle can go between any two sentences. */
+ * is tokenized on its own, with the model's tokenizer (lm.h: SmolLM2's BPE or Gemma 3's
+ * SentencePiece, no BOS), so a haystack of whole sentences has an exact token count and a needle
+ * can go between any two sentences. Nothing is cached: every load tokenizes for the model given. */
 #ifndef KVB_HAYSTACK_H
 #define KVB_HAYSTACK_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tokenizer.h"
+#include "lm.h"
 
 typedef struct {
   const char *name;    /* file name under the directory: "GPL-2", ... */
@@ -38,8 +39,8 @@ typedef struct {
 
 /* Reads text i (0 ≤ i < kvb_haystack_n_texts), checks its SHA-256 (KVB_EFORMAT naming the file
  * and both hashes on a mismatch; KVB_ENOTFOUND naming the package when it is missing) and
- * tokenizes it sentence by sentence. Nothing is left allocated on error. */
-int kvb_haystack_load(const kvb_tokenizer *tok, size_t i, kvb_haystack *out);
+ * tokenizes it sentence by sentence with lm's tokenizer. Nothing is left allocated on error. */
+int kvb_haystack_load(const kvb_lm *lm, size_t i, kvb_haystack *out);
 void kvb_haystack_free(kvb_haystack *h);
 
 /* Reads text i's bytes after the same check (*buf malloc'd, NUL-terminated). */

@@ -11,10 +11,10 @@ static double secs(const struct timespec *a, const struct timespec *b) {
   return (double)(b->tv_sec - a->tv_sec) + 1e-9 * (double)(b->tv_nsec - a->tv_nsec);
 }
 
-int kvb_task_prepare(const kvb_model *m, const kvb_task *t, int aware, kvb_task_prep *out) {
+int kvb_task_prepare(const kvb_lm *lm, const kvb_task *t, int aware, kvb_task_prep *out) {
   if (!out) return KVB_ERROR(KVB_ENULL, "kvb_task_prepare: out is NULL");
   memset(out, 0, sizeof *out);
-  if (!m || !m->weights || !t || !t->context || !t->cue || !t->answer_ids || !t->n_answer)
+  if (!lm || !(lm->smol || lm->gemma) || !t || !t->context || !t->cue || !t->answer_ids || !t->n_answer)
     return KVB_ERROR(KVB_ENULL, "kvb_task_prepare: NULL argument or an empty task");
   if (aware != 0 && aware != 1) return KVB_ERROR(KVB_EINVAL, "kvb_task_prepare: aware is 0 or 1");
   /* agnostic: the context is the compressed prompt, question + cue follow; aware: context +
@@ -22,9 +22,9 @@ int kvb_task_prepare(const kvb_model *m, const kvb_task *t, int aware, kvb_task_
   size_t n0 = t->n_context + (aware ? t->n_question : 0);
   size_t nt = t->n_cue + (aware ? 0 : t->n_question);
   if (n0 == 0 || nt == 0) return KVB_ERROR(KVB_EINVAL, "kvb_task_prepare: empty prompt or tail");
-  if (n0 + nt + t->n_answer > (size_t)m->cfg.n_ctx && t->n_answer <= t->max_new)
-    return KVB_ERROR(KVB_EINVAL, "kvb_task_prepare: the task's %zu tokens exceed the model's "
-                     "context %d", n0 + nt + t->n_answer, m->cfg.n_ctx);
+  if (n0 + nt + t->n_answer > (size_t)lm->n_ctx && t->n_answer <= t->max_new)
+    return KVB_ERROR(KVB_EINVAL, "kvb_task_prepare: the task's %zu tokens exceed %s's context %d",
+                     n0 + nt + t->n_answer, lm->name, lm->n_ctx);
   int32_t *all = malloc((n0 + nt) * sizeof *all);
   if (!all) return KVB_ERROR(KVB_ENOMEM, "kvb_task_prepare: out of memory");
   memcpy(all, t->context, t->n_context * sizeof *all);
@@ -33,7 +33,7 @@ int kvb_task_prepare(const kvb_model *m, const kvb_task *t, int aware, kvb_task_
   struct timespec a, b, ca, cb;
   clock_gettime(CLOCK_MONOTONIC, &a);
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ca);
-  int st = kvb_dec_prefix_build(m, all, n0, &out->pre);
+  int st = kvb_lm_prefix_build(lm, all, n0, &out->pre);
   clock_gettime(CLOCK_MONOTONIC, &b);
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cb);
   if (st) {
@@ -68,11 +68,11 @@ static void one_line(char *s) {
     if (*s == '\n' || *s == '\r' || *s == '\t') *s = ' ';
 }
 
-int kvb_task_pass_run(const kvb_model *m, const kvb_task_prep *p, kvb_dec_make_fn make, void *ctx,
+int kvb_task_pass_run(const kvb_lm *lm, const kvb_task_prep *p, kvb_dec_make_fn make, void *ctx,
                       const kvb_dec_opts *opts, kvb_task_pass *r) {
   if (!r) return KVB_ERROR(KVB_ENULL, "kvb_task_pass_run: out is NULL");
   memset(r, 0, sizeof *r);
-  if (!m || !p || !p->task || !p->tokens || !opts)
+  if (!lm || !p || !p->task || !p->tokens || !opts)
     return KVB_ERROR(KVB_ENULL, "kvb_task_pass_run: NULL argument");
   const kvb_task *t = p->task;
   if (!make) make = make_exact, ctx = NULL;
@@ -84,12 +84,12 @@ int kvb_task_pass_run(const kvb_model *m, const kvb_task_prep *p, kvb_dec_make_f
   double *nll = malloc(n1 * sizeof *nll);
   int st = gen && cont && nll ? KVB_OK : KVB_ERROR(KVB_ENOMEM, "task pass: out of memory");
   /* greedy: the tail, then max_new generated tokens */
-  if (!st) st = kvb_dec_open(m, &p->pre, make, ctx, opts, &s);
+  if (!st) st = kvb_lm_dec_open(lm, &p->pre, make, ctx, opts, &s);
   if (!st) st = kvb_dec_greedy(s, tail, nt, t->max_new, gen);
   if (!st) r->vectors = kvb_dec_memory_prefill(s), r->bytes = kvb_dec_bytes_prefill(s);
   kvb_dec_close(s), s = NULL;
   size_t len = 0;
-  if (!st) st = kvb_tok_decode(m->tok, gen, t->max_new, &r->text, &len);
+  if (!st) st = kvb_lm_decode(lm, gen, t->max_new, &r->text, &len);
   if (!st) {
     one_line(r->text);
     r->score = kvb_task_score(t, r->text, &r->right);
@@ -98,7 +98,7 @@ int kvb_task_pass_run(const kvb_model *m, const kvb_task_prep *p, kvb_dec_make_f
   if (!st) {
     memcpy(cont, tail, nt * sizeof *cont);
     memcpy(cont + nt, t->answer_ids, na * sizeof *cont);
-    st = kvb_dec_open(m, &p->pre, make, ctx, opts, &s);
+    st = kvb_lm_dec_open(lm, &p->pre, make, ctx, opts, &s);
   }
   if (!st) st = kvb_dec_score(s, cont, n1, NULL, nll, NULL, NULL, NULL);
   if (!st) {
@@ -137,12 +137,12 @@ static int compresses_once(const char *method) {
 }
 
 void kvb_task_method_init(kvb_task_method *tm, const kvb_method_type *type,
-                          const kvb_params *params, int n_layer, size_t n0) {
+                          const kvb_params *params, const kvb_lm *lm, size_t n0) {
   memset(tm, 0, sizeof *tm);
   tm->type = type;
   if (params) tm->params = *params;
   else kvb_params_init(&tm->params);
-  tm->n_layer = n_layer, tm->prompt = n0;
+  tm->lm = lm, tm->prompt = n0;
 }
 
 int kvb_task_method_make(void *vc, int layer, int g, const kvb_method_config *cfg, kvb_method **out) {
@@ -152,8 +152,13 @@ int kvb_task_method_make(void *vc, int layer, int g, const kvb_method_config *cf
   const char *name = c->type->name;
   kvb_params p = c->params;
   if (!strcmp(name, "pyramidkv")) {
-    if (!kvb_params_has(&p, "layer")) kvb_params_set(&p, "layer", layer);
-    if (!kvb_params_has(&p, "layers")) kvb_params_set(&p, "layers", c->n_layer);
+    /* the pyramid spans the compressed layers only (Gemma 3's local layers keep their window) */
+    int idx = kvb_lm_compressed_index(c->lm, layer);
+    if (idx < 0)
+      return KVB_ERROR(KVB_EINVAL, "task method pyramidkv: layer %d is not one the model "
+                       "compresses (or no model given)", layer);
+    if (!kvb_params_has(&p, "layer")) kvb_params_set(&p, "layer", idx);
+    if (!kvb_params_has(&p, "layers")) kvb_params_set(&p, "layers", kvb_lm_n_compressed(c->lm));
   }
   if (c->prompt && compresses_once(name) && !kvb_params_has(&p, "prompt"))
     kvb_params_set(&p, "prompt", (double)c->prompt);
@@ -177,14 +182,14 @@ static int is_plain_exact(const kvb_task_method *tm) {
   return !tm || (!strcmp(tm->type->name, "exact") && tm->params.n == 0 && !tm->mutant);
 }
 
-int kvb_task_run(const kvb_model *m, const kvb_task_prep *p, kvb_task_method *tm, uint64_t seed,
+int kvb_task_run(const kvb_lm *lm, const kvb_task_prep *p, kvb_task_method *tm, uint64_t seed,
                  kvb_task_result *out) {
   if (!out) return KVB_ERROR(KVB_ENULL, "kvb_task_run: out is NULL");
   memset(out, 0, sizeof *out);
-  if (!m || !p || !p->task) return KVB_ERROR(KVB_ENULL, "kvb_task_run: NULL argument");
+  if (!lm || !p || !p->task) return KVB_ERROR(KVB_ENULL, "kvb_task_run: NULL argument");
   if (tm && !tm->type) return KVB_ERROR(KVB_ENULL, "kvb_task_run: no method type");
   kvb_dec_opts oe = {0, seed, 0};
-  int st = kvb_task_pass_run(m, p, NULL, NULL, &oe, &out->exact);
+  int st = kvb_task_pass_run(lm, p, NULL, NULL, &oe, &out->exact);
   if (st) return st;
   if (is_plain_exact(tm)) {
     /* exact attention's own run (the same deterministic path): not run twice, Δ = 0 */
@@ -199,7 +204,7 @@ int kvb_task_run(const kvb_model *m, const kvb_task_prep *p, kvb_task_method *tm
     size_t keep = tm->prompt;
     tm->prompt = p->n0;
     kvb_dec_opts om = {kvb_task_method_observe(tm, p->n0), seed, 0};
-    st = kvb_task_pass_run(m, p, kvb_task_method_make, tm, &om, &out->method);
+    st = kvb_task_pass_run(lm, p, kvb_task_method_make, tm, &om, &out->method);
     tm->prompt = keep;
     if (st) {
       kvb_task_result_free(out);

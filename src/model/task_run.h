@@ -1,5 +1,6 @@
-/* task_run.h — one long-context task (tasks.h) answered inside the model with a method standing in
- * for attention (decode_compressed.h), in either of the two forms of the README's "Long-context
+/* task_run.h — one long-context task (tasks.h) answered inside a real model (lm.h: SmolLM2-135M,
+ * or Gemma 3 270M with the method on its global layers only) with a method standing in for
+ * attention (decode_compressed.h), in either of the two forms of the README's "Long-context
  * tasks":
  *   question-agnostic  the context alone is the compressed prompt; the question and the answer
  *                      cue are fed after it through the compressed cache (kvpress / SCBench: a
@@ -26,7 +27,7 @@
 
 #include "decode_compressed.h"
 #include "method.h"
-#include "model.h"
+#include "lm.h"
 #include "params.h"
 #include "tasks.h"
 
@@ -41,7 +42,7 @@ typedef struct {
   double prefill_wall, prefill_cpu; /* seconds (wall, this process's CPU) */
 } kvb_task_prep;
 
-int kvb_task_prepare(const kvb_model *m, const kvb_task *t, int aware, kvb_task_prep *out);
+int kvb_task_prepare(const kvb_lm *lm, const kvb_task *t, int aware, kvb_task_prep *out);
 void kvb_task_prep_free(kvb_task_prep *p);
 
 /* One method's pass over a prepared task. */
@@ -50,31 +51,34 @@ typedef struct {
   double score;   /* string-match fraction */
   int right;      /* every expected string found (RULER's exact match) */
   double loglik;  /* Σ log p(answer token), teacher-forced after the tail */
-  double vectors; /* stored vectors per (layer, kv head) cache after the compressed prompt (mean) */
-  double bytes;   /* bytes per cache as stored (method.h, quant_cache.h) after the prompt (mean) */
+  double vectors; /* stored vectors per compressed (layer, kv head) cache after the compressed
+                     prompt (mean; Gemma 3: its global layers' caches, kvb_dec_memory_prefill) */
+  double bytes;   /* bytes per such cache as stored (method.h, quant_cache.h) after the prompt */
 } kvb_task_pass;
 
 /* make NULL runs exact attention. opts as kvb_dec_open's (observe ≤ n0 or kvb_dec_open refuses). */
-int kvb_task_pass_run(const kvb_model *m, const kvb_task_prep *p, kvb_dec_make_fn make, void *ctx,
+int kvb_task_pass_run(const kvb_lm *lm, const kvb_task_prep *p, kvb_dec_make_fn make, void *ctx,
                       const kvb_dec_opts *opts, kvb_task_pass *out);
 void kvb_task_pass_free(kvb_task_pass *r);
 
 /* A method type (the caller looks it up by name: registry.h) with parameters, for
- * kvb_task_pass_run's factory (kvb_task_method_make): pyramidkv gets layer = its layer and
- * layers = the model's unless given; the query-aware selectors snapkv and pyramidkv and the
+ * kvb_task_pass_run's factory (kvb_task_method_make): pyramidkv gets layer = its layer's index
+ * among the compressed layers and layers = their count unless given (kvb_lm_compressed_index /
+ * kvb_lm_n_compressed: SmolLM2's layer and 30; Gemma 3's global layers 5, 11, 17 are 0, 1, 2 of
+ * 3, since its pyramid of budgets spans the layers it compresses); the query-aware selectors snapkv and pyramidkv and the
  * one-shot compressors balancekv_block, uniform_sample and recent_kcenter get prompt = n0 unless
  * given (compress the prompt once, keep what is fed after it exactly: their "compress once"
  * parameter). `mutant` non-NULL sets the method's mutant (method.h). */
 typedef struct {
   const kvb_method_type *type;
   kvb_params params;
-  int n_layer;
+  const kvb_lm *lm; /* borrowed: which layers are compressed */
   size_t prompt;
   const char *mutant;
 } kvb_task_method;
 
 void kvb_task_method_init(kvb_task_method *tm, const kvb_method_type *type,
-                          const kvb_params *params, int n_layer, size_t n0);
+                          const kvb_params *params, const kvb_lm *lm, size_t n0);
 int kvb_task_method_make(void *tm, int layer, int kv_head, const kvb_method_config *cfg,
                          kvb_method **out);
 /* The prefill queries the method needs (kvb_dec_observe_default with its window, default 32),
@@ -89,7 +93,7 @@ typedef struct {
   double delta; /* method.loglik − exact.loglik */
 } kvb_task_result;
 
-int kvb_task_run(const kvb_model *m, const kvb_task_prep *p, kvb_task_method *tm, uint64_t seed,
+int kvb_task_run(const kvb_lm *lm, const kvb_task_prep *p, kvb_task_method *tm, uint64_t seed,
                  kvb_task_result *out);
 void kvb_task_result_free(kvb_task_result *r);
 

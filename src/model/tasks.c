@@ -14,8 +14,9 @@
 
 static const char *const FAMILY[KVB_TASK_N_FAMILIES] = {
     "niah_single", "niah_multikey", "niah_multivalue", "niah_multiquery", "vt", "cwe", "fwe"};
-/* Greedy tokens per family: room for the answer (7-digit numbers are 8 tokens with the space,
- * the individual-digits pre-tokenizer) and a little more. */
+/* Greedy tokens per family: room for the answer (7-digit numbers are 8 tokens with the space in
+ * both models: SmolLM2's individual-digits pre-tokenizer, Gemma 3's single-digit pieces) and a
+ * little more. */
 static const size_t MAX_NEW[KVB_TASK_N_FAMILIES] = {12, 12, 40, 40, 40, 48, 24};
 
 const char *kvb_task_family_name(kvb_task_family f) {
@@ -63,22 +64,26 @@ static int tb_put(tbuf *b, const int32_t *t, size_t n) {
   return KVB_OK;
 }
 
-static int tb_text(const kvb_tokenizer *tok, tbuf *b, const char *s) {
+static int tb_text(const kvb_lm *lm, tbuf *b, const char *s) {
   int32_t *t = NULL;
   size_t n = 0;
-  int st = kvb_tok_encode(tok, s, strlen(s), &t, &n);
+  int st = kvb_lm_encode(lm, s, strlen(s), &t, &n);
   if (!st) st = tb_put(b, t, n);
   free(t);
   return st;
 }
 
-static size_t ntok(const kvb_tokenizer *tok, const char *s, int *st) {
+static size_t ntok(const kvb_lm *lm, const char *s, int *st) {
   int32_t *t = NULL;
   size_t n = 0;
-  if (!*st) *st = kvb_tok_encode(tok, s, strlen(s), &t, &n);
+  if (!*st) *st = kvb_lm_encode(lm, s, strlen(s), &t, &n);
   free(t);
   return n;
 }
+
+/* The BOS a model takes first (kvb_lm_bos: Gemma 3's <bos>; none for SmolLM2): 1 or 0 tokens,
+ * counted in every budget below so the task still fits its length. */
+static size_t n_bos(const kvb_lm *lm) { return kvb_lm_bos(lm) >= 0; }
 
 static uint32_t draw(kvb_pcg32 *g, size_t bound) { return kvb_pcg32_bounded(g, (uint32_t)bound); }
 
@@ -143,7 +148,7 @@ static void rand_name(kvb_pcg32 *g, char *s) {
 }
 
 /* The needle families and vt: needles, the question and cue, the haystack cut around them. */
-static int build_haystack_task(const kvb_tokenizer *tok, kvb_pcg32 *g, kvb_task *t, tbuf *ctx,
+static int build_haystack_task(const kvb_lm *lm, kvb_pcg32 *g, kvb_task *t, tbuf *ctx,
                                char *question, char *cue, size_t qcap) {
   needle nd[16];
   size_t nn = 0, ntarget = 0;
@@ -213,8 +218,8 @@ static int build_haystack_task(const kvb_tokenizer *tok, kvb_pcg32 *g, kvb_task 
   }
   join_answer(t, ans, sizeof ans);
   int st = KVB_OK;
-  size_t fixed = ntok(tok, intro, &st) + ntok(tok, question, &st) + ntok(tok, cue, &st);
-  for (size_t i = 0; i < nn; i++) fixed += ntok(tok, nd[i].text, &st);
+  size_t fixed = n_bos(lm) + ntok(lm, intro, &st) + ntok(lm, question, &st) + ntok(lm, cue, &st);
+  for (size_t i = 0; i < nn; i++) fixed += ntok(lm, nd[i].text, &st);
   if (st) return st;
   if (fixed + t->max_new + 64 > t->length)
     return KVB_ERROR(KVB_EINVAL, "task %s: length %zu leaves no room for a haystack",
@@ -222,7 +227,7 @@ static int build_haystack_task(const kvb_tokenizer *tok, kvb_pcg32 *g, kvb_task 
   size_t budget = t->length - t->max_new - fixed;
   kvb_haystack h;
   size_t which = draw(g, kvb_haystack_n_texts);
-  if ((st = kvb_haystack_load(tok, which, &h))) return st;
+  if ((st = kvb_haystack_load(lm, which, &h))) return st;
   t->text = h.text->name;
   /* whole sentences from a seeded start, wrapping around, while they fit */
   size_t s0 = draw(g, h.n_sent), m = 0, total = 0, cap = 1024;
@@ -272,13 +277,13 @@ static int build_haystack_task(const kvb_tokenizer *tok, kvb_pcg32 *g, kvb_task 
       nd[i].at = pos[i], nd[i].order = (int)i, nd[i].target = i == 0;
     qsort(nd, nn, sizeof *nd, cmp_needle);
   }
-  if (!st) st = tb_text(tok, ctx, intro);
+  if (!st) st = tb_text(lm, ctx, intro);
   t->haystack_begin = ctx->n;
   size_t k = 0;
   for (size_t b = 0; b <= m && !st; b++) {
     for (; k < nn && nd[k].at == b && !st; k++) {
       if (nd[k].target) t->needle_at = ctx->n;
-      st = tb_text(tok, ctx, nd[k].text);
+      st = tb_text(lm, ctx, nd[k].text);
     }
     if (b < m && !st) st = tb_put(ctx, h.ids + h.off[sent[b]], h.off[sent[b] + 1] - h.off[sent[b]]);
   }
@@ -356,7 +361,7 @@ static void shuffle(kvb_pcg32 *g, const char **a, size_t n) {
 
 /* The words of the list in order: common words ×fc, the others ×fu, shuffled; fills
  * budget tokens with items " word,". */
-static int build_cwe(const kvb_tokenizer *tok, kvb_pcg32 *g, kvb_task *t, tbuf *ctx,
+static int build_cwe(const kvb_lm *lm, kvb_pcg32 *g, kvb_task *t, tbuf *ctx,
                      char *question, char *cue, size_t qcap) {
   char **words = NULL, *pool = NULL;
   size_t nw = 0;
@@ -364,7 +369,7 @@ static int build_cwe(const kvb_tokenizer *tok, kvb_pcg32 *g, kvb_task *t, tbuf *
   if (st) return st;
   snprintf(question, qcap, "\n\nQuestion: Which ten words occur most often in the list above?");
   snprintf(cue, qcap, "\nAnswer: The ten words that occur most often in the list are");
-  size_t fixed = ntok(tok, CWE_INTRO, &st) + ntok(tok, question, &st) + ntok(tok, cue, &st);
+  size_t fixed = n_bos(lm) + ntok(lm, CWE_INTRO, &st) + ntok(lm, question, &st) + ntok(lm, cue, &st);
   size_t budget = fixed + t->max_new + 64 <= t->length ? t->length - t->max_new - fixed : 0;
   /* a random order of the vocabulary: the first ten are the common words */
   const char **ord = malloc(nw * sizeof *ord), **list = NULL;
@@ -376,7 +381,7 @@ static int build_cwe(const kvb_tokenizer *tok, kvb_pcg32 *g, kvb_task *t, tbuf *
   char item[32];
   for (size_t i = 0; i < nw && !st; i++) {
     snprintf(item, sizeof item, " %s,", ord[i]);
-    tk[i] = ntok(tok, item, &st);
+    tk[i] = ntok(lm, item, &st);
   }
   /* the common words take about a quarter of the list, at least 3 times each; the others once
    * each if the vocabulary is large enough, else as few times as fill the rest, always fewer
@@ -402,11 +407,11 @@ static int build_cwe(const kvb_tokenizer *tok, kvb_pcg32 *g, kvb_task *t, tbuf *
     left -= tk[i] * fu;
   }
   if (!st) shuffle(g, list, nl);
-  if (!st) st = tb_text(tok, ctx, CWE_INTRO);
+  if (!st) st = tb_text(lm, ctx, CWE_INTRO);
   t->haystack_begin = ctx->n;
   for (size_t i = 0; i < nl && !st; i++) {
     snprintf(item, sizeof item, " %s,", list[i]);
-    st = tb_text(tok, ctx, item);
+    st = tb_text(lm, ctx, item);
   }
   t->haystack_end = ctx->n;
   t->n_expected = 10;
@@ -424,7 +429,7 @@ static int build_cwe(const kvb_tokenizer *tok, kvb_pcg32 *g, kvb_task *t, tbuf *
 /* ---- fwe: made-up words, count of rank r = max(1, ⌊C / r²⌋) ---- */
 #define FWE_V 60
 
-static int build_fwe(const kvb_tokenizer *tok, kvb_pcg32 *g, kvb_task *t, tbuf *ctx,
+static int build_fwe(const kvb_lm *lm, kvb_pcg32 *g, kvb_task *t, tbuf *ctx,
                      char *question, char *cue, size_t qcap) {
   static const char C[] = "bdfgklmnprstvz", V[] = "aeiou";
   char w[FWE_V][8];
@@ -439,12 +444,12 @@ static int build_fwe(const kvb_tokenizer *tok, kvb_pcg32 *g, kvb_task *t, tbuf *
   snprintf(question, qcap, "\n\nQuestion: Which three words occur most often in the text above?");
   snprintf(cue, qcap, "\nAnswer: The three words that occur most often in the text are");
   int st = KVB_OK;
-  size_t fixed = ntok(tok, FWE_INTRO, &st) + ntok(tok, question, &st) + ntok(tok, cue, &st);
+  size_t fixed = n_bos(lm) + ntok(lm, FWE_INTRO, &st) + ntok(lm, question, &st) + ntok(lm, cue, &st);
   size_t tk[FWE_V], cnt[FWE_V];
   char item[16];
   for (size_t i = 0; i < FWE_V && !st; i++) {
     snprintf(item, sizeof item, " %s", w[i]);
-    tk[i] = ntok(tok, item, &st);
+    tk[i] = ntok(lm, item, &st);
   }
   if (st) return st;
   if (fixed + t->max_new + 64 > t->length)
@@ -472,11 +477,11 @@ static int build_fwe(const kvb_tokenizer *tok, kvb_pcg32 *g, kvb_task *t, tbuf *
   for (size_t r = 0; r < FWE_V; r++)
     for (size_t c = 0; c < cnt[r]; c++) list[k++] = w[r];
   shuffle(g, list, nl);
-  st = tb_text(tok, ctx, FWE_INTRO);
+  st = tb_text(lm, ctx, FWE_INTRO);
   t->haystack_begin = ctx->n;
   for (size_t i = 0; i < nl && !st; i++) {
     snprintf(item, sizeof item, " %s", list[i]);
-    st = tb_text(tok, ctx, item);
+    st = tb_text(lm, ctx, item);
   }
   t->haystack_end = ctx->n;
   free(list);
@@ -489,10 +494,12 @@ static int build_fwe(const kvb_tokenizer *tok, kvb_pcg32 *g, kvb_task *t, tbuf *
   return st;
 }
 
-int kvb_task_make(const kvb_tokenizer *tok, size_t n_ctx, kvb_task_family family, size_t length,
-                  double depth, uint64_t seed, kvb_task *out) {
-  if (!tok || !out) return KVB_ERROR(KVB_ENULL, "kvb_task_make: NULL argument");
+int kvb_task_make(const kvb_lm *lm, kvb_task_family family, size_t length, double depth,
+                  uint64_t seed, kvb_task *out) {
+  if (!lm || !out) return KVB_ERROR(KVB_ENULL, "kvb_task_make: NULL argument");
   memset(out, 0, sizeof *out);
+  if (lm->n_ctx <= 0) return KVB_ERROR(KVB_ENULL, "kvb_task_make: no model");
+  size_t n_ctx = (size_t)lm->n_ctx;
   if ((unsigned)family >= KVB_TASK_N_FAMILIES)
     return KVB_ERROR(KVB_EINVAL, "unknown task family %d (0..%d)", (int)family, KVB_TASK_N_FAMILIES - 1);
   if (!(depth >= 0 && depth <= 1))
@@ -507,13 +514,16 @@ int kvb_task_make(const kvb_tokenizer *tok, size_t n_ctx, kvb_task_family family
   kvb_pcg32_seed(&g, seed, 0x7a5c0000u + (uint64_t)family);
   tbuf ctx = {0}, q = {0}, cu = {0}, an = {0};
   char question[512], cue[512];
-  int st;
-  if (family == KVB_TASK_CWE) st = build_cwe(tok, &g, t, &ctx, question, cue, sizeof question);
-  else if (family == KVB_TASK_FWE) st = build_fwe(tok, &g, t, &ctx, question, cue, sizeof question);
-  else st = build_haystack_task(tok, &g, t, &ctx, question, cue, sizeof question);
-  if (!st) st = tb_text(tok, &q, question);
-  if (!st) st = tb_text(tok, &cu, cue);
-  if (!st) st = tb_text(tok, &an, t->answer);
+  int st = KVB_OK;
+  /* a model that takes a BOS sees it first, before the instruction (the builders count it) */
+  int32_t bos = kvb_lm_bos(lm);
+  if (bos >= 0) st = tb_put(&ctx, &bos, 1);
+  if (!st && family == KVB_TASK_CWE) st = build_cwe(lm, &g, t, &ctx, question, cue, sizeof question);
+  else if (!st && family == KVB_TASK_FWE) st = build_fwe(lm, &g, t, &ctx, question, cue, sizeof question);
+  else if (!st) st = build_haystack_task(lm, &g, t, &ctx, question, cue, sizeof question);
+  if (!st) st = tb_text(lm, &q, question);
+  if (!st) st = tb_text(lm, &cu, cue);
+  if (!st) st = tb_text(lm, &an, t->answer);
   if (!st && an.n > t->max_new)
     st = KVB_ERROR(KVB_EINVAL, "task %s: the answer has %zu tokens, more than the %zu generated",
                    FAMILY[family], an.n, t->max_new);

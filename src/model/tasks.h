@@ -1,4 +1,5 @@
-/* tasks.h — seeded long-context tasks over SmolLM2's tokenizer, in the style of RULER (Hsieh et
+/* tasks.h — seeded long-context tasks over a real model's tokenizer (lm.h: SmolLM2-135M or
+ * Gemma 3 270M), in the style of RULER (Hsieh et
  * al., "RULER: What's the Real Context Size of Your Long-Context Language Models?", arXiv
  * 2404.06654): synthetic retrieval, tracing and aggregation tasks whose length, needle depth and
  * content are set by the caller, so a method's accuracy can be read against the context length.
@@ -24,7 +25,8 @@
  * haystack and ignore depth.
  *
  * A task is a prompt of three parts, tokenized separately and concatenated:
- *   context   an instruction, then the haystack with the needles (or the word list);
+ *   context   the model's BOS when it takes one (Gemma 3), an instruction, then the haystack
+ *             with the needles (or the word list);
  *   question  "\n\nQuestion: …" — in the question-aware form it is part of the compressed
  *             prompt; in the question-agnostic form (kvpress / SCBench: the cache is compressed
  *             before the question is known) it is fed after the compression;
@@ -44,7 +46,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tokenizer.h"
+#include "lm.h"
 
 typedef enum {
   KVB_TASK_NIAH_SINGLE,
@@ -83,12 +85,15 @@ typedef struct {
   size_t haystack_begin, haystack_end; /* the haystack's token range in context */
 } kvb_task;
 
-/* Builds the task (family, length, depth, seed) with tokenizer tok for a model of context n_ctx
- * (llama.context_length). KVB_EINVAL with a message for depth outside [0, 1], a length below
- * KVB_TASK_MIN_LENGTH or above n_ctx, or a family out of range; a haystack text's errors
- * (haystack.h) pass through. Same arguments → the same tokens. Free with kvb_task_free. */
-int kvb_task_make(const kvb_tokenizer *tok, size_t n_ctx, kvb_task_family family, size_t length,
-                  double depth, uint64_t seed, kvb_task *out);
+/* Builds the task (family, length, depth, seed) with lm's tokenizer, for lm's context (lm->n_ctx,
+ * the GGUF file's context_length). When the model takes a BOS (kvb_lm_bos ≥ 0: Gemma 3) the
+ * context starts with it, and it counts in the length and in needle_at / haystack_begin /
+ * haystack_end; SmolLM2's tasks have none (the same tokens as before lm.h). KVB_EINVAL with a
+ * message for depth outside [0, 1], a length below KVB_TASK_MIN_LENGTH or above the context, or a
+ * family out of range; a haystack text's errors (haystack.h) pass through. Same arguments → the
+ * same tokens. Free with kvb_task_free. */
+int kvb_task_make(const kvb_lm *lm, kvb_task_family family, size_t length, double depth,
+                  uint64_t seed, kvb_task *out);
 void kvb_task_free(kvb_task *t);
 
 /* RULER's string match: the fraction of the expected strings found in text, case-insensitive;
