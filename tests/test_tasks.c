@@ -13,6 +13,7 @@
 #include "lm.h"
 #include "model.h"
 #include "tasks.h"
+#include "task_compare.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -20,14 +21,6 @@
 static kvb_lm LM; /* SmolLM2-135M (lm.h) */
 static size_t NCTX;
 
-static size_t total_of(const kvb_task *t) { return t->n_context + t->n_question + t->n_cue + t->max_new; }
-
-static int same_task(const kvb_task *a, const kvb_task *b) {
-  return a->n_context == b->n_context && a->n_question == b->n_question && a->n_cue == b->n_cue &&
-         !memcmp(a->context, b->context, a->n_context * sizeof(int32_t)) &&
-         !memcmp(a->question, b->question, a->n_question * sizeof(int32_t)) &&
-         !memcmp(a->cue, b->cue, a->n_cue * sizeof(int32_t)) && !strcmp(a->answer, b->answer);
-}
 
 static char *decode(const int32_t *ids, size_t n) {
   char *s = NULL;
