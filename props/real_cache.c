@@ -907,8 +907,15 @@ const prop_claim props_real_cache[] = {
      "72 in --full; independent coins given the text)",
      /* control:z_zero is not listed here: with 36 items its catch rested on cells whose flip
       * chance was 0.03 (some uniform errors exceed z ≡ 0's 1 at T = 4), more than the run's
-      * whole budget; random_signs is caught with a miss of 4e-7 */
-     {"method:balancekv_block:random_signs"}, bkvb_fig1_g3, {"B-FIG1"}},
+      * whole budget. random_signs was this twin's mutant until the 2026-11-27 full run: there
+      * (72 items) its catch rested on cells whose flip chance was 0.385 (plug-in), because on
+      * Gemma's text random signs beat uniform sampling almost as often as the walk (55 vs 59 of 72
+      * items at τ = 0.1, 1/2) — a finding (the notes print random signs beside the walk in every
+      * cell), not a mutant this check can reject at its budget. Of the method's other mutants,
+      * measured at the default seed in both tiers (plug-in miss check / full): sign_flip 0.029 /
+      * 5e-7, keep_wrong_side 4e-7 / 3e-4, no_center 2e-9 / 3e-4, weight_not_doubled (the kept
+      * halves keep weight ×1: the estimate's scale is wrong) 0 / 5e-7 — the one listed */
+     {"method:balancekv_block:weight_not_doubled"}, bkvb_fig1_g3, {"B-FIG1"}},
     {"real.gemma3.bkvb.fig3", "003 Fig. 3 (b), (d), §4.1", "comparison",
      "Gemma 3 270M's global layers: block BalanceKV's error at b = 256 below b = 64, cells τ ∈ {0.1, "
      "1} × T ∈ {1, 2, 3}; unit = text: INCONCLUSIVE; within the text the sign test over 36 items "
