@@ -723,9 +723,12 @@ static void bkvb_claim(prop_ctx *ctx, int fig3) {
   if (!rc_have_model(ctx)) return;
   /* SmolLM2: one item per cache, its seeds averaged (1 seed, 3 in --full). Gemma 3's 3 global
    * caches are too few for the within-text sign test to reach α, so there each seed of a cache is
-   * its own item (12 seeds, 24 in --full: 36 / 72 items) — the methods' coins are independent
-   * across seeds given the text, as they are across caches */
-  const size_t S = RC->seed_items ? prop_trials(ctx, 12, 24) : prop_trials(ctx, 1, BK_SEEDS_FULL);
+   * its own item (24 seeds in both tiers: 72 items) — the methods' coins are independent
+   * across seeds given the text, as they are across caches. 24 and not 12 in make check: with
+   * 36 items the most extreme sign test is p = 2^-36, whose plug-in flip chance at α = 1e-6 is
+   * 0.029, so a mutant caught through one such cell put 0.029 into a run's budget of 0.01 (at 2
+   * of 6 fresh seeds, 2026-11-27); with 72 items it is 2e-6 (real_proxies.c's same reasoning) */
+  const size_t S = RC->seed_items ? prop_trials(ctx, 24, 24) : prop_trials(ctx, 1, BK_SEEDS_FULL);
   const int NI = RC->seed_items ? RC_UNITS * (int)S : RC_UNITS;
   const double wS = RC->seed_items ? 1.0 : 1.0 / (double)S;
   static const size_t bsz[3] = {64, 128, 256};
@@ -903,22 +906,21 @@ const prop_claim props_real_cache[] = {
     {"real.gemma3.bkvb.fig1", "003 Fig. 1, §4.1, App. B.1", "comparison",
      "Gemma 3 270M's global layers: block BalanceKV (b = 128, f = w = 32) vs uniform sampling at "
      "equal memory, 64 queries per cache (4 heads × 16 positions), cells τ ∈ {0.1, 1} × T ∈ {1..4}; "
-     "unit = text: INCONCLUSIVE; within the text the sign test over 3 caches × 12 seeds (36 items, "
-     "72 in --full; independent coins given the text)",
-     /* control:z_zero is not listed here: with 36 items its catch rested on cells whose flip
-      * chance was 0.03 (some uniform errors exceed z ≡ 0's 1 at T = 4), more than the run's
-      * whole budget. random_signs was this twin's mutant until the 2026-11-27 full run: there
+     "unit = text: INCONCLUSIVE; within the text the sign test over 3 caches × 24 seeds (72 items; "
+     "independent coins given the text)",
+     /* control:z_zero is not listed here: with 36 items (make check's count until 2026-11-27)
+      * its catch rested on cells whose flip chance was 0.03 (some uniform errors exceed z ≡ 0's 1
+      * at T = 4), more than the run's whole budget. random_signs was this twin's mutant until the 2026-11-27 full run: there
       * (72 items) its catch rested on cells whose flip chance was 0.385 (plug-in), because on
       * Gemma's text random signs beat uniform sampling almost as often as the walk (55 vs 59 of 72
       * items at τ = 0.1, 1/2) — a finding (the notes print random signs beside the walk in every
       * cell), not a mutant this check can reject at its budget. Of the method's other mutants,
-      * measured at the default seed in both tiers (plug-in miss check / full): sign_flip 0.029 /
+      * measured at the default seed in both tiers with 36 / 72 items (plug-in miss): sign_flip 0.029 /
       * 5e-7, keep_wrong_side 4e-7 / 3e-4, no_center 2e-9 / 3e-4, weight_not_doubled (the kept
       * halves keep weight ×1: the estimate's scale is wrong) 0 / 5e-7 — the one listed */
      {"method:balancekv_block:weight_not_doubled"}, bkvb_fig1_g3, {"B-FIG1"}},
     {"real.gemma3.bkvb.fig3", "003 Fig. 3 (b), (d), §4.1", "comparison",
      "Gemma 3 270M's global layers: block BalanceKV's error at b = 256 below b = 64, cells τ ∈ {0.1, "
-     "1} × T ∈ {1, 2, 3}; unit = text: INCONCLUSIVE; within the text the sign test over 36 items "
-     "(72 in --full)",
+     "1} × T ∈ {1, 2, 3}; unit = text: INCONCLUSIVE; within the text the sign test over 72 items",
      {"check:b256_worse"}, bkvb_fig3_g3, {"B-FIG3.err"}},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};
