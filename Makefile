@@ -106,6 +106,12 @@ $(B)/tests/%: $(B)/obj/tests/%.o $(B)/libkvbound.a
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $< $(B)/libkvbound.a $(LIBS)
 
+# The verdict roll-up and the empirical rows' notes are the battery's (props/): this test links
+# its library, found beside the test binary's folder.
+$(B)/tests/test_verdict_rollup: $(B)/obj/tests/test_verdict_rollup.o $(B)/libkvbound-props.so $(B)/libkvbound.so
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $< -L$(B) -lkvbound-props -lkvbound -Wl,-rpath,'$$ORIGIN/..' $(LIBS)
+
 # Allocation-failure injection: the library's own allocations go through the test's wrappers.
 $(B)/tests/test_alloc_fail: $(B)/obj/tests/test_alloc_fail.o $(B)/libkvbound.a
 	@mkdir -p $(dir $@)

@@ -30,11 +30,21 @@
  *                     read as MR-Denominator's K^l (line 13 of Alg. 1, and b′ is the
  *                     denominator). Mutants: control:z_zero, check:literal_Vi (the literal text:
  *                     the keys of the numerator bucket token j entered).
- *   thm31.proof.comb  rate. ‖z_j − u_j/Z_j‖ ≤ 2ε/(1−ε)·‖softmax‖₂‖V_j‖_F, and with eq. (3)
- *                     ‖z_j − Attn_j‖ ≤ 4ε·‖softmax‖₂‖V_j‖_F (eq. (2) at precision 4ε, the
- *                     ε → ε/4 rescaling); exact: 2ε/(1−ε) + ε ≤ 4ε (ε ≤ 1/3) and
- *                     ‖u_j‖₂ ≤ ‖exp‖₂‖V_j‖_F. Mutants: control:z_zero, level_weight,
- *                     check:rescale_3 (004's ε → ε/3 with 003's erased term added).
+ *   thm31.proof.comb  rate, with the chain corrected. 003 writes ‖V_j‖_F ≤ root in eq. (5)
+ *                     and concludes eq. (6) with factor 1 "from Equation (5)"; the step needs
+ *                     root ≤ c‖V_j‖_F, true with c = 2 (every token of bucket i has ‖v‖ >
+ *                     2^{i−1}), false with c = 1 (thm31.proof.eq5: an ERRATUM). So eq. (6) is
+ *                     ≤ 2ε‖exp‖₂‖V_j‖_F, eq. (7) with α = 2ε‖exp‖₂‖V_j‖_F and γ = ε (eq. (8))
+ *                     gives ‖z_j − u_j/Z_j‖ ≤ 3ε/(1−ε)·‖softmax‖₂‖V_j‖_F (the text's 2ε/(1−ε)
+ *                     is c = 1), and with eq. (3) ‖z_j − Attn_j‖ ≤ (3ε/(1−ε) + ε)·‖softmax‖₂
+ *                     ‖V_j‖_F ≤ 5ε·‖softmax‖₂‖V_j‖_F for ε ≤ 1/4 (eq. (2) at precision 5ε: the
+ *                     rescaling is ε → ε/5, not 003's ε/4 nor 004's ε/3). Asserted exactly: the
+ *                     factor c the chain uses meets root ≤ c‖V_j‖_F at every query of the
+ *                     streams, ‖u_j‖₂ ≤ ‖exp‖₂‖V_j‖_F, and (c+1)ε/(1−ε) + ε ≤ 5ε at the run's
+ *                     ε; the two rate parts test the corrected bounds. Mutants: control:z_zero,
+ *                     level_weight, check:rescale_3 (004's ε → ε/3 with 003's erased term
+ *                     added), check:uncorrected_chain (the text's c = 1: 2ε/(1−ε) + ε ≤ 4ε —
+ *                     its factor fails root ≤ ‖V_j‖_F at the streams' queries).
  *
  * Parameters (fixed here, before any run). d = 16 for keys, queries AND values (Theorem 3.1 has
  * q, k, v ∈ ℝ^d, so Theorem 3.4 runs with s = d in every numerator bucket), r = 1 (keys and
@@ -197,6 +207,15 @@ static double dist(const double *a, const double *b) {
   double s = 0;
   for (size_t c = 0; c < D; c++) s += (a[c] - b[c]) * (a[c] - b[c]);
   return sqrt(s);
+}
+
+/* The corrected chain of the final step (header, thm31.proof.comb): eq. (6)'s factor c (root ≤
+ * c‖V_j‖_F) and the precision K of eq. (2) it yields, (c+1)ε/(1−ε) + ε ≤ Kε. The check mutant
+ * uncorrected_chain is the text's c = 1, K = 4. (Pure reads: prop_check_mutant counts the
+ * mutant as applied, which it is wherever these are used.) */
+static double comb_factor(prop_ctx *ctx) { return prop_check_mutant(ctx, "uncorrected_chain") ? 1 : 2; }
+static double comb_k(prop_ctx *ctx) {
+  return prop_check_mutant(ctx, "uncorrected_chain") ? 4 : prop_check_mutant(ctx, "rescale_3") ? 3 : 5;
 }
 
 /* One instrumented run of stream k in arm `arm`. Under control:z_zero the method arm has no
@@ -383,7 +402,9 @@ static void run_stream(prop_ctx *ctx, unsigned k, arm_kind arm, run_out *o) {
     }
     double ub[D];
     for (size_t c = 0; c < D; c++) ub[c] = u[c] / Z;
-    double b1 = 2 * eps / (1 - eps) * snorm * vf, b2 = 4 * eps * snorm * vf;
+    /* the corrected chain (header): c = 2, or the text's c = 1 under check:uncorrected_chain */
+    double cf = comb_factor(ctx);
+    double b1 = (cf + 1) * eps / (1 - eps) * snorm * vf, b2 = comb_k(ctx) * eps * snorm * vf;
     /* the combination's ‖u‖₂ ≤ ‖exp(K_j q_j/√d)‖₂‖V_j‖_F (Cauchy–Schwarz; exact) */
     if (kvb_norm2(u, D) > enorm * vf * (1 + 1e-12)) o->u_bad++;
     o->m.comb1 = fmax(o->m.comb1, dist(z, ub) / b1);
@@ -422,6 +443,7 @@ static void rate_step(prop_ctx *ctx, step_kind st, const char *what, const char 
   const unsigned N = prop_trials(ctx, 8, 40);
   const int parts = st == STEP_COMB ? 2 : 1;
   unsigned Fm[2] = {0, 0}, Fr[2] = {0, 0}, Fz[2] = {0, 0}, eq4x = 0, numx = 0, cbad = 0, f8 = 0, ub = 0;
+  unsigned c1bad = 0, c2bad = 0, nq = 0; /* queries where root > ‖V_j‖_F, > 2‖V_j‖_F (eq. (5)) */
   double wm[2] = {0, 0}, wr[2] = {0, 0}, wz[2] = {INFINITY, INFINITY}, chain = 0;
   unsigned long fails = 0;
   size_t erased = 0;
@@ -436,6 +458,7 @@ static void rate_step(prop_ctx *ctx, step_kind st, const char *what, const char 
     }
     eq4x += om.eq4_exact_bad, numx += om.num_exact_bad, cbad += om.count_bad;
     f8 += om.eq8_forms_bad, ub += om.u_bad;
+    c1bad += om.eq5_c1_bad, c2bad += om.eq5_c2_bad, nq += om.queries;
     chain = fmax(chain, om.eq6_chain);
     fails += om.random_fails;
     erased = erased > om.max_erased ? erased : om.max_erased;
@@ -460,8 +483,17 @@ static void rate_step(prop_ctx *ctx, step_kind st, const char *what, const char 
   }
   if (st == STEP_EQ8)
     prop_check(ctx, f8 == 0, "the reciprocal bracket and |Ẑ − Z_j| ≤ ε·Z_j disagree at %u queries", f8);
-  if (st == STEP_COMB)
+  if (st == STEP_COMB) {
     prop_check(ctx, ub == 0, "‖u_j‖₂ > ‖exp(K_j q_j/√d)‖₂‖V_j‖_F at %u queries", ub);
+    /* the chain's eq. (6) factor must be one eq. (5)'s comparison supports on these streams */
+    const double cf = comb_factor(ctx);
+    const unsigned cb = cf >= 2 ? c2bad : c1bad;
+    prop_check(ctx, cb == 0, "the chain uses eq. (6) with factor c = %g, but root = √(Σ_i "
+               "#P_{i,j}·2^{2i}) > %g·‖V_j‖_F at %u of %u queries (thm31.proof.eq5)", cf, cf, cb, nq);
+    prop_note(ctx, "eq. (6)'s factor over the method's %u queries: root > 2‖V_j‖_F at %u, root > "
+              "‖V_j‖_F at %u (where nonzero, the text's factor 1 — its 2ε/(1−ε) — is not what "
+              "eq. (5) gives)", nq, c2bad, c1bad);
+  }
   if (st == STEP_EQ6)
     prop_note(ctx, "the chain the proof writes, (ε/√j)‖exp‖₂Σ_i #P_{i,j}2^i, is met with "
               "largest lhs/bound %.4g (this bound is ≤ ε‖exp‖₂·root ≤ 2ε‖exp‖₂‖V_j‖_F: eq. (5)'s "
@@ -507,19 +539,22 @@ static void step_eq8(prop_ctx *ctx) {
 }
 static void step_comb(prop_ctx *ctx) {
   const double eps = eps_();
-  int rescale_wrong = prop_check_mutant(ctx, "rescale_3");
-  /* The algebra of the rescaling (exact): the non-erased part's 2ε/(1−ε) plus eq. (3)'s ε is at
-   * most 4ε exactly when ε ≤ 1/3. The mutant rescale_3 asserts 004's rescaling ε → ε/3 (004
-   * has no erased term: 2ε/(1−ε) ≤ 3ε for ε ≤ 1/3) with 003's erased term added, false for
-   * every ε > 0. */
-  double k = rescale_wrong ? 3 : 4;
-  prop_check(ctx, 2 * eps / (1 - eps) + eps <= k * eps * (1 + 1e-15),
-             "2ε/(1−ε) + ε = %.4f > %gε = %.4f at ε = %.4f", 2 * eps / (1 - eps) + eps, k, k * eps,
-             eps);
-  prop_note(ctx, "rescaling: 2ε/(1−ε) + ε = %.4f ≤ 4ε = %.4f at ε = %.4f (holds for every ε ≤ 1/3)",
-            2 * eps / (1 - eps) + eps, 4 * eps, eps);
-  rate_step(ctx, STEP_COMB, "non-erased part ‖z_j − u_j/Z_j‖ ≤ 2ε/(1−ε)·‖softmax‖₂‖V_j‖_F",
-            "with eq. (3): ‖z_j − Attn_j‖ ≤ 4ε·‖softmax‖₂‖V_j‖_F (eq. (2) at precision 4ε)");
+  /* The algebra of the corrected chain (exact; header): with eq. (6)'s factor c = 2, eq. (7)
+   * gives (c+1)ε/(1−ε) for the non-erased part; eq. (3) adds ε; the sum is ≤ 5ε exactly when
+   * ε ≤ 1/4. The mutant rescale_3 asserts 004's rescaling ε → ε/3 (004 has no erased term) with
+   * 003's erased term added; uncorrected_chain the text's c = 1 with ε → ε/4 — whose factor the
+   * streams refute (rate_step's assertion). */
+  const double c = comb_factor(ctx), k = comb_k(ctx);
+  const double lhs = (c + 1) * eps / (1 - eps) + eps;
+  prop_check(ctx, lhs <= k * eps * (1 + 1e-15), "(c+1)ε/(1−ε) + ε = %.4f > %gε = %.4f at ε = %.4f, "
+             "c = %g", lhs, k, k * eps, eps, c);
+  prop_note(ctx, "the corrected chain: eq. (6) with factor 2 (root ≤ 2‖V_j‖_F; 003's eq. (5) writes "
+            "the other direction), eq. (7) with α = 2ε‖exp‖₂‖V_j‖_F, γ = ε: 3ε/(1−ε) = %.4f for the "
+            "non-erased part (the text: 2ε/(1−ε) = %.4f), + ε (eq. (3)) = %.4f ≤ 5ε = %.4f (every "
+            "ε ≤ 1/4): eq. (2) after ε → ε/5", 3 * eps / (1 - eps), 2 * eps / (1 - eps),
+            3 * eps / (1 - eps) + eps, 5 * eps);
+  rate_step(ctx, STEP_COMB, "non-erased part ‖z_j − u_j/Z_j‖ ≤ 3ε/(1−ε)·‖softmax‖₂‖V_j‖_F (corrected)",
+            "with eq. (3): ‖z_j − Attn_j‖ ≤ 5ε·‖softmax‖₂‖V_j‖_F (eq. (2) at precision 5ε, corrected)");
 }
 
 /* ---- the exact steps ---- */
@@ -582,9 +617,19 @@ static void step_eq5(prop_ctx *ctx) {
   prop_cell(ctx, c2 ? PROP_FAILS : PROP_HOLDS, "needed: root ≤ 2‖V_j‖_F",
             "violated at %u of %u queries (largest root/‖V_j‖_F %.4f; 2^{i−1} < ‖v‖ gives c = 2)",
             c2, q, hi);
-  prop_cell(ctx, c1 ? PROP_FAILS : PROP_HOLDS, "as eq. (6) uses it: root ≤ ‖V_j‖_F",
+  prop_cell(ctx, c1 ? PROP_ERRATUM : PROP_HOLDS, "as eq. (6) uses it: root ≤ ‖V_j‖_F",
             "violated at %u of %u queries (root/‖V_j‖_F up to %.4f): eq. (6)'s right side needs "
             "the factor 2 (2ε‖exp‖₂‖V_j‖_F)", c1, q, hi);
+  /* the corrected statement, asserted (exact: each token of bucket i has ‖v‖ > 2^{i−1}) */
+  prop_check(ctx, c2 == 0, "root ≤ 2‖V_j‖_F violated at %u of %u queries", c2, q);
+  if (c1)
+    prop_erratum(ctx, "root ≤ 2‖V_j‖_F (each token of bucket i has ‖v‖₂ > 2^{i−1}), so eq. (6) is "
+                 "≤ 2ε‖exp(K_j q_j/√d)‖₂‖V_j‖_F and the final step's constants change "
+                 "(thm31.proof.comb: 3ε/(1−ε), 5ε); asserted at every query here",
+                 "003 App. A.1 eq. (5) writes ‖V_j‖_F ≤ root = √(Σ_i #P_{i,j}·2^{2i}) (true: largest "
+                 "‖V_j‖_F/root %.4f) and eq. (6) concludes ≤ ε‖exp‖₂‖V_j‖_F from it, which needs root ≤ "
+                 "‖V_j‖_F: false at %u of %u queries (root/‖V_j‖_F up to %.4f); 004 writes the same "
+                 "direction with 2^{2(i−1)}", ww, c1, q, hi);
 }
 
 const prop_claim props_balancekv_thm31_proof[] = {
@@ -615,8 +660,11 @@ const prop_claim props_balancekv_thm31_proof[] = {
      "α = 1e-6); controls as eq4",
      {"control:z_zero", "check:literal_Vi"}, step_eq8, {"B-T3.1.eq8"}},
     {"balancekv.thm31.proof.comb", "003 App. A.1 (final steps)", "bound",
-     "‖z_j − u_j/Z_j‖ ≤ 2ε/(1−ε)‖softmax‖₂‖V_j‖_F and ‖z_j − Attn_j‖ ≤ 4ε‖softmax‖₂‖V_j‖_F at "
-     "every query, each in ≤ 1/n of the streams (binomial, α = 1e-6); 2ε/(1−ε) + ε ≤ 4ε exact",
-     {"control:z_zero", "method:balancekv:level_weight", "check:rescale_3"}, step_comb,
+     "the chain corrected for eq. (5)'s direction (eq. (6) with factor 2): ‖z_j − u_j/Z_j‖ ≤ "
+     "3ε/(1−ε)‖softmax‖₂‖V_j‖_F and ‖z_j − Attn_j‖ ≤ 5ε‖softmax‖₂‖V_j‖_F at every query, each in "
+     "≤ 1/n of the streams (binomial, α = 1e-6); exact: root ≤ 2‖V_j‖_F at every query and "
+     "3ε/(1−ε) + ε ≤ 5ε",
+     {"control:z_zero", "method:balancekv:level_weight", "check:rescale_3",
+      "check:uncorrected_chain"}, step_comb,
      {"B-T3.1.comb"}},
     {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}, NULL}};

@@ -28,6 +28,7 @@ const char *prop_verdict_name(prop_verdict v) {
     case PROP_VACUOUS_PRACTICAL: return "VACUOUS-AT-PRACTICAL-PARAMETERS";
     case PROP_NOT_OBSERVED: return "NOT-OBSERVED";
     case PROP_INCONCLUSIVE: return "INCONCLUSIVE";
+    case PROP_ERRATUM: return "ERRATUM";
     case PROP_UNCHECKED: return "UNCHECKED";
     default: return "SKIPPED";
   }
@@ -328,9 +329,16 @@ void prop_skip(prop_ctx *ctx, const char *fmt, ...) {
   prop_note(ctx, "skipped: %s", buf);
 }
 
+void prop_erratum(prop_ctx *ctx, const char *corrected, const char *fmt, ...) {
+  FORMAT(buf, fmt);
+  ctx->erratum = 1;
+  prop_note(ctx, "ERRATUM (the text is wrong whatever the run): %s; corrected: %s", buf, corrected);
+}
+
 prop_verdict prop_verdict_of(const prop_ctx *ctx) {
   if (ctx->failures) return PROP_FAILS;
   if (ctx->skipped) return PROP_SKIPPED;
+  if (ctx->erratum) return PROP_ERRATUM;
   if (ctx->controls_passed) return PROP_VACUOUS;
   if (ctx->vacuous_practical) return PROP_VACUOUS_PRACTICAL;
   int first = -1; /* the cells that vote: within-unit findings (prop_detail) do not */
@@ -343,6 +351,21 @@ prop_verdict prop_verdict_of(const prop_ctx *ctx) {
   if (ctx->inconclusive) return PROP_INCONCLUSIVE;
   if (ctx->not_observed) return PROP_NOT_OBSERVED;
   return PROP_HOLDS;
+}
+
+prop_verdict prop_roll_up(const prop_verdict *v, size_t n) {
+  if (n == 0) return PROP_UNCHECKED;
+  int fails = 0, erratum = 0, vacuous = 0, agree = 1;
+  for (size_t i = 0; i < n; i++) {
+    fails |= v[i] == PROP_FAILS;
+    erratum |= v[i] == PROP_ERRATUM;
+    vacuous |= v[i] == PROP_VACUOUS;
+    agree &= v[i] == v[0];
+  }
+  if (fails) return PROP_FAILS;
+  if (erratum) return PROP_ERRATUM;
+  if (vacuous) return PROP_VACUOUS;
+  return agree ? v[0] : PROP_MIXED;
 }
 
 unsigned prop_trials(const prop_ctx *ctx, unsigned check, unsigned full) {

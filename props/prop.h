@@ -34,6 +34,9 @@ typedef enum {
   PROP_NOT_OBSERVED,       /* a claimed rate or advantage not seen although the design had power
                               >= 0.9 to see the stated effect */
   PROP_INCONCLUSIVE,       /* the design could not detect the stated effect with power >= 0.9 */
+  PROP_ERRATUM,            /* the text's statement is wrong whatever any run gives (an exponent, a
+                              direction, prose against the paper's own table): printed with the
+                              corrected statement and the evidence (prop_erratum) */
   PROP_UNCHECKED,          /* a paper claim no check covers */
   PROP_SKIPPED             /* the check's input is absent here (prop_skip): never a pass */
 } prop_verdict;
@@ -65,6 +68,7 @@ typedef struct {
   int controls_passed;  /* of those, how many passed it (then the verdict is VACUOUS) */
   int controls_na;      /* set by prop_control_na(): no trivial control applies, with the reason */
   int skipped;          /* set by prop_skip(): the input (the real model) is absent here */
+  int erratum;          /* set by prop_erratum(): the text's statement is wrong as written */
   int ncells;           /* pre-registered cells reported with prop_cell() */
   prop_verdict cells[PROP_MAX_CELLS];
   unsigned char cell_detail[PROP_MAX_CELLS]; /* 1: a within-unit finding (prop_detail) */
@@ -217,8 +221,26 @@ void prop_detail(prop_ctx *ctx, prop_verdict v, const char *cell, const char *fm
  * line, counted apart, never as passed), its mutants are not run, and the report's paper-claim
  * rows ignore it. The reason goes to the notes. Only for a missing input, never for a result. */
 void prop_skip(prop_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The claim's verdict from what it recorded (failures, cells, controls, flags). */
+/* The statement of the text this check covers is wrong regardless of any run — an exponent, a
+ * direction, prose contradicting the paper's own table — as exact evidence (computed here, so
+ * the check's mutant can remove it) shows: the verdict is ERRATUM, not FAILS, so the row is never
+ * read against an implementation. `corrected` is the statement that is right; the evidence
+ * (fmt) is what shows the written one wrong. The rule (README, Verdicts): a row whose written
+ * statement is wrong is ERRATUM even where the run confirms the corrected statement — the
+ * corrected statement's own result (an assertion of the check) is in the same note, and an
+ * assertion that fails still makes the check FAILS (failures come first). */
+void prop_erratum(prop_ctx *ctx, const char *corrected, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The claim's verdict from what it recorded (failures, cells, controls, flags). Precedence:
+ * FAILS (a failed assertion), SKIPPED, ERRATUM, VACUOUS, VACUOUS-AT-PRACTICAL-PARAMETERS, then
+ * the voting cells (MIXED when they disagree), INCONCLUSIVE, NOT-OBSERVED, HOLDS. */
 prop_verdict prop_verdict_of(const prop_ctx *ctx);
+/* A paper claim's verdict from the verdicts of the n checks that cover it (SKIPPED ones
+ * excluded by the caller; README, Verdicts: roll-up): UNCHECKED when n = 0; FAILS if any fails;
+ * else ERRATUM if any is ERRATUM (the text is wrong whatever else agrees; a FAILS is never hidden
+ * behind it); else VACUOUS if any is VACUOUS; their common verdict when all agree; MIXED
+ * otherwise. */
+prop_verdict prop_roll_up(const prop_verdict *v, size_t n);
 /* ---- Trial blocks: one claim's trials over many shards (kvb-props --shard, --merge) ----
  * A long trial loop is written as: for every trial i, `if (!prop_trial_mine(ctx, i))
  * continue;`, draw only from prop_trial_rng(ctx, r, stream, i), store trial i's numbers in row

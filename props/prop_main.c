@@ -10,6 +10,7 @@
  * "fresh" to draw one from /dev/urandom. Every failure prints the command that reproduces it. */
 #include "claims.h"
 #include "paper_claims.h"
+#include "paper_protocols.h"
 #include "prop_shard.h"
 #include "method_battery.h"
 
@@ -253,24 +254,17 @@ static void budget_print(FILE *f, const budget *b) {
   if (b->nundeclared) fprintf(f, ".\n");
 }
 
-/* A paper claim's verdict from the checks of that claim only (DESIGN, Claims): UNCHECKED with
- * none; FAILS if any fails; VACUOUS if any is VACUOUS (a bound a trivial control meets says
- * nothing about the claim, whatever else agrees); theirs when they agree; MIXED otherwise.
- * Skipped checks (an absent input) do not vote. */
+/* A paper claim's verdict from the checks of that claim only (DESIGN, Claims; prop_roll_up):
+ * UNCHECKED with none; FAILS if any fails; ERRATUM if any is (the text is wrong whatever the
+ * runs say); VACUOUS if any is VACUOUS (a bound a trivial control meets says nothing about the
+ * claim, whatever else agrees); theirs when they agree; MIXED otherwise. Skipped checks (an
+ * absent input) do not vote. */
 static prop_verdict roll_up(const check_result *res, size_t nres, const char *id) {
-  prop_verdict v = PROP_UNCHECKED;
-  int any = 0, fails = 0, vacuous = 0, agree = 1;
-  for (size_t r = 0; r < nres; r++) {
-    if (!covers(res[r].c, id) || res[r].v == PROP_SKIPPED) continue;
-    if (any && res[r].v != v) agree = 0;
-    if (!any) v = res[r].v;
-    fails |= res[r].v == PROP_FAILS;
-    vacuous |= res[r].v == PROP_VACUOUS;
-    any = 1;
-  }
-  if (fails) return PROP_FAILS;
-  if (vacuous) return PROP_VACUOUS;
-  return agree ? v : PROP_MIXED;
+  prop_verdict v[512];
+  size_t n = 0;
+  for (size_t r = 0; r < nres && n < sizeof v / sizeof *v; r++)
+    if (covers(res[r].c, id) && res[r].v != PROP_SKIPPED) v[n++] = res[r].v;
+  return prop_roll_up(v, n);
 }
 
 /* "Totals: HOLDS a; FAILS b; ..." with every verdict named, zeros included, so no verdict can
@@ -314,10 +308,26 @@ static void write_report(FILE *rep, const check_result *res, size_t nres, const 
       fprintf(rep, "— unchecked: ");
       md_escape(rep, pc->unchecked_why);
     }
+    const paper_protocol *pp = paper_protocol_of(pc->id);
+    if (pp) { /* an empirical row: what the paper ran, what kvbound runs, and the differences */
+      fprintf(rep, "%s**paper ran:** ", first && !pc->unchecked_why ? "" : " — ");
+      md_escape(rep, pp->paper);
+      fprintf(rep, "; **kvbound runs:** ");
+      md_escape(rep, pp->kvbound);
+      fprintf(rep, "; **differences:** ");
+      md_escape(rep, pp->differences);
+      first = 0;
+    }
     fprintf(rep, "%s |\n", first && !pc->unchecked_why ? "—" : "");
   }
   fprintf(rep, "\nUNCHECKED: no check covers the claim; where the row says why (a model or data "
-               "set kvbound does not have), it also says what a user would run.\n");
+               "set kvbound does not have), it also says what a user would run.\n"
+               "ERRATUM: the text's statement is wrong whatever any run gives (an exponent, a "
+               "direction, prose against the paper's own table); the check's notes give the "
+               "corrected statement and the evidence, and what the run found for the corrected "
+               "one. It is never a finding about an implementation.\n"
+               "Every empirical row (comparison, empirical-measurement) says what the paper ran, "
+               "what kvbound runs, and each difference: its verdict is about kvbound's run.\n");
   write_totals(rep, "Totals (the papers' claims)", count, 1);
   memset(count, 0, sizeof count);
 questions:
@@ -455,6 +465,10 @@ static void list_claim(const prop_claim *c) {
   printf("%s\n    %s\n", c->covers[0] ? "" : c->question ? " (kvbound's own question)" :
          " (supporting check)", c->statement);
   if (c->question) printf("    question: %s\n", c->question);
+  for (int k = 0; k < 8 && c->covers[k]; k++) {
+    const paper_protocol *pp = paper_protocol_of(c->covers[k]);
+    if (pp) printf("    vs paper (%s): %s\n", c->covers[k], pp->differences);
+  }
 }
 
 
