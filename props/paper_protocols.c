@@ -50,7 +50,9 @@ const paper_protocol paper_protocols[] = {
      "compressed once after the prompt, the answer cue and answer through the compressed cache; "
      "recent_kcenter (window B/2, centers B − B/2) vs h2o (recent B/2) and sink_recent (4 sinks) "
      "at B = 32 + (n0 − 32)/2 per cache; exact match (McNemar) and the paired answer log-lik "
-     "(sign test), power at Table 1's n = 5k accuracies 0.86 vs 0.66/0.56",
+     "(sign test), power at Table 1's n = 5k accuracies 0.86 vs 0.66/0.56; beside it, not voting: "
+     "baselines.table.subgen/.clustergen and baselines.real.subgen/.clustergen compare the same "
+     "methods' attention error at equal memory on synthetic streams and real caches",
      "model 135M/270M vs 7B; a generated multi-key needle vs LongEval's lines; 1k vs 5k–9k "
      "tokens; the budget is half the cache (the paper's 9k column) while the effect used for the "
      "power is the 5k column's (65% kept); the B/2 window/centre split and Sink's 4 sinks are "
@@ -117,7 +119,8 @@ const paper_protocol paper_protocols[] = {
      "attention), question-aware, compressed once at 2^−2 with B = 32 + (n0 − 32)/4 per cache: "
      "balancekv_block b = 64, f = w = 16, denominator=paper; sink_recent 4 sinks; snapkv and "
      "pyramidkv window 16, kernel 5 (kvbound's implementations); exact match and paired answer "
-     "log-lik",
+     "log-lik; beside it, not voting: baselines.table.balancekv and baselines.real.balancekv (the "
+     "attention error of the same methods at equal memory)",
      "models; generated families vs LongBench-E; 1k vs LongBench-E's lengths; block 64 vs 256; "
      "kvbound's baselines vs MInference's; and the outcome: Table 1's averages of heterogeneous "
      "metrics fix no per-task success rate or win probability, so the row cannot be mapped to an "

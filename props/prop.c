@@ -332,7 +332,8 @@ void prop_skip(prop_ctx *ctx, const char *fmt, ...) {
 void prop_erratum(prop_ctx *ctx, const char *corrected, const char *fmt, ...) {
   FORMAT(buf, fmt);
   ctx->erratum = 1;
-  prop_note(ctx, "ERRATUM (the text is wrong whatever the run): %s; corrected: %s", buf, corrected);
+  /* one bracketed span, so the report can print it in the paper claim's row (prop_main.c) */
+  prop_note(ctx, "ERRATUM ⟦the text, wrong whatever the run: %s — corrected: %s⟧", buf, corrected);
 }
 
 prop_verdict prop_verdict_of(const prop_ctx *ctx) {

@@ -227,7 +227,7 @@ void prop_skip(prop_ctx *ctx, const char *fmt, ...) __attribute__((format(printf
  * read against an implementation. `corrected` is the statement that is right; the evidence
  * (fmt) is what shows the written one wrong. The rule (README, Verdicts): a row whose written
  * statement is wrong is ERRATUM even where the run confirms the corrected statement — the
- * corrected statement's own result (an assertion of the check) is in the same note, and an
+ * corrected statement's own result (an assertion of the check) is in the notes, and an
  * assertion that fails still makes the check FAILS (failures come first). */
 void prop_erratum(prop_ctx *ctx, const char *corrected, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

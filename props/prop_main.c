@@ -308,6 +308,14 @@ static void write_report(FILE *rep, const check_result *res, size_t nres, const 
       fprintf(rep, "— unchecked: ");
       md_escape(rep, pc->unchecked_why);
     }
+    for (size_t r = 0; r < nres; r++) { /* an ERRATUM's corrected statement and evidence */
+      const char *a = covers(res[r].c, pc->id) && res[r].v == PROP_ERRATUM
+                          ? strstr(res[r].notes, "ERRATUM ⟦") : NULL;
+      const char *b = a ? strstr(a, "⟧") : NULL;
+      if (!b) continue;
+      fprintf(rep, " — ");
+      for (; a < b + strlen("⟧"); a++) fputs(*a == '|' ? "\\|" : (char[2]){*a, 0}, rep);
+    }
     const paper_protocol *pp = paper_protocol_of(pc->id);
     if (pp) { /* an empirical row: what the paper ran, what kvbound runs, and the differences */
       fprintf(rep, "%s**paper ran:** ", first && !pc->unchecked_why ? "" : " — ");
