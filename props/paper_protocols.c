@@ -82,6 +82,19 @@ const paper_protocol paper_protocols[] = {
      "the paper runs nothing; the stream family, the ε grid and the contender (i.i.d. uniform "
      "subsampling standing for \"methods subsampling independently\", not SubGen itself) are "
      "kvbound's"},
+    /* not an empirical row, but its verdict rests on a search whose power must be stated */
+    {"B-T3.2",
+     "003 Theorem 3.2, App. C: a theorem — any streaming algorithm meeting eq. (2) w.p. 0.999 "
+     "needs Ω(min{1/ε², d·e^{2r²/√d}}) space (the INDEX reduction); no experiment",
+     "lowerbound.decode.sketch: a search for a contradiction — subgen, uniform_sample, balancekv, "
+     "balancekv_block and recent_kcenter at n = 256 and 1,024 (--full: 256..4,096), budgets 16.."
+     "n, 100 trials per cell (300 full) on the INDEX instance (d = 64, r = 8), each judged by the "
+     "explicit-constant INDEX rule (Fano: message bits < (1 − H₂(δ_up))·n)",
+     "what was tested is whether any sketch decodes below the information bound; a cell is "
+     "HOLDS only where a contradiction was reachable, else INCONCLUSIVE with power 0 — in make "
+     "check even 100/100 decodes contradict only below 456 bits at n = 1,024 while the smallest "
+     "sketch stores 122,880 bits (8-byte numbers), so no cell can contradict the theorem and the "
+     "row is INCONCLUSIVE, not evidence against it"},
     {"B-FIG1",
      "003 Fig. 1, App. B.1: Llama-3.1-8B-Instruct and Ministral-8B-Instruct-2410 on LongBench "
      "TriviaQA prompts, layers 1, 2, 5, all heads; first 256 and recent tokens kept exactly, "

@@ -1,6 +1,7 @@
 /* paper_protocols.h — for every empirical row of the papers' claims (kind comparison or
  * empirical-measurement, props/paper_claims.c), what the paper ran against what kvbound runs:
- * model, method settings, protocol, lengths, what counts as the budget, and each difference.
+ * model, method settings, protocol, lengths, what counts as the budget, and each difference
+ * (other rows may have one too: B-T3.2, whose verdict rests on a search of stated power).
  * The report prints it in the row and `kvb-props --list` under every check covering the row
  * (DESIGN, What is compared: a verdict is about the method and protocol the paper ran, so a row
  * must say where kvbound's differ). tests/test_verdict_rollup.c fails when an empirical row has
