@@ -33,7 +33,9 @@ static const prop_claim *const *claim_tables = prop_claim_tables;
 static void usage(FILE *f) {
   fprintf(f,
           "usage: kvb-props [options]\n"
-          "  --list            list the claims (id, source, kind, mutants) and exit\n"
+          "  --list            list the claims (id, source, kind, mutants, the paper rows they\n"
+          "                    cover and, for an empirical row, its differences from the paper)\n"
+          "                    and exit\n"
           "  --only PREFIX     run only claims whose id starts with PREFIX (repeatable)\n"
           "  --full            the long statistical battery (make check-full)\n"
           "  --shard K/N       run every N-th claim starting at K (0-based), judged here; with\n"
