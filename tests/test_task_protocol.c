@@ -34,7 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The hand-built task: SmolLM2's tokenizer gives N0 prompt tokens (checked). */
+/* The hand-built task: SmolLM2's tokenizer gives 100 prompt tokens, a 9-token cue and a 9-token
+ * answer (checked in main: the hand-worked counts below assume them). */
 static const char CONTEXT[] =
     "Some secret numbers are hidden in the text below. The garden was quiet in the morning, and "
     "the old clock ticked on the wall of the kitchen. The secret number of apple is 4821973. "
@@ -91,7 +92,6 @@ static void test_loglik(const kvb_lm *lm, const kvb_task_prep *p) {
     double l = lp[i * V + (size_t)t->answer_ids[i]];
     ref += l, least = fmin(least, fabs(l));
   }
-  /* the cue's own last token (what a sum shifted one token back would add) */
   printf("  answer %zu tokens after n0 %zu + tail %zu: reference log-lik %.6f (smallest |log p| of "
          "a token %.4f), exact pass %.6f\n", na, n0, nt, ref, least, sr ? NAN : r.exact.loglik);
   CHECK(!st && !sr && fabs(r.exact.loglik - ref) <= 1e-4 && r.delta == 0,
