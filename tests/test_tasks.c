@@ -2,7 +2,8 @@
  * every family at 1024 tokens and at the model's context (llama.context_length from the GGUF
  * file): the length within KVB_TASK_TOLERANCE below the target, the answer within the generation
  * budget, the same seed giving the same tokens and another seed other tokens; the needle at its
- * depth (within a sentence); the single needle's answer exactly once in the context; the planted
+ * depth (within a sentence), and at the earlier of two equally near boundaries (a hand-worked tie
+ * on the recovered sentence boundaries); the single needle's answer exactly once in the context; the planted
  * frequencies of cwe and fwe; vt's chain in order; the string-match score; bad arguments
  * refused with a clear message; a changed or missing haystack text refused (through
  * $KVB_COMMON_LICENSES). Needs the model file for its tokenizer (SKIP without it). */
@@ -136,6 +137,66 @@ static void test_depth(void) {
         "tasks.depth_ends", "depth 0 at %zu (haystack from %zu), depth 1 at %zu (to %zu)",
         a.needle_at, a.haystack_begin, b.needle_at, b.haystack_end);
   kvb_task_free(&a), kvb_task_free(&b);
+}
+
+/* The tie rule (tasks.h: of two boundaries equally near depth · haystack, the earlier), on a
+ * hand-worked haystack: the task at depth 1 puts the needle after the whole haystack, so the
+ * tokens before it are the cut sentences alone; they are matched sentence by sentence against
+ * the text (haystack.h) to recover every boundary, a depth is chosen whose target lies exactly
+ * halfway between two consecutive boundaries (checked in double, as tasks.c computes it), and
+ * the task made at that depth (the same seed draws the same haystack: niah_single's draws do
+ * not depend on depth) must put the needle at the earlier one. */
+static void test_depth_tie(void) {
+  kvb_task a, c;
+  const uint64_t seed = 5;
+  int st = kvb_task_make(&LM, KVB_TASK_NIAH_SINGLE, 1024, 1, seed, &a);
+  if (st) {
+    CHECK(0, "tasks.depth_tie_earlier", "depth 1: %s", kvb_strerror_last());
+    return;
+  }
+  const int32_t *hay = a.context + a.haystack_begin;
+  size_t total = a.needle_at - a.haystack_begin, ti = kvb_haystack_n_texts;
+  for (size_t i = 0; i < kvb_haystack_n_texts; i++)
+    if (!strcmp(kvb_haystack_texts[i].name, a.text)) ti = i;
+  kvb_haystack h;
+  st = ti < kvb_haystack_n_texts ? kvb_haystack_load(&LM, ti, &h) : KVB_ENOTFOUND;
+  size_t *bnd = malloc((total + 1) * sizeof *bnd), m = 0;
+  int found = 0;
+  for (size_t s0 = 0; !st && bnd && !found && s0 < h.n_sent; s0++) {
+    size_t pos = 0, s = s0;
+    m = 0;
+    bnd[0] = 0;
+    while (pos < total) {
+      size_t len = h.off[s + 1] - h.off[s];
+      if (len == 0 || pos + len > total ||
+          memcmp(hay + pos, h.ids + h.off[s], len * sizeof *hay))
+        break;
+      pos += len, bnd[++m] = pos, s = (s + 1) % h.n_sent;
+    }
+    found = pos == total && m >= 4;
+  }
+  /* a boundary pair near the middle whose midpoint depth·total reproduces exactly */
+  size_t b = m, want_at = 0, later = 0;
+  double depth = 0;
+  for (size_t j = m / 2; found && j + 1 <= m && b == m; j++) {
+    depth = 0.5 * (double)(bnd[j] + bnd[j + 1]) / (double)total;
+    double want = depth * (double)total;
+    if (fabs((double)bnd[j] - want) == fabs((double)bnd[j + 1] - want)) b = j;
+  }
+  if (b < m) want_at = bnd[b], later = bnd[b + 1];
+  printf("  tie: %s, %zu sentences, %zu tokens; depth %.17g is halfway between boundaries %zu and "
+         "%zu\n", a.text, m, total, depth, want_at, later);
+  int sc = b < m ? kvb_task_make(&LM, KVB_TASK_NIAH_SINGLE, 1024, depth, seed, &c) : KVB_EINVAL;
+  CHECK(!st && found && b < m && !sc && c.haystack_end - c.haystack_begin == a.haystack_end - a.haystack_begin &&
+            c.needle_at - c.haystack_begin == want_at,
+        "tasks.depth_tie_earlier",
+        "status %d/%d, %s matched %d (%zu sentences, %zu tokens); depth %.17g halfway between "
+        "boundaries %zu and %zu: needle at %zu (want the earlier, %zu)", st, sc, a.text, found, m,
+        total, depth, want_at, later, sc ? (size_t)-1 : c.needle_at - c.haystack_begin, want_at);
+  if (!sc) kvb_task_free(&c);
+  if (!st) kvb_haystack_free(&h);
+  free(bnd);
+  kvb_task_free(&a);
 }
 
 static void test_content(void) {
@@ -325,6 +386,7 @@ int main(int argc, char **argv) {
       test_every_family();
       test_lengths();
       test_depth();
+      test_depth_tie();
       test_content();
       test_hash();
       kvb_lm_free(&LM);

@@ -248,8 +248,9 @@ static int build_haystack_task(const kvb_lm *lm, kvb_pcg32 *g, kvb_task *t, tbuf
     bnd[m] = total, sent[m++] = s, total += len;
   }
   if (!st) bnd[m] = total;
-  /* the target at the boundary nearest depth·total, the rest of the target after it, in order,
-   * the distractors anywhere (ties at a boundary keep the chains' order) */
+  /* the target at the boundary nearest depth·total (strict <: of two equally near, the earlier;
+   * tasks.h), the rest of the target after it, in order, the distractors anywhere (ties at a
+   * boundary keep the chains' order) */
   if (!st) {
     size_t j = 0;
     double want = t->depth * (double)total;

@@ -19,8 +19,9 @@
  * The needle families and vt hide their sentences in a haystack (haystack.h): one license text
  * picked by the seed, whole sentences from a seeded starting sentence, wrapping to the text's
  * start when it ends (no text is as long as the model's context), cut to the length. The target
- * sentence (the first of the target's, for multivalue/multiquery/vt) goes between the two
- * sentences nearest to depth · (haystack tokens); further target sentences follow it in order at
+ * sentence (the first of the target's, for multivalue/multiquery/vt) goes at the sentence
+ * boundary nearest to depth · (haystack tokens), the earlier of two equally near (a fixed rule,
+ * pinned by tests/test_tasks.c); further target sentences follow it in order at
  * seeded positions after it, distractors at seeded positions anywhere. cwe and fwe have no
  * haystack and ignore depth.
  *
