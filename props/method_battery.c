@@ -29,6 +29,9 @@
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_randist.h>
 
+#include "heap_meter.h"
+#include "plugin.h"
+#include "kv_store.h"
 #include "model.h"
 #include "power.h"
 #include "registry.h"
@@ -216,28 +219,135 @@ out:
   gsl_rng_free(ga), gsl_rng_free(gb);
 }
 
+/* ---- measured memory (heap_meter.h) ----
+ * What a method holds is measured, not asked: the C heap's bytes in use (the allocator's own
+ * count, heap_meter.h) read just before the method is created and after each update, in one
+ * thread, with the stream and every scratch buffer of the check allocated before the first
+ * reading. The difference is what the method holds between calls. A built-in method's raw-stream
+ * store kept only to recompress and be checked offline (kv_store.h, kvb_kv_init_reference; not
+ * the algorithm's memory, method.h) is set apart; a plugin's or Python method's never is.
+ *
+ * The route and its limits (README, "Your own method"): the allocator sees every malloc of
+ * kvbound, of a plugin (it links the same C library) and of NumPy (array buffers), with the
+ * allocator's per-block header. It does not see static storage, memory a method maps itself,
+ * GPU buffers, or Python's small objects (CPython keeps them in arenas it maps directly: a
+ * Python method keeping its vectors in lists of floats is not seen). A plugin is trusted native
+ * code in kvbound's process: the meter stops a method that lies, not one that attacks kvbound.
+ *
+ * The comparison (two rules, both numbers printed when one is broken):
+ *   growth  from the first point n₀ = 64 to the last, n = 1024 (full: 4096),
+ *           measured(n) − measured(n₀) ≤ MEM_TOL_REL · (reported(n) − reported(n₀)) + MEM_TOL_ABS:
+ *           what the method adds as the stream grows must be what its report adds (the relative
+ *           part covers allocator headers and bookkeeping a report may round away, the absolute
+ *           part a growable array's doubling between two points and the allocator's per-thread
+ *           cache: glibc keeps up to 7 freed blocks of each size up to 1 KiB counted as in use);
+ *   level   at every n = 64, 128, ..., measured(n) ≤ MEM_FIX_REL · reported(n) + MEM_FIX_ABS:
+ *           fixed structures (the
+ *           method's own struct, scratch sized by d, a growable array's spare capacity) at
+ *           most as large again as the report plus 64 KiB — a method cannot hide its store in
+ *           a block allocated up front.
+ * Exact attention reporting one token fails both; a sampler keeping twice the tokens it reports
+ * (≥ 32 KiB of growth at the check's size) fails the first. Measured on the built-ins (README,
+ * "Your own method", the table of measured / reported). */
+#define MEM_TOL_REL 1.25
+#define MEM_TOL_ABS 16384.0
+#define MEM_FIX_REL 2.0
+#define MEM_FIX_ABS 65536.0
+
+typedef struct {
+  int ok;          /* the meter works here */
+  int builtin;     /* the method under test is built in (its reference stores are set apart) */
+  int extra_heap;  /* the mutant check:extra_heap */
+  size_t base, base_ref;
+  void *extra;     /* the mutant's block */
+  char why[160];
+} heap_probe;
+
+/* The first reading: call after everything but the method is allocated. */
+static void heap_probe_start(prop_ctx *ctx, heap_probe *h) {
+  memset(h, 0, sizeof *h);
+  const kvb_method_type *t = kvb_method_lookup(target_name);
+  h->builtin = t && !kvb_method_origin(t);
+  h->extra_heap = prop_check_mutant(ctx, "extra_heap");
+  h->ok = kvb_heap_in_use(&h->base) == KVB_OK;
+  if (!h->ok) snprintf(h->why, sizeof h->why, "%s", kvb_strerror_last());
+  h->base_ref = kvb_kv_reference_bytes();
+}
+
+/* The bytes the method holds now (0 when the meter is unavailable). The mutant check:extra_heap
+ * holds, beside the method, from the second reading on, a block of MEM_FIX_REL · reported + 2 ·
+ * MEM_FIX_ABS bytes (touched, so it is really allocated): a measurement that did not come from
+ * the heap would miss it. */
+static size_t heap_probe_held(heap_probe *h, size_t reported) {
+  if (!h->ok) return 0;
+  if (h->extra_heap && !h->extra) {
+    size_t nb = (size_t)(MEM_FIX_REL * (double)reported + 2 * MEM_FIX_ABS);
+    h->extra = malloc(nb);
+    if (h->extra) memset(h->extra, 1, nb);
+  }
+  size_t now = 0;
+  kvb_heap_in_use(&now);
+  size_t ref = kvb_kv_reference_bytes();
+  size_t set_apart = h->builtin && ref > h->base_ref ? ref - h->base_ref : 0;
+  return now > h->base + set_apart ? now - h->base - set_apart : 0;
+}
+
+static void heap_probe_end(heap_probe *h) {
+  free(h->extra);
+  h->extra = NULL;
+}
+
+/* The bytes an equal-memory comparison grants the controls: the self-report where the heap
+ * confirms it (the level rule above), else the measured bytes — a method holding more than it
+ * reports is compared at what it holds. */
+static size_t equal_memory_bytes(size_t reported, size_t held, const heap_probe *h) {
+  if (!h->ok || (double)held <= MEM_FIX_REL * (double)reported + MEM_FIX_ABS) return reported;
+  return held > reported ? held : reported;
+}
+
+/* memory() through the C API, its failure seen: a callback that fails (a Python memory() that
+ * raises) leaves a message and reports 0 bytes, which must not read as "keeps nothing". */
+static int memory_of(const kvb_method *m, kvb_memory *mem, char *why, size_t cap) {
+  kvb_error_clear();
+  kvb_method_memory(m, mem);
+  const char *e = kvb_strerror_last();
+  if (!e[0]) return 0;
+  snprintf(why, cap, "%s", e);
+  return -1;
+}
+
 /* ---- method.contract.memory ----
- * The accounting (method.h, Memory): a method keeping float64 vectors counts ≥ 8·d bytes per
- * vector it counts (d = d_key = d_value here; a method keeping nothing, like z ≡ 0, counts 0), and —
- * kvbound's reading of "consistent with what it stores" for a streaming cache — never reports
- * less memory at n = 2^k·64 than at n = 2^(k−1)·64 on the same stream (a method whose storage
- * legitimately shrinks would fail this; the note says where). Quantized caches (kivi, q8_0,
- * q4_0) count packed codes and fail the 8·d rule by design. */
+ * Two parts. (1) Measured against reported: at n = 64, 128, ..., the bytes the method holds
+ * (measured, above) must be within the tolerance of what memory() reports — a method holding
+ * more than it reports (exact attention reporting one token; a sampler keeping twice its budget)
+ * FAILS with both numbers — and memory() itself must not fail. (2) The accounting (method.h,
+ * Memory): a method keeping float64 vectors counts ≥ 8·d bytes per vector it counts (d = d_key
+ * = d_value here; a method keeping nothing, like z ≡ 0, counts 0), and — kvbound's reading of
+ * "consistent with what it stores" for a streaming cache — never reports less memory at n =
+ * 2^k·64 than at n = 2^(k−1)·64 on the same stream (a method whose storage legitimately shrinks
+ * would fail this; the note says where). Quantized caches (kivi, q8_0, q4_0) count packed codes
+ * and fail the 8·d rule by design. The ratio measured / reported is printed at every n. */
 static void contract_memory(prop_ctx *ctx) {
   if (!need_target(ctx)) return;
   prop_exact(ctx);
-  prop_control_na(ctx, "an exact invariant of the accounting, checked against its mutant "
-                       "check:reports_half");
-  const size_t d = 8, n = ctx->full ? 2048 : 512;
+  prop_control_na(ctx, "an exact invariant of the accounting and of the measured heap, checked "
+                       "against its mutants check:reports_half and check:extra_heap");
+  const size_t d = 16, n = ctx->full ? 4096 : 1024;
   char nbuf[32];
   snprintf(nbuf, sizeof nbuf, "n=%zu", n);
-  const char *const a[] = {nbuf, "d_key=8", "d_value=8", NULL};
+  const char *const a[] = {nbuf, "d_key=16", "d_value=16", NULL};
   kvb_stream *s = prop_stream(ctx, 0, "gaussian", a);
   gsl_rng *g = prop_rng(ctx, 1);
-  kvb_method *m = target(ctx, d, d, g);
+  heap_probe hp;
+  heap_probe_start(ctx, &hp);
+  kvb_method *m = s && g ? target(ctx, d, d, g) : NULL;
   if (!s || !m) goto out;
+  if (!hp.ok) prop_note(ctx, "the heap cannot be measured here (%s): the measured part is not "
+                             "checked", hp.why);
   size_t prev = 0, prev_n = 0;
   int halve = prop_check_mutant(ctx, "reports_half");
+  double worst = 0, worst_g = 0;
+  size_t held0 = 0, rep0 = 0;
   for (size_t i = 0; i < n; i++) {
     if (!prop_check(ctx, kvb_method_update(m, s->K + i * d, d, s->V + i * d, d) == KVB_OK,
                     "update %zu: %s", i, kvb_strerror_last()))
@@ -245,19 +355,49 @@ static void contract_memory(prop_ctx *ctx) {
     size_t j = i + 1;
     if (j < 64 || (j & (j - 1))) continue;
     kvb_memory mem;
-    kvb_method_memory(m, &mem);
+    char why[256];
+    if (!prop_check(ctx, memory_of(m, &mem, why, sizeof why) == 0, "n = %zu: memory() failed "
+                    "(%s): its report cannot be taken as 0 bytes", j, why))
+      break;
     if (halve) mem.bytes /= 2, mem.vectors++; /* the mutant: half the bytes, one vector more */
+    size_t held = heap_probe_held(&hp, mem.bytes);
+    if (hp.ok && j == 64) held0 = held, rep0 = mem.bytes;
+    if (hp.ok) {
+      double gm = (double)held - (double)held0, gr = (double)mem.bytes - (double)rep0;
+      /* growth: over the whole run only (between two middle points a growable array that
+       * just doubled holds twice what it uses) */
+      if (j == n) prop_check(ctx, gm <= MEM_TOL_REL * gr + MEM_TOL_ABS, "n = %zu: MEASURED growth %.0f bytes "
+                 "on the heap since n = 64 (%zu → %zu bytes held) but memory() REPORTS growth "
+                 "%.0f bytes (%zu → %zu; allowed %.2f × reported growth + %.0f): the method keeps "
+                 "more than it reports", j, gm, held0, held, gr, rep0, mem.bytes, MEM_TOL_REL,
+                 MEM_TOL_ABS);
+      prop_check(ctx, (double)held <= MEM_FIX_REL * (double)mem.bytes + MEM_FIX_ABS,
+                 "n = %zu: MEASURED %zu bytes held on the heap but memory() REPORTS %zu bytes "
+                 "(%.3g times; allowed %.0f × reported + %.0f bytes): the method keeps more than "
+                 "it reports", j, held, mem.bytes,
+                 mem.bytes ? (double)held / (double)mem.bytes : INFINITY, MEM_FIX_REL, MEM_FIX_ABS);
+      if (mem.bytes) worst = fmax(worst, (double)held / (double)mem.bytes);
+      if (j == n && gr > 0) worst_g = gm / gr;
+    }
     prop_check(ctx, mem.bytes >= 8 * d * mem.vectors, "n = %zu: %zu bytes for %zu float64 vectors "
                "of dimension %zu (< 8·d·vectors = %zu): the accounting undercounts what it stores",
                j, mem.bytes, mem.vectors, d, 8 * d * mem.vectors);
     prop_check(ctx, mem.bytes >= prev, "memory fell from %zu bytes at n = %zu to %zu at n = %zu",
                prev, prev_n, mem.bytes, j);
-    prop_note(ctx, "n = %zu: %zu bytes, %zu vectors (%.3g bytes per float64 vector of d = %zu)", j,
-              mem.bytes, mem.vectors, mem.vectors ? (double)mem.bytes / (double)mem.vectors : 0.0, d);
+    prop_note(ctx, "n = %zu: reported %zu bytes, %zu vectors (%.3g bytes per float64 vector of d = "
+              "%zu); measured %zu bytes held (%.3f of reported)", j, mem.bytes, mem.vectors,
+              mem.vectors ? (double)mem.bytes / (double)mem.vectors : 0.0, d, held,
+              mem.bytes ? (double)held / (double)mem.bytes : INFINITY);
     prev = mem.bytes, prev_n = j;
   }
+  if (hp.ok)
+    prop_note(ctx, "measured by the C heap's in-use bytes (glibc mallinfo2) around the method%s; "
+              "largest measured / reported %.3f (allowed %.0f × + %.0f bytes); growth "
+              "measured / reported since n = 64 %.3f (allowed %.2f × + %.0f bytes)",
+              hp.builtin ? ", its reference raw-stream store set apart (kv_store.h)" : "", worst,
+              MEM_FIX_REL, MEM_FIX_ABS, worst_g, MEM_TOL_REL, MEM_TOL_ABS);
 out:
-  kvb_method_free(m), kvb_stream_free(s), gsl_rng_free(g);
+  kvb_method_free(m), heap_probe_end(&hp), kvb_stream_free(s), gsl_rng_free(g);
 }
 
 /* ---- method.contract.determinism ---- */
@@ -362,6 +502,7 @@ typedef struct {
   double bytes_end;
   double floor, err_f32; /* mean rounding floor and mean float32-input error over the points */
   double ld_excess;      /* largest (reference's distance from long double) / (floor / 2) */
+  unsigned held_over;    /* query points where the measured heap replaced the self-report */
 } acc_unit;
 
 /* The rounding floor: errors below it count as equal (a correct method computed in another
@@ -450,10 +591,14 @@ static void attn_subset(const kvb_stream *s, const size_t *idx, size_t m, const 
 static int acc_one(prop_ctx *ctx, const kvb_stream *s, uint64_t sub, acc_unit *u) {
   size_t n = s->n, dk = s->d_key, dv = s->d_value;
   gsl_rng *g = prop_rng(ctx, 1000 + sub), *gu = prop_rng(ctx, 2000 + sub);
-  kvb_method *m = target(ctx, dk, dv, g);
   double *kb = malloc(n * dk * sizeof *kb), *vb = malloc(n * dv * sizeof *vb);
   double *z = malloc(dv * sizeof *z), *ex = malloc(dv * sizeof *ex), *zc = malloc(dv * sizeof *zc);
   size_t *idx = malloc(n * sizeof *idx), *all = malloc(n * sizeof *all);
+  /* the heap's first reading after every scratch buffer, before the method (measured memory) */
+  heap_probe hp;
+  heap_probe_start(ctx, &hp);
+  hp.extra_heap = 0;
+  kvb_method *m = target(ctx, dk, dv, g);
   int ok = m && kb && vb && z && ex && zc && idx && all;
   double em = 0, eu = 0, esr = 0, ffl = 0, ef32 = 0, lde = 0;
   size_t nq = 0;
@@ -476,8 +621,14 @@ static int acc_one(prop_ctx *ctx, const kvb_stream *s, uint64_t sub, acc_unit *u
     if (!ok) break;
     kvb_attention_exact(j, dk, dv, s->K, s->V, q, 1.0 / sqrt((double)dk), ex, NULL);
     kvb_memory mem;
-    kvb_method_memory(m, &mem);
-    size_t B = mem.bytes / (8 * (dk + dv));
+    char why[256];
+    ok = prop_check(ctx, memory_of(m, &mem, why, sizeof why) == 0, "memory() at %zu failed (%s): "
+                    "no equal-memory comparison can be made", j, why);
+    if (!ok) break;
+    /* equal memory: the self-report where the heap confirms it, else what the method holds */
+    size_t eq = equal_memory_bytes(mem.bytes, heap_probe_held(&hp, mem.bytes), &hp);
+    u->held_over += eq > mem.bytes;
+    size_t B = eq / (8 * (dk + dv));
     if (B < 1) B = 1;
     if (B > j) B = j;
     /* errors below the rounding floor count as equal (rounding_floor) */
@@ -504,12 +655,13 @@ static int acc_one(prop_ctx *ctx, const kvb_stream *s, uint64_t sub, acc_unit *u
     for (size_t t = sink; t < B; t++) idx[t] = j - (B - t);
     attn_subset(s, idx, B, q, kb, vb, zc);
     esr += fmax(rel_err(zc, ex, dv), fl);
-    u->bytes_end = (double)mem.bytes;
+    u->bytes_end = (double)eq;
     nq++;
   }
   if (nq) u->err_m = em / nq, u->err_u = eu / nq, u->err_sr = esr / nq;
   if (nq) u->floor = ffl / nq, u->err_f32 = ef32 / nq, u->ld_excess = lde;
   kvb_method_free(m);
+  heap_probe_end(&hp);
   free(kb), free(vb), free(z), free(ex), free(zc), free(idx), free(all);
   gsl_rng_free(g), gsl_rng_free(gu);
   return ok && nq;
@@ -591,8 +743,14 @@ static void accuracy_on(prop_ctx *ctx, const char *stream, const char *const *as
             "Welch one-sided at alpha = 1e-6; powered (0.9) to see an excess over uniform "
             "sampling's error of %.3g and an advantage over z = 0 of %.3g (relative error)",
             detu, det0);
+  unsigned over = 0;
+  for (size_t r = 0; r < N; r++) over += u[r].held_over;
+  if (over)
+    prop_note(ctx, "%s: at %u query points the method held more on the heap than it reports (the "
+              "level rule of method.contract.memory): the controls were given the MEASURED bytes "
+              "there", stream, over);
   prop_note(ctx, "%s: method error %.4g ± %.2g (mean ± sd over %zu streams) at %.0f bytes at the "
-            "end; uniform sampling at equal memory %.4g ± %.2g; sink+recent %.4g ± %.2g; z = 0 "
+            "end (equal-memory bytes: reported, or measured where the heap exceeds it); uniform sampling at equal memory %.4g ± %.2g; sink+recent %.4g ± %.2g; z = 0 "
             "1; exact 0", stream, mm, sdm, N, bytes, mu, sdu, msr, sdsr);
   /* (i) a pre-registered advantage cell: HOLDS when the method's error is below z = 0's at
    * α = 1e-6; else NOT-OBSERVED (power ≥ 0.9 at an advantage of 0.1) or INCONCLUSIVE. */
@@ -1152,9 +1310,11 @@ const prop_claim props_method_battery[] = {
      {"check:absorbs_bad_input"}, contract_inputs, {NULL},
      Q_("refuse bad inputs and leave its state unchanged")},
     {"method.contract.memory", "method.h Memory", "invariant",
-     "memory accounting: bytes ≥ 8·d·vectors (float64), non-decreasing "
-     "at n = 64, 128, 256, 512",
-     {"check:reports_half"}, contract_memory, {NULL},
+     "memory measured on the heap: its growth within 1.25 × the reported growth + 16 KiB and its "
+     "level within 2 × reported + 64 KiB (a method holding more than it reports fails, both "
+     "numbers printed); accounting: bytes ≥ 8·d·vectors (float64), non-decreasing at n = 64, "
+     "128, ..., 1024",
+     {"check:reports_half", "check:extra_heap"}, contract_memory, {NULL},
      Q_("account for its memory consistently with what it stores")},
     {"method.contract.determinism", "method.h, plugin.h", "invariant",
      "the same generator seed gives bit-identical answers in two runs and on two threads at once",

@@ -66,7 +66,7 @@ static int bkvb_init(kvb_method *m, const kvb_params *p) {
                      den);
   bkvb_state *st = calloc(1, sizeof *st);
   if (!st) return KVB_ERROR(KVB_ENOMEM, "balancekv_block: out of memory");
-  kvb_kv_init(&st->kv, m->d_key, m->d_value);
+  kvb_kv_init_reference(&st->kv, m->d_key, m->d_value);
   st->scratch = malloc(3 * (m->d_value + 1) * sizeof(double));
   if (!st->scratch) {
     free(st);

@@ -80,7 +80,7 @@ int kvb_snap_init(kvb_method *m, size_t budget, size_t window, size_t kernel, in
     free(st->Qw), free(st->qpos), free(st);
     return rc;
   }
-  kvb_kv_init(&st->kv, m->d_key, m->d_value);
+  kvb_kv_init_reference(&st->kv, m->d_key, m->d_value);
   st->budget = budget, st->window = window, st->kernel = kernel, st->maxpool = maxpool;
   st->layers = layers, st->layer = layer, st->beta = beta, st->who = who;
   m->state = st;

@@ -55,7 +55,7 @@ static const kvb_method_type *self_type(void);
 static int us_init(kvb_method *m, const kvb_params *p) {
   us_state *st = calloc(1, sizeof *st);
   if (!st) return KVB_ERROR(KVB_ENOMEM, "uniform_sample: out of memory");
-  kvb_kv_init(&st->kv, m->d_key, m->d_value);
+  kvb_kv_init_reference(&st->kv, m->d_key, m->d_value);
   st->scratch = malloc(m->d_value * sizeof(double));
   if (!st->scratch) {
     free(st);

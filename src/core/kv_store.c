@@ -6,11 +6,26 @@
 
 #include "kvb_error.h"
 
+#include <stdatomic.h>
+
+static _Atomic size_t reference_bytes;
+
+static size_t store_bytes(const kvb_kv_store *s) {
+  return s->cap * (s->d_key + s->d_value) * sizeof(double);
+}
+
 void kvb_kv_init(kvb_kv_store *s, size_t d_key, size_t d_value) {
   memset(s, 0, sizeof *s);
   s->d_key = d_key;
   s->d_value = d_value;
 }
+
+void kvb_kv_init_reference(kvb_kv_store *s, size_t d_key, size_t d_value) {
+  kvb_kv_init(s, d_key, d_value);
+  s->reference = 1;
+}
+
+size_t kvb_kv_reference_bytes(void) { return atomic_load(&reference_bytes); }
 
 int kvb_kv_append(kvb_kv_store *s, const double *k, const double *v, const char *who) {
   if (s->n == s->cap) {
@@ -25,6 +40,7 @@ int kvb_kv_append(kvb_kv_store *s, const double *k, const double *v, const char 
     double *V = realloc(s->V, cap * s->d_value * sizeof *V);
     if (!V) return KVB_ERROR(KVB_ENOMEM, "%s: out of memory growing to %zu tokens", who, cap);
     s->V = V;
+    if (s->reference) atomic_fetch_add(&reference_bytes, (cap - s->cap) * (s->d_key + s->d_value) * sizeof(double));
     s->cap = cap;
   }
   memcpy(s->K + s->n * s->d_key, k, s->d_key * sizeof *k);
@@ -34,6 +50,7 @@ int kvb_kv_append(kvb_kv_store *s, const double *k, const double *v, const char 
 }
 
 void kvb_kv_free(kvb_kv_store *s) {
+  if (s->reference) atomic_fetch_sub(&reference_bytes, store_bytes(s));
   free(s->K);
   free(s->V);
   s->K = s->V = NULL;

@@ -49,7 +49,7 @@ static int rk_init(kvb_method *m, const kvb_params *p) {
     return KVB_ERROR(KVB_ENULL, "recent_kcenter mutant random_centers needs cfg.rng");
   rk_state *st = calloc(1, sizeof *st);
   if (!st) return KVB_ERROR(KVB_ENOMEM, "recent_kcenter: out of memory");
-  kvb_kv_init(&st->kv, m->d_key, m->d_value);
+  kvb_kv_init_reference(&st->kv, m->d_key, m->d_value);
   st->window = w;
   st->centers = c;
   st->prompt = (size_t)kvb_params_get(p, rk_params, "prompt");
