@@ -229,7 +229,7 @@ out:
  * count, heap_meter.h) read just before the method is created and after each update, in one
  * thread, with the stream and every scratch buffer of the check allocated before the first
  * reading. The difference is what the method holds between calls. A built-in method's raw-stream
- * store kept only to recompress and be checked offline (kv_store.h, kvb_kv_init_reference; not
+ * store kept only to recompress and be checked offline (kv_store.h, kvb_kv_append_reference; not
  * the algorithm's memory, method.h) is set apart; a plugin's or Python method's never is.
  *
  * The route and its limits (README, "Your own method"): the allocator sees every malloc of

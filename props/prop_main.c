@@ -512,7 +512,9 @@ static int judge_faithful(const prop_claim *c, const options *o, prop_run_rec *r
    * budget lines, checks of the battery itself, keep PASS/FAIL) */
   int verdict_first = o->method != NULL;
   if (!r->failures && r->v == PROP_SKIPPED) {
-    printf("%s %s: %s\n", verdict_first ? "SKIPPED" : "SKIP", c->id, r->notes);
+    const char *why = r->notes;
+    if (verdict_first && strncmp(why, "skipped: ", 9) == 0) why += 9; /* the verdict says it */
+    printf("%s %s: %s\n", verdict_first ? "SKIPPED" : "SKIP", c->id, why);
     fflush(stdout);
     return 0;
   }

@@ -1,6 +1,6 @@
 /* test_heap_meter.c — the allocator's count the battery measures a method's memory by
  * (src/core/heap_meter.h) and the set-apart count of the built-ins' reference stores
- * (kv_store.h, kvb_kv_init_reference): a block held is seen at its size, a freed one is not, and
+ * (kv_store.h, kvb_kv_append_reference): a block held is seen at its size, a freed one is not, and
  * only reference stores enter the set-apart count. */
 #include "heap_meter.h"
 #include "kv_store.h"
@@ -39,17 +39,18 @@ int main(void) {
   /* the set-apart count: a reference store's allocated rows, and nothing of an ordinary store */
   size_t r0 = kvb_kv_reference_bytes();
   kvb_kv_store ref, own;
-  kvb_kv_init_reference(&ref, 4, 2);
+  kvb_kv_init(&ref, 4, 2);
   kvb_kv_init(&own, 4, 2);
   double k[4] = {1, 2, 3, 4}, v[2] = {5, 6};
-  for (int i = 0; i < 100; i++) kvb_kv_append(&ref, k, v, "ref"), kvb_kv_append(&own, k, v, "own");
+  for (int i = 0; i < 100; i++)
+    kvb_kv_append_reference(&ref, k, v, "ref"), kvb_kv_append(&own, k, v, "own");
   size_t r1 = kvb_kv_reference_bytes();
   CHECK(r1 - r0 == ref.cap * 6 * sizeof(double), "kv_store.reference_bytes_counted",
         "%zu counted for a capacity of %zu rows of 6 doubles", r1 - r0, ref.cap);
   kvb_kv_free(&own);
   CHECK(kvb_kv_reference_bytes() == r1, "kv_store.ordinary_store_not_counted", "%zu vs %zu",
         kvb_kv_reference_bytes(), r1);
-  kvb_kv_free(&ref);
+  kvb_kv_free_reference(&ref);
   CHECK(kvb_kv_reference_bytes() == r0, "kv_store.reference_bytes_released", "%zu vs %zu",
         kvb_kv_reference_bytes(), r0);
   UNIT_EXIT();

@@ -20,13 +20,6 @@ void kvb_kv_init(kvb_kv_store *s, size_t d_key, size_t d_value) {
   s->d_value = d_value;
 }
 
-void kvb_kv_init_reference(kvb_kv_store *s, size_t d_key, size_t d_value) {
-  kvb_kv_init(s, d_key, d_value);
-  s->reference = 1;
-}
-
-size_t kvb_kv_reference_bytes(void) { return atomic_load(&reference_bytes); }
-
 int kvb_kv_append(kvb_kv_store *s, const double *k, const double *v, const char *who) {
   if (s->n == s->cap) {
     size_t cap = s->cap ? 2 * s->cap : 64;
@@ -40,7 +33,6 @@ int kvb_kv_append(kvb_kv_store *s, const double *k, const double *v, const char 
     double *V = realloc(s->V, cap * s->d_value * sizeof *V);
     if (!V) return KVB_ERROR(KVB_ENOMEM, "%s: out of memory growing to %zu tokens", who, cap);
     s->V = V;
-    if (s->reference) atomic_fetch_add(&reference_bytes, (cap - s->cap) * (s->d_key + s->d_value) * sizeof(double));
     s->cap = cap;
   }
   memcpy(s->K + s->n * s->d_key, k, s->d_key * sizeof *k);
@@ -50,9 +42,23 @@ int kvb_kv_append(kvb_kv_store *s, const double *k, const double *v, const char 
 }
 
 void kvb_kv_free(kvb_kv_store *s) {
-  if (s->reference) atomic_fetch_sub(&reference_bytes, store_bytes(s));
   free(s->K);
   free(s->V);
   s->K = s->V = NULL;
   s->n = s->cap = 0;
 }
+
+int kvb_kv_append_reference(kvb_kv_store *s, const double *k, const double *v, const char *who) {
+  size_t before = store_bytes(s);
+  int rc = kvb_kv_append(s, k, v, who);
+  size_t after = store_bytes(s);
+  if (after > before) atomic_fetch_add(&reference_bytes, after - before);
+  return rc;
+}
+
+void kvb_kv_free_reference(kvb_kv_store *s) {
+  atomic_fetch_sub(&reference_bytes, store_bytes(s));
+  kvb_kv_free(s);
+}
+
+size_t kvb_kv_reference_bytes(void) { return atomic_load(&reference_bytes); }

@@ -49,7 +49,7 @@ static int rk_init(kvb_method *m, const kvb_params *p) {
     return KVB_ERROR(KVB_ENULL, "recent_kcenter mutant random_centers needs cfg.rng");
   rk_state *st = calloc(1, sizeof *st);
   if (!st) return KVB_ERROR(KVB_ENOMEM, "recent_kcenter: out of memory");
-  kvb_kv_init_reference(&st->kv, m->d_key, m->d_value);
+  kvb_kv_init(&st->kv, m->d_key, m->d_value);
   st->window = w;
   st->centers = c;
   st->prompt = (size_t)kvb_params_get(p, rk_params, "prompt");
@@ -60,14 +60,14 @@ static int rk_init(kvb_method *m, const kvb_params *p) {
 static void rk_free(void *state) {
   rk_state *st = state;
   if (!st) return;
-  kvb_kv_free(&st->kv);
+  kvb_kv_free_reference(&st->kv);
   free(st->kept), free(st->frozen);
   free(st);
 }
 
 static int rk_update(kvb_method *m, const double *k, const double *v) {
   rk_state *st = m->state;
-  int rc = kvb_kv_append(&st->kv, k, v, "recent_kcenter");
+  int rc = kvb_kv_append_reference(&st->kv, k, v, "recent_kcenter");
   if (rc) return rc;
   return KVB_OK;
 }

@@ -106,6 +106,9 @@ def test_an_exception_under_the_battery_fails_the_check_without_a_crash(tmp_path
     assert rc == 1, out  # an ordinary failed run: no signal, no abort
     assert re.search(r"^FAILS method\.contract\.", out, re.M), out
     assert "python method raises_late_py: update raised OverflowError: token 100 on purpose" in out
+    # runs that failed are not compared: no "identical" after them
+    assert re.search(r"^FAILS method\.contract\.determinism", out, re.M), out
+    assert "identical over 2 serial runs" not in out, out
 
 
 def test_props_main_in_this_process_twice(capfd):
