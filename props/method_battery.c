@@ -247,10 +247,9 @@ out:
  *           part a growable array's doubling between two points and the allocator's per-thread
  *           cache: glibc keeps up to 7 freed blocks of each size up to 1 KiB counted as in use);
  *   level   at every n = 64, 128, ..., measured(n) ≤ MEM_FIX_REL · reported(n) + MEM_FIX_ABS:
- *           fixed structures (the
- *           method's own struct, scratch sized by d, a growable array's spare capacity) at
- *           most as large again as the report plus 64 KiB — a method cannot hide its store in
- *           a block allocated up front.
+ *           fixed structures (the method's own struct, scratch sized by d, a growable array's
+ *           spare capacity) at most as large again as the report plus 64 KiB — a method cannot
+ *           hide its store in a block allocated up front.
  * Exact attention reporting one token fails both; a sampler keeping twice the tokens it reports
  * (≥ 32 KiB of growth at the check's size) fails the first. Measured on the built-ins (README,
  * "Your own method", the table of measured / reported). */
@@ -280,9 +279,9 @@ static void heap_probe_start(prop_ctx *ctx, heap_probe *h) {
 }
 
 /* The bytes the method holds now (0 when the meter is unavailable). The mutant check:extra_heap
- * holds, beside the method, from the second reading on, a block of MEM_FIX_REL · reported + 2 ·
- * MEM_FIX_ABS bytes (touched, so it is really allocated): a measurement that did not come from
- * the heap would miss it. */
+ * holds, beside the method, from the first reading after its creation on, a block of
+ * MEM_FIX_REL · reported + 2 · MEM_FIX_ABS bytes (touched, so it is really allocated; it breaks
+ * the level rule at n = 64): a measurement that did not come from the heap would miss it. */
 static size_t heap_probe_held(heap_probe *h, size_t reported) {
   if (!h->ok) return 0;
   if (h->extra_heap && !h->extra) {
@@ -302,14 +301,6 @@ static void heap_probe_end(heap_probe *h) {
   h->extra = NULL;
 }
 
-/* The bytes an equal-memory comparison grants the controls: the self-report, scaled by what the
- * heap shows the method really adds per reported byte where that breaks the growth rule (below,
- * measured_inflation) — a method holding more than it reports is compared at what it holds.
- * A point's own heap reading is not used directly: between two points a growable array holds up
- * to twice what it uses, which is not the method's memory, and a method twice over its report
- * looks the same at one point; over a whole run they differ. `grown` (what the method holds
- * beyond its footprint right after creation) serves only where the report does not grow at all
- * (exact attention reporting one token: no ratio exists). */
 /* memory() through the C API, its failure seen: a callback that fails (a Python memory() that
  * raises) leaves a message and reports 0 bytes, which must not read as "keeps nothing". */
 static int memory_of(const kvb_method *m, kvb_memory *mem, char *why, size_t cap) {
@@ -321,14 +312,19 @@ static int memory_of(const kvb_method *m, kvb_memory *mem, char *why, size_t cap
   return -1;
 }
 
-static double mem_inflation = 0; /* 0: not measured yet for this target; else ≥ 1 or INFINITY */
-static char mem_inflation_spec[256];
+static double mem_inflation = 0; /* 0: not measured yet for this run; else ≥ 1 or INFINITY */
+static char mem_inflation_key[512];
 
 /* The growth rule of method.contract.memory on its stream (gaussian, d = 16, n = 64 → 1024), run
- * once per target: Δmeasured / Δreported where the rule is broken, else 1; INFINITY where the
- * report does not grow while the heap does. */
+ * once per claim run (claim, mutant, method, seed: the streams come from the claim's substreams,
+ * and a run must not depend on which claims ran before it in this process, or shards would
+ * differ from one process): Δmeasured / Δreported where the rule is broken, else 1; INFINITY
+ * where the report does not grow while the heap does. */
 static double measured_inflation(prop_ctx *ctx) {
-  if (mem_inflation > 0 && strcmp(mem_inflation_spec, target_spec) == 0) return mem_inflation;
+  char key[512];
+  snprintf(key, sizeof key, "%s|%s|%s|%llu", ctx->id, ctx->mutant ? ctx->mutant : "", target_spec,
+           (unsigned long long)ctx->seed);
+  if (mem_inflation > 0 && strcmp(mem_inflation_key, key) == 0) return mem_inflation;
   const size_t d = 16, n = 1024;
   const char *const a[] = {"n=1024", "d_key=16", "d_value=16", NULL};
   kvb_stream *s = prop_stream(ctx, 0, "gaussian", a);
@@ -349,10 +345,18 @@ static double measured_inflation(prop_ctx *ctx) {
     else if (h - h0 > MEM_TOL_REL * (r - r0) + MEM_TOL_ABS) f = r > r0 ? (h - h0) / (r - r0) : INFINITY;
   }
   kvb_method_free(m), heap_probe_end(&hp), kvb_stream_free(s), gsl_rng_free(g);
-  snprintf(mem_inflation_spec, sizeof mem_inflation_spec, "%s", target_spec);
+  snprintf(mem_inflation_key, sizeof mem_inflation_key, "%s", key);
   return mem_inflation = f;
 }
 
+/* The bytes an equal-memory comparison grants the controls: the self-report, scaled by what the
+ * heap shows the method really adds per reported byte where that breaks the growth rule (below,
+ * measured_inflation) — a method holding more than it reports is compared at what it holds.
+ * A point's own heap reading is not used directly: between two points a growable array holds up
+ * to twice what it uses, which is not the method's memory, and a method twice over its report
+ * looks the same at one point; over a whole run they differ. `grown` (what the method holds
+ * beyond its footprint right after creation) serves only where the report does not grow at all
+ * (exact attention reporting one token: no ratio exists). */
 static size_t equal_memory_bytes(size_t reported, size_t grown, double inflation) {
   if (inflation <= 1) return reported;
   if (isinf(inflation)) return grown > reported ? grown : reported;
@@ -410,7 +414,8 @@ static void contract_memory(prop_ctx *ctx) {
       double gm = (double)held - (double)held0, gr = (double)mem.bytes - (double)rep0;
       /* growth: over the whole run only (between two middle points a growable array that
        * just doubled holds twice what it uses) */
-      if (j == n) prop_check(ctx, gm <= MEM_TOL_REL * gr + MEM_TOL_ABS, "n = %zu: MEASURED growth %.0f bytes "
+      if (j == n)
+        prop_check(ctx, gm <= MEM_TOL_REL * gr + MEM_TOL_ABS, "n = %zu: MEASURED growth %.0f bytes "
                  "on the heap since n = 64 (%zu → %zu bytes held) but memory() REPORTS growth "
                  "%.0f bytes (%zu → %zu; allowed %.2f × reported growth + %.0f): the method keeps "
                  "more than it reports", j, gm, held0, held, gr, rep0, mem.bytes, MEM_TOL_REL,
