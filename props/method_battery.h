@@ -16,6 +16,9 @@ extern const prop_claim props_method_battery[];
 int method_battery_set_target(const char *spec, char *why, size_t cap);
 /* Forgets the method under test (kvb_props_main may run twice in one process). */
 void method_battery_reset(void);
+/* method.long_context runs only when this was set (kvb-props --long-context): it costs about a
+ * minute per task and its default 3 tasks cannot reach alpha = 1e-6. */
+void method_battery_set_long_context(int on);
 /* The spec given to method_battery_set_target, or NULL. */
 const char *method_battery_target(void);
 

@@ -54,10 +54,24 @@ static void usage(FILE *f) {
           "                    Python) instead of the papers' claims: contract, accuracy at equal\n"
           "                    memory against the controls, its declared properties (README,\n"
           "                    \"Your own method\")\n"
-          "  --plugin PATH     load a method plugin first (repeatable; also $KVBOUND_PLUGINS)\n"
+          "  --long-context    with --method: also run method.long_context (needle tasks inside\n"
+          "                    the real model; ~1 min per task; opt-in: its 3 tasks have power 0\n"
+          "                    at alpha = 1e-6, --full's 33 have 0.9)\n"
+          "  --plugin PATH     load a method plugin first (repeatable; also $KVBOUND_PLUGINS);\n"
+          "                    a plugin is trusted native code run in this process\n"
           "  --claims-list FILE  check that the compiled list of the papers' claims has exactly\n"
           "                    the ids of FILE (the project's CLAIMS.md) and exit\n"
-          "  --help            this text\n",
+          "  --help            this text\n"
+          "\n"
+          "Output: the papers' claims print one PASS/FAIL line per run (faithful, then each\n"
+          "mutant). Under --method the battery's report lines start with the verdict (HOLDS,\n"
+          "FAILS, VACUOUS, NOT-OBSERVED, INCONCLUSIVE, MIXED, SKIPPED); its own regression lines\n"
+          "(a mutant caught or not, the statistical budget) keep PASS/FAIL.\n"
+          "Exit status: 0 when nothing failed; 1 when a check FAILS (an assertion rejected: for\n"
+          "--method, the method is wrong on that check), a mutant survived, a record is missing\n"
+          "in a merge, or the statistical budget is exceeded; 2 for a usage error (bad option,\n"
+          "unknown method or parameter, a plugin that does not load, an unwritable --out).\n"
+          "VACUOUS, NOT-OBSERVED, INCONCLUSIVE and SKIPPED are not failures (exit 0): read them.\n",
           DEFAULT_SEED);
 }
 
@@ -430,6 +444,7 @@ static int parse_args(int argc, char **argv, options *o) {
         return 2;
       }
     } else if (strcmp(a, "--method") == 0 && more) o->method = argv[++i];
+    else if (strcmp(a, "--long-context") == 0) method_battery_set_long_context(1);
     else if (strcmp(a, "--merge") == 0 && more) {
       while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0 && o->nmerge < 1024)
         o->merge[o->nmerge++] = argv[++i];
@@ -517,18 +532,28 @@ static int judge_faithful(const prop_claim *c, const options *o, prop_run_rec *r
     r->failures++;
     printf("    %s claim ran no control through its assertion and gave no reason\n", c->kind);
   }
+  /* the battery for one method reports what it found: the verdict first (its mutant and
+   * budget lines, checks of the battery itself, keep PASS/FAIL) */
+  int verdict_first = o->method != NULL;
   if (!r->failures && r->v == PROP_SKIPPED) {
-    printf("SKIP %s: %s\n", c->id, r->notes);
+    const char *why = r->notes;
+    if (verdict_first && strncmp(why, "skipped: ", 9) == 0) why += 9; /* the verdict says it */
+    printf("%s %s: %s\n", verdict_first ? "SKIPPED" : "SKIP", c->id, why);
     fflush(stdout);
     return 0;
   }
   if (!r->failures) {
-    printf("PASS %s: %s [%.1fs]\n", c->id, prop_verdict_name(r->v), r->secs);
+    if (verdict_first) printf("%s %s [%.1fs]\n", prop_verdict_name(r->v), c->id, r->secs);
+    else printf("PASS %s: %s [%.1fs]\n", c->id, prop_verdict_name(r->v), r->secs);
     fflush(stdout);
     return 0;
   }
   r->v = PROP_FAILS;
-  printf("FAIL %s: %s [%.1fs]\n    reproduce: KVBOUND_SEED=%" PRIu64
+  if (verdict_first) printf("FAILS %s [%.1fs]\n    reproduce: KVBOUND_SEED=%" PRIu64
+         " build/kvb-props --only %s%s%s%s\n",
+         c->id, r->secs, o->seed, c->id, o->full ? " --full" : "",
+         o->method ? " --method " : "", o->method ? o->method : "");
+  else printf("FAIL %s: %s [%.1fs]\n    reproduce: KVBOUND_SEED=%" PRIu64
          " build/kvb-props --only %s%s%s%s\n",
          c->id, prop_verdict_name(r->v), r->secs, o->seed, c->id, o->full ? " --full" : "",
          o->method ? " --method " : "", o->method ? o->method : "");

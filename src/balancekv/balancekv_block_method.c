@@ -86,7 +86,7 @@ static int bkvb_init(kvb_method *m, const kvb_params *p) {
 static void bkvb_free(void *state) {
   bkvb_state *st = state;
   if (!st) return;
-  kvb_kv_free(&st->kv), free(st->pos), free(st->w), free(st->scratch);
+  kvb_kv_free_reference(&st->kv), free(st->pos), free(st->w), free(st->scratch);
   free(st);
 }
 
@@ -103,7 +103,7 @@ void kvb_bkvb_opts_from_params(const kvb_params *p, kvb_bkvb_opts *o) {
 
 static int bkvb_update(kvb_method *m, const double *k, const double *v) {
   bkvb_state *st = m->state;
-  int rc = kvb_kv_append(&st->kv, k, v, "balancekv_block");
+  int rc = kvb_kv_append_reference(&st->kv, k, v, "balancekv_block");
   if (rc) return rc;
   if (!st->sealed) st->fresh = 0; /* the middle changed (a frozen one does not) */
   return KVB_OK;

@@ -91,7 +91,7 @@ void kvb_snap_free(void *state) {
   kvb_snap_state *st = state;
   if (!st) return;
   kvb_tcache_free(&st->c);
-  kvb_kv_free(&st->kv);
+  kvb_kv_free_reference(&st->kv);
   free(st->Qw), free(st->qpos), free(st);
 }
 
@@ -116,11 +116,11 @@ int kvb_snap_update(kvb_method *m, const double *k, const double *v) {
   if (st->sealed) { /* compress once: the token joins the sealed selection (header) */
     int rc = sealed_append(st, st->kv.n, k, v);
     if (rc) return rc;
-    rc = kvb_kv_append(&st->kv, k, v, st->who);
+    rc = kvb_kv_append_reference(&st->kv, k, v, st->who);
     if (rc) st->c.n--; /* undo: the method is left unchanged */
     return rc;
   }
-  int rc = kvb_kv_append(&st->kv, k, v, st->who);
+  int rc = kvb_kv_append_reference(&st->kv, k, v, st->who);
   if (rc) return rc;
   st->fresh = 0;
   return KVB_OK;

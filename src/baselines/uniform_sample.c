@@ -72,13 +72,13 @@ static int us_init(kvb_method *m, const kvb_params *p) {
 static void us_free(void *state) {
   us_state *st = state;
   if (!st) return;
-  kvb_kv_free(&st->kv), free(st->pos), free(st->scratch);
+  kvb_kv_free_reference(&st->kv), free(st->pos), free(st->scratch);
   free(st);
 }
 
 static int us_update(kvb_method *m, const double *k, const double *v) {
   us_state *st = m->state;
-  int rc = kvb_kv_append(&st->kv, k, v, "uniform_sample");
+  int rc = kvb_kv_append_reference(&st->kv, k, v, "uniform_sample");
   if (rc) return rc;
   if (!st->sealed) st->fresh = 0;
   return KVB_OK;

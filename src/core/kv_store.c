@@ -6,6 +6,14 @@
 
 #include "kvb_error.h"
 
+#include <stdatomic.h>
+
+static _Atomic size_t reference_bytes;
+
+static size_t store_bytes(const kvb_kv_store *s) {
+  return s->cap * (s->d_key + s->d_value) * sizeof(double);
+}
+
 void kvb_kv_init(kvb_kv_store *s, size_t d_key, size_t d_value) {
   memset(s, 0, sizeof *s);
   s->d_key = d_key;
@@ -39,3 +47,18 @@ void kvb_kv_free(kvb_kv_store *s) {
   s->K = s->V = NULL;
   s->n = s->cap = 0;
 }
+
+int kvb_kv_append_reference(kvb_kv_store *s, const double *k, const double *v, const char *who) {
+  size_t before = store_bytes(s);
+  int rc = kvb_kv_append(s, k, v, who);
+  size_t after = store_bytes(s);
+  if (after > before) atomic_fetch_add(&reference_bytes, after - before);
+  return rc;
+}
+
+void kvb_kv_free_reference(kvb_kv_store *s) {
+  atomic_fetch_sub(&reference_bytes, store_bytes(s));
+  kvb_kv_free(s);
+}
+
+size_t kvb_kv_reference_bytes(void) { return atomic_load(&reference_bytes); }

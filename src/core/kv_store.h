@@ -22,4 +22,16 @@ int kvb_kv_append(kvb_kv_store *s, const double *k, const double *v, const char 
 /* Frees the rows; the store is empty again. */
 void kvb_kv_free(kvb_kv_store *s);
 
+/* kvb_kv_append and kvb_kv_free for a store this reference keeps only to recompress from scratch
+ * and be checked against an offline recomputation (the raw stream of the block-parallel methods,
+ * recent window + k-center, SnapKV's selection): not the algorithm's memory (method.h). Its
+ * allocated bytes are also counted process-wide in kvb_kv_reference_bytes, so that the battery,
+ * which measures what a method holds from the heap (heap_meter.h), can set them apart — for
+ * built-in methods only: a plugin's or Python method's store is counted as its memory whatever
+ * functions it calls. A store must go through these two only (never the plain ones). */
+int kvb_kv_append_reference(kvb_kv_store *s, const double *k, const double *v, const char *who);
+void kvb_kv_free_reference(kvb_kv_store *s);
+/* The bytes allocated now by every live store grown by kvb_kv_append_reference (all threads). */
+size_t kvb_kv_reference_bytes(void);
+
 #endif

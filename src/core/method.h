@@ -32,8 +32,11 @@
  * vectors plus per-item bookkeeping (counts, weights, sums). It is NOT what this reference
  * happens to allocate: the block-parallel methods (balancekv_block, uniform_sample,
  * recent_kcenter) keep the raw stream so they can recompress from scratch and be checked
- * against an offline recomputation; that store is not counted, so bytes and vectors shrink
- * together with the compression rate. For every method that keeps vectors exactly bytes >=
+ * against an offline recomputation; that store is not counted (it is made with
+ * kvb_kv_append_reference, kv_store.h), so bytes and vectors shrink together with the compression
+ * rate. The report is not taken on trust: kvb-props --method measures the heap a method holds
+ * (heap_meter.h; the reference stores of built-ins set apart) and fails one holding more than it
+ * reports (method.contract.memory). For every method that keeps vectors exactly bytes >=
  * 8·(d_key or d_value)·(the vectors it counts), i.e. both columns tell the same story: a kept
  * token costs 8·(d_key + d_value) bytes (float64, as kv_store.h and the token caches hold it).
  * The quantized caches (kivi, q8_0, q4_0; quant_cache.h) are the exception by design: they keep

@@ -60,14 +60,14 @@ static int rk_init(kvb_method *m, const kvb_params *p) {
 static void rk_free(void *state) {
   rk_state *st = state;
   if (!st) return;
-  kvb_kv_free(&st->kv);
+  kvb_kv_free_reference(&st->kv);
   free(st->kept), free(st->frozen);
   free(st);
 }
 
 static int rk_update(kvb_method *m, const double *k, const double *v) {
   rk_state *st = m->state;
-  int rc = kvb_kv_append(&st->kv, k, v, "recent_kcenter");
+  int rc = kvb_kv_append_reference(&st->kv, k, v, "recent_kcenter");
   if (rc) return rc;
   return KVB_OK;
 }

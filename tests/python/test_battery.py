@@ -26,10 +26,13 @@ def battery(register, method, *args):
     return r.returncode, r.stdout + r.stderr
 
 
+VERDICT = r"(HOLDS|FAILS|MIXED|VACUOUS[A-Z-]*|NOT-OBSERVED|INCONCLUSIVE|SKIPPED)"
+
+
 def results(out):
-    """{check id: verdict} of the faithful runs' PASS/FAIL lines."""
-    return {m.group(2): m.group(3) for m in
-            re.finditer(r"^(PASS|FAIL) (method\.[a-z_.]+): ([A-Z-]+)", out, re.M)}
+    """{check id: verdict} of the faithful runs' report lines (the verdict first)."""
+    return {m.group(2): m.group(1) for m in
+            re.finditer(r"^" + VERDICT + r" (method\.[a-z_.]+)", out, re.M)}
 
 
 def test_the_worked_example_passes_the_battery(tmp_path):
@@ -43,7 +46,7 @@ def test_the_worked_example_passes_the_battery(tmp_path):
         assert v.get(check) == "HOLDS", (check, out)
     # every mutant of those checks was caught (a check that cannot fail would prove nothing)
     assert len(re.findall(r"^PASS method\.\S+ caught mutant", out, re.M)) >= 5
-    assert re.search(r"^SKIP method\.declared\.error_bound: .*declares no error bound", out, re.M)
+    assert re.search(r"^SKIPPED method\.declared\.error_bound: .*declares no error bound", out, re.M)
     with open(report) as f:
         text = f.read()
     assert "The battery for method `strided_sample_py,stride=4`" in text
@@ -101,8 +104,11 @@ def test_an_exception_under_the_battery_fails_the_check_without_a_crash(tmp_path
     finally:
         METHODS = saved
     assert rc == 1, out  # an ordinary failed run: no signal, no abort
-    assert re.search(r"^FAIL method\.contract\.", out, re.M), out
+    assert re.search(r"^FAILS method\.contract\.", out, re.M), out
     assert "python method raises_late_py: update raised OverflowError: token 100 on purpose" in out
+    # runs that failed are not compared: no "identical" after them
+    assert re.search(r"^FAILS method\.contract\.determinism", out, re.M), out
+    assert "identical over 2 serial runs" not in out, out
 
 
 def test_props_main_in_this_process_twice(capfd):
@@ -120,8 +126,8 @@ def test_props_main_in_this_process_twice(capfd):
                           "--no-mutants"])
     out = capfd.readouterr().out
     assert (rc1, rc2) == (0, 1), out
-    assert re.search(r"^PASS method\.contract\.memory: HOLDS", out, re.M), out
-    assert re.search(r"^FAIL method\.contract\.memory: FAILS", out, re.M), out
+    assert re.search(r"^HOLDS method\.contract\.memory", out, re.M), out
+    assert re.search(r"^FAILS method\.contract\.memory", out, re.M), out
 
 
 def test_a_correct_exact_python_method_passes_accuracy_at_equal_memory():
@@ -185,3 +191,27 @@ def test_shards_of_a_python_methods_battery_merge_into_its_report(tmp_path):
                         os.path.join(METHODS, "exact_py.py"), "--method", "exact_drop_first_py",
                         "--merge"] + dirs, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 2 and "the shards ran exact_py" in r.stderr, r.stdout + r.stderr
+
+
+def test_report_lines_start_with_the_verdict():
+    """Every report line of the battery starts with its verdict; only the battery's own
+    regression lines (a mutant caught, the budget) say PASS/FAIL."""
+    rc, out = battery("strided_sample_py.py", "strided_sample_py,stride=4", "--only", "method.contract")
+    assert rc == 0, out
+    assert not re.search(r"^PASS method\.[a-z_.]+: ", out, re.M), out
+    assert re.search(r"^HOLDS method\.contract\.memory", out, re.M), out
+    assert re.search(r"^PASS method\.contract\.memory caught mutant check:extra_heap", out, re.M), out
+
+
+@pytest.mark.parametrize("method", ["memory_raises_py", "strided_hoarder_py,stride=4"])
+def test_memory_cheats_fail_the_measured_memory_contract(method):
+    """A memory() that raises is a failed check (not 0 bytes); a method keeping twice what it
+    reports in NumPy arrays is caught by the heap the battery measures, both numbers printed."""
+    rc, out = battery("memory_cheats_py.py", method, "--only", "method.contract.memory",
+                      "--no-mutants")
+    assert rc == 1, out
+    assert re.search(r"^FAILS method\.contract\.memory", out, re.M), out
+    if method.startswith("memory_raises"):
+        assert "memory() failed (python method memory_raises_py: memory raised RuntimeError" in out, out
+    else:
+        assert re.search(r"MEASURED growth \d+ bytes .* memory\(\) REPORTS growth \d+ bytes", out), out
