@@ -43,6 +43,17 @@ static int reserve(kvb_mr *mr, kvb_mr_level *L, size_t need) {
   return KVB_OK;
 }
 
+/* After a cascade the levels it emptied (003 Alg. 4 line 14: C^i ← ∅) still hold the capacity
+ * reserved for its worst case; kept, the instance would hold several times the vectors it stores
+ * (the battery's measured memory saw 3-13×). What the algorithm keeps between tokens is its
+ * levels' contents, so an emptied level gives its buffers back. Only free: a trim that could
+ * fail (a shrinking realloc) would be an allocation failure the update has to report. */
+static void trim(kvb_mr_level *L) {
+  if (L->cnt != 0) return;
+  free(L->K), free(L->V), free(L->pos);
+  L->K = NULL, L->V = NULL, L->pos = NULL, L->cap = 0;
+}
+
 static void append(kvb_mr *mr, kvb_mr_level *L, const double *k, const double *v, uint64_t pos) {
   memcpy(L->K + L->cnt * mr->dk, k, mr->dk * sizeof *k);
   if (!mr->ones) memcpy(L->V + L->cnt * mr->dv, v, mr->dv * sizeof *v);
@@ -112,6 +123,7 @@ int kvb_mr_push(kvb_mr *mr, const double *k, const double *v, uint64_t pos, gsl_
       integral = (p % 2 == 0); /* line 16: p ← p/2 stays an integer iff p was even */
       p /= 2;
     }
+    for (size_t a = 0; a <= mr->T; a++) trim(&mr->lev[a]);
   }
   free(keep);
   return KVB_OK;
