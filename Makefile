@@ -123,6 +123,9 @@ $(B)/tests/test_plugin: $(B)/obj/tests/test_plugin.o $(B)/libkvbound.a $(TEST_PL
 	@mkdir -p $(dir $@)
 	$(CC) -rdynamic -o $@ $< $(B)/libkvbound.a $(LIBS)
 
+# The merge's trust test runs kvb-props on the test plugins (a planted marker plugin among them).
+$(B)/tests/test_shard_trust: $(TEST_PLUGINS) $(B)/kvb-props
+
 # The benchmark command (README, Benchmarks): `build/kvb-bench --help`.
 $(B)/kvb-bench: $(B)/obj/tests/bench_main.o $(B)/libkvbound.a
 	$(CC) -o $@ $< $(B)/libkvbound.a $(LIBS)

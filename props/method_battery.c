@@ -42,6 +42,10 @@ static kvb_params target_params;
 
 const char *method_battery_target(void) { return target_spec[0] ? target_spec : NULL; }
 
+const kvb_method_type *method_battery_target_type(void) {
+  return target_name[0] ? kvb_method_lookup(target_name) : NULL;
+}
+
 void method_battery_reset(void) {
   target_spec[0] = 0, target_name[0] = 0;
   kvb_params_init(&target_params);
