@@ -13,6 +13,7 @@
 #include "prop_shard.h"
 #include "method_battery.h"
 
+#include <cblas.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -942,6 +943,9 @@ static int check_only(const options *o) {
 int kvb_props_main(int argc, char **argv);
 int kvb_props_main(int argc, char **argv) {
   static options o;
+  /* One OpenBLAS thread whatever the environment says (as kvb_cli_main): the checks' numbers
+   * must not depend on $OPENBLAS_NUM_THREADS or the machine's core count. */
+  openblas_set_num_threads(1);
   claim_tables = prop_claim_tables;
   method_battery_reset();
   if (kvb_plugins_load_env()) {

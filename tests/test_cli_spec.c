@@ -209,7 +209,9 @@ static void spec_errors(void) {
 }
 
 /* --threads (threads inside one trial, for methods with a `threads` parameter) never changes a
- * number: results.csv is byte-identical for --threads 1 and 2, block BalanceKV included. */
+ * number: results.csv is byte-identical for --threads 1 and 2, block BalanceKV included — with
+ * OPENBLAS_NUM_THREADS=2 in the environment, which kvbound must override (a multi-threaded
+ * BLAS product rounds otherwise than the one-thread products of --jobs 2's workers). */
 static void threads_identical(void) {
   char spec[128], cmd[2048], out[16384], path[256];
   snprintf(spec, sizeof spec, "%s/thr.lua", tmp);
@@ -219,9 +221,11 @@ static void threads_identical(void) {
                    "method \"subgen\" { delta = 1, t = 4, s = 8 }\n"
                    "trials(3)\n"
                    "queries { every = 200 }\n");
-  snprintf(cmd, sizeof cmd, "%s run %s --out %s/t1 --jobs 1 --threads 1", kvbound, spec, tmp);
+  snprintf(cmd, sizeof cmd, "OPENBLAS_NUM_THREADS=2 %s run %s --out %s/t1 --jobs 1 --threads 1",
+           kvbound, spec, tmp);
   int rc = sh(cmd, out, sizeof out);
-  snprintf(cmd, sizeof cmd, "%s run %s --out %s/t2 --jobs 2 --threads 2", kvbound, spec, tmp);
+  snprintf(cmd, sizeof cmd, "OPENBLAS_NUM_THREADS=2 %s run %s --out %s/t2 --jobs 2 --threads 2",
+           kvbound, spec, tmp);
   int rc2 = sh(cmd, out, sizeof out);
   snprintf(path, sizeof path, "%s/t1/results.csv", tmp);
   char *a = read_file(path);

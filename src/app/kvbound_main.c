@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <errno.h>
+#include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -480,6 +481,12 @@ static int load_plugins(int *argc, char **argv) {
  * the battery. argv as for kvbound, argv[0] ignored. */
 int kvb_cli_main(int argc, char **argv);
 int kvb_cli_main(int argc, char **argv) {
+  /* One OpenBLAS thread, whatever $OPENBLAS_NUM_THREADS says: a multi-threaded BLAS product
+   * rounds differently from a single-threaded one, and --jobs > 1 runs trials on one BLAS thread
+   * each (parallel.h), so without this a --jobs 1 run and a --jobs 2 run differ in the last bits
+   * (README: results are identical for any --jobs and --threads). kvbound's parallelism is its
+   * own: trials over --jobs, kernels over --threads. */
+  openblas_set_num_threads(1);
   if (argc < 2) {
     usage(stderr);
     return 2;
