@@ -168,7 +168,7 @@ static void test_real(void) {
   *strrchr(mpath, '/') = 0;
   snprintf(root, sizeof root, "%s/%s", mpath, KVB_KV_CACHE_SUBDIR);
   kvb_sha256_hex(words, strlen(words), th);
-  char cmd[8800], out[4400];
+  char cmd[20000], out[4400];
   snprintf(cmd, sizeof cmd, "grep -l 'text %s' %s/*/KEY 2>/dev/null | head -1", th, root);
   FILE *pp = popen(cmd, "r");
   if (pp && fgets(out, sizeof out, pp)) {
@@ -188,8 +188,8 @@ static void test_real(void) {
   /* a stale entry: another build's key (its source hash changed) and another layer's bytes of
    * the same size in layer07_q.npy */
   copy_file(q8, q7);
-  snprintf(cmd, sizeof cmd, "sed -i 's/^kvbound \\([^ ]*\\) [0-9a-f]*/kvbound \\1 %064d/' %s", 0,
-           key);
+  snprintf(cmd, sizeof cmd, "sed -i 's/^kvbound \\([0-9.]*\\) [0-9a-f]\\{64\\}$/kvbound \\1 %064d/' %s "
+           "&& grep -q '^kvbound [0-9.]* 0\\{64\\}$' %s", 0, key, key);
   int rc = system(cmd);
   double *d1 = gen(text, &st, &n, why, sizeof why);
   CHECK(rc == 0 && same(d0, d1, n0) && n == n0,
