@@ -50,6 +50,10 @@ const char *method_battery_target(void) { return target_spec[0] ? target_spec : 
 
 void method_battery_set_long_context(int on) { long_context_on = on != 0; }
 
+const kvb_method_type *method_battery_target_type(void) {
+  return target_name[0] ? kvb_method_lookup(target_name) : NULL;
+}
+
 void method_battery_reset(void) {
   target_spec[0] = 0, target_name[0] = 0;
   kvb_params_init(&target_params);

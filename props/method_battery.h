@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "method.h"
 #include "prop.h"
 
 /* The battery's checks ("method.*"); run only under --method. */
@@ -21,5 +22,8 @@ void method_battery_reset(void);
 void method_battery_set_long_context(int on);
 /* The spec given to method_battery_set_target, or NULL. */
 const char *method_battery_target(void);
+/* The registered type of the method under test, or NULL (no target): what the shard metadata
+ * asks for the plugin identity (kvb_plugin_identity_of). */
+const kvb_method_type *method_battery_target_type(void);
 
 #endif

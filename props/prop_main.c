@@ -14,6 +14,7 @@
 #include "prop_shard.h"
 #include "method_battery.h"
 
+#include <cblas.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -44,7 +45,9 @@ static void usage(FILE *f) {
           "                    trials by block) and leave them in DIR for --merge\n"
           "  --out DIR         with --shard: the shard directory (created)\n"
           "  --merge DIR...    judge and report the runs of shard directories 0..N-1 of one\n"
-          "                    sweep, exactly as one process running them all would\n"
+          "                    sweep, exactly as one process running them all would; it loads\n"
+          "                    no plugin a shard names: a plugin method needs --plugin PATH here,\n"
+          "                    the file whose SHA-256 the shards recorded\n"
           "  --seed S          base seed (default %u, or $KVBOUND_SEED; 'fresh' draws one)\n"
           "  --mutant M        run only mutant M of the selected claims: method:TYPE:NAME,\n"
           "                    stream:TYPE:NAME, probe:TYPE:NAME, check:NAME or control:z_zero\n"
@@ -734,19 +737,26 @@ static int run_shard(const options *o) {
   snprintf(meta.only_mutant, sizeof meta.only_mutant, "%s", o->only_mutant ? o->only_mutant : "");
   join_only(o, meta.only, sizeof meta.only);
   snprintf(meta.version, sizeof meta.version, "%s", KVBOUND_VERSION);
-  /* the method under test and every plugin loaded, so the merge judges the same battery on the
-   * same method without being told again (a Python method is registered by the merging
-   * process itself: python3 -m kvbound props --register FILE.py --merge DIR...) */
+  /* the method under test and every plugin loaded, by identity (path, size, SHA-256, ABI
+   * version), so the merge judges the same battery on the same method: it loads no plugin a
+   * shard names, only those of its own command line whose identities match (a Python method
+   * is registered by the merging process itself: python3 -m kvbound props --register FILE.py
+   * --merge DIR...) */
   snprintf(meta.method, sizeof meta.method, "%s", o->method ? o->method : "");
-  for (size_t i = 0; kvb_plugin_loaded_path(i); i++) {
+  kvb_plugin_identity pid;
+  for (size_t i = 0; kvb_plugin_identity_at(i, &pid) == KVB_OK; i++) {
     size_t l = strlen(meta.plugins);
-    if (l + strlen(kvb_plugin_loaded_path(i)) + 2 > sizeof meta.plugins) {
-      fprintf(stderr, "kvb-props: too many plugins to record in the shard metadata\n");
+    int k = snprintf(meta.plugins + l, sizeof meta.plugins - l, "%s%s %llu %u %s", l ? "\n" : "",
+                     pid.sha256, pid.size, (unsigned)pid.abi_version, pid.path);
+    if (k < 0 || (size_t)k >= sizeof meta.plugins - l || strchr(pid.path, '\n')) {
+      fprintf(stderr, "kvb-props: too many plugins (or a path with a line break) to record in "
+                      "the shard metadata\n");
       return 2;
     }
-    snprintf(meta.plugins + l, sizeof meta.plugins - l, "%s%s", l ? "\n" : "",
-             kvb_plugin_loaded_path(i));
   }
+  if (method_battery_target_type() &&
+      kvb_plugin_identity_of(method_battery_target_type(), &pid) == KVB_OK)
+    memcpy(meta.method_plugin, pid.sha256, sizeof meta.method_plugin);
   /* The marker of a finished shard is its meta.txt, written last: a shard that died leaves
    * none, and the merge names it. */
   snprintf(path, sizeof path, "%s/meta.txt", o->out);
@@ -804,6 +814,57 @@ static int run_shard(const options *o) {
 
 /* ---- merge ---- */
 
+/* The plugins the shards recorded, on stderr, with what to pass. */
+static void merge_name_plugins(const prop_shard_meta *m) {
+  fprintf(stderr, "kvb-props: --merge loads no code a shard directory names; the shards ran "
+                  "with these plugins (pass each one the method needs as --plugin PATH; its "
+                  "SHA-256 must match):\n");
+  for (const char *p = m->plugins; *p;) {
+    size_t l = strcspn(p, "\n");
+    char sha[65];
+    unsigned long long size = 0;
+    unsigned abi = 0;
+    int at = 0;
+    if (sscanf(p, "%64s %llu %u %n", sha, &size, &abi, &at) == 3 && at > 0 && (size_t)at <= l)
+      fprintf(stderr, "  %.*s  (%llu bytes, SHA-256 %s, plugin ABI %u)%s\n", (int)(l - (size_t)at),
+              p + at, size, sha, abi, strcmp(sha, m->method_plugin) ? "" : "  <- the method's");
+    p += l + (p[l] == '\n');
+  }
+}
+
+/* A merge runs no code a data file names: the plugins this process loaded (its own --plugin
+ * and $KVBOUND_PLUGINS) must each be one whose identity the shards recorded; a shard that names
+ * a plugin by path only (a kvb-props before identities) is refused. Returns 0 or 2. */
+static int merge_check_plugins(const prop_shard_meta *m) {
+  if (m->path_only_plugin) {
+    fprintf(stderr, "kvb-props: --merge: the shards name a plugin by path only (\"plugin PATH\" "
+                    "in meta.txt, no SHA-256): merge loads no code a shard names and cannot "
+                    "verify this one; run the shards again with this kvb-props\n");
+    return 2;
+  }
+  char ids[4096];
+  prop_meta_plugin_ids(m, ids, sizeof ids);
+  kvb_plugin_identity pid;
+  for (size_t i = 0; kvb_plugin_identity_at(i, &pid) == KVB_OK; i++) {
+    char one[128];
+    snprintf(one, sizeof one, "%s %llu %u", pid.sha256, pid.size, (unsigned)pid.abi_version);
+    int found = 0;
+    for (const char *p = ids; *p && !found;) {
+      size_t l = strcspn(p, "\n");
+      found = l == strlen(one) && strncmp(p, one, l) == 0;
+      p += l + (p[l] == '\n');
+    }
+    if (!found) {
+      fprintf(stderr, "kvb-props: --merge: --plugin %s (%llu bytes, SHA-256 %s) is not a plugin "
+                      "the shards ran with\n", pid.path, pid.size, pid.sha256);
+      if (m->plugins[0]) merge_name_plugins(m);
+      else fprintf(stderr, "kvb-props: --merge: the shards ran with no plugin\n");
+      return 2;
+    }
+  }
+  return 0;
+}
+
 /* Checks that the directories are shards 0..N-1 of one sweep (each once), sets o's sweep
  * options from them, and loads their records. Returns 0 or 2 with a message. */
 static int load_shards(options *o, source *src, char **trial_files, char *only_buf) {
@@ -819,27 +880,22 @@ static int load_shards(options *o, source *src, char **trial_files, char *only_b
     }
     if (i == 0) n = meta[0].n;
     const prop_shard_meta *a = &meta[0], *b = &meta[i];
+    char ida[4096], idb[4096];
+    prop_meta_plugin_ids(a, ida, sizeof ida);
+    prop_meta_plugin_ids(b, idb, sizeof idb);
     if (b->n != a->n || b->seed != a->seed || b->full != a->full || b->no_mut != a->no_mut ||
         strcmp(b->only_mutant, a->only_mutant) || strcmp(b->only, a->only) ||
         strcmp(b->version, a->version) || strcmp(b->method, a->method) ||
-        strcmp(b->plugins, a->plugins)) {
+        strcmp(b->method_plugin, a->method_plugin) || strcmp(ida, idb) ||
+        b->path_only_plugin != a->path_only_plugin) {
       fprintf(stderr, "kvb-props: --merge: %s and %s are not shards of one sweep (shard count, "
-                      "seed, tier, selection, method, plugins or kvbound version differ)\n",
+                      "seed, tier, selection, method, plugin identities (SHA-256) or kvbound "
+                      "version differ)\n",
               o->merge[0], o->merge[i]);
       return 2;
     }
   }
-  /* the plugins the shards had, then the method they ran the battery on */
-  for (const char *p = meta[0].plugins; *p;) {
-    char path[2048];
-    size_t l = strcspn(p, "\n");
-    snprintf(path, sizeof path, "%.*s", (int)l, p);
-    p += l + (p[l] == '\n');
-    if (kvb_plugin_load(path)) {
-      fprintf(stderr, "kvb-props: --merge: the shards' plugin: %s\n", kvb_strerror_last());
-      return 2;
-    }
-  }
+  if (merge_check_plugins(&meta[0])) return 2;
   if (o->method && strcmp(o->method, meta[0].method)) {
     fprintf(stderr, "kvb-props: --merge: --method %s, but the shards ran %s\n", o->method,
             meta[0].method[0] ? meta[0].method : "the papers' claims (no --method)");
@@ -849,6 +905,19 @@ static int load_shards(options *o, source *src, char **trial_files, char *only_b
     o->method = meta[0].method;
     if (method_battery_set_target(o->method, why, sizeof why)) {
       fprintf(stderr, "kvb-props: --merge: the shards ran --method %s: %s\n", o->method, why);
+      if (meta[0].plugins[0]) merge_name_plugins(&meta[0]);
+      return 2;
+    }
+    /* the method must come from the plugin the shards ran it from, not another file that
+     * registers the same name */
+    kvb_plugin_identity pid;
+    int from = kvb_plugin_identity_of(method_battery_target_type(), &pid) == KVB_OK;
+    if (strcmp(from ? pid.sha256 : "", meta[0].method_plugin)) {
+      fprintf(stderr, "kvb-props: --merge: the shards ran --method %s from %s%s, this process "
+                      "has it from %s%s\n", o->method,
+              meta[0].method_plugin[0] ? "the plugin with SHA-256 " : "kvbound itself (no plugin)",
+              meta[0].method_plugin, from ? "the plugin with SHA-256 " : "kvbound itself",
+              from ? pid.sha256 : "");
       return 2;
     }
     claim_tables = battery_tables;
@@ -925,6 +994,9 @@ static int check_only(const options *o) {
 int kvb_props_main(int argc, char **argv);
 int kvb_props_main(int argc, char **argv) {
   static options o;
+  /* One OpenBLAS thread whatever the environment says (as kvb_cli_main): the checks' numbers
+   * must not depend on $OPENBLAS_NUM_THREADS or the machine's core count. */
+  openblas_set_num_threads(1);
   claim_tables = prop_claim_tables;
   method_battery_reset();
   if (kvb_plugins_load_env()) {

@@ -113,16 +113,41 @@ int prop_meta_write(const char *path, const prop_shard_meta *m) {
              "only %s\nversion %s\n",
           m->k, m->n, m->seed, m->full, m->no_mut, m->only_mutant[0] ? m->only_mutant : "-",
           m->only[0] ? m->only : "-", m->version);
-  /* the method under test and the plugins, one line each (a path may hold spaces); a shard
-   * directory written before these lines had none and reads as "no method, no plugin" */
+  /* the method under test and the plugins' identities, one line each (the path last: it may
+   * hold spaces); a shard directory written before these lines had none and reads as "no
+   * method, no plugin" */
   fprintf(f, "method %s\n", m->method[0] ? m->method : "-");
+  if (m->method_plugin[0]) fprintf(f, "method-plugin %s\n", m->method_plugin);
   for (const char *p = m->plugins; *p;) {
     size_t l = strcspn(p, "\n");
-    fprintf(f, "plugin %.*s\n", (int)l, p);
+    fprintf(f, "plugin-id %.*s\n", (int)l, p);
     p += l + (p[l] == '\n');
   }
   int bad = ferror(f);
   return (fclose(f) || bad) ? -1 : 0;
+}
+
+static int is_sha256(const char *h) {
+  if (strlen(h) != 64) return 0;
+  for (; *h; h++)
+    if (!((*h >= '0' && *h <= '9') || (*h >= 'a' && *h <= 'f'))) return 0;
+  return 1;
+}
+
+void prop_meta_plugin_ids(const prop_shard_meta *m, char *buf, size_t cap) {
+  size_t o = 0;
+  buf[0] = 0;
+  for (const char *p = m->plugins; *p;) {
+    size_t l = strcspn(p, "\n");
+    /* "SHA256 SIZE ABI PATH": the first three fields */
+    const char *q = p;
+    for (int sp = 0; q < p + l && sp < 3; q++) sp += *q == ' ';
+    size_t idl = (size_t)(q - p) - (q < p + l || q[-1] == ' ');
+    int k = snprintf(buf + o, cap - o, "%s%.*s", o ? "\n" : "", (int)idl, p);
+    if (k < 0 || (size_t)k >= cap - o) break;
+    o += (size_t)k;
+    p += l + (p[l] == '\n');
+  }
 }
 
 int prop_meta_read(const char *path, prop_shard_meta *m, char *why, size_t cap) {
@@ -144,10 +169,31 @@ int prop_meta_read(const char *path, prop_shard_meta *m, char *why, size_t cap) 
       if (l >= sizeof m->method) ok = 0; /* longer than any --method kvb-props takes */
       else memcpy(m->method, line + 7, l + 1);
     }
-    else if (strncmp(line, "plugin ", 7) == 0) {
+    else if (strncmp(line, "method-plugin ", 14) == 0) {
+      if (!is_sha256(line + 14)) ok = 0;
+      else memcpy(m->method_plugin, line + 14, 65);
+    } else if (strncmp(line, "plugin-id ", 10) == 0) {
+      /* SHA256 SIZE ABI PATH, each checked: the line is data, never a command */
+      const char *v = line + 10;
+      char *end;
+      if (strlen(v) < 65 || v[64] != ' ') ok = 0;
+      else {
+        char h[65];
+        memcpy(h, v, 64), h[64] = 0;
+        if (!is_sha256(h)) ok = 0;
+        strtoull(v + 65, &end, 10);
+        if (end == v + 65 || *end != ' ') ok = 0;
+        else {
+          const char *a = end + 1;
+          strtoul(a, &end, 10);
+          if (end == a || *end != ' ' || !end[1]) ok = 0;
+        }
+      }
       size_t o = strlen(m->plugins);
-      if (o + strlen(line + 7) + 2 > sizeof m->plugins) ok = 0; /* too many to record: malformed */
-      else snprintf(m->plugins + o, sizeof m->plugins - o, "%s%s", o ? "\n" : "", line + 7);
+      if (ok && o + strlen(v) + 2 > sizeof m->plugins) ok = 0; /* too many to record: malformed */
+      else if (ok) snprintf(m->plugins + o, sizeof m->plugins - o, "%s%s", o ? "\n" : "", v);
+    } else if (strncmp(line, "plugin ", 7) == 0) {
+      m->path_only_plugin = 1; /* kept as a fact, never loaded (prop_main.c, load_shards) */
     }
   }
   fclose(f);

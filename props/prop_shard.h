@@ -40,8 +40,17 @@ typedef struct {
   char only[1024];    /* the --only prefixes, comma-joined ("" for all) */
   char version[32];
   char method[256];   /* kvb-props --method NAME[,PARAMS] ("" for the papers' claims) */
-  char plugins[2048]; /* the plugins loaded (real paths, '\n'-separated), loaded again by the merge */
+  /* The plugins the shard had loaded, by identity (plugin.h, kvb_plugin_identity): one
+   * "SHA256 SIZE ABI PATH" line each, '\n'-separated. Data only: the merge loads no code a shard
+   * names; it compares these (the path aside: machines differ) and checks that the plugins of its
+   * own command line are among them. */
+  char plugins[4096];
+  char method_plugin[65]; /* SHA-256 of the plugin the method under test came from ("" if none) */
+  int path_only_plugin;   /* a "plugin PATH" line (a kvb-props before identities): unverifiable */
 } prop_shard_meta;
+
+/* The identity part ("SHA256 SIZE ABI" lines, paths dropped) of m->plugins into buf. */
+void prop_meta_plugin_ids(const prop_shard_meta *m, char *buf, size_t cap);
 
 int prop_meta_write(const char *path, const prop_shard_meta *m);
 /* Returns 0, or -1 with a reason in why. */

@@ -1,10 +1,12 @@
 /* test_plugin.c — the plugin / registration contract (src/core/plugin.h): kvb_method_register
  * refuses every malformed type with a message naming the problem and leaves the registry as it
  * was; a registered type is found by name and run like a built-in, with the ABI v1 members a
- * shorter (older) type lacks zero; kvb_plugin_load refuses a wrong ABI version, a missing entry
+ * shorter (older) type lacks zero; kvb_plugin_load refuses a wrong ABI version (newer and
+ * older), a missing entry
  * symbol and a NULL callback, registering nothing, and loads a good plugin (the worked example,
  * tests/plugins/strided_sample.c, built by make into build/plugins/) once. */
 #include "kvbound.h"
+#include "sha256.h"
 #include "unit.h"
 
 #include <libgen.h>
@@ -162,6 +164,14 @@ int main(int argc, char **argv) {
   st = kvb_plugin_load(plugin("bad_abi"));
   CHECK(st != KVB_OK && msg_has("wrong ABI version") && msg_has("99") && count_types() == before,
         "plugin.load.wrong_abi", "status %s '%s'", kvb_status_name(st), kvb_strerror_last());
+  /* the rule both ways (plugin.h): exactly this ABI version; an older one is refused too */
+  st = kvb_plugin_load(plugin("old_abi"));
+  char want_v[32];
+  snprintf(want_v, sizeof want_v, "ABI version %u", KVB_PLUGIN_ABI_VERSION - 1);
+  CHECK(st != KVB_OK && msg_has("wrong ABI version") && msg_has(want_v) &&
+            count_types() == before && !kvb_method_lookup("old_abi_method"),
+        "plugin.load.older_abi_refused", "status %s '%s'", kvb_status_name(st),
+        kvb_strerror_last());
   st = kvb_plugin_load(plugin("no_entry"));
   CHECK(st != KVB_OK && msg_has("missing symbol kvb_plugin_entry") && count_types() == before,
         "plugin.load.missing_symbol", "status %s '%s'", kvb_status_name(st), kvb_strerror_last());
@@ -179,6 +189,22 @@ int main(int argc, char **argv) {
             strstr(kvb_method_origin(got), "strided_sample.so"),
         "plugin.load.good_plugin", "status %s/%s '%s'", kvb_status_name(st), kvb_status_name(st2),
         kvb_strerror_last());
+  /* its identity: the real path, size, SHA-256 and ABI version of the file loaded, also found
+   * from its method's type; a built-in has none */
+  {
+    kvb_plugin_identity id, of;
+    char hex[65] = "";
+    unsigned long long size = 0;
+    int n = 0;
+    while (kvb_plugin_identity_at((size_t)n, &id) == KVB_OK) n++;
+    int ok = n == 1 && kvb_plugin_identity_at(0, &id) == KVB_OK &&
+             kvb_sha256_file(plugin("strided_sample"), hex, &size) == KVB_OK;
+    CHECK(ok && strcmp(id.sha256, hex) == 0 && id.size == size && id.abi_version == KVB_PLUGIN_ABI_VERSION &&
+              strstr(id.path, "strided_sample.so") && kvb_plugin_identity_of(got, &of) == KVB_OK &&
+              strcmp(of.sha256, hex) == 0 &&
+              kvb_plugin_identity_of(kvb_method_lookup("exact"), &of) == KVB_ENOTFOUND,
+          "plugin.identity.recorded", "n %d sha %s vs %s", n, ok ? id.sha256 : "-", hex);
+  }
   {
     kvb_method_config cfg = {2, 1, 1.0, NULL};
     kvb_params p;

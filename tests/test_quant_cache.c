@@ -116,9 +116,30 @@ static const uint8_t Q4_BYTES[18] = {0x00, 0x3C, 0xC0, 0x4F, 0x88, 0x8A, 0x87, 0
                                      0x8A, 0x85, 0x88, 0x88, 0x88, 0x88, 0x88, 0x88, 0x88};
 static const double Q4_DEQ[18] = {-8, 7, 0, 2, -1, 7, 7, 2, -3, 0, 0, 0, 0, 0, 0, 0, 4, -4};
 
+/* q8_0 block C: the .5 boundaries of the fp16 scale. max|x| = 127·(1 + 2^-12) → d = 1 + 2^-12
+ * exactly, which fp16 stores as 1.0 (0x3C00: 2^-12 is below half of fp16's spacing 2^-10 at 1).
+ * llama.cpp's reference quantizer (ggml-org/llama.cpp, ggml/src/ggml-quants.c,
+ * quantize_row_q8_0_ref) divides by the unrounded scale (id = 1/d, d = amax/127; only the
+ * stored scale is fp16) and rounds with roundf, which rounds halfway cases away from zero
+ * (C11 7.12.9.6). So: x = ±2.5 is exactly ±2.5 over the fp16 scale but ±2.4994 over d → ±2
+ * (a quantizer using the stored scale gives ±3); x = ±2.5·d and ±0.5·d and 126.5·d are exact
+ * halves over d → ±3, ±1, 127 (half to even would give ±2, 0, 126; floor(t + 0.5) gives −2, 0
+ * for the negative ones). Bytes: 00 3C | 7F 02 FE 03 FD 01 FF 7F 00… */
+static const double Q8C_D = 1.0 + 1.0 / 4096;
+static const uint8_t Q8C_BYTES[10] = {0x00, 0x3C, 0x7F, 0x02, 0xFE, 0x03, 0xFD, 0x01, 0xFF, 0x7F};
+
 static void test_blocks(void) {
   uint8_t blk[KVB_Q8_0_BYTES];
   double y[32], de;
+  {
+    const double d = Q8C_D;
+    const double x[8] = {127 * d, 2.5, -2.5, 2.5 * d, -2.5 * d, 0.5 * d, -0.5 * d, 126.5 * d};
+    int rc = kvb_q8_0_quantize_block(x, 8, 0, blk, &de);
+    CHECK(rc == KVB_OK && de == d && memcmp(blk, Q8C_BYTES, 10) == 0,
+          "q8_0.block_c.half_boundaries_of_the_fp16_scale",
+          "rc %d d %.17g, bytes %02X %02X | %02X %02X %02X %02X %02X %02X %02X %02X", rc, de, blk[0],
+          blk[1], blk[2], blk[3], blk[4], blk[5], blk[6], blk[7], blk[8], blk[9]);
+  }
   int rc = kvb_q8_0_quantize_block(Q8A, 8, 0, blk, &de);
   int ok = rc == KVB_OK && memcmp(blk, Q8A_BYTES, 10) == 0 && de == 1.0;
   for (size_t i = 10; i < KVB_Q8_0_BYTES; i++) ok &= blk[i] == 0; /* padding: code 0 */

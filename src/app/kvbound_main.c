@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <errno.h>
+#include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,7 +343,10 @@ static void merge_usage(FILE *f) {
           "  shards'; wall_seconds: their sum; finished_utc and machine: the merge's). Refused\n"
           "  when the shards differ in kvbound version, spec or seed, when one is given twice or\n"
           "  missing (each missing I/N is named), when a directory holds a failed (FAILED) or\n"
-          "  unfinished shard, or when the spec file changed since the shards ran.\n"
+          "  unfinished shard, when the spec file changed since the shards ran, or when the\n"
+          "  shards' plugin methods came from files of other SHA-256s than each other or than\n"
+          "  this process's --plugin (a merge loads no code a shard names: pass --plugin PATH\n"
+          "  of the very file the shards ran).\n"
           "  --out DIR      the merged run's directory (required); `kvbound plot DIR` plots it\n"
           "  --force        replace another spec's results in DIR\n"
           "  --allow-time   merge a spec that measures time (wall-clock columns, not\n"
@@ -480,6 +484,12 @@ static int load_plugins(int *argc, char **argv) {
  * the battery. argv as for kvbound, argv[0] ignored. */
 int kvb_cli_main(int argc, char **argv);
 int kvb_cli_main(int argc, char **argv) {
+  /* One OpenBLAS thread, whatever $OPENBLAS_NUM_THREADS says: a multi-threaded BLAS product
+   * rounds differently from a single-threaded one, and --jobs > 1 runs trials on one BLAS thread
+   * each (parallel.h), so without this a --jobs 1 run and a --jobs 2 run differ in the last bits
+   * (README: results are identical for any --jobs and --threads). kvbound's parallelism is its
+   * own: trials over --jobs, kernels over --threads. */
+  openblas_set_num_threads(1);
   if (argc < 2) {
     usage(stderr);
     return 2;

@@ -128,6 +128,9 @@ static int write_meta(const kvb_experiment *e, FILE *f, int jobs, size_t units, 
         char real[4096];
         fprintf(f, ", \"plugin\": ");
         json_str(f, realpath(origin, real) ? real : origin);
+        kvb_plugin_identity id; /* and which file that was: its bytes' SHA-256 when loaded */
+        if (kvb_plugin_identity_of(mt, &id) == KVB_OK)
+          fprintf(f, ", \"plugin_sha256\": \"%s\"", id.sha256);
       }
       fprintf(f, "}");
     }

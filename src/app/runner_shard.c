@@ -5,6 +5,7 @@
 
 #include "lua_spec.h"
 #include "out_file.h"
+#include "plugin.h"
 #include "read_file.h"
 
 #include <errno.h>
@@ -87,10 +88,39 @@ static int write_shard_rows(FILE *f, const unit_result *res, size_t units) {
   return runner_stage_close(f, "rows.tsv");
 }
 
+/* The identities of the plugins the spec's methods come from (plugin.h, kvb_plugin_identity):
+ * "I:SHA256:SIZE:ABI" per method I from a plugin, comma-separated ("" when every method is
+ * kvbound's own). shard.json records it; the merge requires it equal across the shards and
+ * equal to the merging process's own (the plugins of its --plugin), so shards computed with two
+ * different files that register one name, or merged with a third, are refused. */
+static void plugin_identities(const kvb_experiment *e, char *buf, size_t cap, int paths) {
+  size_t o = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < e->nmethods; i++) {
+    const kvb_method_type *t = kvb_method_lookup(e->methods[i].type);
+    kvb_plugin_identity id;
+    if (t && kvb_plugin_identity_of(t, &id) == KVB_OK) {
+      if (paths) runner_app(buf, cap, &o, "%s%zu:%s", o ? "," : "", i, id.path);
+      else runner_app(buf, cap, &o, "%s%zu:%s:%llu:%u", o ? "," : "", i, id.sha256, id.size,
+                      (unsigned)id.abi_version);
+    }
+  }
+}
+
 static int write_shard_meta(const kvb_experiment *e, FILE *f, size_t shard, size_t nshards,
                             size_t units, size_t count, size_t rows, size_t failed, int jobs,
                             double wall, uint64_t digest) {
   runner_json_spec(f, e, NULL);
+  char ids[4096];
+  plugin_identities(e, ids, sizeof ids, 0);
+  fprintf(f, ",\n  \"plugin_identities\": \"%s\",\n  \"plugin_paths\": ", ids);
+  plugin_identities(e, ids, sizeof ids, 1); /* where they were (a message's hint; not compared) */
+  fputc('"', f);
+  for (const char *c = ids; *c; c++) {
+    if (*c == '"' || *c == '\\') fputc('\\', f);
+    fputc((unsigned char)*c < 0x20 ? '?' : *c, f);
+  }
+  fputc('"', f);
   fprintf(f, ",\n  \"seed\": \"%llu\",\n  \"shard\": \"%zu\",\n"
              "  \"nshards\": \"%zu\",\n  \"assignment\": \"unit u = point*trials + trial runs in "
              "shard u mod nshards\",\n  \"units_total\": \"%zu\",\n  \"units\": \"%zu\",\n"
@@ -198,6 +228,7 @@ int kvb_experiment_run_shard(const kvb_experiment *e, const char *dir, size_t sh
 typedef struct {
   const char *dir;
   char version[32], name[KVB_LABEL_MAX + 16], spec_path[512], spec_real[4096], hash[32];
+  char plugins[4096]; /* plugin_identities; "-" when shard.json has none (an older kvbound) */
   char digest[32];
   unsigned long long seed, shard, nshards, units_total, units, rows, failed, jobs;
   double wall;
@@ -244,6 +275,8 @@ static int read_shard_info(const char *dir, shard_info *si) {
             meta_ull(m, "failed_rows", &si->failed) | meta_ull(m, "jobs", &si->jobs) |
             runner_meta_field(m, "wall_seconds", buf, sizeof buf) |
             runner_meta_field(m, "rows_digest", si->digest, sizeof si->digest);
+  if (runner_meta_field(m, "plugin_identities", si->plugins, sizeof si->plugins))
+    snprintf(si->plugins, sizeof si->plugins, "-");
   free(m);
   if (bad || si->nshards == 0 || si->shard >= si->nshards)
     return KVB_ERROR(KVB_EFORMAT, "%s/shard.json: not a kvbound shard description", dir);
@@ -366,6 +399,23 @@ static int read_shard_rows(const shard_info *si, const kvb_experiment *e, unit_r
   return st;
 }
 
+/* The merging process's plugins (its own --plugin; a merge loads no code a shard names) against
+ * the shards' recorded identities: non-zero, with a message saying which file to pass, when a
+ * method comes from another file (or from none) than the shards ran. */
+static int plugin_mismatch(const kvb_experiment *e, const char *recorded) {
+  char have[4096];
+  plugin_identities(e, have, sizeof have, 0);
+  if (strcmp(recorded, "-") == 0) /* shards of a kvbound that recorded no identity */
+    return have[0] ? KVB_ERROR(KVB_EINVAL, "the shards record no plugin identity (an older "
+                               "kvbound), and the spec's methods come from plugins here: run the "
+                               "shards again") : KVB_OK;
+  if (strcmp(have, recorded) == 0) return KVB_OK;
+  return KVB_ERROR(KVB_EINVAL, "the shards ran their plugin methods from files with the "
+                   "identities [%s] (method:SHA-256:bytes:ABI), this process has [%s]: a merge "
+                   "loads no code a shard names; pass --plugin PATH of the very files the shards "
+                   "ran (shard.json's plugin_paths names them)", recorded, have);
+}
+
 int kvb_experiment_merge(const char *const *dirs, size_t ndirs, const char *out, int force,
                          int allow_time, kvb_run_report *rep) {
   if (!dirs || !out || !rep) return KVB_ERROR(KVB_ENULL, "merge: NULL argument");
@@ -385,7 +435,8 @@ int kvb_experiment_merge(const char *const *dirs, size_t ndirs, const char *out,
                        : strcmp(a->hash, b->hash) || strcmp(a->name, b->name) ||
                                strcmp(a->spec_path, b->spec_path) ? "spec"
                        : a->seed != b->seed ? "seed"
-                       : a->nshards != b->nshards ? "number of shards" : NULL;
+                       : a->nshards != b->nshards ? "number of shards"
+                       : strcmp(a->plugins, b->plugins) ? "plugin identity (SHA-256)" : NULL;
     if (what)
       st = KVB_ERROR(KVB_EINVAL, "%s and %s are shards of different runs (another %s: "
                      "version %s/%s, spec '%s' %s hash %s / '%s' %s hash %s, seed %llu/%llu, "
@@ -440,6 +491,8 @@ int kvb_experiment_merge(const char *const *dirs, size_t ndirs, const char *out,
       else if (strcmp(a->version, KVBOUND_VERSION))
         st = KVB_ERROR(KVB_EINVAL, "the shards were run by kvbound %s, this is %s", a->version,
                        KVBOUND_VERSION);
+      else if (plugin_mismatch(&e, a->plugins))
+        st = KVB_EINVAL;
       else if (kvb_experiment_units(&e, NULL, &units) || units != a->units_total)
         st = KVB_ERROR(KVB_EFORMAT, "the spec has %zu trials, the shards %llu", units,
                        a->units_total);

@@ -32,6 +32,9 @@ int kvb_q8_0_quantize_block(const double *x, size_t len, unsigned flags, uint8_t
                      amax, d, 127.0 * 65520.0);
   put_scale(blk, h);
   for (size_t i = 0; i < KVB_QBLOCK; i++) {
+    /* over the unrounded scale (only the stored one is fp16), halves away from zero: llama.cpp's
+     * quantize_row_q8_0_ref (ggml/src/ggml-quants.c) takes roundf(x · (1/d)) with d = amax/127
+     * (tests/test_quant_cache.c, block C, pins both at a .5 boundary of the fp16 scale) */
     double t = d > 0 ? y[i] / d : 0.0; /* |t| ≤ 127 */
     double q = (flags & KVB_QB_MUT_TRUNC) ? trunc(t) : round(t);
     q = fmin(127.0, fmax(-127.0, q));

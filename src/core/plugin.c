@@ -4,6 +4,7 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "plugin.h"
 #include "kvb_error.h"
+#include "sha256.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -16,6 +17,9 @@
  * --plugin naming the same file) is a no-op rather than a duplicate-name error. */
 #define KVB_PLUGINS_MAX 64
 static char *loaded[KVB_PLUGINS_MAX];
+/* Each loaded plugin's identity (plugin.h, kvb_plugin_identity_at): what a record of a run
+ * names instead of code to load. The bytes are hashed just before dlopen of the same path. */
+static kvb_plugin_identity ident[KVB_PLUGINS_MAX];
 static size_t n_loaded;
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -29,6 +33,9 @@ static int load_locked(const char *path) {
     if (strcmp(loaded[i], real) == 0) return KVB_OK;
   if (n_loaded == KVB_PLUGINS_MAX)
     return KVB_ERROR(KVB_EINVAL, "plugin %s: more than %d plugins loaded", path, KVB_PLUGINS_MAX);
+  kvb_plugin_identity id = {.abi_version = 0};
+  int hst = kvb_sha256_file(real, id.sha256, &id.size);
+  if (hst) return hst;
   /* RTLD_NOW: an unresolved symbol is an error now, not a crash in the middle of a run. */
   void *h = dlopen(real, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
@@ -50,6 +57,8 @@ static int load_locked(const char *path) {
   int st = KVB_OK;
   if (!info)
     st = KVB_ERROR(KVB_ENULL, "plugin %s: %s() returned NULL", path, KVB_PLUGIN_ENTRY);
+  /* The compatibility rule (plugin.h): exactly this ABI version. An older plugin's frozen part
+   * is another layout and a newer one's is unknown here; both are refused, never misread. */
   else if (info->abi_version != KVB_PLUGIN_ABI_VERSION)
     st = KVB_ERROR(KVB_EINVAL,
                    "plugin %s: wrong ABI version: built for plugin ABI version %u, this kvbound "
@@ -74,7 +83,11 @@ static int load_locked(const char *path) {
   }
   /* Never closed: the registry keeps pointers to the plugin's callbacks and tables. */
   loaded[n_loaded] = strdup(real);
-  if (loaded[n_loaded]) n_loaded++;
+  if (loaded[n_loaded]) {
+    id.path = loaded[n_loaded];
+    id.abi_version = info->abi_version;
+    ident[n_loaded++] = id;
+  }
   return KVB_OK;
 }
 
@@ -83,6 +96,28 @@ const char *kvb_plugin_loaded_path(size_t i) {
   const char *p = i < n_loaded ? loaded[i] : NULL;
   pthread_mutex_unlock(&load_lock);
   return p;
+}
+
+int kvb_plugin_identity_at(size_t i, kvb_plugin_identity *out) {
+  if (!out) return KVB_ERROR(KVB_ENULL, "plugin identity: NULL argument");
+  pthread_mutex_lock(&load_lock);
+  int ok = i < n_loaded;
+  if (ok) *out = ident[i];
+  pthread_mutex_unlock(&load_lock);
+  return ok ? KVB_OK : KVB_ENOTFOUND; /* past the last: the end of the list, not an error */
+}
+
+int kvb_plugin_identity_of(const kvb_method_type *t, kvb_plugin_identity *out) {
+  if (!t || !out) return KVB_ERROR(KVB_ENULL, "plugin identity: NULL argument");
+  const char *origin = kvb_method_origin(t);
+  char real[PATH_MAX];
+  if (!origin || !realpath(origin, real)) return KVB_ENOTFOUND;
+  pthread_mutex_lock(&load_lock);
+  int found = 0;
+  for (size_t i = 0; i < n_loaded && !found; i++)
+    if (strcmp(loaded[i], real) == 0) *out = ident[i], found = 1;
+  pthread_mutex_unlock(&load_lock);
+  return found ? KVB_OK : KVB_ENOTFOUND;
 }
 
 int kvb_plugin_load(const char *path) {

@@ -67,6 +67,23 @@ int kvb_method_register_all(const kvb_method_type *const *ts, size_t n, size_t t
  * what a record of a run names so that it can be loaded again (kvb-props shard metadata,
  * kvbound run's meta.json). */
 const char *kvb_plugin_loaded_path(size_t i);
+/* What a record of a run names instead of code (a shard's metadata; README, "Your own
+ * method"): a plugin is trusted native code — loading one runs it — so a results directory
+ * records each plugin's identity, and a merge compares identities and loads only plugins its
+ * own command line names. path is the real path (valid for the process's life), sha256 the
+ * file's bytes as hashed just before they were loaded, abi_version what its entry declared. */
+typedef struct {
+  const char *path;
+  unsigned long long size;
+  char sha256[65];
+  uint32_t abi_version;
+} kvb_plugin_identity;
+/* The identity of the i-th plugin loaded (load order): KVB_OK, or KVB_ENOTFOUND past the last
+ * (no error message: the end of the list). */
+int kvb_plugin_identity_at(size_t i, kvb_plugin_identity *out);
+/* The identity of the plugin a method type came from: KVB_OK, or KVB_ENOTFOUND for a built-in
+ * or a type registered at run time (Python; no file). */
+int kvb_plugin_identity_of(const kvb_method_type *t, kvb_plugin_identity *out);
 /* Where a method type came from: NULL for a built-in, the plugin's path for a plugin's type,
  * "registered at run time" for one given to kvb_method_register directly (e.g. from Python). */
 const char *kvb_method_origin(const kvb_method_type *t);

@@ -22,8 +22,8 @@
 /* SHA-256 of the whole corpus (GPL-3 then GFDL-1.3, nothing in between). */
 #define KVB_TEXT_LICENSES_SHA256 "f95f5fae934eb4ac29f9ec3005fa4c80b69357ec688cd132a9407ef78d5bac19"
 
-/* SHA-256 (FIPS 180-4) of len bytes, as 64 lowercase hex digits and a NUL in hex[65]. */
-void kvb_sha256_hex(const void *data, size_t len, char hex[65]);
+/* kvb_sha256_hex (SHA-256 of len bytes as 64 lowercase hex digits) lives in src/core. */
+#include "sha256.h"
 
 /* Reads a text into a malloc'd buffer (*buf, *len; the caller frees *buf): the corpus
  * KVB_TEXT_LICENSES (each file checked against its SHA-256: KVB_ENOTFOUND when a file is

@@ -5,7 +5,7 @@
  *   stream "model" { text = "FILE", layer = 0..29, head = 0..8, n = ... }
  *   stream "model" { text = "FILE", model = "gemma3", layer = 0..17, head = 0..3, n = ... }
  *     (Gemma 3 270M, model_gemma3.h: BOS first, one key/value head, dimension 256; its cache
- *     directory's key starts with that model's file size)
+ *     key names that model and its file's SHA-256)
  *
  * text is a file, or "debian-licenses": GPL-3 then GFDL-1.3 from /usr/share/common-licenses,
  * each checked by its SHA-256 (real_text.h) — the real-cache checks' text.
@@ -13,9 +13,11 @@
  * Query head `head` attends with key/value head head / 3 (grouped-query attention), so the
  * stream is (q of `head`, k and v of head / 3). The forward pass runs once per (model, text,
  * token count): every layer's q, k, v are cached as .npy ([heads, n, 64], float32) under
- * ${XDG_CACHE_HOME:-$HOME/.cache}/kvbound/kv/<key>/ (or $KVB_MODEL_DIR/kv/), the key being
- * the model file's size, a 64-bit FNV-1a hash of the text's bytes, the token count and the
- * OpenBLAS thread count (the products' rounding depends on it); later
+ * ${XDG_CACHE_HOME:-$HOME/.cache}/kvbound/kv2/<key>/ (or $KVB_MODEL_DIR/kv2/), keyed by the
+ * model file's SHA-256, the text's SHA-256, the token count, the OpenBLAS thread count (the
+ * products' rounding depends on it), the forward pass's attention, kvbound's version and the
+ * build's source hash, written atomically and verified before every read (kv_cache.h: a
+ * foreign, stale or truncated entry is rebuilt, never read); later
  * streams of any layer or head read the cache. n defaults to every token of the text, at most
  * the model's context (8192); the first n tokens' caches do not depend on later tokens (the
  * model is causal). */
@@ -28,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kv_cache.h"
 #include "kvb_error.h"
 #include "model.h"
 #include "model_gemma3.h"
@@ -89,7 +92,8 @@ typedef struct {
   int n_layer, n_head, n_head_kv, head_dim, d_model;
 } model_ref;
 
-static int build_cache(const model_ref *m, const int32_t *ids, size_t n, const char *dir) {
+static int build_cache(const model_ref *m, const int32_t *ids, size_t n, const char *dir,
+                       const char *key) {
   /* a fresh name per call (mkdtemp): two trials of one process building the same cache at once
    * (kvbound run --jobs 2 on a cold cache) each get their own directory; the first rename wins */
   char tmp[4400];
@@ -101,17 +105,45 @@ static int build_cache(const model_ref *m, const int32_t *ids, size_t n, const c
   int st = hid ? m->run(m->m, ids, n, hid, &c) : KVB_ERROR(KVB_ENOMEM, "model stream: out of memory");
   free(hid);
   if (!st) st = c.status;
+  if (!st) st = kvb_kv_cache_seal(tmp, key); /* the manifest last: the entry is complete */
   if (!st && rename(tmp, dir) != 0 && errno != EEXIST && errno != ENOTEMPTY)
     st = KVB_ERROR(KVB_EIO, "model stream: cannot rename %s to %s (%s)", tmp, dir, strerror(errno));
-  if (st || access(tmp, F_OK) == 0) { /* failed, or another process made dir first */
-    char p[4500];
-    for (int l = 0; l < m->n_layer; l++)
-      for (int i = 0; i < 3; i++) {
-        snprintf(p, sizeof p, "%s/layer%02d_%c.npy", tmp, l, "qkv"[i]);
-        remove(p);
-      }
-    rmdir(tmp);
+  if (st || access(tmp, F_OK) == 0) kvb_kv_cache_discard(tmp); /* failed, or another made dir first */
+  return st;
+}
+
+/* Runs the model (Gemma 3 or SmolLM2) over the text's tokens into the entry dir for key. */
+static int fill_cache(int gemma, const char *text, const char *buf, size_t len, long want,
+                      const char *dir, const char *key) {
+  int st;
+  int32_t *ids = NULL;
+  size_t n = 0;
+  if (gemma) {
+    kvb_gemma3 g;
+    if ((st = kvb_gemma3_load(NULL, &g))) return st;
+    st = kvb_spm_encode(g.tok, buf, len, 1, &ids, &n); /* BOS first, as llama.cpp feeds Gemma */
+    if (!st && n < 2) st = KVB_ERROR(KVB_EINVAL, "model stream: %s has no tokens", text);
+    if (!st && want > 0 && (size_t)want > n)
+      st = KVB_ERROR(KVB_EINVAL, "model stream: %ld tokens asked but %s has %zu", want, text, n);
+    if (!st) {
+      if (want > 0) n = (size_t)want;
+      if (n > 8192) n = 8192;
+    }
+    model_ref r = {&g, prefill_gemma3, g.cfg.n_layer, g.cfg.n_head, g.cfg.n_head_kv, g.cfg.head_dim,
+                   g.cfg.d_model};
+    if (!st) st = build_cache(&r, ids, n, dir, key);
+    free(ids);
+    kvb_gemma3_free(&g);
+    return st;
   }
+  kvb_model m;
+  st = kvb_model_load_tokens(NULL, buf, len, text, want, "model stream", &m, &ids, &n);
+  if (st) return st;
+  model_ref r = {&m, prefill_smollm2, m.cfg.n_layer, m.cfg.n_head, m.cfg.n_head_kv, m.cfg.head_dim,
+                 m.cfg.d_model};
+  st = build_cache(&r, ids, n, dir, key);
+  free(ids);
+  kvb_model_free(&m);
   return st;
 }
 
@@ -132,81 +164,66 @@ static int gen_model(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng
   char *buf = NULL;
   size_t len = 0;
   if ((st = kvb_text_read(text, &buf, &len))) return st;
-  /* The cache key: model size, text hash, token count (n asked, or "all"), and OpenBLAS's
-   * thread count: the forward pass's matrix products round differently with 1 and with several
-   * BLAS threads, so a cache written under one setting is not the bits another computes. The
-   * suffix "a2" names the forward pass's attention (model_ops.c's tiled online softmax; caches
-   * written before it, without a suffix, hold other bits and are not read). */
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)buf[i]) * 1099511628211ull;
+  /* The cache key (kv_cache.h): the model file's SHA-256 (remembered by size, mtime and inode),
+   * the text's SHA-256, the token count (n asked, or 0: all), OpenBLAS's thread count — the
+   * forward pass's matrix products round differently with 1 and with several BLAS threads, so a
+   * cache written under one setting is not the bits another computes — the forward pass's
+   * attention ("a2": model_ops.c's tiled online softmax), and this build's version and source
+   * hash (build_id.h): an entry another build wrote is not read. */
   long want = kvb_params_has(p, "n") ? (long)kvb_params_get(p, sp, "n") : 0;
-  char mpath[4096], dir[4300], root[4200];
+  char mpath[4096], dir[4300], root[4200], ids_dir[4300], msha[65], key[1024];
   if (gemma) kvb_gemma3_default_path(mpath, sizeof mpath);
   else kvb_model_default_path(mpath, sizeof mpath);
-  char *slash = strrchr(mpath, '/');
+  char mdir[4096];
+  snprintf(mdir, sizeof mdir, "%s", mpath);
+  char *slash = strrchr(mdir, '/');
   if (slash) *slash = '\0';
-  snprintf(root, sizeof root, "%s/kv", slash ? mpath : ".");
-  snprintf(dir, sizeof dir, "%s/%llu-%016llx-%ld-b%d-a2", root,
-           (unsigned long long)(gemma ? KVB_GEMMA3_SIZE : KVB_MODEL_SIZE),
-           (unsigned long long)h, want, openblas_get_num_threads());
+  snprintf(root, sizeof root, "%s/%s", slash ? mdir : ".", KVB_KV_CACHE_SUBDIR);
+  snprintf(ids_dir, sizeof ids_dir, "%s/ids", root);
+  if (mkdir(root, 0777) != 0 && errno != EEXIST)
+    st = KVB_ERROR(KVB_EIO, "model stream: cannot create %s (%s)", root, strerror(errno));
+  if (!st) st = kvb_file_sha256_memo(mpath, ids_dir, msha);
+  if (!st) st = kvb_kv_cache_key(gemma ? "gemma3" : "smollm2", msha, buf, len, want,
+                                 openblas_get_num_threads(), "a2", key, sizeof key);
+  if (st) {
+    free(buf);
+    return st;
+  }
+  kvb_kv_cache_dir(root, key, dir, sizeof dir);
   char qf[4400], kf[4400], vf[4400];
   snprintf(qf, sizeof qf, "%s/layer%02d_q.npy", dir, layer);
   snprintf(kf, sizeof kf, "%s/layer%02d_k.npy", dir, layer);
   snprintf(vf, sizeof vf, "%s/layer%02d_v.npy", dir, layer);
-  if (access(qf, R_OK) != 0 && gemma) {
-    kvb_gemma3 g;
-    int32_t *ids = NULL;
-    size_t n = 0;
-    if ((st = kvb_gemma3_load(NULL, &g))) {
-      free(buf);
-      return st;
-    }
-    st = kvb_spm_encode(g.tok, buf, len, 1, &ids, &n); /* BOS first, as llama.cpp feeds Gemma */
-    if (!st && n < 2) st = KVB_ERROR(KVB_EINVAL, "model stream: %s has no tokens", text);
-    if (!st && want > 0 && (size_t)want > n)
-      st = KVB_ERROR(KVB_EINVAL, "model stream: %ld tokens asked but %s has %zu", want, text, n);
-    if (!st) {
-      if (want > 0) n = (size_t)want;
-      if (n > 8192) n = 8192;
-      if (mkdir(root, 0777) != 0 && errno != EEXIST)
-        st = KVB_ERROR(KVB_EIO, "model stream: cannot create %s (%s)", root, strerror(errno));
-    }
-    model_ref r = {&g, prefill_gemma3, g.cfg.n_layer, g.cfg.n_head, g.cfg.n_head_kv, g.cfg.head_dim,
-                   g.cfg.d_model};
-    if (!st) st = build_cache(&r, ids, n, dir);
-    free(ids);
-    kvb_gemma3_free(&g);
-  } else if (access(qf, R_OK) != 0) {
-    kvb_model m;
-    int32_t *ids = NULL;
-    size_t n = 0;
-    st = kvb_model_load_tokens(NULL, buf, len, text, want, "model stream", &m, &ids, &n);
-    if (st) {
-      free(buf);
-      return st;
-    }
-    if (mkdir(root, 0777) != 0 && errno != EEXIST)
-      st = KVB_ERROR(KVB_EIO, "model stream: cannot create %s (%s)", root, strerror(errno));
-    model_ref r = {&m, prefill_smollm2, m.cfg.n_layer, m.cfg.n_head, m.cfg.n_head_kv, m.cfg.head_dim,
-                   m.cfg.d_model};
-    if (!st) st = build_cache(&r, ids, n, dir);
-    free(ids);
-    kvb_model_free(&m);
-  }
-  free(buf);
-  if (st) return st;
+  const char *files[3] = {qf, kf, vf};
   kvb_npy_array a[3];
   memset(a, 0, sizeof a);
-  const char *files[3] = {qf, kf, vf};
   size_t grp = gemma ? 4 : 3, d = gemma ? 256 : 64; /* query heads per key/value head */
   size_t hh[3] = {(size_t)head, (size_t)head / grp, (size_t)head / grp};
-  for (int i = 0; i < 3 && !st; i++) {
-    st = kvb_npy_read(files[i], &a[i]);
-    if (!st && (a[i].ndim != 3 || a[i].shape[0] <= hh[i] || a[i].shape[2] != d ||
-                a[i].shape[1] != a[0].shape[1]))
-      st = KVB_ERROR(KVB_EFORMAT, "model stream: the cache file %s has an unexpected shape; "
-                     "delete %s", files[i], dir);
+  /* Twice at most: an entry that passes the manifest yet does not read as this layer's arrays
+   * (a corrupt .npy header of the recorded size) is discarded and built once more. */
+  for (int attempt = 0; attempt < 2; attempt++) {
+    if (!kvb_kv_cache_valid(dir, key, files, 3)) {
+      kvb_kv_cache_discard(dir); /* foreign, stale, truncated or unfinished: never read */
+      st = fill_cache(gemma, text, buf, len, want, dir, key);
+      if (st) break;
+    }
+    for (int i = 0; i < 3 && !st; i++) {
+      st = kvb_npy_read(files[i], &a[i]);
+      if (!st && (a[i].ndim != 3 || a[i].shape[0] <= hh[i] || a[i].shape[2] != d ||
+                  a[i].shape[1] != a[0].shape[1]))
+        st = KVB_ERROR(KVB_EFORMAT, "model stream: the cache file %s has an unexpected shape",
+                       files[i]);
+    }
+    if (!st) break;
+    for (int i = 0; i < 3; i++) kvb_npy_free(&a[i]);
+    memset(a, 0, sizeof a);
+    if (attempt == 0) {
+      kvb_error_clear();
+      kvb_kv_cache_discard(dir);
+      st = KVB_OK;
+    }
   }
+  free(buf);
   if (!st) {
     size_t n = a[0].shape[1];
     st = kvb_stream_set_data(s, n, d, d, a[0].data + hh[0] * n * d, a[1].data + hh[1] * n * d,
@@ -215,7 +232,6 @@ static int gen_model(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng
   for (int i = 0; i < 3; i++) kvb_npy_free(&a[i]);
   return st;
 }
-
 const kvb_stream_type kvb_stream_model = {
     "model", "q, k, v of one layer and query head of SmolLM2-135M (or Gemma 3 270M) run over a text file", NULL,
     model_params, NULL, gen_model};
