@@ -287,6 +287,7 @@ static const kvb_mutant_spec bkva_mutants[] = {
     {"flagged_in_sums", "flagged tokens' signs enter the walk's partial sums"},
     {"no_protect", "the halving ignores the flags (balancekv_block's rule)"},
     {"mask_per_layer", "every layer detects on its own keys (the task runner's shared mask off)"},
+    {"first_not_exact", "the first f tokens are compressed with the middle (f ignored)"},
     {NULL, NULL}};
 
 static const kvb_method_type *bkva_type(void);
@@ -314,6 +315,7 @@ static int bkva_init(kvb_method *m, const kvb_params *p) {
   st->detect = (int)kvb_params_get(p, bkva_params, "detect");
   st->prompt = (size_t)kvb_params_get(p, bkva_params, "prompt");
   st->mutant = kvb_bkva_flags_for(kvb_method_mutant_name(m));
+  if (kvb_method_is_mutant(m, "first_not_exact")) st->f = 0;
   m->state = st;
   return KVB_OK;
 }
