@@ -310,6 +310,7 @@ typedef struct {
    * the needle in the middle) */
   short heads, fired, needle_heads;
   size_t flagged, mid;
+  double mu_min; /* the detector's smallest statistic over the heads (it fires iff <= 0) */
 } pass_t;
 
 typedef struct {
@@ -359,16 +360,19 @@ static int one_pass(prop_ctx *ctx, const kvb_lm *lm, const kvb_task_prep *p, int
   out->right = (unsigned char)r.right, out->loglik = r.loglik;
   out->bytes = r.bytes, out->vectors = r.vectors;
   out->heads = (short)r.aug_heads, out->needle_heads = (short)r.needle_heads, out->mid = r.aug_mid;
-  out->fired = 0, out->flagged = 0;
-  for (int h = 0; h < r.aug_heads && h < KVB_TASK_AUG_MAXH; h++)
+  out->fired = 0, out->flagged = 0, out->mu_min = INFINITY;
+  for (int h = 0; h < r.aug_heads && h < KVB_TASK_AUG_MAXH; h++) {
     out->fired += r.aug_flagged[h] > 0, out->flagged += r.aug_flagged[h];
+    out->mu_min = fmin(out->mu_min, r.aug_mu_min[h]);
+  }
   if (me == M_AUG) {
     fprintf(ctx->log, "      detector (layer with compressed index 1, middle of %zu tokens): flagged",
             r.aug_mid);
     for (int h = 0; h < r.aug_heads && h < KVB_TASK_AUG_MAXH; h++)
       fprintf(ctx->log, " %zu", r.aug_flagged[h]);
-    fprintf(ctx->log, " per kv head (the same mask in every compressed layer >= 1; layer 0 none); "
-            "needle [%zu, %zu) of the context: %s\n", p->task->needle_at, p->task->needle_end,
+    fprintf(ctx->log, " per kv head, smallest statistic %.3g (fires at <= 0; the same mask in "
+            "every compressed layer >= 1; layer 0 none); ", out->mu_min);
+    fprintf(ctx->log, "needle [%zu, %zu) of the context: %s\n", p->task->needle_at, p->task->needle_end,
             r.needle_heads < 0 ? "not in the middle"
                                : r.needle_heads ? "inside the protected set" : "not protected");
   }
@@ -588,19 +592,22 @@ static void cell_notes(prop_ctx *ctx, const design_t *D, const runs_t *R) {
 static void detector_note(prop_ctx *ctx, const runs_t *R) {
   unsigned n = 0, fired = 0, inmid = 0, prot = 0;
   size_t heads = 0, hfired = 0, flagged = 0, mid = 0;
+  double lo = INFINITY, hi = -INFINITY;
   for (size_t i = 0; i < R->ntask; i++) {
     const pass_t *a = &R->r[i][M_AUG];
     if (!R->ran[i]) continue;
     n++, fired += a->fired > 0, heads += (size_t)a->heads, hfired += (size_t)a->fired;
     flagged += a->flagged, mid += a->mid * (size_t)a->heads;
+    if (a->heads) lo = fmin(lo, a->mu_min), hi = fmax(hi, a->mu_min);
     if (a->needle_heads >= 0) inmid++, prot += a->needle_heads > 0;
   }
   prop_note(ctx, "balancekv_augmented's detector (the authors' layer-1 rule, mask shared by every "
             "later layer; unit = task, N = %u): fired (>= 1 flagged token in some kv head) in %u of "
             "%u tasks; kv heads with a flag %zu of %zu; flagged tokens %zu of %zu middle "
-            "token-heads (%.2g%%); the needle inside the protected set in %u of the %u tasks whose "
+            "token-heads (%.2g%%); the statistic's minimum over the heads per task %.3g to %.3g "
+            "(it fires at <= 0); the needle inside the protected set in %u of the %u tasks whose "
             "needle lies in the compressed middle%s", n, fired, n, hfired, heads, flagged, mid,
-            mid ? 100.0 * (double)flagged / (double)mid : 0.0, prot, inmid,
+            mid ? 100.0 * (double)flagged / (double)mid : 0.0, lo, hi, prot, inmid,
             fired == 0 && n ? " — the detector never fired, so augmented BalanceKV ran as the plain "
                               "walk (with the protected-first halving off) on every task" : "");
 }

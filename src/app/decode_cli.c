@@ -46,7 +46,8 @@ static void decode_usage(FILE *f) {
           "  handed to method NAME (see `kvbound list`), and the following tokens are run with\n"
           "  the method's answer standing in for exact attention (new tokens are fed to the\n"
           "  method; README, Compressed decoding inside the model).\n"
-          "  --method NAME     a registered method (exact, subgen, balancekv_block, h2o, ...)\n"
+          "  --method NAME     a registered method (exact, subgen, balancekv_block, balancekv_augmented,\n"
+          "                    h2o, ...; kvbound list)\n"
           "  --param k=v       a method parameter (repeatable); pyramidkv gets layer = its layer's\n"
           "                    index among the compressed layers and layers = their count unless\n"
           "                    given (SmolLM2: its layer and 30; Gemma 3: 0..2 and 3)\n"
@@ -69,9 +70,9 @@ static void decode_usage(FILE *f) {
           "  --mode authors    the BalanceKV authors' needle protocol: context, question and cue are\n"
           "                    prefilled exactly and compressed; the first answer token comes from\n"
           "                    the exact logits (pair with --method balancekv_augmented)\n"
-          "                    (both modes: snapkv, pyramidkv, balancekv_block and uniform_sample\n"
-          "                    compress once, at the end of the compressed prompt, and keep the\n"
-          "                    tokens fed after it exactly: prompt = n0)\n"
+          "                    (every mode: snapkv, pyramidkv, balancekv_block, balancekv_augmented,\n"
+          "                    uniform_sample and recent_kcenter compress once, at the end of the\n"
+          "                    compressed prompt, and keep the tokens fed after it exactly: prompt = n0)\n"
           "  --observe N|all   prompt tokens whose queries the method sees (default: all for h2o\n"
           "                    and tova, the window for snapkv/pyramidkv, none otherwise)\n"
           "  --seed S          the methods' random streams and the pass keys (default 1)\n"
@@ -282,7 +283,10 @@ static int run_task(const kvb_lm *lm, cli_mk *mk, kvb_task_family fam, size_t le
         printf("detector (layer with compressed index 1, middle %zu tokens): flagged", r.method.aug_mid);
         for (int h = 0; h < r.method.aug_heads && h < KVB_TASK_AUG_MAXH; h++)
           printf(" %zu", r.method.aug_flagged[h]);
-        printf(" per kv head; needle %s\n", r.method.needle_heads < 0 ? "not in the middle"
+        printf(" per kv head (smallest statistic");
+        for (int h = 0; h < r.method.aug_heads && h < KVB_TASK_AUG_MAXH; h++)
+          printf(" %.3g", r.method.aug_mu_min[h]);
+        printf("; fires at <= 0); needle %s\n", r.method.needle_heads < 0 ? "not in the middle"
                : r.method.needle_heads ? "inside the protected set" : "not protected");
       }
       fflush(stdout);
@@ -448,7 +452,7 @@ int kvb_cmd_decode(int argc, char **argv) {
              "512-token window exactly; prompts start with BOS\n", lm.name, mk.method, layers);
     }
     rc = tasks ? run_passkey(&lm, &mk, tasks, reps, observe, seed)
-               : run_task(&lm, &mk, fam, length, depth, (uint64_t)tseed, ntasks, mode == 1, observe,
+               : run_task(&lm, &mk, fam, length, depth, (uint64_t)tseed, ntasks, mode, observe,
                           seed);
   }
   kvb_lm_free(&lm);

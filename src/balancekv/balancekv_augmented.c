@@ -27,6 +27,11 @@ int kvb_bkva_flags_for(const char *name) {
 /* ---- the detector (BWND, `layer==1 and t==0`) ---- */
 int kvb_bkva_detect(size_t n, size_t d, const double *K, size_t b, int mutant, unsigned char *flag,
                     size_t *nflag) {
+  return kvb_bkva_detect_stat(n, d, K, b, mutant, flag, nflag, NULL);
+}
+
+int kvb_bkva_detect_stat(size_t n, size_t d, const double *K, size_t b, int mutant,
+                         unsigned char *flag, size_t *nflag, double *mu_min) {
   if (!K || !flag) return KVB_ERROR(KVB_ENULL, "balancekv_augmented detect: NULL argument");
   if (n == 0 || d == 0 || b == 0)
     return KVB_ERROR(KVB_EINVAL, "balancekv_augmented detect: n, d and b must be >= 1");
@@ -34,6 +39,7 @@ int kvb_bkva_detect(size_t n, size_t d, const double *K, size_t b, int mutant, u
     if (!isfinite(K[i])) return KVB_ERROR(KVB_EDOM, "balancekv_augmented detect: non-finite key");
   unsigned char *raw = malloc(n);
   if (!raw) return KVB_ERROR(KVB_ENOMEM, "balancekv_augmented detect: out of memory");
+  double lo = INFINITY;
   for (size_t s = 0; s < n; s += b) {
     size_t len = n - s < b ? n - s : b;
     for (size_t i = 0; i < len; i++) {
@@ -49,6 +55,7 @@ int kvb_bkva_detect(size_t n, size_t d, const double *K, size_t b, int mutant, u
         acc += KVB_BKVA_OFFSET + dot;
       }
       double mu = acc / (double)b;
+      lo = mu < lo ? mu : lo;
       raw[s + i] = (mutant & KVB_BKVA_MUT_STRICT) ? mu < 0 : !(mu > 0);
     }
   }
@@ -66,6 +73,7 @@ int kvb_bkva_detect(size_t n, size_t d, const double *K, size_t b, int mutant, u
   }
   free(raw);
   if (nflag) *nflag = nf;
+  if (mu_min) *mu_min = lo;
   return KVB_OK;
 }
 

@@ -92,6 +92,11 @@ int kvb_bkva_flags_for(const char *mutant_name);
 int kvb_bkva_detect(size_t n, size_t d, const double *K, size_t b, int mutant, unsigned char *flag,
                     size_t *nflag);
 
+/* The same, with the smallest statistic μ_i of the head in *mu_min (how far the head is from
+ * firing: it fires iff that is <= 0). */
+int kvb_bkva_detect_stat(size_t n, size_t d, const double *K, size_t b, int mutant,
+                         unsigned char *flag, size_t *nflag, double *mu_min);
+
 /* The protected-first halving of m >= 2 signs s ∈ {+1, −1, 0} (0 = flagged): keeps h = ⌊m/2⌋,
  * flagged first, then +1, then −1, each in position order; mult 1, 2, 0. Returns h, 0 on bad
  * input. */

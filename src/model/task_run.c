@@ -110,7 +110,7 @@ static int layer_at(const kvb_lm *lm, int n_layer, int idx) {
 /* The detector over the middle [f, f + mid) of every kv head of `layer` of the prefill into
  * mask (heads × mid); *any: some head has a flag. */
 static int aug_detect_layer(const kvb_task_method *tm, const kvb_dec_prefix *pre, int layer,
-                            size_t mid, unsigned char *mask, int *any) {
+                            size_t mid, unsigned char *mask, int *any, double *mu_min) {
   size_t f = tm_param(tm, "f"), b = tm_param(tm, "b"), hd = (size_t)pre->head_dim, n0 = pre->n0;
   int mut = kvb_bkva_flags_for(tm_mutant(tm));
   double *K = malloc(mid * hd * sizeof *K);
@@ -121,7 +121,9 @@ static int aug_detect_layer(const kvb_task_method *tm, const kvb_dec_prefix *pre
     const float *src = pre->k + (((size_t)layer * (size_t)pre->n_head_kv + (size_t)g) * n0 + f) * hd;
     for (size_t i = 0; i < mid * hd; i++) K[i] = src[i];
     size_t nf = 0;
-    st = kvb_bkva_detect(mid, hd, K, b, mut, mask + (size_t)g * mid, &nf);
+    double lo = 0;
+    st = kvb_bkva_detect_stat(mid, hd, K, b, mut, mask + (size_t)g * mid, &nf, &lo);
+    if (mu_min && g < KVB_TASK_AUG_MAXH) mu_min[g] = lo;
     *any |= nf > 0;
   }
   free(K);
@@ -149,7 +151,7 @@ int kvb_task_aug_begin(kvb_task_method *tm, const kvb_lm *lm, const kvb_task_pre
   if (l1 < 0) return KVB_OK; /* one compressed layer only: it is "layer 0", no detector */
   tm->aug_mask = malloc((size_t)pre->n_head_kv * mid);
   if (!tm->aug_mask) return KVB_ERROR(KVB_ENOMEM, "balancekv_augmented mask: out of memory");
-  int st = aug_detect_layer(tm, pre, l1, mid, tm->aug_mask, &tm->aug_any);
+  int st = aug_detect_layer(tm, pre, l1, mid, tm->aug_mask, &tm->aug_any, r->aug_mu_min);
   if (st) {
     kvb_task_aug_end(tm);
     return st;
@@ -192,7 +194,7 @@ static int aug_make(const kvb_task_method *tm, int layer, int g, const kvb_metho
   unsigned char *own = NULL;
   if (kvb_bkva_flags_for(tm_mutant(tm)) & KVB_BKVA_MUT_MASK_PER_LAYER) {
     own = malloc((size_t)tm->aug_heads * tm->aug_mid);
-    st = own ? aug_detect_layer(tm, tm->pre, layer, tm->aug_mid, own, &any)
+    st = own ? aug_detect_layer(tm, tm->pre, layer, tm->aug_mid, own, &any, NULL)
              : KVB_ERROR(KVB_ENOMEM, "balancekv_augmented mask: out of memory");
     mask = own + (size_t)g * tm->aug_mid;
   }

@@ -77,6 +77,7 @@ typedef struct {
   int aug_heads;             /* kv heads (at most KVB_TASK_AUG_MAXH reported) */
   size_t aug_mid;            /* middle tokens per head */
   size_t aug_flagged[8];     /* flagged (protected) tokens per head */
+  double aug_mu_min[8];      /* the detector's smallest statistic per head (fires iff <= 0) */
   int needle_heads;          /* heads whose protected set holds every needle token of the
                                 middle (−1: no needle, or none of it in the middle) */
 } kvb_task_pass;
