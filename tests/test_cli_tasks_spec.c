@@ -1,7 +1,7 @@
 /* test_cli_tasks_spec.c — the spec runner's model/task stage (tasks{}; runner.h, runner_tasks.c)
  * end to end through the kvbound command: every field of tasks{} is checked and a bad one is
  * refused with file:line and what was expected (unknown field, family, lengths, depths, per_cell,
- * mode, seed, model, the task count limit, a second tasks{}, a stream or sweep beside it, no
+ * mode, protocol (and protocol = "authors" with a mode), seed, model, the task count limit, a second tasks{}, a stream or sweep beside it, no
  * method); with the model (SKIP without it) a one-task spec writes results.csv (exact first,
  * delta 0; a method keeping every token: |delta| ≤ 1e-3), the summary, meta.json with "stage":
  * "tasks" and "model": "smollm2", and `kvbound plot` accepts the directory; --shard is refused.
@@ -54,6 +54,11 @@ static void spec_errors(void) {
       "\"spread\"");
   BAD("per_cell", "tasks { family = \"vt\", lengths = { 1024 }, per_cell = 0 }\n", "2", "'per_cell'");
   BAD("mode", "tasks { family = \"vt\", lengths = { 1024 }, mode = \"blind\" }\n", "2", "'mode'");
+  BAD("protocol", "tasks { family = \"vt\", lengths = { 1024 }, protocol = \"paper\" }\n", "2",
+      "'protocol'");
+  BAD("protocol_with_mode",
+      "tasks { family = \"vt\", lengths = { 1024 }, protocol = \"authors\", mode = \"aware\" }\n",
+      "2", "takes no 'mode'");
   BAD("seed", "tasks { family = \"vt\", lengths = { 1024 }, seed = -3 }\n", "2", "'seed'");
   BAD("model", "tasks { family = \"vt\", lengths = { 1024 }, model = \"llama\" }\n", "2",
       "'model' must be \"smollm2\" or \"gemma3\", got \"llama\"");

@@ -199,7 +199,7 @@ static void test_with_model(void) {
   kvb_task_prep bad;
   st = kvb_task_prepare(&lm, NULL, 1, &bad);
   CHECK(st == KVB_ENULL && bad.tokens == NULL, "task_run.null_task_refused", "status %d", st);
-  st = kvb_task_prepare(&lm, &t, 2, &bad);
+  st = kvb_task_prepare(&lm, &t, 3, &bad); /* 2 is the authors' protocol */
   CHECK(st == KVB_EINVAL && bad.tokens == NULL, "task_run.bad_form_refused", "status %d", st);
   kvb_task_method none;
   kvb_task_method_init(&none, NULL, NULL, &lm, pw.n0);

@@ -6,7 +6,7 @@
  *   kvbound decode --method NAME [--param k=v]... --text FILE [--start S] --n0 N --n1 N
  *   kvbound decode --method NAME [--param k=v]... --passkey TASKS [--reps R]
  *   kvbound decode --method NAME [--param k=v]... --task FAMILY --length N [--depth D]
- *                  [--task-seed S] [--tasks K] --mode agnostic|aware
+ *                  [--task-seed S] [--tasks K] --mode agnostic|aware|authors
  *
  * Text mode: tokens S..S+n0 of FILE are the prompt (prefilled exactly, then handed to the
  * method), the next n1 tokens are scored teacher-forced; prints the exact and compressed
@@ -40,13 +40,14 @@ static void decode_usage(FILE *f) {
           "usage: kvbound decode --method NAME [--param k=v]... --text FILE [--start S] --n0 N --n1 N\n"
           "       kvbound decode --method NAME [--param k=v]... --passkey TASKS [--reps R]\n"
           "       kvbound decode --method NAME [--param k=v]... --task FAMILY --length N\n"
-          "                      [--depth D] [--task-seed S] [--tasks K] --mode agnostic|aware\n"
+          "                      [--depth D] [--task-seed S] [--tasks K] --mode agnostic|aware|authors\n"
           "  Compressed decoding inside SmolLM2-135M (or Gemma 3 270M: --model gemma3): the\n"
           "  prompt is prefilled exactly, every compressed (layer, key/value head) cache is\n"
           "  handed to method NAME (see `kvbound list`), and the following tokens are run with\n"
           "  the method's answer standing in for exact attention (new tokens are fed to the\n"
           "  method; README, Compressed decoding inside the model).\n"
-          "  --method NAME     a registered method (exact, subgen, balancekv_block, h2o, ...)\n"
+          "  --method NAME     a registered method (exact, subgen, balancekv_block, balancekv_augmented,\n"
+          "                    h2o, ...; kvbound list)\n"
           "  --param k=v       a method parameter (repeatable); pyramidkv gets layer = its layer's\n"
           "                    index among the compressed layers and layers = their count unless\n"
           "                    given (SmolLM2: its layer and 30; Gemma 3: 0..2 and 3)\n"
@@ -66,9 +67,12 @@ static void decode_usage(FILE *f) {
           "  --mode agnostic   the context alone is compressed; question and cue are fed after it\n"
           "                    through the compressed cache (question-agnostic, as kvpress/SCBench)\n"
           "  --mode aware      context and question are compressed; only the answer cue follows\n"
-          "                    (both modes: snapkv, pyramidkv, balancekv_block and uniform_sample\n"
-          "                    compress once, at the end of the compressed prompt, and keep the\n"
-          "                    tokens fed after it exactly: prompt = n0)\n"
+          "  --mode authors    the BalanceKV authors' needle protocol: context, question and cue are\n"
+          "                    prefilled exactly and compressed; the first answer token comes from\n"
+          "                    the exact logits (pair with --method balancekv_augmented)\n"
+          "                    (every mode: snapkv, pyramidkv, balancekv_block, balancekv_augmented,\n"
+          "                    uniform_sample and recent_kcenter compress once, at the end of the\n"
+          "                    compressed prompt, and keep the tokens fed after it exactly: prompt = n0)\n"
           "  --observe N|all   prompt tokens whose queries the method sees (default: all for h2o\n"
           "                    and tova, the window for snapkv/pyramidkv, none otherwise)\n"
           "  --seed S          the methods' random streams and the pass keys (default 1)\n"
@@ -268,13 +272,23 @@ static int run_task(const kvb_lm *lm, cli_mk *mk, kvb_task_family fam, size_t le
              (unsigned long long)(tseed + i), t.text[0] ? t.text : "none", t.n_context,
              t.n_question, t.n_cue, ans, t.n_answer);
       printf("mode %s: compressed prompt %zu tokens, fed after it %zu; prefill %.2f s (CPU %.2f s)\n",
-             aware ? "aware" : "agnostic", p.n0, p.n_tail, p.prefill_wall, p.prefill_cpu);
+             aware == 2 ? "authors" : aware ? "aware" : "agnostic", p.n0, p.n_tail, p.prefill_wall, p.prefill_cpu);
       printf("exact: \"%s\" match %.2f (%s)  answer log-lik %.4f\n", r.exact.text, r.exact.score,
              r.exact.right ? "right" : "wrong", r.exact.loglik);
       printf("%s: \"%s\" match %.2f (%s)  answer log-lik %.4f  delta log-lik %+.4f  memory %.1f "
              "per cache (%.0f bytes)\n", mk->method, r.method.text, r.method.score,
              r.method.right ? "right" : "wrong", r.method.loglik, r.delta, r.method.vectors,
              r.method.bytes);
+      if (r.method.aug_heads > 0) { /* balancekv_augmented's detector (task_run.h) */
+        printf("detector (layer with compressed index 1, middle %zu tokens): flagged", r.method.aug_mid);
+        for (int h = 0; h < r.method.aug_heads && h < KVB_TASK_AUG_MAXH; h++)
+          printf(" %zu", r.method.aug_flagged[h]);
+        printf(" per kv head (smallest statistic");
+        for (int h = 0; h < r.method.aug_heads && h < KVB_TASK_AUG_MAXH; h++)
+          printf(" %.3g", r.method.aug_mu_min[h]);
+        printf("; fires at <= 0); needle %s\n", r.method.needle_heads < 0 ? "not in the middle"
+               : r.method.needle_heads ? "inside the protected set" : "not protected");
+      }
       fflush(stdout);
       right_e += r.exact.score, right_m += r.method.score, all_e += r.exact.right;
       all_m += r.method.right, dsum += r.delta;
@@ -290,7 +304,7 @@ static int run_task(const kvb_lm *lm, cli_mk *mk, kvb_task_family fam, size_t le
   double K = (double)tasks;
   printf("summary %s %s length %zu, %zu tasks: exact match exact %.0f/%zu (mean string match "
          "%.3f), %s %.0f/%zu (%.3f); mean delta log-lik %+.4f\n", kvb_task_family_name(fam),
-         aware ? "aware" : "agnostic", length, tasks, all_e, tasks, right_e / K, mk->method, all_m,
+         aware == 2 ? "authors" : aware ? "aware" : "agnostic", length, tasks, all_e, tasks, right_e / K, mk->method, all_m,
          tasks, right_m / K, dsum / K);
   return 0;
 }
@@ -300,7 +314,7 @@ int kvb_cmd_decode(int argc, char **argv) {
   kvb_params_init(&mk.params);
   const char *text = NULL, *model = NULL;
   size_t start = 0, n0 = 0, n1 = 0, tasks = 0, reps = 20, observe = (size_t)-2, seed = 1;
-  int have_n0 = 0, have_n1 = 0, have_task = 0, mode = -1; /* mode: 0 agnostic, 1 aware */
+  int have_n0 = 0, have_n1 = 0, have_task = 0, mode = -1; /* mode: 0 agnostic, 1 aware, 2 the authors' protocol (task_run.h) */
   const char *task = NULL;
   size_t length = 0, tseed = 1, ntasks = 1;
   double depth = 0.5;
@@ -343,8 +357,9 @@ int kvb_cmd_decode(int argc, char **argv) {
     } else if (!strcmp(a, "--mode")) {
       if (!strcmp(v, "agnostic")) mode = 0;
       else if (!strcmp(v, "aware")) mode = 1;
+      else if (!strcmp(v, "authors")) mode = 2;
       else {
-        fprintf(stderr, "kvbound decode: --mode needs 'agnostic' or 'aware', not '%s'\n", v);
+        fprintf(stderr, "kvbound decode: --mode needs 'agnostic', 'aware' or 'authors', not '%s'\n", v);
         return 2;
       }
     }
@@ -383,7 +398,7 @@ int kvb_cmd_decode(int argc, char **argv) {
       return 2;
     }
     if (!length || mode < 0) {
-      fprintf(stderr, "kvbound decode: --task needs --length N and --mode agnostic|aware\n");
+      fprintf(stderr, "kvbound decode: --task needs --length N and --mode agnostic|aware|authors\n");
       return 2;
     }
     if (length < KVB_TASK_MIN_LENGTH) {
@@ -437,7 +452,7 @@ int kvb_cmd_decode(int argc, char **argv) {
              "512-token window exactly; prompts start with BOS\n", lm.name, mk.method, layers);
     }
     rc = tasks ? run_passkey(&lm, &mk, tasks, reps, observe, seed)
-               : run_task(&lm, &mk, fam, length, depth, (uint64_t)tseed, ntasks, mode == 1, observe,
+               : run_task(&lm, &mk, fam, length, depth, (uint64_t)tseed, ntasks, mode, observe,
                           seed);
   }
   kvb_lm_free(&lm);

@@ -14,6 +14,7 @@
 #define _XOPEN_SOURCE 700
 #include "lua_spec.h"
 #include "read_file.h"
+#include "task_run.h"
 #include "tasks.h"
 
 #include <ctype.h>
@@ -517,7 +518,10 @@ static int l_failure(lua_State *L) {
 }
 
 /* tasks { family = "niah_single", lengths = { 1024, 2048 }, depths = { 0.1, 0.5, 0.9 } or
- * "spread", per_cell = 2, mode = "agnostic" | "aware", seed = 1, model = "smollm2" | "gemma3" }:
+ * "spread", per_cell = 2, mode = "agnostic" | "aware", protocol = "kvbound" | "authors", seed = 1,
+ * model = "smollm2" | "gemma3" }: protocol "authors" is the BalanceKV authors' needle protocol
+ * (task_run.h: the whole prompt with the cue prefilled exactly and compressed, the first answer
+ * token from the exact logits), which takes no mode; "kvbound" (the default) runs `mode`.
  * the model/task stage (runner.h; model defaults to smollm2). Every field is checked here; sizes are bounded (KVB_RUN_MAX_TASK_*); the model's
  * own context bounds the lengths at run time. */
 static int l_tasks(lua_State *L) {
@@ -531,9 +535,10 @@ static int l_tasks(lua_State *L) {
   while (lua_next(L, 1)) {
     const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
     if (strcmp(k, "family") && strcmp(k, "lengths") && strcmp(k, "depths") &&
-        strcmp(k, "per_cell") && strcmp(k, "mode") && strcmp(k, "seed") && strcmp(k, "model"))
+        strcmp(k, "per_cell") && strcmp(k, "mode") && strcmp(k, "seed") && strcmp(k, "model") &&
+        strcmp(k, "protocol"))
       luaL_error(L, "tasks: unknown field '%s' (expected family, lengths, depths, per_cell, mode, "
-                    "seed, model)", k);
+                    "protocol, seed, model)", k);
     lua_pop(L, 1);
   }
   char fam[32] = "", mode[16] = "agnostic";
@@ -546,6 +551,17 @@ static int l_tasks(lua_State *L) {
   if (strcmp(mode, "agnostic") && strcmp(mode, "aware"))
     luaL_error(L, "tasks: 'mode' must be \"agnostic\" or \"aware\", got \"%s\"", mode);
   t->aware = !strcmp(mode, "aware");
+  char proto[16] = "kvbound";
+  opt_string(L, 1, "tasks", "protocol", proto, sizeof proto);
+  if (strcmp(proto, "kvbound") && strcmp(proto, "authors"))
+    luaL_error(L, "tasks: 'protocol' must be \"kvbound\" or \"authors\", got \"%s\"", proto);
+  if (!strcmp(proto, "authors")) {
+    if (raw_field(L, 1, "mode") != LUA_TNIL)
+      luaL_error(L, "tasks: protocol = \"authors\" prefills the question and the cue with the "
+                    "context; it takes no 'mode'");
+    lua_pop(L, 1);
+    t->aware = KVB_TASK_AUTHORS;
+  }
   char model[32] = "smollm2";
   opt_string(L, 1, "tasks", "model", model, sizeof model);
   kvb_lm_kind kind;

@@ -7,6 +7,7 @@ extern const kvb_method_type kvb_method_subgen;
 extern const kvb_method_type kvb_method_merge_reduce;
 extern const kvb_method_type kvb_method_balancekv;
 extern const kvb_method_type kvb_method_balancekv_block;
+extern const kvb_method_type kvb_method_balancekv_augmented;
 extern const kvb_method_type kvb_method_uniform_sample;
 extern const kvb_method_type kvb_method_recent_kcenter;
 extern const kvb_method_type kvb_method_z_zero;
@@ -26,6 +27,7 @@ const kvb_method_type *const kvb_method_registry[] = {
     &kvb_method_merge_reduce,
     &kvb_method_balancekv,
     &kvb_method_balancekv_block,
+    &kvb_method_balancekv_augmented,
     &kvb_method_uniform_sample,
     &kvb_method_recent_kcenter,
     &kvb_method_z_zero,

@@ -17,6 +17,10 @@
 #include <string.h>
 #include <time.h>
 
+/* the form's name (task_run.h: 0 agnostic, 1 aware, 2 the authors' protocol) */
+#define FORM_LONG(a) ((a) == 2 ? "the authors' protocol" : (a) ? "question-aware" : "question-agnostic")
+#define FORM_SHORT(a) ((a) == 2 ? "authors" : (a) ? "aware" : "agnostic")
+
 typedef struct {
   size_t length;
   double depth;
@@ -47,13 +51,13 @@ static void summary(const kvb_experiment *e, const kvb_lm *lm, FILE *ft, FILE *f
                     const task_row *rows, size_t ntask, size_t nm) {
   const kvb_run_tasks *t = &e->tasks;
   fprintf(ft, "%s: %s, %s, %zu tasks, model %s (model/task stage)\n", e->name,
-          kvb_task_family_name((kvb_task_family)t->family), t->aware ? "question-aware" : "question-agnostic", ntask,
+          kvb_task_family_name((kvb_task_family)t->family), FORM_LONG(t->aware), ntask,
           lm->name);
   fprintf(fm, "%s: %s, %s, %zu tasks, model %s. Accuracy = RULER's exact match of the greedy answer; delta = "
           "the answer's teacher-forced log-likelihood minus exact attention's (nats).\n\n"
           "| method | length | tasks | accuracy | mean delta log-lik | KB per cache |\n"
           "|---|---|---|---|---|---|\n", e->name, kvb_task_family_name((kvb_task_family)t->family),
-          t->aware ? "question-aware" : "question-agnostic", ntask, lm->name);
+          FORM_LONG(t->aware), ntask, lm->name);
   for (size_t m = 0; m <= nm; m++)
     for (size_t l = 0; l < t->nlengths; l++) {
       unsigned n = 0, r = 0;
@@ -157,7 +161,7 @@ int kvb_experiment_run_tasks(const kvb_experiment *e, const char *dir, int progr
         const task_row *w = &rows[i * (nm + 1) + m];
         fprintf(f, "%s,%zu,%.4f,%llu,%s,%s,%d,%.4f,%.6g,%.6g,%.0f,%.1f,",
                 kvb_task_family_name((kvb_task_family)t->family), w->length, w->depth,
-                (unsigned long long)w->seed, t->aware ? "aware" : "agnostic",
+                (unsigned long long)w->seed, FORM_SHORT(t->aware),
                 m ? e->methods[m - 1].label : "exact", w->right, w->score, w->loglik, w->delta,
                 w->bytes, w->vectors);
         csv_text(f, w->text);

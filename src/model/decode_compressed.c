@@ -49,6 +49,7 @@ void kvb_dec_prefix_free(kvb_dec_prefix *p) {
   free(p->q);
   free(p->k);
   free(p->v);
+  free(p->logits_last);
   memset(p, 0, sizeof *p);
 }
 
@@ -90,6 +91,10 @@ int kvb_dec_prefix_build(const kvb_model *m, const int32_t *tokens, size_t n0, k
   if (st) return st;
   prefix_ctx pc = {&p};
   st = kvb_model_prefill(m, tokens, n0, hid, keep_layer, &pc);
+  p.n_vocab = c->n_vocab;
+  if (!st && !(p.logits_last = malloc((size_t)c->n_vocab * sizeof(float))))
+    st = KVB_ERROR(KVB_ENOMEM, "compressed decoding: out of memory");
+  if (!st) st = kvb_model_logits(m, hid + (n0 - 1) * (size_t)c->d_model, 1, p.logits_last);
   free(hid);
   if (st) {
     kvb_dec_prefix_free(&p);
@@ -112,6 +117,10 @@ int kvb_dec_prefix_build_gemma3(const kvb_gemma3 *g, const int32_t *tokens, size
   if (st) return st;
   prefix_ctx pc = {&p};
   st = kvb_gemma3_prefill(g, tokens, n0, hid, keep_layer, &pc);
+  p.n_vocab = c->n_vocab;
+  if (!st && !(p.logits_last = malloc((size_t)c->n_vocab * sizeof(float))))
+    st = KVB_ERROR(KVB_ENOMEM, "compressed decoding: out of memory");
+  if (!st) st = kvb_gemma3_logits(g, hid + (n0 - 1) * (size_t)c->d_model, 1, p.logits_last);
   free(hid);
   if (st) {
     kvb_dec_prefix_free(&p);

@@ -63,6 +63,9 @@ typedef struct {
   int n_layer, n_head, n_head_kv, head_dim;
   int32_t *tokens; /* the n0 prompt tokens */
   float *q, *k, *v; /* [n_layer][heads][n0][hd] */
+  float *logits_last; /* [n_vocab]: the exact logits after the last prompt token (what the
+                         authors' needle protocol takes the first answer token from) */
+  int n_vocab;
 } kvb_dec_prefix;
 
 int kvb_dec_prefix_build(const kvb_model *m, const int32_t *tokens, size_t n0, kvb_dec_prefix *out);

@@ -31,10 +31,28 @@
 #include "params.h"
 #include "tasks.h"
 
+/* The protocols (kvb_task_prepare's `aware`):
+ *   KVB_TASK_AGNOSTIC, KVB_TASK_AWARE  kvbound's (above): the cue, and in the agnostic form the
+ *                      question, run through the compressed cache;
+ *   KVB_TASK_AUTHORS   the BalanceKV authors' needle protocol (github.com/ksheth96/BalanceKV,
+ *                      run_needle_in_haystack.py, evaluate_and_log → src/llama_forward.py,
+ *                      greedy_generate): the whole prompt — context, question AND the answer cue
+ *                      — is prefilled exactly and then compressed (n_tail = 0); the first answer
+ *                      token is the argmax of the exact prefill's last logits (greedy_generate's
+ *                      first `logits[:, -1, :].argmax`), and its log-probability in the answer
+ *                      log-lik is the exact one; the following tokens run through the compressed
+ *                      cache. The method's sink/window/block are the caller's parameters (the
+ *                      authors': 32, 32, 128; T = 2). */
+enum { KVB_TASK_AGNOSTIC = 0, KVB_TASK_AWARE = 1, KVB_TASK_AUTHORS = 2 };
+
+/* "kvbound" (question-aware) or "authors" → KVB_TASK_AWARE / KVB_TASK_AUTHORS; KVB_EINVAL naming
+ * the two otherwise. */
+int kvb_task_protocol_lookup(const char *name, int *aware);
+
 /* A task split for one form, with the exact prefill of its compressed prompt. */
 typedef struct {
   const kvb_task *task; /* borrowed */
-  int aware;            /* 1: question-aware; 0: question-agnostic */
+  int aware;            /* KVB_TASK_AWARE, KVB_TASK_AGNOSTIC or KVB_TASK_AUTHORS */
   size_t n0;            /* compressed prompt tokens (context, + question when aware) */
   size_t n_tail;        /* tokens fed after it before the answer (question when agnostic, cue) */
   int32_t *tokens;      /* n0 + n_tail tokens: prompt then tail */
@@ -54,7 +72,16 @@ typedef struct {
   double vectors; /* stored vectors per compressed (layer, kv head) cache after the compressed
                      prompt (mean; Gemma 3: its global layers' caches, kvb_dec_memory_prefill) */
   double bytes;   /* bytes per such cache as stored (method.h, quant_cache.h) after the prompt */
+  /* balancekv_augmented's detector (aug_heads = 0 for every other method): the shared mask of
+   * the model's layer with compressed index 1 over the prompt's middle [f, n0 − w) */
+  int aug_heads;             /* kv heads (at most KVB_TASK_AUG_MAXH reported) */
+  size_t aug_mid;            /* middle tokens per head */
+  size_t aug_flagged[8];     /* flagged (protected) tokens per head */
+  double aug_mu_min[8];      /* the detector's smallest statistic per head (fires iff <= 0) */
+  int needle_heads;          /* heads whose protected set holds every needle token of the
+                                middle (−1: no needle, or none of it in the middle) */
 } kvb_task_pass;
+#define KVB_TASK_AUG_MAXH 8
 
 /* make NULL runs exact attention. opts as kvb_dec_open's (observe ≤ n0 or kvb_dec_open refuses). */
 int kvb_task_pass_run(const kvb_lm *lm, const kvb_task_prep *p, kvb_dec_make_fn make, void *ctx,
@@ -75,7 +102,22 @@ typedef struct {
   const kvb_lm *lm; /* borrowed: which layers are compressed */
   size_t prompt;
   const char *mutant;
+  /* balancekv_augmented's layer-1 mask, shared by every compressed layer >= 1 (the authors'
+   * manual_forward_llama_needle_detection passes layer 1's needle_mask to every later layer):
+   * kvb_task_pass_run computes it from the prompt's prefill for the pass and frees it after;
+   * the factory refuses the method without it. */
+  const kvb_dec_prefix *pre;
+  unsigned char *aug_mask; /* [kv head][middle token] */
+  size_t aug_mid;
+  int aug_heads, aug_any;
 } kvb_task_method;
+
+/* balancekv_augmented's shared layer-1 mask for one pass over p (kvb_task_pass_run calls these
+ * around every pass; exposed for the tests): _begin computes tm's mask from p's prefill (a no-op
+ * for any other method) and fills r's detector fields; _end frees it. */
+int kvb_task_aug_begin(kvb_task_method *tm, const kvb_lm *lm, const kvb_task_prep *p,
+                       kvb_task_pass *r);
+void kvb_task_aug_end(kvb_task_method *tm);
 
 void kvb_task_method_init(kvb_task_method *tm, const kvb_method_type *type,
                           const kvb_params *params, const kvb_lm *lm, size_t n0);

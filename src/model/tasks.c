@@ -285,6 +285,7 @@ static int build_haystack_task(const kvb_lm *lm, kvb_pcg32 *g, kvb_task *t, tbuf
     for (; k < nn && nd[k].at == b && !st; k++) {
       if (nd[k].target) t->needle_at = ctx->n;
       st = tb_text(lm, ctx, nd[k].text);
+      if (nd[k].target) t->needle_end = ctx->n;
     }
     if (b < m && !st) st = tb_put(ctx, h.ids + h.off[sent[b]], h.off[sent[b] + 1] - h.off[sent[b]]);
   }
@@ -510,7 +511,7 @@ int kvb_task_make(const kvb_lm *lm, kvb_task_family family, size_t length, doubl
                      "context)", length, KVB_TASK_MIN_LENGTH, n_ctx);
   kvb_task *t = out;
   t->family = family, t->length = length, t->depth = depth, t->seed = seed;
-  t->max_new = MAX_NEW[family], t->needle_at = (size_t)-1, t->text = "";
+  t->max_new = MAX_NEW[family], t->needle_at = (size_t)-1, t->needle_end = (size_t)-1, t->text = "";
   kvb_pcg32 g;
   kvb_pcg32_seed(&g, seed, 0x7a5c0000u + (uint64_t)family);
   tbuf ctx = {0}, q = {0}, cu = {0}, an = {0};

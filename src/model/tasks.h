@@ -83,6 +83,7 @@ typedef struct {
   const char *text;       /* the haystack text's name ("GPL-2", ...); "" for cwe / fwe */
   size_t needle_at;       /* token offset in context of the (first) target sentence; (size_t)-1
                              for cwe / fwe */
+  size_t needle_end;      /* one past its last token (needle_at when there is none) */
   size_t haystack_begin, haystack_end; /* the haystack's token range in context */
 } kvb_task;
 
