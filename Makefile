@@ -177,9 +177,12 @@ $(B)/kvb-gpucheck: $(B)/obj/src/app/tools/gpucheck_main.o $(B)/libkvbound_gpu.a 
 SAN_INT := -fsanitize=signed-integer-overflow,pointer-overflow -fno-sanitize-recover=all
 $(B)/obj/tests/test_gpu_index64.o: CFLAGS_ALL += -Isrc/gpu $(SAN_INT) -pthread
 $(B)/obj/tests/test_gpu_index64.o: $(GPU_CL) src/gpu/gpu_limits.h
+# (CFLAGS, LDFLAGS and LDLIBS as every other link: a sanitizer build, e.g.
+#   make B=build-san CFLAGS=-fsanitize=address,undefined LDLIBS=-fsanitize=address,undefined
+# compiles gpu_limits.o instrumented, so this link needs the sanitizer's runtime too)
 $(B)/tests/test_gpu_index64: $(B)/obj/tests/test_gpu_index64.o $(B)/obj/src/gpu/gpu_limits.o
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN_INT) -pthread -o $@ $^ -lm
+	$(CC) $(CFLAGS) $(LDFLAGS) $(SAN_INT) -pthread -o $@ $^ -lm $(LDLIBS)
 
 # kvbound itself: a spec's backend = "opencl" (runner.c) and `kvbound devices` reach the device
 # library when OpenCL is there; without it they say so and everything else works.
@@ -296,10 +299,12 @@ fuzz: $(B)/fuzz/fuzz_npy
 	@mkdir -p $(B)/fuzz/corpus
 	$(B)/fuzz/fuzz_npy -max_total_time=$(FUZZ_TIME) -max_len=4096 $(B)/fuzz/corpus tests/fuzz_corpus/npy
 
-$(B)/fuzz/fuzz_npy: tests/fuzz_npy.c src/core/npy.c src/core/kvb_error.c src/core/npy.h src/core/kvb_error.h
+# (npy.c reads files through read_file.c: both are linked)
+FUZZ_NPY_SRC := tests/fuzz_npy.c src/core/npy.c src/core/read_file.c src/core/kvb_error.c
+$(B)/fuzz/fuzz_npy: $(FUZZ_NPY_SRC) src/core/npy.h src/core/read_file.h src/core/kvb_error.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  -Isrc/core tests/fuzz_npy.c src/core/npy.c src/core/kvb_error.c -lm -o $@
+	$(FUZZ_CC) -std=c11 -g -O1 -D_POSIX_C_SOURCE=200809L -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined -Isrc/core $(FUZZ_NPY_SRC) -lm -o $@
 
 # libFuzzer harness for the spec reader (src/app/lua_spec.c, the Lua sandbox): lua_spec.c and the
 # harness instrumented, the rest of the command's objects and libraries as built by `all`;
