@@ -321,6 +321,24 @@ $(B)/fuzz/fuzz_spec: tests/fuzz_spec.c src/app/lua_spec.c $(filter-out $(B)/obj/
 	  src/app/lua_spec.c $(filter-out $(B)/obj/src/app/kvbound_main.o $(B)/obj/src/app/lua_spec.o,$(CLI_OBJ)) \
 	  $(KVBOUND_GPU_LIBS) $(B)/libkvbound.a $(LIBS) -o $@
 
+# libFuzzer harness for the C entry points the Python bindings call (tests/fuzz_pyapi.c: params,
+# methods by name fed any dimensions and values, exact attention). The harness, src/core and the
+# registry are compiled instrumented (the wrappers, params and attention the bindings reach
+# first); the algorithms come from libkvbound.a as built by `all` (the linker takes from the
+# archive only what the instrumented objects leave undefined). Starts from an empty corpus.
+FUZZ_PYAPI_SRC := tests/fuzz_pyapi.c $(wildcard src/core/*.c) src/app/registry.c \
+                  src/app/registry_methods.c src/app/registry_streams.c src/app/registry_probes.c
+.PHONY: fuzz-pyapi
+fuzz-pyapi: $(B)/fuzz/fuzz_pyapi
+	@mkdir -p $(B)/fuzz/corpus_pyapi
+	$(B)/fuzz/fuzz_pyapi -max_total_time=$(FUZZ_TIME) -max_len=1024 -rss_limit_mb=1024 -timeout=10 $(B)/fuzz/corpus_pyapi
+
+$(B)/fuzz/fuzz_pyapi: $(FUZZ_PYAPI_SRC) $(B)/libkvbound.a $(HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -g -O1 -D_POSIX_C_SOURCE=200809L -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined $(shell pkg-config --cflags gsl) $(INC3) $(FUZZ_PYAPI_SRC) \
+	  $(B)/libkvbound.a $(LIBS) -o $@
+
 # libFuzzer harness for the GGUF reader (src/model/gguf.c), like `fuzz` for .npy; corpus in
 # tests/fuzz_corpus/gguf (fold new inputs back with -merge=1 as above).
 .PHONY: fuzz-gguf
