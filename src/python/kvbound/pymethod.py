@@ -301,7 +301,7 @@ def register_method(cls, name=None, summary=None, params=None, mutants=None, ran
     if callable(getattr(cls, "error_bound", None)):
         cbs.append(_lib.BOUND_FN(reg.error_bound))
         t.error_bound = cbs[-1]
-    t.declares = int(declares)
+    t.declares = _lib.c_int(declares, "declares", 0, 2**32 - 1)
     t.equivalence_tol = float(equivalence_tol)
     _lib.check(lib.kvb_method_register(ctypes.byref(t), ctypes.sizeof(t)))
     _keep.append((t, cbs, holder, reg))
