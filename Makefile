@@ -346,7 +346,9 @@ fuzz-gguf: $(B)/fuzz/fuzz_gguf
 	@mkdir -p $(B)/fuzz/corpus_gguf
 	$(B)/fuzz/fuzz_gguf -max_total_time=$(FUZZ_TIME) -max_len=4096 $(B)/fuzz/corpus_gguf tests/fuzz_corpus/gguf
 
-$(B)/fuzz/fuzz_gguf: tests/fuzz_gguf.c src/model/gguf.c src/core/kvb_error.c src/model/gguf.h src/core/kvb_error.h
+# (gguf.c opens files through read_file.c: both are linked)
+FUZZ_GGUF_SRC := tests/fuzz_gguf.c src/model/gguf.c src/core/read_file.c src/core/kvb_error.c
+$(B)/fuzz/fuzz_gguf: $(FUZZ_GGUF_SRC) src/model/gguf.h src/core/read_file.h src/core/kvb_error.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  -Isrc/core -Isrc/model tests/fuzz_gguf.c src/model/gguf.c src/core/kvb_error.c -lm -o $@
+	$(FUZZ_CC) -std=c11 -g -O1 -D_POSIX_C_SOURCE=200809L -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined -Isrc/core -Isrc/model $(FUZZ_GGUF_SRC) -lm -o $@
