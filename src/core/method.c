@@ -10,10 +10,11 @@
 
 /* A callback that returned an error status must leave a message; one that did not (a plugin's
  * init returning KVB_EINVAL bare) would otherwise surface as an empty reason, or as a stale
- * message of an earlier call. The wrappers clear the thread's message before each callback and
- * fill in this default when the callback failed without one. */
-static int with_reason(int st, const char *name, const char *callback) {
-  if (st && !kvb_strerror_last()[0])
+ * message of an earlier call. The wrappers note the thread's message count before each callback
+ * (n0) and fill in this default when the callback failed without recording one. The last
+ * message is never cleared: it stays the last failing call's (kvb_error.h). */
+static int with_reason(int st, unsigned long long n0, const char *name, const char *callback) {
+  if (st && (kvb_error_count() == n0 || !kvb_strerror_last()[0]))
     KVB_ERROR(st, "method %s: its %s callback failed with %s " KVB_METHOD_NO_REASON, name,
               callback, kvb_status_name(st));
   return st;
@@ -62,8 +63,8 @@ int kvb_method_alloc_type(const kvb_method_type *t, const kvb_method_config *cfg
   m->scale = cfg->scale;
   m->rng = cfg->rng;
   m->mutant = mutant;
-  kvb_error_clear();
-  st = with_reason(t->init(m, &rest), name, "init");
+  unsigned long long n0 = kvb_error_count();
+  st = with_reason(t->init(m, &rest), n0, name, "init");
   if (st) {
     free(m);
     return st;
@@ -92,11 +93,11 @@ int kvb_method_update(kvb_method *m, const double *k, size_t d_key, const double
   if (!kvb_all_finite(v, d_value))
     return KVB_ERROR(KVB_EDOM, "%s update: value has a NaN or Inf component", m->type->name);
   const char *name = m->type->name;
-  kvb_error_clear();
+  unsigned long long n0 = kvb_error_count();
   enter(m);
   int st = m->type->update(m, k, v);
   if (st == KVB_OK) m->n++;
-  st = with_reason(st, name, "update");
+  st = with_reason(st, n0, name, "update");
   leave(m);
   return st;
 }
@@ -112,9 +113,9 @@ int kvb_method_query(kvb_method *m, const double *q, size_t d_key, double *z, si
     return KVB_ERROR(KVB_ESTATE, "%s query: no token has been streamed yet (attention over an "
                      "empty context is undefined)", m->type->name);
   const char *name = m->type->name;
-  kvb_error_clear();
+  unsigned long long n0 = kvb_error_count();
   enter(m);
-  int st = with_reason(m->type->query(m, q, z), name, "query");
+  int st = with_reason(m->type->query(m, q, z), n0, name, "query");
   leave(m);
   /* Every input is finite here (keys and values checked at update, q above), so a NaN or Inf
    * answer means a score scale·<q,k> or a weighted value sum left double range inside the
