@@ -2,7 +2,8 @@
  * end to end through the kvbound command: every field of tasks{} is checked and a bad one is
  * refused with file:line and what was expected (unknown field, family, lengths, depths, per_cell,
  * mode, seed, model, the task count limit, a second tasks{}, a stream or sweep beside it, no
- * method); with the model (SKIP without it) a one-task spec writes results.csv (exact first,
+ * method, a repeated length or depth, queries{} beside it, no mode), and --shard is a usage error
+ * (exit 2, no directory made); with the model (SKIP without it) a one-task spec writes results.csv (exact first,
  * delta 0; a method keeping every token: |delta| ≤ 1e-3), the summary, meta.json with "stage":
  * "tasks" and "model": "smollm2", and `kvbound plot` accepts the directory; --shard is refused.
  * With Gemma 3 270M (SKIP without it) the same one-task spec with model = "gemma3": the same
