@@ -197,6 +197,8 @@ def test_integers_out_of_the_c_range_are_refused_not_wrapped():
     with pytest.raises(kvb.KvbError):
         kvb.stream("gaussian", n=2**53 + 1, d_key=2, d_value=2)  # not exactly a double
     with pytest.raises(kvb.KvbError):
+        kvb.stream("gaussian", n=np.int64(2**62 + 1), d_key=2, d_value=2)
+    with pytest.raises(kvb.KvbError):
         kvb.stream("gaussian", n=10**400, d_key=2, d_value=2)  # beyond double range
     K = np.ones((1, 2, 2))
     with pytest.raises(kvb.KvbError):

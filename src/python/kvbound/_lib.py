@@ -316,9 +316,13 @@ def _param_number(name, value):
     except (OverflowError, TypeError, ValueError) as e:
         raise KvbError(EINVAL, "parameter %s: %r is not a number a double can hold (%s)"
                        % (name, value, e), "python")
-    if not isinstance(value, bool) and isinstance(value, int) and int(f) != value:
+    try:
+        iv = None if isinstance(value, bool) else operator.index(value)  # int, NumPy integers
+    except TypeError:
+        iv = None
+    if iv is not None and int(f) != iv:
         raise KvbError(EINVAL, "parameter %s: the integer %d is not exactly a double (|n| > 2^53 "
-                       "would be rounded to %.17g)" % (name, value, f), "python")
+                       "would be rounded to %.17g)" % (name, iv, f), "python")
     return f
 
 
