@@ -140,7 +140,11 @@ static int opt_bool(lua_State *L, int idx, const char *what, const char *key, in
  * library's own " (file.c:line)" behind, which say nothing about the spec. */
 static const char *lib_message(char *buf, size_t cap) {
   const char *m = kvb_strerror_last();
-  if (strncmp(m, "KVB_", 4) == 0 && strstr(m, ": ")) m = strstr(m, ": ") + 2;
+  /* never NULL, but GCC's UBSan build (-fsanitize=undefined) cannot know it and, with -Werror,
+   * refuses the snprintf below ("argument is null"): the sanitizer build must compile */
+  if (!m) m = "";
+  const char *colon = strncmp(m, "KVB_", 4) == 0 ? strstr(m, ": ") : NULL;
+  if (colon) m = colon + 2;
   snprintf(buf, cap, "%s", m);
   size_t n = strlen(buf);
   char *open = strrchr(buf, '(');
