@@ -199,9 +199,12 @@ $(B)/kvb-gpucheck: $(B)/obj/src/app/tools/gpucheck_main.o $(B)/libkvbound_gpu.a 
 SAN_INT := -fsanitize=signed-integer-overflow,pointer-overflow -fno-sanitize-recover=all
 $(B)/obj/tests/test_gpu_index64.o: CFLAGS_ALL += -Isrc/gpu $(SAN_INT) -pthread
 $(B)/obj/tests/test_gpu_index64.o: $(GPU_CL) src/gpu/gpu_limits.h
+# (CFLAGS, LDFLAGS and LDLIBS as every other link: a sanitizer build, e.g.
+#   make B=build-san CFLAGS=-fsanitize=address,undefined LDLIBS=-fsanitize=address,undefined
+# compiles gpu_limits.o instrumented, so this link needs the sanitizer's runtime too)
 $(B)/tests/test_gpu_index64: $(B)/obj/tests/test_gpu_index64.o $(B)/obj/src/gpu/gpu_limits.o
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN_INT) -pthread -o $@ $^ -lm
+	$(CC) $(CFLAGS) $(LDFLAGS) $(SAN_INT) -pthread -o $@ $^ -lm $(LDLIBS)
 
 # kvbound itself: a spec's backend = "opencl" (runner.c) and `kvbound devices` reach the device
 # library when OpenCL is there; without it they say so and everything else works.
@@ -318,10 +321,12 @@ fuzz: $(B)/fuzz/fuzz_npy
 	@mkdir -p $(B)/fuzz/corpus
 	$(B)/fuzz/fuzz_npy -max_total_time=$(FUZZ_TIME) -max_len=4096 $(B)/fuzz/corpus tests/fuzz_corpus/npy
 
-$(B)/fuzz/fuzz_npy: tests/fuzz_npy.c src/core/npy.c src/core/kvb_error.c src/core/npy.h src/core/kvb_error.h
+# (npy.c reads files through read_file.c: both are linked)
+FUZZ_NPY_SRC := tests/fuzz_npy.c src/core/npy.c src/core/read_file.c src/core/kvb_error.c
+$(B)/fuzz/fuzz_npy: $(FUZZ_NPY_SRC) src/core/npy.h src/core/read_file.h src/core/kvb_error.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  -Isrc/core tests/fuzz_npy.c src/core/npy.c src/core/kvb_error.c -lm -o $@
+	$(FUZZ_CC) -std=c11 -g -O1 -D_POSIX_C_SOURCE=200809L -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined -Isrc/core $(FUZZ_NPY_SRC) -lm -o $@
 
 # libFuzzer harness for the spec reader (src/app/lua_spec.c, the Lua sandbox): lua_spec.c and the
 # harness instrumented, the rest of the command's objects and libraries as built by `all`;
@@ -338,6 +343,24 @@ $(B)/fuzz/fuzz_spec: tests/fuzz_spec.c src/app/lua_spec.c $(filter-out $(B)/obj/
 	  src/app/lua_spec.c $(filter-out $(B)/obj/src/app/kvbound_main.o $(B)/obj/src/app/lua_spec.o,$(CLI_OBJ)) \
 	  $(KVBOUND_GPU_LIBS) $(B)/libkvbound.a $(LIBS) -o $@
 
+# libFuzzer harness for the C entry points the Python bindings call (tests/fuzz_pyapi.c: params,
+# methods by name fed any dimensions and values, exact attention). The harness, src/core and the
+# registry are compiled instrumented (the wrappers, params and attention the bindings reach
+# first); the algorithms come from libkvbound.a as built by `all` (the linker takes from the
+# archive only what the instrumented objects leave undefined). Starts from an empty corpus.
+FUZZ_PYAPI_SRC := tests/fuzz_pyapi.c $(wildcard src/core/*.c) src/app/registry.c \
+                  src/app/registry_methods.c src/app/registry_streams.c src/app/registry_probes.c
+.PHONY: fuzz-pyapi
+fuzz-pyapi: $(B)/fuzz/fuzz_pyapi
+	@mkdir -p $(B)/fuzz/corpus_pyapi
+	$(B)/fuzz/fuzz_pyapi -max_total_time=$(FUZZ_TIME) -max_len=1024 -rss_limit_mb=1024 -timeout=10 $(B)/fuzz/corpus_pyapi
+
+$(B)/fuzz/fuzz_pyapi: $(FUZZ_PYAPI_SRC) $(B)/libkvbound.a $(HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -g -O1 -D_POSIX_C_SOURCE=200809L -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined $(shell pkg-config --cflags gsl) $(INC3) $(FUZZ_PYAPI_SRC) \
+	  $(B)/libkvbound.a $(LIBS) -o $@
+
 # libFuzzer harness for the GGUF reader (src/model/gguf.c), like `fuzz` for .npy; corpus in
 # tests/fuzz_corpus/gguf (fold new inputs back with -merge=1 as above).
 .PHONY: fuzz-gguf
@@ -345,7 +368,9 @@ fuzz-gguf: $(B)/fuzz/fuzz_gguf
 	@mkdir -p $(B)/fuzz/corpus_gguf
 	$(B)/fuzz/fuzz_gguf -max_total_time=$(FUZZ_TIME) -max_len=4096 $(B)/fuzz/corpus_gguf tests/fuzz_corpus/gguf
 
-$(B)/fuzz/fuzz_gguf: tests/fuzz_gguf.c src/model/gguf.c src/core/kvb_error.c src/model/gguf.h src/core/kvb_error.h
+# (gguf.c opens files through read_file.c: both are linked)
+FUZZ_GGUF_SRC := tests/fuzz_gguf.c src/model/gguf.c src/core/read_file.c src/core/kvb_error.c
+$(B)/fuzz/fuzz_gguf: $(FUZZ_GGUF_SRC) src/model/gguf.h src/core/read_file.h src/core/kvb_error.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  -Isrc/core -Isrc/model tests/fuzz_gguf.c src/model/gguf.c src/core/kvb_error.c -lm -o $@
+	$(FUZZ_CC) -std=c11 -g -O1 -D_POSIX_C_SOURCE=200809L -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined -Isrc/core -Isrc/model $(FUZZ_GGUF_SRC) -lm -o $@

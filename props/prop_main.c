@@ -13,6 +13,7 @@
 #include "paper_protocols.h"
 #include "prop_shard.h"
 #include "method_battery.h"
+#include "read_file.h"
 
 #include <cblas.h>
 #include <errno.h>
@@ -942,9 +943,9 @@ static int load_shards(options *o, source *src, char **trial_files, char *only_b
   if (!src->recs) return 2;
   for (int i = 0; i < o->nmerge; i++) {
     snprintf(path, sizeof path, "%s/runs.txt", o->merge[i]);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-      fprintf(stderr, "kvb-props: --merge: cannot read %s\n", path);
+    FILE *f = NULL; /* a regular file only (read_file.h): a FIFO would block forever */
+    if (kvb_open_regular(path, KVB_ROWS_FILE_MAX, "shard runs", &f)) {
+      fprintf(stderr, "kvb-props: --merge: cannot read %s: %s\n", path, kvb_strerror_last());
       return 2;
     }
     int st;

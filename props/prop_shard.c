@@ -1,6 +1,7 @@
 /* prop_shard.c — see prop_shard.h. Doubles are written with %.17g (an exact round trip), so a
  * merged report has the bytes a single process writes. */
 #include "prop_shard.h"
+#include "read_file.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -151,9 +152,10 @@ void prop_meta_plugin_ids(const prop_shard_meta *m, char *buf, size_t cap) {
 }
 
 int prop_meta_read(const char *path, prop_shard_meta *m, char *why, size_t cap) {
-  FILE *f = fopen(path, "r");
-  if (!f) {
-    snprintf(why, cap, "%s: cannot read (not a kvb-props shard directory?)", path);
+  FILE *f = NULL; /* a regular file only: a FIFO would block the merge forever (read_file.h) */
+  if (kvb_open_regular(path, 1 << 20, "shard meta", &f)) {
+    snprintf(why, cap, "%s: cannot read (not a kvb-props shard directory?): %s", path,
+             kvb_strerror_last());
     return -1;
   }
   memset(m, 0, sizeof *m);

@@ -70,6 +70,11 @@ int main(int argc, char **argv) {
       {"--method exact --passkey 2 --observe lots", "a count or 'all'", "cli_decode.bad_observe"},
       {"--method exact --passkey 2 --frobnicate 1", "unknown option", "cli_decode.unknown_option"},
       {"--method exact --n0", "--n0 needs", "cli_decode.option_without_value"},
+      /* beyond 2^64 − 1: refused, never clamped to 2^64 − 1 (strtoull's ERANGE) */
+      {"--method exact --seed 18446744073709551616", "--seed needs a non-negative integer below 2^64",
+       "cli_decode.seed_beyond_2_64"},
+      {"--method exact --task-seed 99999999999999999999", "--task-seed needs",
+       "cli_decode.task_seed_beyond_2_64"},
       {"--method exact --task haystack --length 1024 --mode agnostic", "unknown task family 'haystack'",
        "cli_decode.task_unknown_family"},
       {"--method exact --task niah_single --length 1024", "--mode agnostic|aware", "cli_decode.task_no_mode"},

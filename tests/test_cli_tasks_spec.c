@@ -1,8 +1,10 @@
 /* test_cli_tasks_spec.c — the spec runner's model/task stage (tasks{}; runner.h, runner_tasks.c)
  * end to end through the kvbound command: every field of tasks{} is checked and a bad one is
  * refused with file:line and what was expected (unknown field, family, lengths, depths, per_cell,
- * mode, protocol (and protocol = "authors" with a mode), seed, model, the task count limit, a second tasks{}, a stream or sweep beside it, no
- * method); with the model (SKIP without it) a one-task spec writes results.csv (exact first,
+ * mode, protocol (and protocol = "authors" with a mode), seed, model, the task count limit, a
+ * second tasks{}, a stream or sweep beside it, no method, a repeated length or depth, queries{}
+ * beside it, no mode), and --shard is a usage error (exit 2, no directory made); with the model
+ * (SKIP without it) a one-task spec writes results.csv (exact first,
  * delta 0; a method keeping every token: |delta| ≤ 1e-3), the summary, meta.json with "stage":
  * "tasks" and "model": "smollm2", and `kvbound plot` accepts the directory; --shard is refused.
  * With Gemma 3 270M (SKIP without it) the same one-task spec with model = "gemma3": the same
@@ -66,12 +68,34 @@ static void spec_errors(void) {
       "field 'model' must be a string");
   BAD("total", "tasks { family = \"vt\", lengths = { 1024, 2048 }, depths = { 0, 1 }, per_cell = 5000 }\n",
       "2", "the limit is 10000");
-  BAD("twice", "tasks { family = \"vt\", lengths = { 1024 } }\ntasks { family = \"vt\", lengths = { 1024 } }\n",
-      "3", "declared twice");
-  BAD("stream", "stream \"gaussian\" { n = 64 }\ntasks { family = \"vt\", lengths = { 1024 } }\n", "3",
-      "not a stream");
-  bad("no_method", "tasks { family = \"vt\", lengths = { 1024 } }\n", "", "declares no method");
+  BAD("twice", "tasks { family = \"vt\", lengths = { 1024 }, mode = \"aware\" }\n"
+      "tasks { family = \"vt\", lengths = { 1024 }, mode = \"aware\" }\n", "3", "declared twice");
+  BAD("stream", "stream \"gaussian\" { n = 64 }\ntasks { family = \"vt\", lengths = { 1024 }, mode = \"aware\" }\n",
+      "3", "not a stream");
+  bad("no_method", "tasks { family = \"vt\", lengths = { 1024 }, mode = \"aware\" }\n", "", "declares no method");
+  /* a repeated length or depth ran its cell twice; queries{} beside tasks{} was ignored; a
+   * missing mode silently meant "agnostic" */
+  BAD("repeated_length", "tasks { family = \"vt\", lengths = { 1024, 2048, 1024 }, mode = \"aware\" }\n",
+      "2", "'lengths' entry 3 (1024) repeats entry 1");
+  BAD("repeated_depth",
+      "tasks { family = \"vt\", lengths = { 1024 }, depths = { 0.5, 0.5 }, mode = \"aware\" }\n", "2",
+      "'depths' entry 2 (0.5) repeats entry 1");
+  BAD("queries_beside", "tasks { family = \"vt\", lengths = { 1024 }, mode = \"aware\" }\n"
+      "queries { every = 4 }\n", "3", "queries{} does not apply to a tasks{} spec");
+  BAD("no_mode", "tasks { family = \"vt\", lengths = { 1024 } }\n", "2", "'mode' is required");
 #undef BAD
+  /* --shard with a tasks{} spec: a usage error (exit 2, nothing written), not a failed shard */
+  char spec[128], cmd[2048], out[16384], dir[160];
+  snprintf(spec, sizeof spec, "%s/shard.lua", tmp);
+  snprintf(dir, sizeof dir, "%s/shard-out", tmp);
+  snprintf(t, sizeof t, "%stasks { family = \"vt\", lengths = { 1024 }, mode = \"aware\" }\n", m);
+  write_file(spec, t);
+  snprintf(cmd, sizeof cmd, "%s run %s --out %s --shard 0/2", kvbound, spec, dir);
+  int rc = sh(cmd, out, sizeof out);
+  FILE *f = fopen(dir, "r");
+  CHECK(rc == 2 && strstr(out, "no --shard") && strstr(out, ":2:") && !f,
+        "tasks_spec.shard_is_a_usage_error", "rc %d (want 2), directory made %d: %s", rc, f != NULL, out);
+  if (f) fclose(f);
 }
 
 /* model NULL: the default (no model field, SmolLM2); else tasks{}'s model = "...". */

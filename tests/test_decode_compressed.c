@@ -40,10 +40,49 @@ static int make(void *vc, int layer, int g, const kvb_method_config *cfg, kvb_me
   return kvb_method_alloc_type(c->t, cfg, &p, out);
 }
 
+/* A Gemma 3 file whose layer count leaves no global layer (5 layers; layer l is global when
+ * l % 6 == 5) must be refused: the methods replace attention on the global layers only, so the
+ * decode would be exact and report a method that never ran. A 6-layer one (global layer 5)
+ * opens and makes one method per kv head of layer 5 (the check can pass). Needs no model: a
+ * stand-in config and a zero prefix of the right shape. */
+static int made;
+static int make_count(void *vc, int layer, int g, const kvb_method_config *cfg, kvb_method **out) {
+  (void)vc, (void)layer, (void)g;
+  made++;
+  kvb_params p;
+  kvb_params_init(&p);
+  return kvb_method_alloc_type(&kvb_method_exact, cfg, &p, out);
+}
+
+static void gemma3_layers_without_a_global_one(void) {
+  for (int nl = 5; nl <= 6; nl++) {
+    float w = 0, qkv[6 * 2 * 2] = {0};
+    kvb_gemma3 g = {0};
+    g.cfg.n_layer = nl, g.cfg.n_head = 1, g.cfg.n_head_kv = 1, g.cfg.head_dim = 2;
+    g.cfg.n_ctx = 64, g.cfg.window = 512, g.cfg.swa_period = 6, g.cfg.n_vocab = 4;
+    g.weights = &w;
+    int32_t tok[2] = {1, 2};
+    kvb_dec_prefix p = {2, nl, 1, 1, 2, tok, qkv, qkv, qkv};
+    kvb_dec_opts o = {0, 1, 0};
+    kvb_dec_session *s = NULL;
+    made = 0;
+    int st = kvb_dec_open_gemma3(&g, &p, make_count, NULL, &o, &s);
+    if (nl == 5)
+      CHECK(st == KVB_EINVAL && !s && made == 0 && strstr(kvb_strerror_last(), "no global layer"),
+            "decode.gemma3_no_global_layer_refused", "5 layers: st %d, methods made %d: %s", st,
+            made, kvb_strerror_last());
+    else
+      CHECK(st == KVB_OK && s && made == 1, "decode.gemma3_six_layers_one_global",
+            "6 layers: st %d, methods made %d: %s", st, made, kvb_strerror_last());
+    kvb_dec_close(s);
+  }
+}
+
 int main(void) {
+  gemma3_layers_without_a_global_one();
   if (kvb_model_available() != KVB_OK) {
     printf("SKIP decode.exact_matches_prefill: %s\n", kvb_strerror_last());
-    return 0;
+    UNIT_EXIT();
   }
   kvb_model m;
   if (kvb_model_load(NULL, &m)) {

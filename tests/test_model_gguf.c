@@ -10,8 +10,12 @@
 #include "unit.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 typedef struct {
   unsigned char *b;
@@ -292,7 +296,34 @@ static void test_model_errors(void) {
   unsetenv("KVB_MODEL");
 }
 
+/* A FIFO given as the model file is refused at once (fopen of one without a writer blocked
+ * forever): read in a child that a 10 s alarm kills. */
+static void test_fifo_refused(void) {
+  char path[] = "/tmp/kvb-gguf-fifo-XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) return;
+  close(fd);
+  unlink(path);
+  if (mkfifo(path, 0600) != 0) {
+    printf("SKIP gguf.fifo_refused: mkfifo failed\n");
+    return;
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    alarm(10);
+    kvb_gguf g;
+    int st = kvb_gguf_read(path, &g);
+    _exit(st == KVB_EINVAL && strstr(kvb_strerror_last(), "not a regular file") ? 0 : 1);
+  }
+  int ws = 0;
+  int got = pid > 0 && waitpid(pid, &ws, 0) == pid;
+  CHECK(got && WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "gguf.fifo_refused",
+        "%s", !got ? "fork failed" : WIFSIGNALED(ws) ? "hung (killed after 10 s)" : "wrong status or message");
+  unlink(path);
+}
+
 int main(void) {
+  test_fifo_refused();
   test_model_errors();
   test_valid();
   test_dequant();

@@ -49,6 +49,11 @@ static int echo_parts(kvb_method *m, const double *q, double *num, double *den) 
   return KVB_OK;
 }
 
+static int silent_update(kvb_method *m, const double *k, const double *v) {
+  (void)m, (void)k, (void)v;
+  return KVB_EFAIL; /* no message */
+}
+
 static kvb_method_type echo_type(const char *name) {
   kvb_method_type t = {.name = name, .summary = "echo", .source = "test", .params = no_params,
                        .init = echo_init, .update = echo_update, .query = echo_query,
@@ -179,6 +184,42 @@ int main(int argc, char **argv) {
   CHECK(st != KVB_OK && msg_has("NULL query callback") && msg_has("null_callback.so") &&
             count_types() == before && !kvb_method_lookup("no_query"),
         "plugin.load.null_callback", "status %s '%s'", kvb_status_name(st), kvb_strerror_last());
+  /* a callback failing without a message: a stated default reason (method, status, plugin
+   * path), not the empty or stale message of an earlier call */
+  st = kvb_plugin_load(plugin("silent_init"));
+  {
+    kvb_method_config cfg = {2, 1, 1.0, NULL};
+    kvb_params p;
+    kvb_params_init(&p);
+    kvb_method *m = (kvb_method *)&cfg;
+    KVB_ERROR(KVB_EIO, "a stale message of an earlier call");
+    int sa = st ? st : kvb_method_alloc("silent_init", &cfg, &p, &m);
+    CHECK(st == KVB_OK && sa == KVB_EINVAL && !m && msg_has("silent_init") && msg_has("init") &&
+              msg_has("KVB_EINVAL") && msg_has("gave no reason") && msg_has("silent_init.so") &&
+              !msg_has("stale"),
+          "plugin.init_failure_without_message_named", "load %s, alloc %s: '%s'",
+          kvb_status_name(st), kvb_status_name(sa), kvb_strerror_last());
+  }
+  {
+    static kvb_method_type t;
+    t = echo_type("silent_update");
+    t.update = silent_update;
+    kvb_method_config cfg = {2, 1, 1.0, NULL};
+    kvb_params p;
+    kvb_params_init(&p);
+    kvb_method *m = NULL;
+    double k[2] = {0, 0}, v = 1;
+    int sr = kvb_method_register(&t, sizeof t);
+    int sa = sr ? sr : kvb_method_alloc("silent_update", &cfg, &p, &m);
+    KVB_ERROR(KVB_EIO, "a stale message of an earlier call");
+    int su = sa ? sa : kvb_method_update(m, k, 2, &v, 1);
+    CHECK(su == KVB_EFAIL && msg_has("silent_update") && msg_has("update callback") &&
+              msg_has("KVB_EFAIL") && !msg_has("stale"),
+          "plugin.update_failure_without_message_named", "status %s: '%s'", kvb_status_name(su),
+          kvb_strerror_last());
+    kvb_method_free(m);
+  }
+  before = count_types();
   st = kvb_plugin_load(plugin("does_not_exist"));
   CHECK(st != KVB_OK && msg_has("no such file") && count_types() == before,
         "plugin.load.no_such_file", "status %s '%s'", kvb_status_name(st), kvb_strerror_last());

@@ -5,6 +5,8 @@
  *   missing file (through $KVB_COMMON_LICENSES) is a clear error with nothing returned;
  *   `kvbound dump-kv`: --help, usage errors (exit 2), a missing text (exit 1), and with the model
  *   a 4-token dump whose files have the documented shapes (SKIP without the model). */
+#include <sys/stat.h>
+
 #include "cli_harness.h"
 #include "kvb_error.h"
 #include "model.h"
@@ -117,6 +119,17 @@ static void test_dump_cli(void) {
   snprintf(cmd, sizeof cmd, "%s dump-kv --text %s/absent.txt --out %s/d0", kvbound, tmp, tmp);
   rc = sh(cmd, out, sizeof out);
   CHECK(rc == 1 && strstr(out, "absent.txt"), "dump_kv.missing_text", "rc %d: %s", rc, out);
+  /* a FIFO as --text: refused at once (opening one without a writer used to block forever;
+   * timeout's 124 is that hang) */
+  char fifo[160];
+  snprintf(fifo, sizeof fifo, "%s/fifo.txt", tmp);
+  if (mkfifo(fifo, 0600) == 0) {
+    snprintf(cmd, sizeof cmd, "timeout 20 %s dump-kv --text %s --tokens 4 --out %s/d1", kvbound, fifo, tmp);
+    rc = sh(cmd, out, sizeof out);
+    CHECK(rc == 1 && strstr(out, "not a regular file"), "dump_kv.fifo_text_refused",
+          "rc %d (124: it hung): %s", rc, out);
+    unlink(fifo);
+  }
   if (kvb_model_available() != KVB_OK) {
     skip("dump_kv.shapes", kvb_strerror_last());
     return;

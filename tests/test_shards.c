@@ -201,6 +201,15 @@ static void refusals(const char *spec) {
   int rc3 = run("%s merge %s/tm0 --out %s/tm --allow-time", kvbound, tmp, tmp);
   CHECK(rc == 0 && refused && rc3 == 0, "shards.time_measure_refused_unless_allowed",
         "rc %d %d %d: %.300s", rc, rc2, rc3, out);
+  /* a shard.json that is a link to /dev/zero is reported as what it is, not as missing */
+  char sj[700];
+  rc = run("%s run %s --shard 0/1 --out %s/zero0 --seed 7", kvbound, spec, tmp);
+  snprintf(sj, sizeof sj, "%s/zero0/shard.json", tmp);
+  int linked = unlink(sj) == 0 && symlink("/dev/zero", sj) == 0;
+  rc2 = run("%s merge %s/zero0 --out %s/bad", kvbound, tmp, tmp);
+  CHECK(rc == 0 && linked && rc2 == 1 && strstr(out, "not a regular file") &&
+            !strstr(out, "no shard.json"),
+        "shards.shard_json_device_named", "rc %d %d, linked %d: %.300s", rc, rc2, linked, out);
 }
 
 /* A shard that fails (its node lacks the data) leaves FAILED, which the merge reports; re-run

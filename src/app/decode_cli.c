@@ -30,7 +30,9 @@
 #include "task_run.h"
 #include "tasks.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,8 +117,10 @@ static int cli_make(void *vc, int layer, int g, const kvb_method_config *cfg, kv
 static int parse_size(const char *s, size_t *out) {
   char *e;
   if (!s || !*s || *s == '-') return 1;
+  errno = 0;
   unsigned long long v = strtoull(s, &e, 10);
-  if (*e) return 1;
+  /* strtoull clamps a value beyond 2^64 − 1 to 2^64 − 1 (ERANGE): refused, never clamped */
+  if (*e || errno == ERANGE || v > SIZE_MAX) return 1;
   *out = (size_t)v;
   return 0;
 }
@@ -372,7 +376,7 @@ int kvb_cmd_decode(int argc, char **argv) {
     }
     if (bad) {
       fprintf(stderr, "kvbound decode: %s needs %s, not '%s'\n", a,
-              !strcmp(a, "--observe") ? "a count or 'all'" : "a non-negative integer (TASKS >= 1)",
+              !strcmp(a, "--observe") ? "a count or 'all'" : "a non-negative integer below 2^64 (TASKS >= 1)",
               v ? v : "(nothing)");
       return 2;
     }

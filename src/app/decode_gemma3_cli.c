@@ -57,8 +57,14 @@ int kvb_decode_text_gemma3(const kvb_gemma3 *g, kvb_dec_make_fn make, void *mc, 
     for (size_t i = 0; i < n1; i++)
       se -= ref[i * V + (size_t)t[n0 + 1 + i]], sm += nll[i], sk += kl[i], agree += ag[i];
     double pe = exp(se / (double)n1), pm = exp(sm / (double)n1);
-    printf("model gemma3  method %s on the global layers (5, 11, 17); local layers keep their "
-           "512-token window exactly\n", method);
+    /* the global layers of this file's architecture (kvb_gemma3_is_global), not of 270M's */
+    char layers[256] = "";
+    size_t w = 0;
+    for (int l = 0; l < g->cfg.n_layer && w < sizeof layers - 16; l++)
+      if (kvb_gemma3_is_global(&g->cfg, l))
+        w += (size_t)snprintf(layers + w, sizeof layers - w, "%s%d", w ? ", " : "", l);
+    printf("model gemma3  method %s on the global layers (%s); local layers keep their "
+           "%d-token window exactly\n", method, layers, g->cfg.window);
     printf("method %s  prompt %zu tokens (BOS + text from %zu), scored %zu\n", method, n0, start, n1);
     printf("perplexity exact %.4f  method %.4f  increase %+.4f (%+.2f%%)\n", pe, pm, pm - pe,
            100 * (pm / pe - 1));

@@ -264,6 +264,12 @@ static int cmd_run(int argc, char **argv) {
     fprintf(stderr, "kvbound run: spec error: %s\n", err);
     return 2;
   }
+  if (o.sharded && e.tasks.on) { /* a usage error, refused before any directory is made */
+    fprintf(stderr, "kvbound run: --shard: %s:%d: a tasks{} spec runs whole (no --shard; its tasks "
+            "share one model load)\n", spec, e.tasks.line);
+    kvb_experiment_free(&e);
+    return 2;
+  }
   if (o.have_seed) e.seed = o.seed;
   /* Not given: every core once in all (jobs run side by side, each method's workers inside
    * its trial), never jobs × cores threads on the cores. */

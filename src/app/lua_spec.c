@@ -141,7 +141,11 @@ static int opt_bool(lua_State *L, int idx, const char *what, const char *key, in
  * library's own " (file.c:line)" behind, which say nothing about the spec. */
 static const char *lib_message(char *buf, size_t cap) {
   const char *m = kvb_strerror_last();
-  if (strncmp(m, "KVB_", 4) == 0 && strstr(m, ": ")) m = strstr(m, ": ") + 2;
+  /* never NULL, but GCC's UBSan build (-fsanitize=undefined) cannot know it and, with -Werror,
+   * refuses the snprintf below ("argument is null"): the sanitizer build must compile */
+  if (!m) m = "";
+  const char *colon = strncmp(m, "KVB_", 4) == 0 ? strstr(m, ": ") : NULL;
+  if (colon) m = colon + 2;
   snprintf(buf, cap, "%s", m);
   size_t n = strlen(buf);
   char *open = strrchr(buf, '(');
@@ -439,6 +443,7 @@ static int l_queries(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   e->q_every = 0;
   e->nq_at = 0;
+  e->queries_line = caller_line(L);
   int t = raw_field(L, 1, "every");
   if (t != LUA_TNIL) {
     if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1)
@@ -541,14 +546,14 @@ static int l_tasks(lua_State *L) {
                     "protocol, seed, model)", k);
     lua_pop(L, 1);
   }
-  char fam[32] = "", mode[16] = "agnostic";
+  char fam[32] = "", mode[16] = "";
   opt_string(L, 1, "tasks", "family", fam, sizeof fam);
   kvb_task_family f;
   if (!fam[0]) luaL_error(L, "tasks: 'family' is required (e.g. \"niah_single\")");
   if (kvb_task_family_lookup(fam, &f)) luaL_error(L, "tasks: %s", kvb_strerror_last());
   t->family = (int)f;
   opt_string(L, 1, "tasks", "mode", mode, sizeof mode);
-  if (strcmp(mode, "agnostic") && strcmp(mode, "aware"))
+  if (mode[0] && strcmp(mode, "agnostic") && strcmp(mode, "aware"))
     luaL_error(L, "tasks: 'mode' must be \"agnostic\" or \"aware\", got \"%s\"", mode);
   t->aware = !strcmp(mode, "aware");
   char proto[16] = "kvbound";
@@ -580,6 +585,11 @@ static int l_tasks(lua_State *L) {
       luaL_error(L, "tasks: 'lengths' entry %d must be an integer in [%d, 1048576] (the model's "
                     "context bounds it further)", (int)i, KVB_TASK_MIN_LENGTH);
     t->lengths[t->nlengths++] = (size_t)lua_tointeger(L, -1);
+    /* a repeated length would run its cell's tasks twice and count them twice in the summary */
+    for (size_t j = 0; j + 1 < t->nlengths; j++)
+      if (t->lengths[j] == t->lengths[t->nlengths - 1])
+        luaL_error(L, "tasks: 'lengths' entry %d (%d) repeats entry %d", (int)i,
+                   (int)t->lengths[j], (int)j + 1);
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
@@ -596,6 +606,12 @@ static int l_tasks(lua_State *L) {
       double d = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : NAN;
       if (!(d >= 0 && d <= 1)) luaL_error(L, "tasks: 'depths' entry %d must be a number in [0, 1]", (int)i);
       t->depths[t->ndepths++] = d;
+      for (size_t j = 0; j + 1 < t->ndepths; j++)
+        if (t->depths[j] == d) {
+          char num[32]; /* luaL_error formats no %g */
+          snprintf(num, sizeof num, "%g", d);
+          luaL_error(L, "tasks: 'depths' entry %d (%s) repeats entry %d", (int)i, num, (int)j + 1);
+        }
       lua_pop(L, 1);
     }
   } else if (ty != LUA_TNIL) {
@@ -622,6 +638,12 @@ static int l_tasks(lua_State *L) {
   if (total > KVB_RUN_MAX_TASKS)
     luaL_error(L, "tasks: %d tasks in all (lengths x depths x per_cell); the limit is %d", (int)total,
                KVB_RUN_MAX_TASKS);
+  /* no default: agnostic and aware measure different things (whether the method sees the
+   * question while compressing), as `kvbound decode --task` requires --mode */
+  if (!mode[0] && t->aware != KVB_TASK_AUTHORS) /* protocol = "authors" fixes what is prefilled */
+    luaL_error(L, "tasks: 'mode' is required: \"agnostic\" (the question follows the compressed "
+                  "context) or \"aware\" (the question is part of the compressed prompt), unless "
+                  "protocol = \"authors\"");
   return 0;
 }
 
@@ -675,6 +697,11 @@ static int check_declared(const char *path, kvb_experiment *e, char *err, size_t
     if (bad) {
       snprintf(err, cap, "%s:%d: a tasks{} spec answers generated tasks inside the model; it takes "
                "methods only, not a %s", path, e->tasks.line, bad);
+      return KVB_EFORMAT;
+    }
+    if (e->queries_line) {
+      snprintf(err, cap, "%s:%d: queries{} does not apply to a tasks{} spec (each task is asked "
+               "once, by its question after the context)", path, e->queries_line);
       return KVB_EFORMAT;
     }
     if (e->nmethods == 0) {

@@ -6,6 +6,7 @@
 #include "registry.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,7 +74,16 @@ int kvb_method_alloc(const char *name, const kvb_method_config *cfg, const kvb_p
   if (!name) return KVB_ERROR(KVB_ENULL, "method name is NULL");
   const kvb_method_type *t = kvb_method_lookup(name);
   if (!t) return KVB_ERROR(KVB_ENOTFOUND, "no method named '%s' (see `kvbound list`)", name);
-  return kvb_method_alloc_type(t, cfg, p, out);
+  int st = kvb_method_alloc_type(t, cfg, p, out);
+  /* A method that failed without saying why got method.c's default reason; name where it came
+   * from (a plugin's path), the one thing the user can act on. */
+  const char *origin = st ? kvb_method_origin(t) : NULL;
+  if (origin && strstr(kvb_strerror_last(), KVB_METHOD_NO_REASON)) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s; it comes from %s", kvb_strerror_last(), origin);
+    KVB_ERROR(st, "%s", msg);
+  }
+  return st;
 }
 
 int kvb_stream_generate(const char *name, const kvb_params *p, gsl_rng *rng, kvb_stream **out) {

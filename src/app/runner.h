@@ -132,6 +132,7 @@ typedef struct {
   size_t q_every;              /* 0: the last token only */
   size_t q_at[KVB_RUN_MAX_QUERIES];
   size_t nq_at;
+  int queries_line;            /* the line of queries{} (0: none), for the tasks{} check */
   unsigned measures;
   char fail_col[32];           /* failure := fail_col > fail_above (for the CP rates) */
   double fail_above;

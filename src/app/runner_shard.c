@@ -247,7 +247,11 @@ static int read_shard_info(const char *dir, shard_info *si) {
   memset(si, 0, sizeof *si);
   si->dir = dir;
   snprintf(path, sizeof path, "%s/shard.json", dir);
-  char *m = runner_slurp_small(path, 1 << 20);
+  char *m = NULL;
+  /* KVB_EINVAL: it is there but not readable as a file (a link to /dev/zero, a FIFO, a
+   * directory, over 1 MiB): say so rather than call it missing */
+  int rst = kvb_read_file(path, 1 << 20, "shard description", &m, NULL);
+  if (rst == KVB_EINVAL) return rst;
   if (!m) {
     snprintf(path, sizeof path, "%s/FAILED", dir);
     char *why = runner_slurp_small(path, 4096);

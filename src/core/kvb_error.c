@@ -7,6 +7,7 @@
 
 static _Thread_local char last_message[512];
 static _Thread_local char last_where[128];
+static _Thread_local unsigned long long n_recorded;
 
 const char *kvb_status_name(int status) {
   switch (status) {
@@ -30,9 +31,12 @@ const char *kvb_strerror_last(void) { return last_message; }
 
 const char *kvb_error_where_last(void) { return last_where; }
 
+unsigned long long kvb_error_count(void) { return n_recorded; }
+
 void kvb_error_clear(void) { last_message[0] = last_where[0] = '\0'; }
 
 int kvb_error_set(int status, const char *file, int line, const char *fmt, ...) {
+  n_recorded++;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(last_message, sizeof last_message, fmt, ap);
@@ -43,6 +47,7 @@ int kvb_error_set(int status, const char *file, int line, const char *fmt, ...) 
 }
 
 int kvb_error_restore(int status, const char *message, const char *where) {
+  n_recorded++;
   snprintf(last_message, sizeof last_message, "%s", message ? message : "");
   snprintf(last_where, sizeof last_where, "%s", where ? where : "");
   return status;

@@ -34,6 +34,11 @@ const char *kvb_strerror_last(void);
 /* Where in libkvbound's source that message was raised ("params.c:116"; "" if none). */
 const char *kvb_error_where_last(void);
 
+/* How many messages this thread has recorded so far (kvb_error_set, kvb_error_restore): a
+ * wrapper compares it before and after a callback to tell a failure that said why from one that
+ * left the previous message standing (method.c). */
+unsigned long long kvb_error_count(void);
+
 /* Clears the thread's last message. */
 void kvb_error_clear(void);
 

@@ -8,6 +8,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A callback that returned an error status must leave a message; one that did not (a plugin's
+ * init returning KVB_EINVAL bare) would otherwise surface as an empty reason, or as a stale
+ * message of an earlier call. The wrappers note the thread's message count before each callback
+ * (n0) and fill in this default when the callback failed without recording one. The last
+ * message is never cleared: it stays the last failing call's (kvb_error.h). */
+static int with_reason(int st, unsigned long long n0, const char *name, const char *callback) {
+  if (st && (kvb_error_count() == n0 || !kvb_strerror_last()[0]))
+    KVB_ERROR(st, "method %s: its %s callback failed with %s " KVB_METHOD_NO_REASON, name,
+              callback, kvb_status_name(st));
+  return st;
+}
+
+static void free_now(kvb_method *m) {
+  if (m->type->free_state) m->type->free_state(m->state);
+  free(m);
+}
+
+/* Every callback runs between enter and leave; leave performs a free that a callback asked for
+ * (kvb_method_free while busy) once the outermost callback is done. After leave, m may be gone:
+ * the wrappers read what they need from m before calling it. */
+static void enter(kvb_method *m) { m->busy++; }
+static void leave(kvb_method *m) {
+  if (--m->busy == 0 && m->free_pending) free_now(m);
+}
+
 int kvb_method_alloc_type(const kvb_method_type *t, const kvb_method_config *cfg,
                           const kvb_params *p, kvb_method **out) {
   if (!out) return KVB_ERROR(KVB_ENULL, "output pointer is NULL");
@@ -38,7 +63,8 @@ int kvb_method_alloc_type(const kvb_method_type *t, const kvb_method_config *cfg
   m->scale = cfg->scale;
   m->rng = cfg->rng;
   m->mutant = mutant;
-  st = t->init(m, &rest);
+  unsigned long long n0 = kvb_error_count();
+  st = with_reason(t->init(m, &rest), n0, name, "init");
   if (st) {
     free(m);
     return st;
@@ -49,8 +75,11 @@ int kvb_method_alloc_type(const kvb_method_type *t, const kvb_method_config *cfg
 
 void kvb_method_free(kvb_method *m) {
   if (!m) return;
-  if (m->type->free_state) m->type->free_state(m->state);
-  free(m);
+  if (m->busy) { /* closed from inside its own callback: free when that callback returns */
+    m->free_pending = 1;
+    return;
+  }
+  free_now(m);
 }
 
 int kvb_method_update(kvb_method *m, const double *k, size_t d_key, const double *v,
@@ -63,8 +92,13 @@ int kvb_method_update(kvb_method *m, const double *k, size_t d_key, const double
     return KVB_ERROR(KVB_EDOM, "%s update: key has a NaN or Inf component", m->type->name);
   if (!kvb_all_finite(v, d_value))
     return KVB_ERROR(KVB_EDOM, "%s update: value has a NaN or Inf component", m->type->name);
+  const char *name = m->type->name;
+  unsigned long long n0 = kvb_error_count();
+  enter(m);
   int st = m->type->update(m, k, v);
   if (st == KVB_OK) m->n++;
+  st = with_reason(st, n0, name, "update");
+  leave(m);
   return st;
 }
 
@@ -78,7 +112,11 @@ int kvb_method_query(kvb_method *m, const double *q, size_t d_key, double *z, si
   if (m->n == 0)
     return KVB_ERROR(KVB_ESTATE, "%s query: no token has been streamed yet (attention over an "
                      "empty context is undefined)", m->type->name);
-  int st = m->type->query(m, q, z);
+  const char *name = m->type->name;
+  unsigned long long n0 = kvb_error_count();
+  enter(m);
+  int st = with_reason(m->type->query(m, q, z), n0, name, "query");
+  leave(m);
   /* Every input is finite here (keys and values checked at update, q above), so a NaN or Inf
    * answer means a score scale·<q,k> or a weighted value sum left double range inside the
    * algorithm. Such an answer is never handed out with KVB_OK. */
@@ -87,14 +125,20 @@ int kvb_method_query(kvb_method *m, const double *q, size_t d_key, double *z, si
                      "key, value and query is finite (a score scale·<q,k>, a squared norm |v|^2 or a "
                      "weighted sum of values beyond double range, |x| > 1.8e308); rescale the "
                      "inputs",
-                     m->type->name);
+                     name);
   return st;
 }
 
 void kvb_method_memory(const kvb_method *m, kvb_memory *out) {
   if (!out) return;
   memset(out, 0, sizeof *out);
-  if (m && m->type->memory) m->type->memory(m, out);
+  if (!m || !m->type->memory) return;
+  /* m is const for the caller, not as an object: every kvb_method is calloc'ed, so the guard
+   * may count this callback (a memory() that closes its own method, freed after it returns) */
+  kvb_method *mm = (kvb_method *)m;
+  enter(mm);
+  m->type->memory(m, out);
+  leave(mm);
 }
 
 const char *kvb_method_mutant_name(const kvb_method *m) {

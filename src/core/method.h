@@ -116,6 +116,10 @@ typedef struct {
  * (kvb_method_register refuses a shorter type_size). */
 #define KVB_METHOD_TYPE_MIN_SIZE offsetof(kvb_method_type, declares)
 
+/* The words that end the default message of a callback that failed without saying why (the
+ * registry appends the plugin's path to such a message, registry.c). */
+#define KVB_METHOD_NO_REASON "and gave no reason (its code must record one with KVB_ERROR)"
+
 struct kvb_method {
   const kvb_method_type *type;
   size_t d_key, d_value;
@@ -125,13 +129,22 @@ struct kvb_method {
   uint64_t n;   /* tokens absorbed by update */
   kvb_work work;
   void *state;
+  /* Re-entrancy guard: callbacks of this method now running (update, query, memory), and
+   * whether kvb_method_free was called from inside one (a Python method's update closing its
+   * own handle); the free then waits until the outermost callback has returned, so the wrapper
+   * never touches freed memory. */
+  unsigned busy;
+  int free_pending;
 };
 
 /* Creates a method of type t (callers by name use kvb_method_alloc, registry.h). On error *out is
- * NULL and a message names the problem. */
+ * NULL and a message names the problem; a type whose callback (init, update, query) fails without
+ * recording a message gets KVB_METHOD_NO_REASON's default one, naming the method and the status. */
 int kvb_method_alloc_type(const kvb_method_type *t, const kvb_method_config *cfg,
                           const kvb_params *p, kvb_method **out);
-void kvb_method_free(kvb_method *m); /* NULL is fine */
+/* NULL is fine. Called from inside one of m's own callbacks (re-entrant close), the free is
+ * deferred until that callback has returned to the wrapper that called it. */
+void kvb_method_free(kvb_method *m);
 int kvb_method_update(kvb_method *m, const double *k, size_t d_key, const double *v,
                       size_t d_value);
 int kvb_method_query(kvb_method *m, const double *q, size_t d_key, double *z, size_t d_value);

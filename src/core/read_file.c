@@ -2,9 +2,11 @@
 #include "read_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "kvb_error.h"
 
@@ -12,15 +14,24 @@
 static FILE *open_regular(const char *path, size_t max, const char *what, int *st) {
   *st = KVB_OK;
   if (!path) return *st = KVB_ERROR(KVB_ENULL, "%s: path is NULL", what), NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f)
+  /* O_NONBLOCK: open(2) of a FIFO without a writer blocks forever, before any fstat could
+   * refuse it; opened non-blocking, it returns at once and is refused below like a device. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
     return *st = KVB_ERROR(KVB_EIO, "%s %s: cannot open (%s)", what, path, strerror(errno)), NULL;
   struct stat sb;
   /* fstat of the opened file: what is read is what was checked, whatever the path now names */
-  if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    fclose(f);
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    close(fd);
     return *st = KVB_ERROR(KVB_EINVAL, "%s %s: not a regular file (a device, FIFO or directory "
                            "is never read)", what, path), NULL;
+  }
+  FILE *f = NULL;
+  int fl = fcntl(fd, F_GETFL); /* a regular file reads as before: blocking */
+  if (fl == -1 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == -1 || !(f = fdopen(fd, "rb"))) {
+    int e = errno;
+    close(fd);
+    return *st = KVB_ERROR(KVB_EIO, "%s %s: cannot open (%s)", what, path, strerror(e)), NULL;
   }
   if ((unsigned long long)sb.st_size > (unsigned long long)max) {
     fclose(f);

@@ -284,6 +284,14 @@ int kvb_dec_open_gemma3(const kvb_gemma3 *g, const kvb_dec_prefix *p, kvb_dec_ma
     return KVB_ERROR(KVB_ENULL, "kvb_dec_open_gemma3: NULL argument");
   const kvb_gemma3_config *c = &g->cfg;
   if (c->n_layer > 1024) return KVB_ERROR(KVB_EINVAL, "kvb_dec_open_gemma3: too many layers");
+  /* The methods replace attention on the global layers only; a file whose layer count leaves
+   * none (5 layers with period 6) would decode exactly, reporting a method that never ran. */
+  int n_global = 0;
+  for (int l = 0; l < c->n_layer; l++) n_global += kvb_gemma3_is_global(c, l);
+  if (n_global == 0)
+    return KVB_ERROR(KVB_EINVAL, "Gemma 3 model with %d layers has no global layer (layer l is "
+                     "global when l %% %d == %d): a method would replace no attention",
+                     c->n_layer, c->swa_period, c->swa_period - 1);
   kvb_dec_session *s = calloc(1, sizeof *s);
   if (!s) return KVB_ERROR(KVB_ENOMEM, "compressed decoding: out of memory");
   s->g = g;

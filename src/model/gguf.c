@@ -6,12 +6,14 @@
 #include "gguf.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kvb_error.h"
+#include "read_file.h"
 
 typedef struct {
   const unsigned char *p;
@@ -390,8 +392,11 @@ fail:
 int kvb_gguf_read(const char *path, kvb_gguf *out) {
   if (!out || !path) return KVB_ERROR(KVB_ENULL, "kvb_gguf_read: NULL argument");
   memset(out, 0, sizeof *out);
-  FILE *f = fopen(path, "rb");
-  if (!f) return KVB_ERROR(KVB_EIO, "%s: cannot open (%s)", path, strerror(errno));
+  /* a regular file only (read_file.h): a FIFO given as the model would block forever, a device
+   * never end; the limit is the largest size ftell reports */
+  FILE *f = NULL;
+  int ost = kvb_open_regular(path, (size_t)LONG_MAX, "model", &f);
+  if (ost) return ost;
   unsigned char *buf = NULL;
   size_t len = 0;
   long sz;

@@ -6,18 +6,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "kvb_error.h"
 
 /* Appends the file at path to *buf (capacity *cap, length *len). */
 static int append_file(const char *path, char **buf, size_t *len, size_t *cap, int *missing) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
+  /* stat, not a trial open: opening a FIFO blocks until a writer comes (read_file.c) */
+  struct stat sb;
+  if (stat(path, &sb) != 0) {
     *missing = errno == ENOENT;
     return KVB_ERROR(*missing ? KVB_ENOTFOUND : KVB_EIO, "cannot open the text %s (%s)", path,
                      strerror(errno));
   }
-  fclose(f);
+  FILE *f = NULL;
   /* a regular file of at most KVB_TEXT_FILE_MAX bytes (read_file.h) */
   int st = kvb_open_regular(path, KVB_TEXT_FILE_MAX, "text", &f);
   if (st) return st;

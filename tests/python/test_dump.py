@@ -98,3 +98,48 @@ def test_real_dump_of_a_few_tokens_reads_as_the_npy_stream_reads_it(tmp_path):
     Q, K, V = d.head(14, 4)
     Z, _ = kvb.run("exact", K, V, Q[-3:], scale=1 / 8)
     assert np.max(np.abs(Z - kvb.exact_attention(K, V, Q[-3:], scale=1 / 8))) <= 1e-12
+
+
+def test_tampered_files_raise_kvberror_not_valueerror(tmp_path):
+    fake_dump(str(tmp_path))
+    with open(str(tmp_path / "tokens.txt"), "w") as f:
+        f.write("100\n101\nxyz\n103\n104\n")
+    with pytest.raises(kvb.KvbError) as e:
+        kvb.read_dump(str(tmp_path))
+    assert e.value.name == "KVB_EFORMAT" and "tokens.txt" in e.value.message
+    fake_dump(str(tmp_path))
+    p = str(tmp_path / "layer01_q.npy")
+    with open(p, "r+b") as f:
+        f.seek(12)
+        f.write(b"{'descr': 'zz',")  # a header NumPy cannot parse
+    with pytest.raises(kvb.KvbError) as e:
+        kvb.read_dump(str(tmp_path)).q(1)
+    assert e.value.name == "KVB_EFORMAT" and "layer01_q.npy" in e.value.message
+    fake_dump(str(tmp_path))
+    with open(p, "r+b") as f:
+        f.truncate(100)  # shorter than its shape
+    with pytest.raises(kvb.KvbError):
+        kvb.read_dump(str(tmp_path)).q(1)
+    fake_dump(str(tmp_path))
+    os.remove(str(tmp_path / "tokens.txt"))
+    os.mkfifo(str(tmp_path / "tokens.txt"))  # never opened: it would block forever
+    with pytest.raises(kvb.KvbError) as e:
+        kvb.read_dump(str(tmp_path))
+    assert "not a regular file" in e.value.message
+
+
+def test_dump_kv_refuses_a_nul_and_out_of_range_tokens(tmp_path):
+    # both refused before the model is touched, so no model is needed
+    out = str(tmp_path / "d")
+    for kw in (dict(tokens=2**64 + 8), dict(tokens=-1), dict(tokens=2**63)):
+        with pytest.raises(kvb.KvbError) as e:
+            kvb.dump_kv("debian-licenses", out, **kw)
+        assert e.value.name == "KVB_EINVAL" and "tokens" in e.value.message, kw
+    for args in (("debian-licenses", out + "\0x"), ("debian\0-licenses", out)):
+        with pytest.raises(kvb.KvbError) as e:
+            kvb.dump_kv(*args, tokens=4)
+        assert "NUL" in e.value.message
+    with pytest.raises(kvb.KvbError) as e:
+        kvb.dump_kv("debian-licenses", out, tokens=4, model="gemma3\0x")
+    assert "NUL" in e.value.message
+    assert not os.path.exists(out)

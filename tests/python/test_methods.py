@@ -180,3 +180,38 @@ def test_garbage_input_raises_kvberror_and_never_crashes(data):
                 dict(n=[1], d_key=2, d_value=2)):
         with pytest.raises(kvb.KvbError):
             kvb.stream("gaussian", **bad)
+
+
+def test_integers_out_of_the_c_range_are_refused_not_wrapped():
+    # ctypes converts modulo 2^64: seed -1 was 2^64 - 1, d_key 2^64 + 4 was 4 in C while Python
+    # reported 2^64 + 4
+    for bad in (dict(d_key=2**64 + 4, d_value=4), dict(d_key=4, d_value=2**64 + 4),
+                dict(d_key=4, d_value=4, seed=-1), dict(d_key=4, d_value=4, seed=2**64),
+                dict(d_key=4, d_value=4, index=-1), dict(d_key=4, d_value=4, seed=1.5)):
+        with pytest.raises(kvb.KvbError) as e:
+            kvb.Method("exact", **bad)
+        assert e.value.name == "KVB_EINVAL" and e.value.where == "python", bad
+    with pytest.raises(kvb.KvbError) as e:
+        kvb.stream("gaussian", n=8, d_key=2, d_value=2, seed=-1)
+    assert "seed = -1 is out of range" in e.value.message
+    with pytest.raises(kvb.KvbError):
+        kvb.stream("gaussian", n=2**53 + 1, d_key=2, d_value=2)  # not exactly a double
+    with pytest.raises(kvb.KvbError):
+        kvb.stream("gaussian", n=np.int64(2**62 + 1), d_key=2, d_value=2)
+    with pytest.raises(kvb.KvbError):
+        kvb.stream("gaussian", n=10**400, d_key=2, d_value=2)  # beyond double range
+    K = np.ones((1, 2, 2))
+    with pytest.raises(kvb.KvbError):
+        kvb.attention_batch(K, K, K, threads=2**32 + 1)
+    # the extremes of the range still work
+    assert kvb.Method("exact", 2, 2, seed=2**64 - 1, index=2**64 - 1).d_key == 2
+
+
+def test_a_nul_in_a_name_is_refused_not_truncated():
+    # C reads a char* up to its first NUL: "exact\0junk" created "exact"
+    for call in (lambda: kvb.Method("exact\0junk", 2, 2),
+                 lambda: kvb.stream("gaussian\0x", n=4, d_key=2, d_value=2),
+                 lambda: kvb.Method("sink_recent", 2, 2, mutant="x\0y")):
+        with pytest.raises(kvb.KvbError) as e:
+            call()
+        assert e.value.name == "KVB_EINVAL" and "NUL" in e.value.message

@@ -292,3 +292,56 @@ def test_a_c_plugin_loaded_from_python_is_a_method_and_bad_ones_are_refused(data
             kvb.load_plugin(os.path.join(PLUGINS, bad))
         assert bad in e.value.message and words in e.value.message, e.value
     assert "no_query" not in [m["name"] for m in kvb.methods()]
+
+
+class _ClosesItself:
+    """update (or memory) closes the kvbound.Method it runs in: the free used to happen inside
+    the callback, so the library's wrapper then wrote to freed memory (ASan:
+    heap-use-after-free in src/core/method.c)."""
+    name = "closes_itself_py"
+    handle = None   # the kvbound.Method, set by the test
+    log = []
+
+    def __init__(self, ctx):
+        self.inside = False
+
+    def update(self, k, v):
+        self.inside = True
+        _ClosesItself.handle.close()
+        self.inside = False
+
+    def query(self, q):
+        return np.zeros(D_VALUE)
+
+    def memory(self):
+        self.inside = True
+        _ClosesItself.handle.close()
+        self.inside = False
+        return (0, 0)
+
+    def close(self):
+        _ClosesItself.log.append("freed inside a callback" if self.inside else "freed after")
+
+
+def test_closing_the_method_from_its_own_callback_defers_the_free(data):
+    K, V, Q = data
+    name = _ensure(_ClosesItself)
+    for how in ("update", "update_many", "memory"):
+        _ClosesItself.log = []
+        m = kvb.Method(name, D_KEY, D_VALUE)
+        _ClosesItself.handle = m
+        if how == "update":
+            m.update(K[0], V[0])  # completes: the free waits until the callback returned
+            assert m.n == 1
+        elif how == "update_many":
+            with pytest.raises(kvb.KvbError) as e:  # row 1 finds the method closed
+                m.update_many(K[:3], V[:3])
+            assert e.value.name == "KVB_ESTATE" and m.n == 1
+        else:
+            m.memory()
+        assert _ClosesItself.log == ["freed after"], how
+        with pytest.raises(kvb.KvbError) as e:
+            m.update(K[0], V[0])
+        assert e.value.name == "KVB_ESTATE"
+        m.close()  # a second close is harmless
+        assert _ClosesItself.log == ["freed after"]

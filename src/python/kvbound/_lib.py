@@ -6,6 +6,7 @@ struct kvb_method stays opaque (the accessors of method.h read it), so a change 
 breaks these bindings. Every function's signature is declared once, in _declare()."""
 
 import ctypes
+import operator
 import os
 import shutil
 import subprocess
@@ -271,6 +272,60 @@ def require(symbol, what):
                        "rebuild it)" % (what, symbol, lib_path), "python")
 
 
+# ---- values crossing into C ------------------------------------------------------------------------
+# ctypes converts a Python int to a C integer modulo 2^bits and a str to a char* that C reads up to
+# its first NUL, both silently: seed -1 would become 2^64 - 1, d_key 2^64 + 4 would become 4 and
+# "exact\0x" would name "exact". Every integer and string the bindings pass is checked here first.
+
+UINT64_MAX = 2**64 - 1
+
+
+def c_int(x, what, lo=0, hi=UINT64_MAX):
+    """x as a Python int in [lo, hi] (the range of the C type it is passed as), or KvbError
+    (KVB_EINVAL) naming `what`: not an integer (1.5, "3"), or out of range (never wrapped)."""
+    try:
+        v = operator.index(x)
+    except TypeError:
+        raise KvbError(EINVAL, "%s must be an integer, got %r" % (what, x), "python")
+    if not lo <= v <= hi:
+        raise KvbError(EINVAL, "%s = %d is out of range [%d, %d] (C would see it wrapped)"
+                       % (what, v, lo, hi), "python")
+    return v
+
+
+def c_str(s, what):
+    """s (str, or bytes) as the bytes of a C string, or KvbError (KVB_EINVAL) when it holds a NUL
+    (C would read only what comes before it) or is not a string."""
+    if isinstance(s, str):
+        b = s.encode()
+    elif isinstance(s, (bytes, bytearray)):
+        b = bytes(s)
+    else:
+        raise KvbError(EINVAL, "%s must be a string, got %r" % (what, s), "python")
+    if b"\0" in b:
+        raise KvbError(EINVAL, "%s %r contains a NUL character (C would read only %r)"
+                       % (what, s, b.split(b"\0")[0].decode("utf-8", "replace")), "python")
+    return b
+
+
+def _param_number(name, value):
+    """A parameter's number as the double kvb_params holds: an int beyond 2^53 that a double
+    cannot hold exactly, or one beyond double range, is refused rather than rounded."""
+    try:
+        f = float(value)
+    except (OverflowError, TypeError, ValueError) as e:
+        raise KvbError(EINVAL, "parameter %s: %r is not a number a double can hold (%s)"
+                       % (name, value, e), "python")
+    try:
+        iv = None if isinstance(value, bool) else operator.index(value)  # int, NumPy integers
+    except TypeError:
+        iv = None
+    if iv is not None and int(f) != iv:
+        raise KvbError(EINVAL, "parameter %s: the integer %d is not exactly a double (|n| > 2^53 "
+                       "would be rounded to %.17g)" % (name, iv, f), "python")
+    return f
+
+
 def make_params(spec=None, **kw):
     """A kvb_params from "k=v,k=v" (the text after a method's or stream's name) and keywords
     (numbers, bools, strings). Errors (too many, a name too long) raise KvbError."""
@@ -280,12 +335,13 @@ def make_params(spec=None, **kw):
         for item in spec.split(","):
             item = item.strip()
             if item:
-                check(lib.kvb_params_parse(ctypes.byref(p), item.encode()))
+                check(lib.kvb_params_parse(ctypes.byref(p), c_str(item, "parameters")))
     for name, value in kw.items():
+        nb = c_str(name, "parameter name")
         if isinstance(value, str):
-            check(lib.kvb_params_set_str(ctypes.byref(p), name.encode(), value.encode()))
+            check(lib.kvb_params_set_str(ctypes.byref(p), nb, c_str(value, "parameter " + name)))
         elif isinstance(value, (bool, int, float)) or hasattr(value, "__float__"):
-            check(lib.kvb_params_set(ctypes.byref(p), name.encode(), float(value)))
+            check(lib.kvb_params_set(ctypes.byref(p), nb, _param_number(name, value)))
         else:
             raise KvbError(EINVAL, "parameter %s: %r is neither a number nor a string"
                            % (name, value), "python")

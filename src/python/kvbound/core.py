@@ -15,6 +15,7 @@ from ._lib import KvbError, check, lib
 
 Memory = namedtuple("Memory", "bytes vectors")
 _PD = ctypes.POINTER(ctypes.c_double)
+_SIZE_MAX = 2**(8 * ctypes.sizeof(ctypes.c_size_t)) - 1
 
 
 def _ptr(a):
@@ -49,7 +50,10 @@ class _Rng:
     """A kvbound generator (PCG32 substream `index` of `seed`, pcg32.h), freed with its owner."""
 
     def __init__(self, seed, index=0):
-        self.ptr = lib.kvb_rng_alloc_substream(int(seed) & (2**64 - 1), int(index) & (2**64 - 1))
+        self.ptr = None
+        seed = _lib.c_int(seed, "seed")
+        index = _lib.c_int(index, "index")
+        self.ptr = lib.kvb_rng_alloc_substream(seed, index)
         if not self.ptr:
             raise _lib.last_error(_lib.ENOMEM)
 
@@ -120,7 +124,7 @@ def stream(name, seed=1, index=0, **params):
     p = _lib.make_params(rest, **params)
     rng = _Rng(seed, index)
     out = ctypes.POINTER(_lib.StreamStruct)()
-    check(lib.kvb_stream_generate(base.encode(), ctypes.byref(p), rng.ptr, ctypes.byref(out)))
+    check(lib.kvb_stream_generate(_lib.c_str(base, "stream name"), ctypes.byref(p), rng.ptr, ctypes.byref(out)))
     try:
         s = out.contents
         n, dk, dv = s.n, s.d_key, s.d_value
@@ -182,7 +186,8 @@ def attention_batch(K, V, Q, scale=1.0, threads=0, return_lse=False):
     Z = np.empty((H, nq, dv))
     lse = np.empty((H, nq))
     check(lib.kvb_attention_batch_f64(H, n, nq, d, dv, _ptr(K), _ptr(V), _ptr(Q), float(scale),
-                                      int(threads), _ptr(Z), _ptr(lse)))
+                                      _lib.c_int(threads, "threads", -2**31, 2**31 - 1),
+                                      _ptr(Z), _ptr(lse)))
     return (Z, lse) if return_lse else Z
 
 
@@ -205,6 +210,7 @@ class Method:
             if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1:
                 raise KvbError(_lib.EINVAL, "%s: %s must be a positive integer, got %r"
                                % (base, what, x), "python")
+            _lib.c_int(x, "%s: %s" % (base, what), 1, _SIZE_MAX)
         try:
             self.d_key, self.d_value, self.scale = int(d_key), int(d_value), float(scale)
         except (TypeError, ValueError) as e:
@@ -214,15 +220,19 @@ class Method:
         self._rng = _Rng(seed, index)
         cfg = _lib.MethodConfig(self.d_key, self.d_value, self.scale, self._rng.ptr)
         out = ctypes.c_void_p()
-        check(lib.kvb_method_alloc(base.encode(), ctypes.byref(cfg), ctypes.byref(p),
+        check(lib.kvb_method_alloc(_lib.c_str(base, "method name"), ctypes.byref(cfg), ctypes.byref(p),
                                    ctypes.byref(out)))
         self._ptr = out
         self.n = 0  # tokens absorbed
 
     def close(self):
-        if self._ptr:
-            lib.kvb_method_free(self._ptr)
-            self._ptr = None
+        """Frees the method; later calls raise KvbError (KVB_ESTATE). Called from inside one of
+        the method's own callbacks (a Python method's update closing its handle), the library
+        defers the free until that callback has returned (method.h), so the call in progress
+        finishes on live memory."""
+        p, self._ptr = self._ptr, None
+        if p:
+            lib.kvb_method_free(p)
 
     def __del__(self):
         self.close()
@@ -264,9 +274,10 @@ class Method:
                            % (self.name, K.shape[1], V.shape[1], self.d_key, self.d_value), "python")
         _finite(K, "K")
         _finite(V, "V")
-        m = self._live()
         for i in range(K.shape[0]):
-            st = lib.kvb_method_update(m, _ptr(K[i]), self.d_key, _ptr(V[i]), self.d_value)
+            # the handle is re-read for every row: a callback may have closed the method
+            st = lib.kvb_method_update(self._live(), _ptr(K[i]), self.d_key, _ptr(V[i]),
+                                       self.d_value)
             if st:
                 e = _lib.last_error(st)
                 e.message = "row %d: %s" % (i, e.message)
@@ -287,9 +298,9 @@ class Method:
             raise KvbError(_lib.EDIM, "%s: queries are %d wide, the method has d_key %d"
                            % (self.name, Q.shape[1], self.d_key), "python")
         Z = np.empty((Q.shape[0], self.d_value))
-        m = self._live()
         for i in range(Q.shape[0]):
-            check(lib.kvb_method_query(m, _ptr(Q[i]), self.d_key, _ptr(Z[i]), self.d_value))
+            check(lib.kvb_method_query(self._live(), _ptr(Q[i]), self.d_key, _ptr(Z[i]),
+                                       self.d_value))
         return Z
 
     def memory(self):

@@ -24,6 +24,13 @@ def _bad(msg):
     return KvbError(_lib.EFORMAT, msg, "python")
 
 
+def _regular(p):
+    """Refuses what is not a regular file (a FIFO would block the read forever, a device never
+    end), as the library's reader does (src/core/read_file.h)."""
+    if not os.path.isfile(p):
+        raise _bad("%s: not a regular file (a device, FIFO or directory is never read)" % p)
+
+
 class KVDump:
     """A dump-kv directory. layers: the layer numbers present; n: tokens; n_head, n_head_kv,
     head_dim; group = n_head // n_head_kv; tokens: int array (or None without tokens.txt);
@@ -67,8 +74,12 @@ class KVDump:
         p = os.path.join(self.path, "tokens.txt")
         if not os.path.exists(p):
             return None
-        with open(p) as f:
-            ids = [int(line) for line in f if line.strip()]
+        _regular(p)
+        try:
+            with open(p) as f:
+                ids = [int(line) for line in f if line.strip()]
+        except (ValueError, UnicodeDecodeError) as e:
+            raise _bad("%s: not one token id a line (%s)" % (p, e))
         if len(ids) != self.n:
             raise _bad("%s has %d token ids, the arrays %d tokens" % (p, len(ids), self.n))
         return np.array(ids, dtype=np.int64)
@@ -78,7 +89,8 @@ class KVDump:
         out = {}
         if not os.path.exists(p):
             return out
-        with open(p) as f:
+        _regular(p)
+        with open(p, errors="replace") as f:
             for line in f:
                 if line.startswith("#") or not line.strip():
                     continue
@@ -86,7 +98,10 @@ class KVDump:
                 if len(cells) != 1 + len(NORM_COLUMNS):
                     raise _bad("%s: a row with %d columns (want %d): %r"
                                % (p, len(cells), 1 + len(NORM_COLUMNS), line))
-                out[int(cells[0])] = dict(zip(NORM_COLUMNS, (float(c) for c in cells[1:])))
+                try:
+                    out[int(cells[0])] = dict(zip(NORM_COLUMNS, (float(c) for c in cells[1:])))
+                except ValueError as e:
+                    raise _bad("%s: a row that is not numbers (%s): %r" % (p, e, line))
         return out
 
     def _load(self, layer, what, mmap=None):
@@ -94,8 +109,13 @@ class KVDump:
         if not os.path.exists(p):
             raise KvbError(_lib.ENOTFOUND, "%s: no layer %r (layers: %s)"
                            % (self.path, layer, self.layers), "python")
-        a = np.load(p, mmap_mode=self._mmap if mmap is None else ("r" if mmap else None),
-                    allow_pickle=False)
+        _regular(p)
+        try:
+            a = np.load(p, mmap_mode=self._mmap if mmap is None else ("r" if mmap else None),
+                        allow_pickle=False)
+        except (ValueError, OSError, EOFError) as e:
+            # a truncated or tampered header, a pickled object, a file shorter than its shape
+            raise _bad("%s: not a readable .npy array (%s)" % (p, e))
         if hasattr(self, "n"):
             want = (self.n_head if what == "q" else self.n_head_kv, self.n, self.head_dim)
             if a.shape != want:
@@ -152,6 +172,8 @@ def dump_kv(text, out, tokens=0, model=None):
     tokens: the first N (0 = all); model: None (SmolLM2-135M at the fetch-model cache),
     "gemma3", or a GGUF path."""
     n = ctypes.c_size_t()
-    _lib.check(lib.kvb_dump_kv(text.encode(), int(tokens), model.encode() if model else None,
-                               out.encode(), ctypes.byref(n)))
+    tokens = _lib.c_int(tokens, "dump_kv: tokens", 0, 2**(8 * ctypes.sizeof(ctypes.c_long) - 1) - 1)
+    _lib.check(lib.kvb_dump_kv(_lib.c_str(text, "dump_kv: text"), tokens,
+                               _lib.c_str(model, "dump_kv: model") if model else None,
+                               _lib.c_str(out, "dump_kv: out"), ctypes.byref(n)))
     return read_dump(out)

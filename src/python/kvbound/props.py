@@ -50,7 +50,7 @@ def _props_lib():
 
 def call_main(fn, prog, args):
     """fn(argc, argv) with argv = [prog] + args, stdout/stderr flushed on both sides."""
-    argv = [prog] + [a.encode() if isinstance(a, str) else bytes(a) for a in args]
+    argv = [prog] + [_lib.c_str(a if isinstance(a, str) else bytes(a), "argument") for a in args]
     arr = (ctypes.c_char_p * (len(argv) + 1))(*argv, None)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -77,4 +77,4 @@ def props_main(args):
 def load_plugin(path):
     """Loads a C plugin (kvb_plugin_load: dlopen, ABI checks, registers its methods)."""
     _lib.require("kvb_plugin_load", "load_plugin")
-    _lib.check(lib.kvb_plugin_load(os.fsencode(path)))
+    _lib.check(lib.kvb_plugin_load(_lib.c_str(os.fsencode(path), "plugin path")))

@@ -41,6 +41,7 @@ _keep = []
 _by_name = {}
 _instances = {}
 _handles = itertools.count(1)
+_SIZE_MAX = 2**(8 * ctypes.sizeof(ctypes.c_size_t)) - 1
 callback_errors = collections.deque(maxlen=50)  # (method, callback, traceback text)
 
 _DECLARE_BITS = {"unbiased_num": _lib.DECLARES_UNBIASED_NUM,
@@ -201,9 +202,10 @@ class _Registration:
         try:
             mem = self._inst(m).memory()
             b, v = (mem["bytes"], mem["vectors"]) if isinstance(mem, dict) else mem
-            if int(b) != b or int(v) != v or b < 0 or v < 0:
+            if int(b) != b or int(v) != v or not 0 <= b <= _SIZE_MAX or not 0 <= v <= _SIZE_MAX:
                 raise KvbError(_lib.EINVAL, "memory() returned %r, want non-negative integers "
-                               "(bytes, vectors)" % (mem,), "python")
+                               "(bytes, vectors) below 2^%d" % (mem, 8 * ctypes.sizeof(ctypes.c_size_t)),
+                               "python")
             out.contents.bytes, out.contents.vectors = int(b), int(v)
         except BaseException as e:
             # memory has no status: it reports nothing stored (the battery's accounting check
@@ -254,6 +256,7 @@ def register_method(cls, name=None, summary=None, params=None, mutants=None, ran
     property without its method, ...) raises KvbError with the library's message."""
     _lib.require("kvb_method_register", "register_method")
     name = name or getattr(cls, "name", None) or cls.__name__.lower()
+    _lib.c_str(name, "register_method: name")
     params = getattr(cls, "params", None) if params is None else params
     mutants = getattr(cls, "mutants", None) if mutants is None else mutants
     randomized = bool(getattr(cls, "randomized", False) if randomized is None else randomized)
@@ -298,7 +301,7 @@ def register_method(cls, name=None, summary=None, params=None, mutants=None, ran
     if callable(getattr(cls, "error_bound", None)):
         cbs.append(_lib.BOUND_FN(reg.error_bound))
         t.error_bound = cbs[-1]
-    t.declares = int(declares)
+    t.declares = _lib.c_int(declares, "declares", 0, 2**32 - 1)
     t.equivalence_tol = float(equivalence_tol)
     _lib.check(lib.kvb_method_register(ctypes.byref(t), ctypes.sizeof(t)))
     _keep.append((t, cbs, holder, reg))
