@@ -125,7 +125,8 @@ $(B)/tests/test_plugin: $(B)/obj/tests/test_plugin.o $(B)/libkvbound.a $(TEST_PL
 
 # The benches record the commit they were built from (KVB_BUILD_COMMIT, "-dirty" when the tree
 # had changes, "unknown" outside a git checkout), so a figure names its code wherever the binary
-# runs. $(B)/build_commit is rewritten only when that changes, and the benches rebuild then.
+# runs (tests/test_bench_cli.c, built with it too, checks that a run from / prints it).
+# $(B)/build_commit is rewritten only when that changes, and the benches rebuild then.
 BUILD_COMMIT := $(shell c=$$(git rev-parse --short HEAD 2>/dev/null) || c=unknown; \
                   [ "$$c" = unknown ] || git diff --quiet HEAD -- 2>/dev/null || c=$$c-dirty; echo $$c)
 $(shell mkdir -p $(B) && (echo '$(BUILD_COMMIT)' | cmp -s - $(B)/build_commit || echo '$(BUILD_COMMIT)' > $(B)/build_commit))
