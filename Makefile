@@ -145,6 +145,18 @@ $(B)/tests/test_plugin: $(B)/obj/tests/test_plugin.o $(B)/libkvbound.a $(TEST_PL
 # The merge's trust test runs kvb-props on the test plugins (a planted marker plugin among them).
 $(B)/tests/test_shard_trust: $(TEST_PLUGINS) $(B)/kvb-props
 
+# The benches record the commit they were built from (KVB_BUILD_COMMIT, "-dirty" when the tree
+# had changes, "unknown" outside a git checkout), so a figure names its code wherever the binary
+# runs (tests/test_bench_cli.c, built with it too, checks that a run from / prints it).
+# $(B)/build_commit is rewritten only when that changes, and the benches rebuild then.
+BUILD_COMMIT := $(shell c=$$(git rev-parse --short HEAD 2>/dev/null) || c=unknown; \
+                  [ "$$c" = unknown ] || git diff --quiet HEAD -- 2>/dev/null || c=$$c-dirty; echo $$c)
+$(shell mkdir -p $(B) && (echo '$(BUILD_COMMIT)' | cmp -s - $(B)/build_commit || echo '$(BUILD_COMMIT)' > $(B)/build_commit))
+BENCH_OBJ := $(B)/obj/tests/bench_main.o $(BENCH_SRC:tests/%.c=$(B)/obj/tests/%.o) \
+             $(B)/obj/tests/test_bench_cli.o
+$(BENCH_OBJ): CFLAGS_ALL += -DKVB_BUILD_COMMIT='"$(BUILD_COMMIT)"'
+$(BENCH_OBJ): $(B)/build_commit
+
 # The benchmark command (README, Benchmarks): `build/kvb-bench --help`.
 $(B)/kvb-bench: $(B)/obj/tests/bench_main.o $(B)/libkvbound.a
 	$(CC) -o $@ $< $(B)/libkvbound.a $(LIBS)

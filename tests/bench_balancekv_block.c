@@ -22,8 +22,15 @@
  * Per-phase: the core's own timers (kvb_bkvb_stats; CPU seconds summed over workers), printed as
  * fractions of their sum. `hash` digests the kept indices and weights: it must be the same for
  * every thread count (the result does not depend on it). One JSON line per result follows its
- * table row. No timed assertions. */
+ * table row. No timed assertions.
+ *
+ * The limit held still (tests/bench_stats.h): the GEMM rate is sampled at the start of each
+ * precision, before every configuration and at the end; the rows print the ratio against the
+ * best sample so far and the paired one (against the sample right before the configuration),
+ * and a closing table per precision puts every row against the run's best sample with the
+ * spread (best/worst). The commit is the binary's build (KVB_BUILD_COMMIT). */
 #include "kvbound.h"
+#include "bench_stats.h"
 #include "vexpf.h"
 
 #include <math.h>
@@ -34,6 +41,10 @@
 #include <unistd.h>
 
 #include <cblas.h>
+
+#ifndef KVB_BUILD_COMMIT
+#define KVB_BUILD_COMMIT "unknown" /* built outside the Makefile */
+#endif
 
 static double now(void) {
   struct timespec t;
@@ -238,8 +249,8 @@ int main(int argc, char **argv) {
     if (fscanf(la, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3) load[0] = -1;
     fclose(la);
   }
-  printf("block BalanceKV: H=%zu n=%zu d=dv=%zu, threads 1 and %d, best of %d; load average "
-         "%.2f %.2f %.2f on %ld cores\n",
+  printf("block BalanceKV (commit %s): H=%zu n=%zu d=dv=%zu, threads 1 and %d, best of %d; load "
+         "average %.2f %.2f %.2f on %ld cores\n", KVB_BUILD_COMMIT,
          H, n, d, tmax, reps, load[0], load[1], load[2], sysconf(_SC_NPROCESSORS_ONLN));
 
   gsl_rng *r = gsl_rng_alloc(kvb_rng_pcg32);
@@ -268,13 +279,24 @@ int main(int argc, char **argv) {
   int fail = 0;
   for (int f32 = dt_hi; f32 >= dt_lo; f32--) {
     double rate[2], ex = bkvb_bench_exp_cost(f32);
-    for (int ti = 0; ti < ntc; ti++) rate[ti] = bkvb_bench_gemm_rate(tcounts[ti], f32);
+    static kvb_bs_series S[2];
+    struct {
+      size_t b;
+      unsigned T;
+      int ti;
+      double seconds, gf, paired_rate;
+    } rows[64];
+    int nrow = 0;
+    memset(S, 0, sizeof S);
+    for (int ti = 0; ti < ntc; ti++) kvb_bs_add(&S[ti], rate[ti] = bkvb_bench_gemm_rate(tcounts[ti], f32));
     printf("\n%s: %cGEMM %.1f GFLOP/s on 1 thread, %.1f on %d; used-result exp %.2f ns\n",
            f32 ? "float32" : "float64", f32 ? 'S' : 'D', rate[0] / 1e9, rate[ntc - 1] / 1e9,
            tcounts[ntc - 1], ex * 1e9);
-    printf("%4s %2s %3s %8s %8s %6s %8s %6s %8s %7s | %5s %5s %5s %5s %5s | %16s\n", "b", "T",
-           "thr", "seconds", "gemm_s", "ratio", "syrk_s", "ratio", "exp_s", "speedup", "gath",
-           "cent", "gram", "exp", "walk", "hash");
+    printf("(gemm_s at the best GEMM sample so far; 'paired' against the sample right before the "
+           "configuration)\n");
+    printf("%4s %2s %3s %8s %8s %6s %6s %8s %6s %8s %7s | %5s %5s %5s %5s %5s | %16s\n", "b", "T",
+           "thr", "seconds", "gemm_s", "ratio", "paired", "syrk_s", "ratio", "exp_s", "speedup",
+           "gath", "cent", "gram", "exp", "walk", "hash");
     for (int bi = 0; bi < nb; bi++)
       for (unsigned T = Tlo; T <= Thi; T++) {
         double t1 = 0;
@@ -284,6 +306,9 @@ int main(int argc, char **argv) {
           kvb_bkvb_opts o;
           kvb_bkvb_opts_default(&o);
           o.b = bs[bi], o.T = T, o.threads = th;
+          double rp = bkvb_bench_gemm_rate(th, f32); /* the limit, beside the run */
+          kvb_bs_add(&S[ti], rp);
+          rate[ti] = kvb_bs_best(&S[ti]);
           run_result rr;
           if (bkvb_bench_run(H, n, d, dv, f32 ? (const void *)Kf : (const void *)K,
                              f32 ? (const void *)Vf : (const void *)V, f32, &o,
@@ -300,9 +325,15 @@ int main(int argc, char **argv) {
           const kvb_bkvb_stats *s = &rr.st;
           double tot = s->t_gather + s->t_center + s->t_gram + s->t_exp + s->t_walk;
           if (!(tot > 0)) tot = 1;
-          printf("%4zu %2u %3d %8.4f %8.4f %6.2f %8.4f %6.2f %8.4f %7.2f | %5.2f %5.2f %5.2f "
+          if (nrow < 64) {
+            rows[nrow].b = bs[bi], rows[nrow].T = T, rows[nrow].ti = ti;
+            rows[nrow].seconds = rr.seconds, rows[nrow].gf = gf, rows[nrow].paired_rate = rp;
+            nrow++;
+          }
+          printf("%4zu %2u %3d %8.4f %8.4f %6.2f %6.2f %8.4f %6.2f %8.4f %7.2f | %5.2f %5.2f %5.2f "
                  "%5.2f %5.2f | %016llx\n",
-                 bs[bi], T, th, rr.seconds, gemm_s, rr.seconds / gemm_s, sy, rr.seconds / sy, exs,
+                 bs[bi], T, th, rr.seconds, gemm_s, rr.seconds / gemm_s,
+                 kvb_bs_x_bound(rr.seconds, gf, rp), sy, rr.seconds / sy, exs,
                  t1 / rr.seconds, s->t_gather / tot, s->t_center / tot, s->t_gram / tot,
                  s->t_exp / tot, s->t_walk / tot, rr.hash);
           printf("{\"bench\":\"balancekv_block\",\"dtype\":\"%s\",\"H\":%zu,\"n\":%zu,\"d\":%zu,"
@@ -317,6 +348,28 @@ int main(int argc, char **argv) {
                  load[0], rr.hash);
         }
       }
+    /* the closing table: every row against the run's best sample (sampled once more first) */
+    for (int ti = 0; ti < ntc; ti++) kvb_bs_add(&S[ti], bkvb_bench_gemm_rate(tcounts[ti], f32));
+    printf("%s against the run's best %cGEMM sample:", f32 ? "float32" : "float64", f32 ? 'S' : 'D');
+    for (int ti = 0; ti < ntc; ti++)
+      printf(" %d thr %.1f GFLOP/s (worst %.1f, spread %.3f, %zu samples)%s", tcounts[ti],
+             kvb_bs_best(&S[ti]) / 1e9, kvb_bs_worst(&S[ti]) / 1e9, kvb_bs_spread(&S[ti]),
+             S[ti].n, ti + 1 < ntc ? ";" : "\n");
+    printf("%4s %2s %3s %8s %9s %8s %8s %s\n", "b", "T", "thr", "seconds", "bound_s", "ratio",
+           "paired", "spread");
+    for (int i = 0; i < nrow; i++) {
+      double best = kvb_bs_best(&S[rows[i].ti]), sp = kvb_bs_spread(&S[rows[i].ti]);
+      double x = kvb_bs_x_bound(rows[i].seconds, rows[i].gf, best),
+             xp = kvb_bs_x_bound(rows[i].seconds, rows[i].gf, rows[i].paired_rate);
+      printf("%4zu %2u %3d %8.4f %9.4f %8.3f %8.3f %.3f%s\n", rows[i].b, rows[i].T,
+             tcounts[rows[i].ti], rows[i].seconds, rows[i].gf / best, x, xp, sp,
+             kvb_bs_x_ok(x, sp) ? "" : "  OUTSIDE THE SPREAD");
+      printf("{\"bench\":\"balancekv_block_run_best\",\"commit\":\"%s\",\"dtype\":\"%s\","
+             "\"b\":%zu,\"T\":%u,\"threads\":%d,\"seconds\":%.6g,\"ratio_run_best\":%.4g,"
+             "\"ratio_paired\":%.4g,\"limit_spread\":%.4g}\n", KVB_BUILD_COMMIT,
+             f32 ? "f32" : "f64", rows[i].b, rows[i].T, tcounts[rows[i].ti], rows[i].seconds, x,
+             xp, sp);
+    }
   }
   printf("\nhash equal across thread counts: %s\n", fail ? "NO (a bug)" : "yes");
   for (unsigned t = 0; t < Tmax; t++) free(u[t]);

@@ -10,10 +10,21 @@
  *     bytes counted as STREAM does (read + write);
  *   - SubGen: the cost of its own work counted by the method (m′ distance evaluations, t + s
  *     coin flips, the query's dot products and exponentials) done as tight loops.
- * All figures are the best of --reps runs (limits too), as STREAM reports. No timed assertion:
- * nothing here fails because a figure is slow. With --json every result is also one JSON line
- * (lines starting with '{') so results can be tracked over commits. */
+ *   - read-only bandwidth-bound kernels (exact decode reads K and V and writes almost nothing):
+ *     a STREAM-style read, s += a[i] over 128 MiB, bytes read — the like-with-like limit of a
+ *     kernel that only reads;
+ *   - quantized caches (q8_0, q4_0, KIVI-2/4): the exact method's query on the same tokens,
+ *     interleaved with theirs (--method quant).
+ * Every limit is sampled again and again through the run (at the start, beside every timed run,
+ * at the end; tests/bench_stats.h): figures are the best of --reps runs, ratios are formed
+ * against the best sample of the whole run, each printed beside its paired ratio (against the
+ * sample taken right before) and the limit's spread (best/worst sample); a closing table lists
+ * them all and flags a ratio on the wrong side of 1 by more than the spread. Wall and CPU
+ * seconds are both shown. No timed assertion: nothing here fails because a figure is slow. With
+ * --json every result is also one JSON line (lines starting with '{') so results can be tracked
+ * over commits; the commit is the one the binary was built from (KVB_BUILD_COMMIT). */
 #include "kvbound.h"
+#include "bench_stats.h"
 #include "block_gram.h"
 #include "simd.h"
 
@@ -27,6 +38,10 @@
 
 #include <cblas.h>
 
+#ifndef KVB_BUILD_COMMIT
+#define KVB_BUILD_COMMIT "unknown" /* built outside the Makefile */
+#endif
+
 #define MAXLIST 16
 
 typedef struct {
@@ -38,7 +53,7 @@ typedef struct {
   int f32, f64; /* dtypes to run */
   int reps;
   int json;
-  int sec_bkvb, sec_decode, sec_subgen, sec_scaling;
+  int sec_bkvb, sec_decode, sec_subgen, sec_scaling, sec_quant;
   const char *only_method[MAXLIST]; /* registered methods for the scaling table (none: all) */
   size_t nonly;
   int scal_lo, scal_hi;   /* log2 n range of the scaling table */
@@ -50,6 +65,14 @@ typedef struct {
 static double now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The process's CPU seconds, all threads: beside the wall clock, which on a shared machine also
+ * counts other processes' turns. */
+static double cpu_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
@@ -71,7 +94,7 @@ static double gauss(gsl_rng *r) {
   double u = gsl_rng_uniform_pos(r), v = gsl_rng_uniform(r);
   return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
 }
-static char g_commit[64] = "";
+static const char *g_commit = KVB_BUILD_COMMIT;
 /* The CPU, so that figures from different machines are not compared unknowingly: the limits
  * (SGEMM above all) and the ratios to them differ between CPU families. */
 static char g_cpu[128] = "?";
@@ -137,6 +160,9 @@ static void jflush(void) {
 
 /* ---- limits ---- */
 
+/* Every sample of every limit this run took (bench_stats.h): T = O.threads threads, 1 = one. */
+static kvb_bs_series S_copyT, S_copy1, S_readT, S_read1, S_sgemmT, S_sgemm1, S_dgemmT, S_dgemm1;
+
 typedef struct {
   const double *a;
   double *c;
@@ -174,11 +200,58 @@ static double copy_once(int threads) {
   kvb_parallel_for(items, threads, copy_item, &J);
   double dt = now() - t0;
   g_ca[(size_t)dt % g_cn] += g_cc[g_cn / 2]; /* the copy is read back: it cannot be elided */
+  kvb_bs_add(threads == O.threads ? &S_copyT : &S_copy1, 2.0 * (double)g_cn * sizeof(double) / dt);
   return dt;
 }
 
 /* STREAM copy bandwidth counting read + write (2·8 bytes per element) for `sec` seconds. */
 static double copy_bw(double sec) { return 2.0 * (double)g_cn * sizeof(double) / sec; }
+
+/* STREAM-style read: every element of the copy's source array summed, four independent sums
+ * of two lanes each (GCC's vector extension; SSE2 at least) so the loop is bound by the loads. */
+typedef double v2d __attribute__((vector_size(16)));
+typedef struct {
+  const double *a;
+  size_t n, chunk;
+  double part[64];
+} read_job;
+
+static int read_item(size_t it, void *arg, int worker) {
+  read_job *J = arg;
+  size_t lo = it * J->chunk, hi = lo + J->chunk < J->n ? lo + J->chunk : J->n;
+  v2d s0 = {0, 0}, s1 = s0, s2 = s0, s3 = s0;
+  size_t i = lo;
+  for (; i + 8 <= hi; i += 8) {
+    v2d a0, a1, a2, a3;
+    memcpy(&a0, J->a + i, sizeof a0), memcpy(&a1, J->a + i + 2, sizeof a1);
+    memcpy(&a2, J->a + i + 4, sizeof a2), memcpy(&a3, J->a + i + 6, sizeof a3);
+    s0 += a0, s1 += a1, s2 += a2, s3 += a3;
+  }
+  v2d t = s0 + s1 + s2 + s3;
+  double r = t[0] + t[1];
+  for (; i < hi; i++) r += J->a[i];
+  if (worker >= 0 && worker < 64) J->part[worker] += r;
+  return 0;
+}
+
+/* One read pass on `threads` threads: seconds (NaN without memory). */
+static double read_once(int threads) {
+  if (!g_ca && isnan(copy_once(threads))) return NAN; /* the arrays */
+  read_job J;
+  memset(&J, 0, sizeof J);
+  J.a = g_ca, J.n = g_cn, J.chunk = (size_t)1 << 18;
+  size_t items = (g_cn + J.chunk - 1) / J.chunk;
+  double t0 = now();
+  kvb_parallel_for(items, threads, read_item, &J);
+  double dt = now() - t0, sum = 0;
+  for (int w = 0; w < 64; w++) sum += J.part[w];
+  g_cc[(size_t)dt % g_cn] = sum; /* the sum is used: the reads cannot be elided */
+  kvb_bs_add(threads == O.threads ? &S_readT : &S_read1, (double)g_cn * sizeof(double) / dt);
+  return dt;
+}
+
+/* Read bandwidth (8 bytes per element read) for `sec` seconds. */
+static double read_bw(double sec) { return (double)g_cn * sizeof(double) / sec; }
 
 /* STREAM "Copy" on `threads` threads, best of 5: bytes/s. */
 static double stream_copy(int threads) {
@@ -218,10 +291,47 @@ static double gemm_once(int f32, int threads) {
     dt = now() - t0;
   }
   openblas_set_num_threads(1);
+  kvb_bs_add(f32 ? (threads == O.threads ? &S_sgemmT : &S_sgemm1)
+                 : (threads == O.threads ? &S_dgemmT : &S_dgemm1),
+             2.0 * GEMM_N * (double)GEMM_N * GEMM_N / dt);
   return dt;
 }
 
 static double gemm_flops_per_s(double sec) { return 2.0 * GEMM_N * (double)GEMM_N * GEMM_N / sec; }
+
+/* ---- the closing table: every ratio against the run's best sample of its limit ---- */
+
+typedef struct {
+  char what[112];
+  const char *limit;        /* the limit's name */
+  const kvb_bs_series *lim; /* its samples */
+  int fraction;             /* 0: time / bound (>= 1 ideal); 1: rate / limit (<= 1 ideal) */
+  double seconds, cpu_s;    /* the best run: wall and CPU seconds */
+  double work;              /* flops (time / bound) or bytes (fraction) of one run */
+  double paired;            /* the ratio against the sample right before the run (median) */
+} ratio_rec;
+#define MAXREC 128
+static ratio_rec g_rec[MAXREC];
+static size_t g_nrec;
+
+static void rec_add(const char *what, const char *limit, const kvb_bs_series *lim, int fraction,
+                    double seconds, double cpu_s, double work, double paired) {
+  if (g_nrec >= MAXREC) return;
+  ratio_rec *r = &g_rec[g_nrec++];
+  snprintf(r->what, sizeof r->what, "%s", what);
+  r->limit = limit, r->lim = lim, r->fraction = fraction;
+  r->seconds = seconds, r->cpu_s = cpu_s, r->work = work, r->paired = paired;
+}
+
+static double rec_ratio(const ratio_rec *r) {
+  double best = kvb_bs_best(r->lim);
+  return r->fraction ? (r->work / r->seconds) / best : kvb_bs_x_bound(r->seconds, r->work, best);
+}
+
+static int rec_ok(const ratio_rec *r) {
+  double x = rec_ratio(r), sp = kvb_bs_spread(r->lim);
+  return r->fraction ? kvb_bs_fraction_ok(x, sp) : kvb_bs_x_ok(x, sp);
+}
 
 /* GEMM flop/s on 1024³, best of 3. */
 static double gemm_rate(int f32, int threads) {
@@ -253,7 +363,15 @@ static double exp_cost(int f32) {
   return best / ((double)N * ROUNDS);
 }
 
+/* STREAM-style read on `threads` threads, best of 5: bytes/s. */
+static double stream_read(int threads) {
+  double best = INFINITY;
+  for (int r = 0; r < 5; r++) best = fmin(best, read_once(threads));
+  return read_bw(best);
+}
+
 typedef struct {
+  double read1, readT;    /* bytes/s, 1 and O.threads threads */
   double copy1, copyT;    /* bytes/s, 1 and O.threads threads */
   double sgemm1, sgemmT;  /* flop/s */
   double dgemm1, dgemmT;
@@ -266,22 +384,27 @@ static void measure_limits(void) {
   int T = O.threads;
   L.copyT = stream_copy(T);
   L.copy1 = T > 1 ? stream_copy(1) : L.copyT;
+  L.readT = stream_read(T);
+  L.read1 = T > 1 ? stream_read(1) : L.readT;
   L.sgemmT = gemm_rate(1, T);
   L.sgemm1 = T > 1 ? gemm_rate(1, 1) : L.sgemmT;
   L.dgemmT = gemm_rate(0, T);
   L.dgemm1 = T > 1 ? gemm_rate(0, 1) : L.dgemmT;
   L.expf_s = exp_cost(1);
   L.exp_s = exp_cost(0);
-  printf("limits (measured now; best of runs):\n"
-         "  STREAM copy   %7.2f GB/s on %d thread(s), %7.2f GB/s on 1\n"
+  printf("limits (measured now, best of runs; sampled again beside every timed run and at the "
+         "end, every ratio of the closing table is against the run's best sample):\n"
+         "  STREAM read   %7.2f GB/s on %d thread(s), %7.2f GB/s on 1 (bytes read)\n"
+         "  STREAM copy   %7.2f GB/s on %d thread(s), %7.2f GB/s on 1 (read + write)\n"
          "  SGEMM 1024^3  %7.2f GFLOP/s on %d thread(s), %7.2f GFLOP/s on 1\n"
          "  DGEMM 1024^3  %7.2f GFLOP/s on %d thread(s), %7.2f GFLOP/s on 1\n"
          "  used-result expf %.2f ns, exp %.2f ns (one thread)\n",
-         L.copyT / 1e9, T, L.copy1 / 1e9, L.sgemmT / 1e9, T, L.sgemm1 / 1e9, L.dgemmT / 1e9, T,
+         L.readT / 1e9, T, L.read1 / 1e9, L.copyT / 1e9, T, L.copy1 / 1e9, L.sgemmT / 1e9, T, L.sgemm1 / 1e9, L.dgemmT / 1e9, T,
          L.dgemm1 / 1e9, L.expf_s * 1e9, L.exp_s * 1e9);
   jbegin("limits");
   jstr("cpu", g_cpu), jstr("simd", simd_name());
   jnum("copy_gbps", L.copyT / 1e9), jnum("copy1_gbps", L.copy1 / 1e9);
+  jnum("read_gbps", L.readT / 1e9), jnum("read1_gbps", L.read1 / 1e9);
   jnum("sgemm_gflops", L.sgemmT / 1e9), jnum("sgemm1_gflops", L.sgemm1 / 1e9);
   jnum("dgemm_gflops", L.dgemmT / 1e9), jnum("dgemm1_gflops", L.dgemm1 / 1e9);
   jnum("expf_ns", L.expf_s * 1e9), jnum("exp_ns", L.exp_s * 1e9);
@@ -349,13 +472,15 @@ static double walk_flops(size_t H, size_t n, size_t b, unsigned T) {
   return f;
 }
 
+static double g_last_cpu; /* CPU seconds of the last run_bkvb */
 static int run_bkvb(size_t H, size_t n, size_t d, int f32, const void *K, const void *V,
                     const kvb_bkvb_opts *o, const double *const *u, size_t *idx, double *w,
                     kvb_bkvb_stats *st, double *secs) {
-  double t0 = now();
+  double t0 = now(), c0 = cpu_now();
   int rc = f32 ? kvb_bkvb_compress_f32(H, n, d, d, K, V, o, u, NULL, idx, w, st)
                : kvb_bkvb_compress(H, n, d, d, K, V, o, u, NULL, idx, w, st);
   *secs = now() - t0;
+  g_last_cpu = cpu_now() - c0;
   return rc;
 }
 
@@ -417,7 +542,7 @@ static int bench_bkvb(int f32) {
       o.b = O.b[bi], o.T = O.T[ti];
       kvb_bkvb_stats st;
       memset(&st, 0, sizeof st);
-      double best = INFINITY, best1 = NAN, s, gbest = INFINITY;
+      double best = INFINITY, best1 = NAN, s, gbest = INFINITY, best_cpu = NAN;
       double gf = gram_flops(H, n, o.b, o.T, d, d);
       /* Each run is paired with a GEMM measured right before it: on a shared machine the GEMM
        * rate itself moves between runs (up to 2× here), so besides best / best-rate the ratio is
@@ -440,7 +565,7 @@ static int bench_bkvb(int f32) {
           rc = 1;
           goto out;
         }
-        best = fmin(best, s);
+        if (s < best) best = s, best_cpu = g_last_cpu;
         if (nx < BMAXREP) xr[nx++] = s / (gf / gemm_flops_per_s(g));
       }
       double xpaired = kvb_quantile(xr, (size_t)nx, 0.5);
@@ -472,6 +597,13 @@ static int bench_bkvb(int f32) {
              st.t_center, lim_c, st.t_gram, f32 ? "SGEMM" : "DGEMM", lim_g, lim_gc, st.t_exp,
              (unsigned long long)st.exps, lim_e, st.t_walk, f32 ? "SGEMM" : "DGEMM", lim_w,
              st.t_gather, lim_x, tot == 0 ? " (phase timers not filled by this build)" : "");
+      {
+        char what[112];
+        snprintf(what, sizeof what, "balancekv_block %s b=%zu T=%u, %d thr", f32 ? "f32" : "f64",
+                 o.b, o.T, O.threads);
+        rec_add(what, f32 ? "SGEMM" : "DGEMM", f32 ? &S_sgemmT : &S_dgemmT, 0, best, best_cpu, gf,
+                xpaired);
+      }
       jbegin("balancekv_block");
       jstr("dtype", f32 ? "f32" : "f64");
       jnum("H", (double)H), jnum("n", (double)n), jnum("d", (double)d), jnum("b", (double)o.b);
@@ -522,31 +654,49 @@ static int bench_decode(int f32) {
   }
   double scale = 1.0 / sqrt((double)d), bytes = 2.0 * (double)hnd * es;
   double best[2] = {INFINITY, INFINITY}, cbest[2] = {INFINITY, INFINITY};
+  double rbest[2] = {INFINITY, INFINITY}, bcpu[2] = {NAN, NAN};
   int thr[2] = {O.threads, 1};
   /* Each run is a few milliseconds and the copy's bandwidth on a shared machine varies from pass
    * to pass, so besides best / best the fraction is also taken run by run against the copy pass
    * right before it, and the median of those (at least 9 pairs) is reported. */
   enum { DMAXREP = 64 };
   int dreps = O.reps < 9 ? 9 : O.reps > DMAXREP ? DMAXREP : O.reps;
-  double pair[2][DMAXREP];
+  double pair[2][DMAXREP], rpair[2][DMAXREP];
   for (int k = 0; k < (O.threads > 1 ? 2 : 1); k++)
     for (int rep = 0; rep < dreps; rep++) {
-      double tc = copy_once(thr[k]); /* the limit, beside each run */
+      double tc = copy_once(thr[k]); /* the limits, beside each run */
+      double tr = read_once(thr[k]);
       cbest[k] = fmin(cbest[k], tc);
-      double t0 = now();
+      rbest[k] = fmin(rbest[k], tr);
+      double t0 = now(), c0 = cpu_now();
       int st = f32 ? kvb_attention_batch_f32(H, n, nq, d, d, K, V, Q, scale, thr[k], Z, lse)
                    : kvb_attention_batch_f64(H, n, nq, d, d, K, V, Q, scale, thr[k], Z, lse);
-      double dt = now() - t0;
+      double dt = now() - t0, dc = cpu_now() - c0;
       if (st) {
         fprintf(stderr, "kvb-bench: exact decode: %s\n", kvb_strerror_last());
         rc = 1;
         goto out;
       }
-      best[k] = fmin(best[k], dt);
+      if (dt < best[k]) best[k] = dt, bcpu[k] = dc;
       pair[k][rep] = (bytes / dt) / copy_bw(tc);
+      rpair[k][rep] = (bytes / dt) / read_bw(tr);
     }
   double pmed = kvb_quantile(pair[0], (size_t)dreps, 0.5);
   double pmed1 = O.threads > 1 ? kvb_quantile(pair[1], (size_t)dreps, 0.5) : pmed;
+  double rmed = kvb_quantile(rpair[0], (size_t)dreps, 0.5);
+  double rmed1 = O.threads > 1 ? kvb_quantile(rpair[1], (size_t)dreps, 0.5) : rmed;
+  double rT = fmax(read_bw(rbest[0]), L.readT),
+         r1 = O.threads > 1 ? fmax(read_bw(rbest[1]), L.read1) : rT;
+  for (int k = 0; k < (O.threads > 1 ? 2 : 1); k++) {
+    char what[112];
+    snprintf(what, sizeof what, "exact_decode %s, %d thr (bytes read)", f32 ? "f32" : "f64", thr[k]);
+    rec_add(what, "STREAM read", k ? &S_read1 : &S_readT, 1, best[k], bcpu[k], bytes,
+            k ? rmed1 : rmed);
+    snprintf(what, sizeof what, "exact_decode %s, %d thr (bytes read, vs copy)", f32 ? "f32" : "f64",
+             thr[k]);
+    rec_add(what, "STREAM copy", k ? &S_copy1 : &S_copyT, 1, best[k], bcpu[k], bytes,
+            k ? pmed1 : pmed);
+  }
   double bw = bytes / best[0], bw1 = O.threads > 1 ? bytes / best[1] : bw;
   /* the copy limit: the best of the passes beside these runs and of the start's */
   double cT = fmax(copy_bw(cbest[0]), L.copyT), c1 = O.threads > 1 ? fmax(copy_bw(cbest[1]), L.copy1) : cT;
@@ -576,7 +726,13 @@ static int bench_decode(int f32) {
   if (O.threads > 1)
     printf("; 1 thread %.4f s: %.2f GB/s = %.3f of 1-thread copy (%.2f GB/s), paired %.3f; "
            "speedup %.2f", best[1], bw1 / 1e9, bw1 / c1, c1 / 1e9, pmed1, best[1] / best[0]);
-  printf("\n");
+  printf("\n  against a read-only pass (like with like: decode reads K and V, writes only the "
+         "outputs): %.3f of STREAM read (%.2f GB/s), paired %.3f",
+         bw / rT, rT / 1e9, rmed);
+  if (O.threads > 1)
+    printf("; 1 thread %.3f of 1-thread read (%.2f GB/s), paired %.3f", bw1 / r1, r1 / 1e9, rmed1);
+  printf("\n  CPU seconds of the best run: %.4f (%d thread(s))%s\n", bcpu[0], O.threads,
+         O.threads > 1 ? "" : "");
   if (!f32)
     printf("  reference kvb_attention_exact (two passes, one thread): %.4f s, %.1fx the batch "
            "time; max |z - z_ref| = %.3g\n", tref, tref / best[0], maxdiff);
@@ -589,6 +745,8 @@ static int bench_decode(int f32) {
   jnum("seconds_1thread", O.threads > 1 ? best[1] : best[0]);
   jnum("copy1_gbps", c1 / 1e9), jnum("fraction_copy_1thread", bw1 / c1);
   jnum("reference_seconds", tref), jnum("max_abs_diff_reference", maxdiff);
+  jnum("read_gbps", rT / 1e9), jnum("fraction_read", bw / rT);
+  jnum("fraction_read_paired_median", rmed), jnum("cpu_seconds", bcpu[0]);
   jend();
 out:
   free(K), free(V), free(Q), free(Z), free(lse);
@@ -964,6 +1122,156 @@ static int bench_scaling(void) {
   return 0;
 }
 
+/* ---- quantized caches against exact attention, interleaved in one run ---- */
+
+/* The shape of one SmolLM2-135M cache at 4k context: head dimension 64, 4096 tokens, queried by
+ * the kvbound methods' double-precision query (the path `kvbound decode` takes for each layer,
+ * kv head and query). Each rep times QN queries of every method in turn (the order rotated from
+ * rep to rep), so exact and the quantized caches see the same load; speed = exact's time over
+ * the method's (>= 1: at least as fast as exact), best over best and the median of the per-rep
+ * pairs. Bytes read per query: the cache as stored (kvb_method_memory), which the fused query
+ * reads once for the keys and once for the values. */
+static int bench_quant(void) {
+  enum { NM = 5, QN = 8, QMAXREP = 64 };
+  const size_t n = 4096, d = 64;
+  static const char *const type[NM] = {"exact", "q8_0", "q4_0", "kivi", "kivi"};
+  static const char *const label[NM] = {"exact", "q8_0", "q4_0", "KIVI-2", "KIVI-4"};
+  static const char *const param[NM] = {NULL, NULL, NULL, "bits=2", "bits=4"};
+  int reps = O.reps < 9 ? 9 : O.reps > QMAXREP ? QMAXREP : O.reps, rc = 0;
+  kvb_method *m[NM] = {NULL};
+  gsl_rng *r = kvb_rng_alloc_substream(13, 0);
+  double *k = malloc(d * sizeof *k), *v = malloc(d * sizeof *v), *q = malloc(QN * d * sizeof *q),
+         *z = malloc(d * sizeof *z);
+  static double t[NM][QMAXREP], tc[NM][QMAXREP];
+  if (!r || !k || !v || !q || !z) {
+    rc = 1;
+    goto out;
+  }
+  kvb_method_config cfg = {d, d, 1.0 / sqrt((double)d), r};
+  for (int i = 0; i < NM; i++) {
+    kvb_params p;
+    kvb_params_init(&p);
+    if (param[i]) kvb_params_parse(&p, param[i]);
+    if (kvb_method_alloc(type[i], &cfg, &p, &m[i])) {
+      fprintf(stderr, "kvb-bench: %s: %s\n", label[i], kvb_strerror_last());
+      rc = 1;
+      goto out;
+    }
+  }
+  for (size_t tok = 0; tok < n; tok++) {
+    for (size_t j = 0; j < d; j++) k[j] = 2.0 * gauss(r), v[j] = gauss(r);
+    for (int i = 0; i < NM; i++)
+      if (kvb_method_update(m[i], k, d, v, d)) {
+        fprintf(stderr, "kvb-bench: %s: %s\n", label[i], kvb_strerror_last());
+        rc = 1;
+        goto out;
+      }
+  }
+  for (size_t j = 0; j < QN * d; j++) q[j] = gauss(r);
+  for (int rep = 0; rep < reps; rep++)
+    for (int jj = 0; jj < NM; jj++) {
+      int i = (jj + rep) % NM;
+      double t0 = now(), c0 = cpu_now();
+      for (int a = 0; a < QN; a++)
+        if (kvb_method_query(m[i], q + (size_t)a * d, d, z, d)) {
+          fprintf(stderr, "kvb-bench: %s: %s\n", label[i], kvb_strerror_last());
+          rc = 1;
+          goto out;
+        }
+      t[i][rep] = (now() - t0) / QN, tc[i][rep] = (cpu_now() - c0) / QN;
+    }
+  kvb_memory me;
+  kvb_method_memory(m[0], &me);
+  double ebytes = (double)me.bytes, best[NM], cbest[NM];
+  printf("\nquantized caches vs exact: the methods' query (double precision, one thread) on one "
+         "SmolLM2-135M cache shape, n = %zu tokens, d = %zu; %d reps of %d queries, methods "
+         "interleaved; speed = exact's time / the method's (>= 1: as fast as exact), best/best "
+         "and the median of the per-rep pairs, in wall and in CPU seconds (on a loaded machine "
+         "the CPU figures are the steadier); bytes read per query = the cache as stored\n"
+         "  %-8s %9s %9s %7s %7s %7s %7s %12s %8s\n", n, d, reps, QN, "method", "wall us",
+         "cpu us", "speed", "paired", "cpu spd", "paired", "bytes/query", "of exact");
+  for (int i = 0; i < NM; i++) {
+    double pr[QMAXREP], pc[QMAXREP];
+    best[i] = cbest[i] = INFINITY;
+    for (int rep = 0; rep < reps; rep++) {
+      best[i] = fmin(best[i], t[i][rep]), cbest[i] = fmin(cbest[i], tc[i][rep]);
+      pr[rep] = t[0][rep] / t[i][rep], pc[rep] = tc[0][rep] / tc[i][rep];
+    }
+    double pmed = kvb_quantile(pr, (size_t)reps, 0.5), cmed = kvb_quantile(pc, (size_t)reps, 0.5);
+    kvb_method_memory(m[i], &me);
+    printf("  %-8s %9.1f %9.1f %7.2f %7.2f %7.2f %7.2f %12.0f %8.3f\n", label[i], best[i] * 1e6,
+           cbest[i] * 1e6, best[0] / best[i], pmed, cbest[0] / cbest[i], cmed, (double)me.bytes,
+           (double)me.bytes / ebytes);
+    jbegin("quant_decode");
+    jstr("cache", label[i]), jnum("n", (double)n), jnum("d", (double)d);
+    jnum("seconds_per_query", best[i]), jnum("cpu_seconds_per_query", cbest[i]);
+    jnum("speed_vs_exact", best[0] / best[i]), jnum("speed_vs_exact_paired_median", pmed);
+    jnum("cpu_speed_vs_exact", cbest[0] / cbest[i]), jnum("cpu_speed_vs_exact_paired_median", cmed);
+    jnum("bytes_per_query", (double)me.bytes), jnum("exact_bytes_per_query", ebytes);
+    jend();
+  }
+out:
+  for (int i = 0; i < NM; i++) kvb_method_free(m[i]);
+  gsl_rng_free(r);
+  free(k), free(v), free(q), free(z);
+  return rc;
+}
+
+/* ---- the closing table ---- */
+
+static void closing_table(void) {
+  /* the limits once more, at the end of the run */
+  int T = O.threads;
+  for (int rep = 0; rep < 3; rep++) {
+    copy_once(T), read_once(T);
+    if (T > 1) copy_once(1), read_once(1);
+  }
+  if (S_sgemmT.n) gemm_rate(1, T);
+  if (S_dgemmT.n) gemm_rate(0, T);
+  struct {
+    const char *name, *unit;
+    const kvb_bs_series *s;
+    double div;
+  } lim[] = {{"STREAM read", "GB/s", &S_readT, 1e9}, {"STREAM read 1 thr", "GB/s", &S_read1, 1e9},
+             {"STREAM copy", "GB/s", &S_copyT, 1e9}, {"STREAM copy 1 thr", "GB/s", &S_copy1, 1e9},
+             {"SGEMM 1024^3", "GFLOP/s", &S_sgemmT, 1e9}, {"SGEMM 1 thr", "GFLOP/s", &S_sgemm1, 1e9},
+             {"DGEMM 1024^3", "GFLOP/s", &S_dgemmT, 1e9}, {"DGEMM 1 thr", "GFLOP/s", &S_dgemm1, 1e9}};
+  printf("\nlimits over the whole run (%d thread(s) unless named; samples at the start, beside "
+         "every timed run and at the end):\n  %-18s %8s %9s %9s %8s\n", T, "limit", "samples",
+         "best", "worst", "spread");
+  for (size_t i = 0; i < sizeof lim / sizeof *lim; i++) {
+    if (!lim[i].s->n || (T == 1 && strstr(lim[i].name, "1 thr"))) continue;
+    printf("  %-18s %8zu %9.2f %9.2f %8.3f  %s\n", lim[i].name, lim[i].s->n,
+           kvb_bs_best(lim[i].s) / lim[i].div, kvb_bs_worst(lim[i].s) / lim[i].div,
+           kvb_bs_spread(lim[i].s), lim[i].unit);
+    jbegin("limit_series");
+    jstr("limit", lim[i].name), jnum("samples", (double)lim[i].s->n);
+    jnum("best", kvb_bs_best(lim[i].s)), jnum("worst", kvb_bs_worst(lim[i].s));
+    jnum("spread", kvb_bs_spread(lim[i].s));
+    jend();
+  }
+  if (!g_nrec) return;
+  printf("\nratios against the run's best sample of their limit (time/bound: 1 = at the limit, "
+         "never below 1 by more than the spread; fraction: rate/limit, never above 1 by more "
+         "than the spread; 'paired' against the sample right before each run, median):\n"
+         "  %-46s %-12s %9s %9s %8s %8s %8s %s\n", "what", "limit", "wall s", "cpu s", "ratio",
+         "paired", "spread", "");
+  for (size_t i = 0; i < g_nrec; i++) {
+    const ratio_rec *r = &g_rec[i];
+    double x = rec_ratio(r), sp = kvb_bs_spread(r->lim);
+    int ok = rec_ok(r);
+    printf("  %-46s %-12s %9.4f %9.4f %8.3f %8.3f %8.3f %s%s\n", r->what, r->limit, r->seconds,
+           r->cpu_s, x, r->paired, sp, r->fraction ? "fraction" : "time/bound",
+           ok ? "" : "  OUTSIDE THE SPREAD");
+    jbegin("ratio");
+    jstr("what", r->what), jstr("limit", r->limit), jstr("kind", r->fraction ? "fraction" : "x_bound");
+    jnum("seconds", r->seconds), jnum("cpu_seconds", r->cpu_s);
+    jnum("ratio_run_best", x), jnum("ratio_paired", r->paired), jnum("limit_spread", sp);
+    jnum("within_spread", ok);
+    jend();
+  }
+}
+
 /* ---- command line ---- */
 
 static void usage(FILE *f) {
@@ -971,7 +1279,8 @@ static void usage(FILE *f) {
           "usage: kvb-bench [options]\n"
           "  Times kvbound's kernels, each next to the limit it is compared with, measured in the\n"
           "  same run (README, Benchmarks). Without options: the default shapes (make bench).\n"
-          "  --method LIST   comma-separated: balancekv_block, exact_decode, subgen, scaling, all\n"
+          "  --method LIST   comma-separated: balancekv_block, exact_decode, subgen, scaling,\n"
+          "                  quant (q8_0, q4_0, KIVI-2/4 against exact at n = 4096, d = 64), all\n"
           "                  (default all), or registered method names (their scaling rows only)\n"
           "  --n N           tokens per head (default 16384)\n"
           "  --heads H       heads (default 8)\n"
@@ -1119,7 +1428,9 @@ static int parse_args(int argc, char **argv) {
       snprintf(mbuf, sizeof mbuf, "%s", val);
       for (char *tok = strtok(mbuf, ","); tok; tok = strtok(NULL, ",")) {
         any_sec = 1;
-        if (!strcmp(tok, "all")) O.sec_bkvb = O.sec_decode = O.sec_subgen = O.sec_scaling = 1;
+        if (!strcmp(tok, "all"))
+          O.sec_bkvb = O.sec_decode = O.sec_subgen = O.sec_scaling = O.sec_quant = 1;
+        else if (!strcmp(tok, "quant")) O.sec_quant = 1;
         else if (!strcmp(tok, "balancekv_block")) O.sec_bkvb = 1;
         else if (!strcmp(tok, "exact_decode")) O.sec_decode = 1;
         else if (!strcmp(tok, "subgen")) O.sec_subgen = 1;
@@ -1133,14 +1444,14 @@ static int parse_args(int argc, char **argv) {
           O.sec_scaling = 1;
         } else {
           fprintf(stderr, "kvb-bench: unknown --method '%s': one of balancekv_block, "
-                  "exact_decode, subgen, scaling, all, or a registered method (kvbound list)\n",
+                  "exact_decode, subgen, scaling, quant, all, or a registered method (kvbound list)\n",
                   tok);
           return 2;
         }
       }
     }
   }
-  if (!any_sec) O.sec_bkvb = O.sec_decode = O.sec_subgen = O.sec_scaling = 1;
+  if (!any_sec) O.sec_bkvb = O.sec_decode = O.sec_subgen = O.sec_scaling = O.sec_quant = 1;
   if (O.exact_hi > O.subgen_hi) O.exact_hi = O.subgen_hi;
   return -1;
 }
@@ -1149,19 +1460,13 @@ int main(int argc, char **argv) {
   int rc = parse_args(argc, argv);
   if (rc >= 0) return rc;
   rc = 0;
-  FILE *g = popen("git rev-parse --short HEAD 2>/dev/null", "r");
-  if (g) {
-    if (!fgets(g_commit, sizeof g_commit, g)) g_commit[0] = 0;
-    g_commit[strcspn(g_commit, "\r\n\"\\")] = 0;
-    pclose(g);
-  }
   openblas_set_num_threads(1);
   read_cpu();
   double t0 = now();
   printf("kvb-bench %s (commit %s): threads %d, load average %.2f at the start (the machine is "
          "shared when this exceeds the cores: figures are then indicative, ratios less affected)\n"
          "cpu: %s; kernels: %s (ratios to the limits differ between CPU families)\n",
-         KVBOUND_VERSION, g_commit[0] ? g_commit : "?", O.threads, load1(), g_cpu, simd_name());
+         KVBOUND_VERSION, g_commit, O.threads, load1(), g_cpu, simd_name());
   measure_limits();
   for (int f = 0; f < 2 && !rc; f++) {
     int f32 = f == 0;
@@ -1172,7 +1477,9 @@ int main(int argc, char **argv) {
   if (rc > 0) return rc;
   rc = 0;
   if (O.sec_subgen) rc = bench_subgen();
+  if (!rc && O.sec_quant) rc = bench_quant();
   if (!rc && O.sec_scaling) rc = bench_scaling();
+  if (!rc) closing_table();
   printf("\nload average %.2f at the end; %.1f s in all\n", load1(), now() - t0);
   free(g_ca), free(g_cc), free(g_sa), free(g_sb), free(g_sc), free(g_da), free(g_db), free(g_dc);
   return rc;

@@ -3,8 +3,13 @@
  * are well formed and carry each figure with its limit. No timed assertion. */
 #include "cli_harness.h"
 
+#ifndef KVB_BUILD_COMMIT
+#define KVB_BUILD_COMMIT "unknown"
+#endif
+
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char bench[520];
 
@@ -33,6 +38,10 @@ int main(int argc, char **argv) {
   snprintf(bench, sizeof bench, "%s", kvbound);
   char *sl = strrchr(bench, '/');
   snprintf(sl ? sl + 1 : bench, sizeof bench - (size_t)(sl ? sl + 1 - bench : 0), "kvb-bench");
+  static char where[256]; /* one run starts from another directory: the path made absolute */
+  char cwd[200];
+  if (bench[0] == '/') where[0] = 0;
+  else if (getcwd(cwd, sizeof cwd)) snprintf(where, sizeof where, "%s/", cwd);
   static char out[1 << 17];
   char cmd[1024];
   snprintf(cmd, sizeof cmd, "%s --help", bench);
@@ -55,11 +64,11 @@ int main(int argc, char **argv) {
     snprintf(name, sizeof name, "bench_cli: '%s' is a usage error naming it", bad[i].args);
     CHECK(rc == 2 && strstr(out, bad[i].want), name, "rc %d: %.300s", rc, out);
   }
-  /* one tiny run of every section */
+  /* one tiny run of every section, from another directory (the commit is the build's) */
   snprintf(cmd, sizeof cmd,
-           "%s --method balancekv_block,exact_decode,subgen,z_zero,knorm --n 512 --heads 2 --d 16 "
-           "--b 64 --T 1 --reps 1 --dtype f32,f64 --subgen-n 12 --exact-n 11 --scaling-n 10:12 "
-           "--budget 5 --threads 2 --json", bench);
+           "cd / && %s%s --method balancekv_block,exact_decode,subgen,quant,z_zero,knorm --n 512 "
+           "--heads 2 --d 16 --b 64 --T 1 --reps 1 --dtype f32,f64 --subgen-n 12 --exact-n 11 "
+           "--scaling-n 10:12 --budget 5 --threads 2 --json", where, bench);
   rc = sh(cmd, out, sizeof out);
   int badl, n = json_lines(out, &badl);
   CHECK(rc == 0 && n >= 10 && badl == 0, "bench_cli: a tiny run of every section writes "
@@ -81,5 +90,32 @@ int main(int argc, char **argv) {
   CHECK(strstr(out, "\"method\":\"z_zero\"") && strstr(out, "\"method\":\"knorm\"") &&
             strstr(out, "\"bench\":\"scaling_slope\"") && !strstr(out, "\"method\":\"exact\""),
         "bench_cli: the scaling table runs the named methods only, with slopes", "%.400s", out);
+  CHECK(strstr(out, "(commit " KVB_BUILD_COMMIT ")") && strstr(out, "\"commit\":\"" KVB_BUILD_COMMIT "\""),
+        "bench_cli: run from / it records the commit it was built from (" KVB_BUILD_COMMIT ")",
+        "%.300s", out);
+  CHECK(strstr(out, "\"bench\":\"quant_decode\",") && strstr(out, "\"cache\":\"q8_0\"") &&
+            strstr(out, "\"cache\":\"q4_0\"") && strstr(out, "\"cache\":\"KIVI-2\"") &&
+            strstr(out, "\"cache\":\"KIVI-4\"") && strstr(out, "\"exact_bytes_per_query\":"),
+        "bench_cli: the quantized caches are timed against exact with their bytes per query",
+        "%.400s", out);
+  /* The closing table: every time/bound ratio against the run's best limit is within the
+   * limit's spread of 1 (tests/bench_stats.h; the fractions of a bandwidth are not held to it
+   * here: at this tiny shape the data sit in cache and beat the memory's bandwidth). */
+  int nratio = 0, nlim = 0, outside = 0;
+  for (const char *l = out; (l = strstr(l, "{\"bench\":\"")); l++) {
+    const char *e = strchr(l, '\n');
+    size_t len = e ? (size_t)(e - l) : strlen(l);
+    char line[2048];
+    snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), l);
+    if (strstr(line, "\"bench\":\"limit_series\"")) nlim++;
+    if (!strstr(line, "\"bench\":\"ratio\"")) continue;
+    nratio++;
+    if (strstr(line, "\"kind\":\"x_bound\"") && !strstr(line, "\"within_spread\":1")) outside++;
+  }
+  CHECK(nratio >= 4 && nlim >= 4 && outside == 0 && strstr(out, "\"ratio_run_best\":") &&
+            strstr(out, "\"ratio_paired\":") && strstr(out, "\"limit_spread\":"),
+        "bench_cli: the closing table gives every ratio against the run's best limit with its "
+        "paired ratio and spread, and no time/bound ratio falls below 1 by more than the spread",
+        "%d ratios, %d limits, %d outside: %.600s", nratio, nlim, outside, out);
   UNIT_EXIT();
 }

@@ -61,6 +61,7 @@
 #include "attention.h"
 #include "kvb_error.h"
 #include "method.h"
+#include "quant_attend.h"
 #include "quant_cache.h"
 
 #include <math.h>
@@ -94,8 +95,10 @@ typedef struct {
   tok_rows vq;           /* quantized values */
   double *kr, *vr;       /* residuals: R × d_key, (R + 1) × d_value */
   size_t nkr, nvr;
-  double *sK, *sV;       /* query scratch (not counted: quant_cache.h) */
+  double *sK, *sV;       /* the fallback's dequantized copy (not counted: quant_cache.h) */
   size_t scap;
+  double *sc;            /* the query's scores, n (not counted) */
+  size_t sccap;
 } kivi_state;
 
 static const kvb_param_spec kivi_params[] = {
@@ -211,7 +214,7 @@ static void kivi_free(void *state) {
   if (!st) return;
   free(st->kq.z), free(st->kq.s), free(st->kq.c);
   tok_rows_free(&st->kt), tok_rows_free(&st->vq);
-  free(st->kr), free(st->vr), free(st->sK), free(st->sV);
+  free(st->kr), free(st->vr), free(st->sK), free(st->sV), free(st->sc);
   free(st);
 }
 
@@ -304,7 +307,9 @@ size_t kvb_kivi_read_(const kvb_method *m, double *K, double *V, size_t cap) {
   return (size_t)m->n;
 }
 
-static int kivi_query(kvb_method *m, const double *q, double *z) {
+/* The reference path: the cache dequantized into scratch, then kvb_attention_exact — taken only
+ * when the fused path meets a score or an output beyond double range (quant_attend.h). */
+static int kivi_query_copy(kvb_method *m, const double *q, double *z) {
   kivi_state *st = m->state;
   size_t n = (size_t)m->n;
   if (n > st->scap) { /* scratch only: a failure here changes nothing the cache holds */
@@ -319,8 +324,56 @@ static int kivi_query(kvb_method *m, const double *q, double *z) {
     st->scap = cap;
   }
   kivi_fill(m, st->sK, st->sV);
-  int rc = kvb_attention_exact(n, m->d_key, m->d_value, st->sK, st->sV, q, m->scale, z, NULL);
+  return kvb_attention_exact(n, m->d_key, m->d_value, st->sK, st->sV, q, m->scale, z, NULL);
+}
+
+static kvb_qa_asym_rows asym_rows(const kivi_state *st, const tok_rows *t) {
+  kvb_qa_asym_rows r = {t->d, st->G, t->ng, t->gbytes, t->rowbytes, st->bits, st->no_zero,
+                        t->z, t->s, t->c};
+  return r;
+}
+
+typedef struct {
+  const kvb_method *m;
+  kvb_qa_asym_rows vq;
+} kivi_value_ctx;
+
+/* Token i's value (stream order): quantized per token, or from the residual X_Vr. */
+static void kivi_value(void *vc, size_t i, double e, double *z) {
+  const kivi_value_ctx *c = vc;
+  const kivi_state *st = c->m->state;
+  if (i < st->vq.n) {
+    kvb_qa_asym_rows_axpy(&c->vq, i, e, z);
+  } else {
+    size_t dv = c->m->d_value;
+    const double *v = st->vr + (i - st->vq.n) * dv;
+    for (size_t j = 0; j < dv; j++) z[j] += e * v[j];
+  }
+}
+
+/* Attention over [Q(X_Kg); X_Kr], [Q(X_Vg); X_Vr] in stream order (Algorithm 1's t_O), the
+ * dequantization fused into the products (quant_attend.h; bit for bit the dequantized copy's
+ * kvb_attention_exact). */
+static int kivi_query(kvb_method *m, const double *q, double *z) {
+  kivi_state *st = m->state;
+  size_t n = (size_t)m->n, dk = m->d_key;
+  int rc = kvb_qa_reserve(&st->sc, &st->sccap, n, "kivi");
   if (rc) return rc;
+  double *sc = st->sc;
+  size_t nkq = st->keys_per_token ? st->kt.n : st->kq.n * st->G;
+  if (st->keys_per_token) {
+    kvb_qa_asym_rows kr = asym_rows(st, &st->kt);
+    kvb_qa_asym_rows_scores(&kr, nkq, q, m->scale, sc);
+  } else {
+    kvb_qa_asym_chan_scores(st->kq.n, st->G, dk, st->kq.gbytes, st->bits, st->no_zero, st->kq.z,
+                            st->kq.s, st->kq.c, q, m->scale, sc);
+  }
+  for (size_t t = nkq; t < n; t++) sc[t] = kvb_score(st->kr + (t - nkq) * dk, q, dk, m->scale);
+  kivi_value_ctx vc = {m, asym_rows(st, &st->vq)};
+  if (kvb_qa_softmax_sum(n, m->d_value, sc, kivi_value, &vc, z) != 0) {
+    rc = kivi_query_copy(m, q, z);
+    if (rc) return rc;
+  }
   m->work.dots += n, m->work.exps += n;
   return KVB_OK;
 }

@@ -4,8 +4,10 @@
  * stored as quant_cache.h describes (q8_0: an fp16 scale d = max|x|/127 and 32 int8 codes,
  * 34 bytes; q4_0: an fp16 scale d = max/−8 and 32 4-bit codes, 18 bytes). There is no
  * full-precision window: llama.cpp quantizes a token's K and V as it writes them. The query
- * dequantizes every block with its fp16 scale and answers attention in double by log-sum-exp
- * (kvb_attention_exact).
+ * answers attention in double by log-sum-exp over the dequantized blocks, with the dequantization
+ * fused into the two products (quant_attend.h): each score is the dot of q with the codes times
+ * their fp16 scale, each value row is added to the output straight from its codes — no
+ * dequantized copy of the cache, and bit for bit what kvb_attention_exact returns on that copy.
  *
  * Head dimensions that are not a multiple of 32. llama.cpp requires the row to be whole blocks;
  * kvbound pads the last block of a key or value with zeros (quant_cache.h: a zero changes neither
@@ -23,6 +25,7 @@
 #include "attention.h"
 #include "kvb_error.h"
 #include "method.h"
+#include "quant_attend.h"
 #include "quant_cache.h"
 
 #include <math.h>
@@ -37,8 +40,10 @@ typedef struct {
   size_t n, cap;           /* tokens held, allocated */
   uint8_t *K, *V;          /* n·nbk·bs, n·nbv·bs */
   double *dK, *dV;         /* unrounded scales, kept only under scale_fp32 */
-  double *sK, *sV;         /* query scratch (not counted: quant_cache.h) */
+  double *sK, *sV;         /* the fallback's dequantized copy (not counted: quant_cache.h) */
   size_t scap;
+  double *sc;              /* the query's scores, n (not counted) */
+  size_t sccap;
 } qb_state;
 
 static const kvb_param_spec qb_params[] = {{NULL, 0, 0, 0, 0, NULL, NULL}};
@@ -61,7 +66,7 @@ extern const kvb_method_type kvb_method_q8_0, kvb_method_q4_0;
 static void qb_free(void *state) {
   qb_state *st = state;
   if (!st) return;
-  free(st->K), free(st->V), free(st->dK), free(st->dV), free(st->sK), free(st->sV);
+  free(st->K), free(st->V), free(st->dK), free(st->dV), free(st->sK), free(st->sV), free(st->sc);
   free(st);
 }
 
@@ -169,7 +174,35 @@ size_t kvb_qblock_read_(const kvb_method *m, double *K, double *V, size_t cap) {
   return st->n;
 }
 
-static int qb_query(kvb_method *m, const double *q, double *z) {
+/* Score of token i: scale·<q, dequantized key i>, accumulated in kvb_dot's order (block by
+ * block, element by element), each element dequantized as kvb_q*_0_dequantize_block does
+ * (code·d, (code − offset)·d) — so equal to kvb_score on the dequantized row while it is finite. */
+static void qb_scores(const kvb_method *m, const qb_state *st, const double *q, double *sc) {
+  size_t d = m->d_key, rb = st->nbk * st->bs;
+  const double *dex = st->scale_fp32 ? st->dK : NULL;
+  if (st->q4)
+    kvb_qa_q4_0_scores(st->n, d, st->K, rb, dex, st->nbk, st->offset, q, m->scale, sc);
+  else
+    kvb_qa_q8_0_scores(st->n, d, st->K, rb, dex, st->nbk, q, m->scale, sc);
+}
+
+static void qb_value(const kvb_method *m, const qb_state *st, size_t i, double e, double *z) {
+  size_t rb = st->nbv * st->bs;
+  const double *dex = st->scale_fp32 ? st->dV + i * st->nbv : NULL;
+  if (st->q4) kvb_qa_q4_0_axpy(m->d_value, st->V + i * rb, dex, st->offset, e, z);
+  else kvb_qa_q8_0_axpy(m->d_value, st->V + i * rb, dex, e, z);
+}
+
+static void qb_value_cb(void *ctx, size_t i, double e, double *z) {
+  const kvb_method *m = ctx;
+  qb_value(m, m->state, i, e, z);
+}
+
+/* The reference path: the cache dequantized into scratch, then kvb_attention_exact. Taken only
+ * when the fused path meets a score or an output beyond double range, so that the overflow
+ * handling (kvb_score's rescaling, kvb_attention_exact's value scaling, its errors) is that of
+ * the exact computation. */
+static int qb_query_copy(kvb_method *m, const double *q, double *z) {
   qb_state *st = m->state;
   size_t n = st->n;
   if (n > st->scap) { /* scratch only: a failure here changes nothing the cache holds */
@@ -184,8 +217,19 @@ static int qb_query(kvb_method *m, const double *q, double *z) {
     st->scap = cap;
   }
   qb_fill(m, st->sK, st->sV);
-  int rc = kvb_attention_exact(n, m->d_key, m->d_value, st->sK, st->sV, q, m->scale, z, NULL);
+  return kvb_attention_exact(n, m->d_key, m->d_value, st->sK, st->sV, q, m->scale, z, NULL);
+}
+
+static int qb_query(kvb_method *m, const double *q, double *z) {
+  qb_state *st = m->state;
+  size_t n = st->n;
+  int rc = kvb_qa_reserve(&st->sc, &st->sccap, n, m->type->name);
   if (rc) return rc;
+  qb_scores(m, st, q, st->sc);
+  if (kvb_qa_softmax_sum(n, m->d_value, st->sc, qb_value_cb, m, z) != 0) {
+    rc = qb_query_copy(m, q, z);
+    if (rc) return rc;
+  }
   m->work.dots += n, m->work.exps += n;
   return KVB_OK;
 }

@@ -8,9 +8,10 @@
  * what they store in the precision they store it: packed b-bit codes (⌈m·b/8⌉ bytes for a group
  * of m codes), their scales and zero points (KIVI: two doubles per group; q8_0/q4_0: one fp16
  * scale per block of 32, as the format has it) and KIVI's full-precision residual window
- * (doubles). Each file states its formula. The query dequantizes into a scratch matrix that is
- * reused between queries and not counted (a fused kernel would not materialize it; KIVI §4.2
- * fuses dequantization into the matrix product); the memory is the packed store.
+ * (doubles). Each file states its formula. The query fuses the dequantization into its dot
+ * products and its weighted sum of values (quant_attend.h; KIVI §4.2 fuses dequantization into
+ * the matrix product the same way), so no dequantized copy is made; its scratch is the n scores,
+ * reused between queries and not counted. The memory is the packed store.
  *
  * This header also gives the quantizers themselves (the unit tests check them on hand-computed
  * blocks) and read-back of the dequantized cache. The fault switches (KVB_QB_MUT_*, the
