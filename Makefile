@@ -106,6 +106,11 @@ $(B)/tests/%: $(B)/obj/tests/%.o $(B)/libkvbound.a
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $< $(B)/libkvbound.a $(LIBS)
 
+# The progress lines of kvb-props (props/progress.c) are tested on their own object.
+$(B)/tests/test_progress: $(B)/obj/tests/test_progress.o $(B)/obj/props/progress.o $(B)/libkvbound.a
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(filter %.o,$^) $(B)/libkvbound.a $(LIBS)
+
 # Allocation-failure injection: the library's own allocations go through the test's wrappers.
 $(B)/tests/test_alloc_fail: $(B)/obj/tests/test_alloc_fail.o $(B)/libkvbound.a
 	@mkdir -p $(dir $@)
@@ -244,10 +249,11 @@ check-gpu-standin: all $(B)/gpu/kvb_kernels.cu $(CUDA_CHECK_BINS)
 # The default verification: every claim checked, verdict table in out/report.md.
 run: all
 	@mkdir -p out
-	OPENBLAS_NUM_THREADS=1 sh scripts/run-report out
+	$(if $(QUIET),KVB_QUIET=1) OPENBLAS_NUM_THREADS=1 sh scripts/run-report out
 
+# QUIET=1: no progress lines (CI logs); the results and the closing count are the same.
 check: all
-	OPENBLAS_NUM_THREADS=1 sh scripts/run-checks $(B) check
+	$(if $(QUIET),KVB_QUIET=1) OPENBLAS_NUM_THREADS=1 sh scripts/run-checks $(B) check
 
 # The Slurm job array for real, on a single-node Slurm started here (scripts/check-slurm; needs
 # root and slurm-wlm, munge). `make check` runs it too where it can, SKIPPED otherwise.
@@ -255,7 +261,7 @@ check-slurm: all
 	sh scripts/check-slurm $(B)
 
 check-full: all
-	OPENBLAS_NUM_THREADS=1 sh scripts/run-checks $(B) full
+	$(if $(QUIET),KVB_QUIET=1) OPENBLAS_NUM_THREADS=1 sh scripts/run-checks $(B) full
 
 # The default shapes (kvb-bench without options: block BalanceKV, exact decode, SubGen, the
 # scaling table; README, Benchmarks), exact decode in float64 too, then the single-purpose
