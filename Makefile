@@ -111,6 +111,12 @@ $(B)/tests/test_progress: $(B)/obj/tests/test_progress.o $(B)/obj/props/progress
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $(filter %.o,$^) $(B)/libkvbound.a $(LIBS)
 
+# The verdict machinery (the comparison gate, the false-alarm count) on hand-worked cases.
+$(B)/tests/test_verdict_machinery: $(B)/obj/tests/test_verdict_machinery.o $(B)/obj/props/prop.o \
+                                   $(B)/obj/props/comparison_gate.o $(B)/libkvbound.a
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(filter %.o,$^) $(B)/libkvbound.a $(LIBS)
+
 # Allocation-failure injection: the library's own allocations go through the test's wrappers.
 $(B)/tests/test_alloc_fail: $(B)/obj/tests/test_alloc_fail.o $(B)/libkvbound.a
 	@mkdir -p $(dir $@)
