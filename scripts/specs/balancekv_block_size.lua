@@ -12,6 +12,7 @@ trials(8)
 queries { last = true }
 measures { "error", "memory", "time" }
 plot { name = "block_error", x = "T", y = "rel_error", logy = true,
+       bound = "1", bound_title = "z = 0 (answer 0, keep nothing): relative error 1",
        title = "003 Fig. 3 analog: BalanceKV relative error vs T for block sizes b",
        xlabel = "T (compression 2^-T)", ylabel = "|z - Attn| / |Attn|" }
 plot { name = "block_time", x = "T", y = "update_s", logy = true,

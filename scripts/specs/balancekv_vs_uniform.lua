@@ -20,5 +20,6 @@ trials(16)
 queries { every = 512 }
 measures { "error", "memory" }
 plot { name = "balancekv_vs_uniform", x = "T", y = "rel_error", logy = true,
+       bound = "1", bound_title = "z = 0 (answer 0, keep nothing): relative error 1",
        title = "003 Fig. 1 analog: relative error vs compression 2^-T (n = 2048, d = 32)",
        xlabel = "T (halving rounds; compression rate 2^-T)", ylabel = "|z - Attn| / |Attn|" }

@@ -30,6 +30,7 @@ for j = 160, 224, 8 do at[#at + 1] = j end
 queries { at = at }
 measures { "error", "memory" }
 plot { name = "baselines_subgen_table", x = "mem_vectors", y = "rel_error", logy = true,
+       bound = "1", bound_title = "z = 0 (answer 0, keep nothing): relative error 1",
        bands = true,
        title = "000/001 LongEval table, attention level: SmolLM2-135M caches, relative error vs memory",
        xlabel = "stored vectors", ylabel = "|z - Attn| / |Attn|" }

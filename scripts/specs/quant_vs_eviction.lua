@@ -29,6 +29,7 @@ trials(8)
 queries { at = { 2048 } }
 measures { "error", "memory" }
 plot { name = "quant_vs_eviction", x = "mem_bytes_fp16", y = "rel_error", logx = true, logy = true,
+       bound = "1", bound_title = "z = 0 (answer 0, keep nothing): relative error 1",
        title = "Quantized caches vs token eviction at equal bytes, kept tokens priced in fp16 (n = 2048, d = 32)",
        xlabel = "bytes per cache (exactly kept tokens at fp16, quantized caches as stored)",
        ylabel = "|z - Attn| / |Attn|" }
