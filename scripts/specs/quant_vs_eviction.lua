@@ -28,6 +28,10 @@ sweep { budget = { 576, 1000, 1088, 1248 } }
 trials(8)
 queries { at = { 2048 } }
 measures { "error", "memory" }
+-- caption quant_vs_eviction: at fp16 prices the quantized caches (q8_0 about 0.01, q4_0 and
+-- KIVI-4 about 0.1) err far less than keeping fewer tokens exactly at the same bytes
+-- (StreamingLLM and uniform sampling 0.8-1.7): quantization wins this comparison even priced as
+-- the field prices it.
 plot { name = "quant_vs_eviction", x = "mem_bytes_fp16", y = "rel_error", logx = true, logy = true,
        bound = "1", bound_title = "z = 0 (answer 0, keep nothing): relative error 1",
        title = "Quantized caches vs token eviction at equal bytes, kept tokens priced in fp16 (n = 2048, d = 32)",
