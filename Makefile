@@ -125,6 +125,17 @@ $(B)/tests/test_verdict_rollup: $(B)/obj/tests/test_verdict_rollup.o $(B)/libkvb
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $< -L$(B) -lkvbound-props -lkvbound -Wl,-rpath,'$$ORIGIN/..' $(LIBS)
 
+# The progress lines of kvb-props (props/progress.c) are tested on their own object.
+$(B)/tests/test_progress: $(B)/obj/tests/test_progress.o $(B)/obj/props/progress.o $(B)/libkvbound.a
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(filter %.o,$^) $(B)/libkvbound.a $(LIBS)
+
+# The verdict machinery (the comparison gate, the false-alarm count) on hand-worked cases.
+$(B)/tests/test_verdict_machinery: $(B)/obj/tests/test_verdict_machinery.o $(B)/obj/props/prop.o \
+                                   $(B)/obj/props/comparison_gate.o $(B)/libkvbound.a
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(filter %.o,$^) $(B)/libkvbound.a $(LIBS)
+
 # Allocation-failure injection: the library's own allocations go through the test's wrappers.
 $(B)/tests/test_alloc_fail: $(B)/obj/tests/test_alloc_fail.o $(B)/libkvbound.a
 	@mkdir -p $(dir $@)
@@ -281,10 +292,11 @@ check-gpu-standin: all $(B)/gpu/kvb_kernels.cu $(CUDA_CHECK_BINS)
 # The default verification: every claim checked, verdict table in out/report.md.
 run: all
 	@mkdir -p out
-	OPENBLAS_NUM_THREADS=1 sh scripts/run-report out
+	$(if $(QUIET),KVB_QUIET=1) OPENBLAS_NUM_THREADS=1 sh scripts/run-report out
 
+# QUIET=1: no progress lines (CI logs); the results and the closing count are the same.
 check: all
-	OPENBLAS_NUM_THREADS=1 sh scripts/run-checks $(B) check
+	$(if $(QUIET),KVB_QUIET=1) OPENBLAS_NUM_THREADS=1 sh scripts/run-checks $(B) check
 
 # The Slurm job array for real, on a single-node Slurm started here (scripts/check-slurm; needs
 # root and slurm-wlm, munge). `make check` runs it too where it can, SKIPPED otherwise.
@@ -292,7 +304,7 @@ check-slurm: all
 	sh scripts/check-slurm $(B)
 
 check-full: all
-	OPENBLAS_NUM_THREADS=1 sh scripts/run-checks $(B) full
+	$(if $(QUIET),KVB_QUIET=1) OPENBLAS_NUM_THREADS=1 sh scripts/run-checks $(B) full
 
 # The default shapes (kvb-bench without options: block BalanceKV, exact decode, SubGen, the
 # scaling table; README, Benchmarks), exact decode in float64 too, then the single-purpose

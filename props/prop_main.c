@@ -12,6 +12,7 @@
 #include "paper_claims.h"
 #include "paper_protocols.h"
 #include "prop_shard.h"
+#include "progress.h"
 #include "method_battery.h"
 #include "read_file.h"
 
@@ -53,6 +54,10 @@ static void usage(FILE *f) {
           "  --mutant M        run only mutant M of the selected claims: method:TYPE:NAME,\n"
           "                    stream:TYPE:NAME, probe:TYPE:NAME, check:NAME or control:z_zero\n"
           "  --no-mutants      skip the mutant runs\n"
+          "  --quiet           no progress lines on stderr (by default each check prints\n"
+          "                    \"[k/N] id (elapsed, ~left)\" there, the estimate from the costs\n"
+          "                    table $KVB_CHECK_COSTS, e.g. props/check-costs.tsv, else from\n"
+          "                    the mean so far, and \"# cost TIER ID SECONDS\" when it ends)\n"
           "  --report FILE     write the markdown report: a verdict per paper claim, then the checks\n"
           "  --method NAME[,k=v,...]  run the battery for one registered method (built-in, plugin or\n"
           "                    Python) instead of the papers' claims: contract, accuracy at equal\n"
@@ -411,7 +416,7 @@ static void md_escape(FILE *f, const char *s) {
 /* The command line. */
 typedef struct {
   const char *only[64];
-  int nonly, full, list, no_mut, shard_k, shard_n;
+  int nonly, full, list, no_mut, shard_k, shard_n, quiet;
   const char *report, *only_mutant, *out, *method;
   const char *merge[1024];
   int nmerge;
@@ -437,6 +442,7 @@ static int parse_args(int argc, char **argv, options *o) {
     } else if (strcmp(a, "--list") == 0) o->list = 1;
     else if (strcmp(a, "--full") == 0) o->full = 1;
     else if (strcmp(a, "--no-mutants") == 0) o->no_mut = 1;
+    else if (strcmp(a, "--quiet") == 0) o->quiet = 1;
     else if (strcmp(a, "--only") == 0 && more && o->nonly < 64) o->only[o->nonly++] = argv[++i];
     else if (strcmp(a, "--mutant") == 0 && more) o->only_mutant = argv[++i];
     else if (strcmp(a, "--report") == 0 && more) o->report = argv[++i];
@@ -656,6 +662,16 @@ static int judge_all(const source *src, FILE *rep) {
   memset(&b, 0, sizeof b);
   size_t nres = 0;
   int failed = 0, index = -1;
+  /* Progress on stderr for runs that compute (not lists, not merges, which only read): the
+   * selected checks first, so "[k/N]" knows N; costs from $KVB_CHECK_COSTS (progress.h). */
+  prop_progress pg;
+  prop_progress_init(&pg, o->list || o->nmerge || o->quiet ? NULL : stderr,
+                     getenv("KVB_CHECK_COSTS"), o->full ? "full" : "check");
+  for (size_t t = 0; claim_tables[t] && pg.to; t++)
+    for (const prop_claim *c = claim_tables[t]; c->id; c++)
+      if (selected(c->id, o->only, o->nonly) && ++index % o->shard_n == o->shard_k)
+        prop_progress_add(&pg, c->id);
+  index = -1;
   for (size_t t = 0; claim_tables[t]; t++) {
     for (const prop_claim *c = claim_tables[t]; c->id; c++) {
       if (!selected(c->id, o->only, o->nonly)) continue;
@@ -665,6 +681,8 @@ static int judge_all(const source *src, FILE *rep) {
         list_claim(c);
         continue;
       }
+      prop_progress_start(&pg, c->id);
+      double t_claim = prop_progress_now();
       int caught = 0, nmut = 0;
       if (!o->only_mutant) {
         printf("## %s (%s, %s)\n", c->id, c->source, c->kind);
@@ -690,6 +708,7 @@ static int judge_all(const source *src, FILE *rep) {
         failed += judge_mutant(c, o, &f, &m, &caught);
         budget_add(&b, &m);
       }
+      prop_progress_done(&pg, c->id, prop_progress_now() - t_claim);
       if (nres < sizeof res / sizeof *res) {
         check_result *r = &res[nres++];
         r->c = c, r->v = f.failures ? PROP_FAILS : f.v, r->caught = caught, r->nmut = nmut;
@@ -697,6 +716,7 @@ static int judge_all(const source *src, FILE *rep) {
       }
     }
   }
+  prop_progress_free(&pg);
   if (rep) write_report(rep, res, nres, &b);
   if (!o->list && b.faithful + b.mutants > 0) {
     /* The budget is a check of the battery itself: false alarms and stated misses must fit

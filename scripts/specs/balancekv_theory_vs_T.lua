@@ -14,7 +14,12 @@ method "merge_reduce" { r_key = 3, r_value = 8, t = 16, label = "MergeAndReduce"
 sweep "T" { 1, 2, 3, 4 }
 trials(8)
 queries { every = 128 }
+-- caption theory_ratio_vs_T: the dashed line is BalanceKV's ε = 0.5; Theorem 3.1 promises every
+-- BalanceKV point below it when t is chosen from ε (here t = 16 is fixed, so the plot shows which
+-- T still meets it); MergeAndReduce's ratio is drawn on the same axis, its own bound (Theorem 3.4)
+-- is in another normalization.
 plot { name = "theory_ratio_vs_T", x = "T", y = "ratio_f", logy = true,
+       bound = "0.5", bound_title = "BalanceKV's eps = 0.5 (Theorem 3.1: ratio <= eps)",
        title = "003 Alg. 1 and Alg. 4: error/(|softmax|_2 |V|_F) vs T  [n = 512, d = 8, t = 16]",
        xlabel = "T (compression levels, 003 Alg. 4)", ylabel = "|z - Attn| / (|softmax|_2 |V|_F)" }
 plot { name = "theory_memory_vs_T", x = "T", y = "mem_vectors", logy = true, bands = false,

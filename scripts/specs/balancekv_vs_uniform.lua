@@ -19,6 +19,9 @@ sweep "tau" { 0.1, 1 }
 trials(16)
 queries { every = 512 }
 measures { "error", "memory" }
+-- caption balancekv_vs_uniform: BalanceKV (both key temperatures) lies below uniform sampling at
+-- every T, the ordering of 003 Fig. 1; from T = 2 on both exceed z = 0 (green, relative error 1):
+-- on this stream a 2^-T sample of the middle tokens is worse than answering nothing.
 plot { name = "balancekv_vs_uniform", x = "T", y = "rel_error", logy = true,
        title = "003 Fig. 1 analog: relative error vs compression 2^-T (n = 2048, d = 32)",
        xlabel = "T (halving rounds; compression rate 2^-T)", ylabel = "|z - Attn| / |Attn|" }

@@ -23,10 +23,15 @@ method "subgen" { delta = 0.01, t = 1, label = "SubGen" }
 sweep { T = { 0, 1, 2, 3, 4, 5, 6 }, s = { 512, 256, 128, 64, 32, 16, 8 } }
 trials(8)
 measures { "decode", "memory" }
+-- caption decode_vs_memory: Bob decodes above guessing only as memory approaches the n = 1024
+-- bits: uniform sampling and block BalanceKV follow one accuracy-vs-memory curve, SubGen below
+-- it, none far above guessing under 100 vectors, as 003 Thm. 3.2's space bound requires.
 plot { name = "decode_vs_memory", x = "mem_vectors", y = "decode_acc", logx = true,
        bound = "0.5", bound_title = "guessing (0.5)",
        title = "003 Thm. 3.2 INDEX reduction: Bob's decoding accuracy vs memory (n = 1024 bits, d = 64, r = 8)",
        xlabel = "vectors kept (keys + values)", ylabel = "fraction of bits decoded correctly" }
+-- caption decode_vs_T: exact attention decodes every bit; each halving of memory costs the
+-- compressed methods accuracy, down to guessing (0.5) by T = 4-6.
 plot { name = "decode_vs_T", x = "T", y = "decode_acc",
        bound = "0.5", bound_title = "guessing (0.5)",
        title = "INDEX decoding accuracy vs compression 2^-T (n = 1024 bits, d = 64, r = 8)",

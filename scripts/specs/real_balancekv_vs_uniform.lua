@@ -20,5 +20,6 @@ trials(2)
 queries { at = { 384, 448, 512 } }
 measures { "error", "memory" }
 plot { name = "real_balancekv_error_vs_layer", x = "layer", y = "rel_error", logy = true,
+       bound = "1", bound_title = "z = 0 (answer 0, keep nothing): relative error 1",
        title = "SmolLM2-135M, 512 tokens: relative attention error per layer at compression 2^-T",
        xlabel = "layer", ylabel = "|z - Attn| / |Attn|" }

@@ -14,5 +14,6 @@ trials(8)
 queries { at = { 512, 1024 } }
 measures { "error", "memory" }
 plot { name = "kcenter_error_vs_k", x = "centers", y = "rel_error", logx = true, logy = true,
+       bound = "1", bound_title = "z = 0 (answer 0, keep nothing): relative error 1",
        title = "Recent window (32) + greedy k-center tokens: relative error vs k (n <= 1024, d = 16)",
        xlabel = "k (k-center tokens kept, 000 §3.2)", ylabel = "|z - Attn| / |Attn|" }

@@ -43,7 +43,13 @@ for spec in "$DIR"/*.lua; do
     sed -n 's/^-- \{0,1\}//p' "$spec" | sed '/^name /q' | grep -v '^name ' ; echo
     [ -f "$OUT/$name/summary.md" ] && cat "$OUT/$name/summary.md"
     for png in "$OUT/$name"/*.png; do
-      [ -f "$png" ] && echo && echo "![$(basename "$png" .png)]($name/$(basename "$png"))"
+      [ -f "$png" ] || continue
+      p=$(basename "$png" .png)
+      echo; echo "![$p]($name/$p.png)"
+      # the figure's caption: what the reader should see ("-- caption NAME: …" lines of the spec)
+      cap=$(awk -v p="$p" '$1 == "--" && $2 == "caption" && $3 == p ":" { on = 1; sub(/^-- caption [^ ]+: /, ""); printf "%s", $0; next }
+                           on && /^-- / { sub(/^-- /, " "); printf "%s", $0; next } { on = 0 }' "$spec")
+      [ -n "$cap" ] && { echo; echo "*$p: $cap*"; }
     done
   } >> "$MD"
 done

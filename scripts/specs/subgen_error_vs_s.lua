@@ -17,5 +17,6 @@ plot { name = "subgen_ratio_vs_s", x = "s", y = "ratio_op", logx = true, logy = 
        title = "SubGen (000 Alg. 1): error/(|softmax| |V|_op) vs s  [n=1024, d=8, m=4, t=64]",
        xlabel = "s (value samples, 000 Alg. 1 line 23)", ylabel = "|z - Attn| / (|softmax|_2 |V|_op)" }
 plot { name = "subgen_relerr_vs_s", x = "s", y = "rel_error", logx = true, logy = true,
+       bound = "1", bound_title = "z = 0 (answer 0, keep nothing): relative error 1",
        title = "SubGen: relative error |z - Attn|/|Attn| vs s",
        xlabel = "s (value samples)", ylabel = "relative error" }

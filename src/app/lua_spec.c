@@ -69,7 +69,9 @@ const char kvb_spec_help[] =
     "         logx = true, logy = true, bands = true }\n"
     "Measure columns: rel_error err_abs attn_norm (error); softmax_norm v_op v_f ratio_op ratio_f\n"
     "(bound: ratio_op = err/(|softmax|_2 |V|_op), ratio_f = err/(|softmax|_2 |V|_F));\n"
-    "mem_bytes mem_vectors (memory); distances exps coins dots fails (work); update_s query_s (time);\n"
+    "mem_bytes mem_vectors (memory; mem_bytes_fp16: priced as the field does, K and V in fp16 -\n"
+    "a quarter of mem_bytes for methods keeping float64 vectors, a quantized cache as stored);\n"
+    "distances exps coins dots fails (work); update_s query_s (time);\n"
     "disc disc_inf disc_bound walk_fails radius radius_rel (probes); decode_acc u_size (decode).\n"
     "A plot whose x is a measure column (e.g. mem_vectors) draws one point per sweep point at the\n"
     "median x.\n";

@@ -456,6 +456,31 @@ static size_t merge_identical(group_row *g, size_t ng, char series[][160], int *
   return w;
 }
 
+static int cmp_median(const void *a, const void *b) {
+  const group_row *p = a, *q = b;
+  double x = p->q[2], y = q->q[2];
+  if (isnan(x) || isnan(y)) return isnan(x) - isnan(y);
+  return (x > y) - (x < y);
+}
+
+/* x a measure column: a method that reads none of the swept parameters (uniform sampling at
+ * its own T beside methods sweeping a budget) repeats at every sweep point, so its series holds
+ * several rows at one x — replicates on other trial seeds. Drawn as they are they make a
+ * vertical stroke that reads like a trend; each run of equal x becomes its middle row by median
+ *. g is sorted by
+ * series and x; returns the new number of rows. */
+static size_t collapse_equal_x(group_row *g, size_t ng) {
+  size_t w = 0;
+  for (size_t i = 0; i < ng;) {
+    size_t j = i + 1;
+    while (j < ng && g[j].series == g[i].series && g[j].x == g[i].x) j++;
+    qsort(g + i, j - i, sizeof *g, cmp_median);
+    g[w++] = g[i + (j - i - 1) / 2];
+    i = j;
+  }
+  return w;
+}
+
 /* Reads DIR/quantiles.csv into the plotted rows of plot c, sorted by series and x. */
 static int read_groups(const char *dir, const plot_conf *c, group_row **out, size_t *ng,
                        char series[][160], int *nseries, int *x_measure, char *err, size_t cap) {
@@ -500,6 +525,7 @@ static int read_groups(const char *dir, const plot_conf *c, group_row **out, siz
     return st;
   }
   qsort(*out, *ng, sizeof **out, cmp_group);
+  if (m.x_measure) *ng = collapse_equal_x(*out, *ng);
   *ng = merge_identical(*out, *ng, series, nseries);
   *x_measure = m.x_measure;
   return KVB_OK;

@@ -147,11 +147,14 @@ typedef struct {
 } kvb_experiment;
 
 /* The numeric measure columns of results.csv, in order; which group each belongs to. */
-#define KVB_RUN_NCOLS 25
+#define KVB_RUN_NCOLS 26
 const char *kvb_run_column_name(size_t i);
 unsigned kvb_run_column_group(size_t i);
 /* Index of a measure column, or -1. */
 int kvb_run_column_find(const char *name);
+/* The column mem_bytes_fp16 from a method's bytes and vectors: bytes/4 for a method holding its
+ * vectors in float64 (bytes >= 8·min(d_key, d_value)·vectors), bytes as stored otherwise. */
+double kvb_run_bytes_fp16(double bytes, double vectors, size_t d_key, size_t d_value);
 
 void kvb_experiment_init(kvb_experiment *e);
 void kvb_experiment_free(kvb_experiment *e);

@@ -96,11 +96,22 @@ static void record_work(row *w, const kvb_method *m) {
   w->v[C_FAILS] = (double)m->work.fails;
 }
 
+/* mem_bytes_fp16 prices memory as the field does (KIVI, llama.cpp: K and V in fp16, 2 bytes a
+ * number): a method that keeps its vectors exactly holds them in float64 (method.h: bytes >=
+ * 8·d·vectors), so its fp16 price is a quarter of its bytes; a quantized cache (bytes below that)
+ * is already counted as stored. Comparing quantized caches with eviction at float64 prices would
+ * tilt the comparison 4× toward quantization. */
+double kvb_run_bytes_fp16(double bytes, double vectors, size_t d_key, size_t d_value) {
+  double dmin = (double)(d_key < d_value ? d_key : d_value);
+  return bytes >= 8.0 * dmin * vectors ? bytes / 4.0 : bytes;
+}
+
 static void record_memory(row *w, const kvb_method *m) {
   kvb_memory mem;
   kvb_method_memory(m, &mem);
   w->v[C_MB] = (double)mem.bytes;
   w->v[C_MV] = (double)mem.vectors;
+  w->v[C_MB16] = kvb_run_bytes_fp16((double)mem.bytes, (double)mem.vectors, m->d_key, m->d_value);
 }
 
 /* A probe (probe.h) on stream si at its query points: one row per point. */

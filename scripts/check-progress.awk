@@ -1,0 +1,46 @@
+# check-progress.awk — scripts/run-checks' progress over the interleaved output of its jobs.
+# Input: the jobs' lines ("[props-0] PASS id: VERDICT [1.2s]", "[test_x] PASS …") and run-one's
+# "[done] NAME SECONDS" at each job's end. Every line but "[done]" goes to the summary file (and
+# to stdout with its time in the full tier). A unit of progress is a property check's faithful
+# line or a job that is not a props shard; the estimate scales the recorded costs of the units
+# still to come by this run's speed (elapsed / recorded cost of the units done).
+# Variables: tier, costs (file of "tier id seconds"; "job-TIER NAME SECONDS" for jobs), n (units),
+# start (epoch seconds), quiet (1: print nothing but the full tier's lines), summary (file).
+function now(   t) { "date +%s" | getline t; close("date +%s"); return t }
+function fmt(s) { return s < 90 ? sprintf("%d s", s) : sprintf("%d min %02d s", int(s / 60), s % 60) }
+BEGIN {
+  total = 0
+  while ((getline row < costs) > 0) {
+    split(row, f, /[ \t]+/)
+    if (f[1] == tier || f[1] == "job-" tier) { cost[f[1] == tier ? f[2] : "job:" f[2]] = f[3]; total += f[3] }
+  }
+  done_cost = 0; k = 0; last = start
+}
+/^\[done\] / {
+  name = $2
+  if (name ~ /^props-/) next
+  unit("job:" name)
+  next
+}
+{
+  print >> summary
+  if (tier == "full") printf("[%4ds] %s\n", now() - start, $0)
+  if ($1 ~ /^\[props-/ && ($2 == "PASS" || $2 == "FAIL" || $2 == "SKIP") && $3 ~ /:$/) {
+    id = $3; sub(/:$/, "", id); unit(id)
+  }
+}
+function unit(id,   t, el, left, frac) {
+  k++
+  if (id in cost) done_cost += cost[id]
+  if (quiet == 1) return
+  t = now(); el = t - start
+  if (t - last < 10 && k < n) return
+  last = t
+  if (total > 0 && done_cost > 0) {
+    frac = done_cost / total; if (frac > 1) frac = 1
+    left = el * (1 - frac) / frac
+  } else left = k ? el / k * (n - k) : 0
+  if (k >= n) left = 0
+  printf("[%d/%d] %s elapsed, ~%s left\n", k, n, fmt(el), fmt(left))
+  fflush()
+}

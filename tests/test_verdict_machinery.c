@@ -1,0 +1,84 @@
+/* test_verdict_machinery.c — the verdict machinery of props/ on hand-worked cases (DESIGN,
+ * statistical policy): the power-gated three-way rule of a comparison cell (comparison_gate.h),
+ * and what each kind of decision adds to the run's false-alarm count (prop.h): a pre-registered
+ * cell 2α (two one-sided tests), a control α, a p-value its α capped at the policy's 1e-6, an
+ * exact check nothing. A mutant of any of these (thresholds, the tally, α for 2α) fails here. */
+#include "comparison_gate.h"
+#include "prop.h"
+#include "unit.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static void ctx_init(prop_ctx *c, FILE *log) {
+  memset(c, 0, sizeof *c);
+  c->log = log;
+  c->id = "test";
+}
+
+int main(void) {
+  FILE *log = fopen("/dev/null", "w");
+  /* ---- the gate: (v, vz, power) → verdict, and the tally ---- */
+  struct { int v, vz; double power; prop_verdict want; } g[] = {
+      {+1, 0, 0.10, PROP_HOLDS},        /* a rejection toward the claim holds at any power */
+      {+1, 1, 0.99, PROP_VACUOUS},      /* … unless z ≡ 0 rejected the same way */
+      {-1, 0, 0.99, PROP_FAILS},        /* a rejection against it fails */
+      {-1, 1, 0.10, PROP_FAILS},        /* whatever the control did */
+      {0, 0, 0.90, PROP_NOT_OBSERVED},  /* no rejection at power exactly 0.9: NOT-OBSERVED */
+      {0, 0, 0.8999999, PROP_INCONCLUSIVE}, /* just below: INCONCLUSIVE */
+      {0, 1, 0.30, PROP_INCONCLUSIVE}};
+  prop_gate_tally tl = {0};
+  int ok = 1;
+  for (size_t i = 0; i < sizeof g / sizeof *g; i++) {
+    prop_verdict v = prop_gated(g[i].v, g[i].vz, g[i].power, &tl);
+    if (v != g[i].want) {
+      ok = 0;
+      printf("    case %zu: (%d, %d, %.7g) gave %s, want %s\n", i, g[i].v, g[i].vz, g[i].power,
+             prop_verdict_name(v), prop_verdict_name(g[i].want));
+    }
+  }
+  CHECK(ok, "verdict.gate.rule", "see the cases above");
+  CHECK(tl.wins == 2 && tl.zero_too == 1 && tl.inconclusive == 2 && tl.power_max == 0.8999999,
+        "verdict.gate.tally", "wins %d zero_too %d inconclusive %d power_max %.7g (want 2 1 2 0.8999999)",
+        tl.wins, tl.zero_too, tl.inconclusive, tl.power_max);
+
+  /* ---- the false-alarm count ---- */
+  prop_ctx c;
+  ctx_init(&c, log);
+  prop_cell(&c, PROP_HOLDS, "a", "x");
+  prop_cell(&c, PROP_FAILS, "b", "x");
+  CHECK(c.ntests == 2 && fabs(c.alpha_sum - 4 * PROP_ALPHA) < 1e-18 && c.ncells == 2,
+        "verdict.alpha.cell_is_2alpha", "%d tests, alpha %.3g (want 2, 4e-06)", c.ntests, c.alpha_sum);
+  ctx_init(&c, log);
+  prop_exact(&c);
+  prop_cell(&c, PROP_HOLDS, "a", "x");
+  CHECK(c.ntests == 0 && c.alpha_sum == 0 && c.cell_flip[0] == 0, "verdict.alpha.exact_cell_free",
+        "%d tests, alpha %.3g, flip %g", c.ntests, c.alpha_sum, c.cell_flip[0]);
+  ctx_init(&c, log);
+  prop_control(&c, "z_zero", 0, "x");
+  prop_control(&c, "uniform", 1, "x");
+  CHECK(c.ntests == 2 && fabs(c.alpha_sum - 2 * PROP_ALPHA) < 1e-18 && c.controls_run == 2 &&
+            c.controls_passed == 1,
+        "verdict.alpha.control", "%d tests, alpha %.3g, run %d passed %d", c.ntests, c.alpha_sum,
+        c.controls_run, c.controls_passed);
+  ctx_init(&c, log);
+  int r1 = prop_pvalue(&c, 0.5, 1e-3, "x"); /* α above the policy's ceiling is capped */
+  int r2 = prop_pvalue(&c, 5e-7, 1e-6, "x");
+  CHECK(r1 == 1 && r2 == 0 && c.ntests == 2 && fabs(c.alpha_sum - 2e-6) < 1e-18 && c.rejected == 1,
+        "verdict.alpha.pvalue_capped", "accept %d reject %d, %d tests, alpha %.3g, rejected %d", r1, r2,
+        c.ntests, c.alpha_sum, c.rejected);
+  /* a cell's flip chance from its p: the plug-in miss when it rejected, its complement when not */
+  ctx_init(&c, log);
+  prop_cell(&c, PROP_HOLDS, "a", "x");
+  prop_cell_pvalue(&c, 1e-9);
+  double m = kvb_plugin_miss(1e-9, PROP_ALPHA);
+  CHECK(fabs(c.cell_flip[0] - m) < 1e-15 && m > 0 && m < 0.5, "verdict.flip.rejected",
+        "flip %g want %g", c.cell_flip[0], m);
+  prop_cell(&c, PROP_INCONCLUSIVE, "b", "x");
+  prop_cell_pvalue(&c, 0.2);
+  CHECK(fabs(c.cell_flip[1] - (1 - kvb_plugin_miss(0.2, PROP_ALPHA))) < 1e-15,
+        "verdict.flip.not_rejected", "flip %g", c.cell_flip[1]);
+  fclose(log);
+  UNIT_EXIT();
+}
