@@ -16,7 +16,7 @@ CFLAGS_ALL = -std=c11 $(OPT) -g -Wall -Wextra -Werror -Wno-missing-field-initial
 # GSL's linear algebra runs on OpenBLAS, not the reference libgslcblas.
 LIBS    = -lgsl -lopenblas $(shell pkg-config --libs lua5.4) -lm -lpthread -ldl $(LDLIBS)
 
-# The layers (README, Layout), lowest first. Each layer sees only its own headers and those
+# The layers (src/README.md, Layout), lowest first. Each layer sees only its own headers and those
 # below it, so an include of a higher layer does not compile (scripts/check-layers also reads
 # every include and fails `make check` on one).
 L0 := src/core
@@ -39,7 +39,7 @@ PROP_SRC := $(wildcard props/*.c)
 PROP_OBJ := $(PROP_SRC:%.c=$(B)/obj/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
-# tests/bench_main.c is the kvb-bench command (README, Benchmarks); the other bench_*.c are
+# tests/bench_main.c is the kvb-bench command (tests/README.md, Benchmarks); the other bench_*.c are
 # single-purpose benches run after it by `make bench`.
 BENCH_SRC := $(filter-out tests/bench_main.c,$(wildcard tests/bench_*.c))
 BENCH_BIN := $(BENCH_SRC:tests/%.c=$(B)/bench/%)
@@ -110,7 +110,7 @@ $(B)/kvb-props: $(B)/obj/src/app/tools/kvb_props.o $(B)/libkvbound-props.so $(B)
 	$(CC) -o $@ $< -L$(B) -lkvbound-props -lkvbound -Wl,-rpath,'$$ORIGIN' $(LIBS)
 
 # The model's K/V dumper, an alias of `kvbound dump-kv` (src/app/tools/dump_kv.c around
-# src/app/dump_kv_cli.c; README, The real model). Tool mains live in src/app/tools/, outside the
+# src/app/dump_kv_cli.c; src/model/README.md, The real model). Tool mains live in src/app/tools/, outside the
 # library's folders and outside `kvbound` (CLI_SRC takes src/app/*.c only).
 $(B)/kvb-dump-kv: $(B)/obj/src/app/tools/dump_kv.o $(B)/obj/src/app/dump_kv_cli.o $(B)/libkvbound.a
 	$(CC) -o $@ $(filter %.o,$^) $(B)/libkvbound.a $(LIBS)
@@ -143,7 +143,7 @@ $(B)/tests/test_alloc_fail: $(B)/obj/tests/test_alloc_fail.o $(B)/libkvbound.a
 
 # The plugins of the tests (tests/plugins/: the worked examples and the bad ones the loader must
 # refuse), built here against the tree's headers for tests/test_plugin.c; scripts/check-plugins
-# builds them again outside the tree against an installed kvbound (README, "Your own method").
+# builds them again outside the tree against an installed kvbound (src/README.md, "Your own method").
 TEST_PLUGINS := $(patsubst tests/plugins/%.c,$(B)/plugins/%.so,$(wildcard tests/plugins/*.c))
 $(B)/plugins/%.so: tests/plugins/%.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -168,7 +168,7 @@ BENCH_OBJ := $(B)/obj/tests/bench_main.o $(BENCH_SRC:tests/%.c=$(B)/obj/tests/%.
 $(BENCH_OBJ): CFLAGS_ALL += -DKVB_BUILD_COMMIT='"$(BUILD_COMMIT)"'
 $(BENCH_OBJ): $(B)/build_commit
 
-# The benchmark command (README, Benchmarks): `build/kvb-bench --help`.
+# The benchmark command (tests/README.md, Benchmarks): `build/kvb-bench --help`.
 $(B)/kvb-bench: $(B)/obj/tests/bench_main.o $(B)/libkvbound.a
 	$(CC) -o $@ $< $(B)/libkvbound.a $(LIBS)
 
@@ -307,7 +307,7 @@ check-full: all
 	$(if $(QUIET),KVB_QUIET=1) OPENBLAS_NUM_THREADS=1 sh scripts/run-checks $(B) full
 
 # The default shapes (kvb-bench without options: block BalanceKV, exact decode, SubGen, the
-# scaling table; README, Benchmarks), exact decode in float64 too, then the single-purpose
+# scaling table; tests/README.md, Benchmarks), exact decode in float64 too, then the single-purpose
 # benches. BENCH_FLAGS adds options,
 # e.g. make bench BENCH_FLAGS="--json --threads 2".
 BENCH_FLAGS ?=

@@ -221,7 +221,7 @@ static const design_t D_NEEDLE = {
     {{KVB_TASK_NIAH_SINGLE, 1024, LC_CHECK_TASKS}},
     /* 4k: 6 tasks — the 2026-11-25 full run had 4, and a cell of fewer than 6 tasks cannot pass
      * the rule (CP lower bound of 4/4 is 0.40) whatever the outcome: a design defect, not a
-     * choice after the numbers (README, Long-context tasks) */
+     * choice after the numbers (src/model/README.md, Long-context tasks) */
     {{KVB_TASK_NIAH_SINGLE, 1024, 26}, {KVB_TASK_NIAH_SINGLE, 2048, 8},
      {KVB_TASK_NIAH_SINGLE, 4096, 6}}};
 /* kvbound's own needle question: plain block BalanceKV (no detector) under kvbound's stricter

@@ -1,6 +1,6 @@
 /* method_battery.c — kvb-props --method NAME[,PARAMS]: the checks that apply to ANY registered
  * method, built-in or plugin (plugin.h) or Python, with the verdicts, controls and power
- * statements of the papers' checks (README, "Your own method"; DESIGN, statistics).
+ * statements of the papers' checks (src/README.md, "Your own method"; DESIGN, statistics).
  *
  *   method.contract.inputs       NaN/Inf and dimension errors refused, state unchanged
  *   method.contract.memory       the heap it holds (measured) within the tolerance of what it
@@ -236,7 +236,7 @@ out:
  * store kept only to recompress and be checked offline (kv_store.h, kvb_kv_append_reference; not
  * the algorithm's memory, method.h) is set apart; a plugin's or Python method's never is.
  *
- * The route and its limits (README, "Your own method"): the allocator sees every malloc of
+ * The route and its limits (src/README.md, "Your own method"): the allocator sees every malloc of
  * kvbound, of a plugin (it links the same C library) and of NumPy (array buffers), with the
  * allocator's per-block header. It does not see static storage, memory a method maps itself,
  * GPU buffers, or Python's small objects (CPython keeps them in arenas it maps directly: a
@@ -1443,7 +1443,7 @@ const prop_claim props_method_battery[] = {
      "bit for bit or within equivalence_tol",
      {"check:replay_other_stream"}, declared_equivalence, {NULL},
      Q_("reproduce the built-in method it declares itself equivalent to")},
-    {"method.long_context", "kvbound long-context tasks (README, Long-context tasks)", "comparison",
+    {"method.long_context", "kvbound long-context tasks (src/model/README.md, Long-context tasks)", "comparison",
      "opt-in (--long-context): niah_single at 1024 tokens inside SmolLM2-135M (3 tasks; full: 33), question-agnostic and "
      "question-aware, the method at its own parameters: its answer log-lik above z = 0's (exact "
      "sign test, unit = task, alpha = 1e-6); exact match and Δ log-lik vs exact attention, bytes "

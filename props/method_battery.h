@@ -1,5 +1,5 @@
 /* method_battery.h — the battery for any registered method (kvb-props --method NAME[,PARAMS];
- * README, "Your own method"): contract, accuracy at equal memory against the controls, and the
+ * src/README.md, "Your own method"): contract, accuracy at equal memory against the controls, and the
  * properties the method declares (method.h, ABI v1). */
 #ifndef KVB_METHOD_BATTERY_H
 #define KVB_METHOD_BATTERY_H

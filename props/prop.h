@@ -1,5 +1,5 @@
 /* prop.h — the property-check harness: one registry of claims, each a function that returns
- * a verdict, run once faithfully and once per mutant it must catch (README, Verdicts).
+ * a verdict, run once faithfully and once per mutant it must catch (props/README.md, Verdicts).
  *
  * Conventions every claim follows:
  *   - randomness only from prop_rng(ctx, i): PCG32 substream i of (seed, claim id), so a
@@ -21,7 +21,7 @@
 
 #define PROP_ALPHA 1e-6
 
-/* The verdict vocabulary (README, Verdicts). A verdict must be able to
+/* The verdict vocabulary (props/README.md, Verdicts). A verdict must be able to
  * come out otherwise: HOLDS is given only when every assertion passed AND a control (z ≡ 0,
  * uniform sampling at equal memory, random signs — or, for an exact invariant, the mutants)
  * shows that the same assertion can fail. */
@@ -196,7 +196,7 @@ void prop_unit(prop_ctx *ctx, const char *unit, size_t n, const char *fmt, ...)
 void prop_exact(prop_ctx *ctx);
 /* In a mutant run: the probability that this mutant survives the check (from the check's power
  * at the mutant's effect). kvb-props adds these over the battery with the faithful runs'
- * false-alarm bounds (README, Verdicts: the per-run budget). Exact checks need not call it. */
+ * false-alarm bounds (props/README.md, Verdicts: the per-run budget). Exact checks need not call it. */
 void prop_miss(prop_ctx *ctx, double p);
 /* One pre-registered cell's outcome (HOLDS, NOT_OBSERVED, INCONCLUSIVE, VACUOUS or FAILS) with
  * its numbers. Cells are fixed in the claim before it runs; all are reported by the same rule. When cells
@@ -225,7 +225,7 @@ void prop_skip(prop_ctx *ctx, const char *fmt, ...) __attribute__((format(printf
  * direction, prose contradicting the paper's own table — as exact evidence (computed here, so
  * the check's mutant can remove it) shows: the verdict is ERRATUM, not FAILS, so the row is never
  * read against an implementation. `corrected` is the statement that is right; the evidence
- * (fmt) is what shows the written one wrong. The rule (README, Verdicts): a row whose written
+ * (fmt) is what shows the written one wrong. The rule (props/README.md, Verdicts): a row whose written
  * statement is wrong is ERRATUM even where the run confirms the corrected statement — the
  * corrected statement's own result (an assertion of the check) is in the notes, and an
  * assertion that fails still makes the check FAILS (failures come first). */
@@ -236,7 +236,7 @@ void prop_erratum(prop_ctx *ctx, const char *corrected, const char *fmt, ...)
  * the voting cells (MIXED when they disagree), INCONCLUSIVE, NOT-OBSERVED, HOLDS. */
 prop_verdict prop_verdict_of(const prop_ctx *ctx);
 /* A paper claim's verdict from the verdicts of the n checks that cover it (SKIPPED ones
- * excluded by the caller; README, Verdicts: roll-up): UNCHECKED when n = 0; FAILS if any fails;
+ * excluded by the caller; props/README.md, Verdicts: roll-up): UNCHECKED when n = 0; FAILS if any fails;
  * else ERRATUM if any is ERRATUM (the text is wrong whatever else agrees; a FAILS is never hidden
  * behind it); else VACUOUS if any is VACUOUS; their common verdict when all agree; MIXED
  * otherwise. */

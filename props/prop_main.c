@@ -131,7 +131,7 @@ static prop_verdict run_claim(const prop_claim *c, uint64_t seed, int full, cons
 }
 
 /* A bound, scaling or comparison claim must run a control through its assertion, or say why
- * none applies; otherwise its HOLDS could not have come out otherwise (README, Verdicts: controls). */
+ * none applies; otherwise its HOLDS could not have come out otherwise (props/README.md, Verdicts: controls). */
 static int lacks_control(const prop_claim *c, const prop_ctx *ctx) {
   int needs = strcmp(c->kind, "bound") == 0 || strcmp(c->kind, "scaling") == 0 ||
               strcmp(c->kind, "comparison") == 0;
@@ -225,7 +225,7 @@ static int check_claims_list(const char *path) {
   return bad;
 }
 
-/* The run's chance of a wrong PASS/FAIL line (README, Verdicts: the per-run budget): a faithful
+/* The run's chance of a wrong PASS/FAIL line (props/README.md, Verdicts: the per-run budget): a faithful
  * run raises a false alarm with probability at most the sum of its tests' α (Bonferroni over
  * every prop_pvalue), and a statistical mutant survives with the probability its check states
  * (prop_miss); mutants caught by exact assertions count zero. The sum must stay <= 0.01. */

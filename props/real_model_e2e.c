@@ -9,7 +9,7 @@
  * Alg. 1 itself inside the model (bottom of the file).
  *
  * Pre-registered design (fixed below, before any run; the same for every method):
- *   text     /usr/share/common-licenses/GPL-3 (README, The real model); segments of n0 + n1 + 1
+ *   text     /usr/share/common-licenses/GPL-3 (src/model/README.md, The real model); segments of n0 + n1 + 1
  *            tokens starting at the listed token offsets; the n0 prompt tokens are prefilled
  *            exactly and compressed, the next n1 scored teacher-forced;
  *   memory   compression 2^-T of the prompt's middle: every method holds B = 32 +

@@ -28,7 +28,7 @@
  *     D_R <= sup|F - U| + sup|F_R - F| and sup|F_R - F| has the KS law (stochastically smaller
  *     for a discontinuous F), kvb_ks_pvalue(D_R - τ, R) is a valid p-value for it.
  *
- * Powers (README, Verdicts: power): the helpers' detectable effects are simulated and the rejection
+ * Powers (props/README.md, Verdicts: power): the helpers' detectable effects are simulated and the rejection
  * rate must reach 0.9 (a one-sided binomial test of the miss count, α = 1e-6):
  *   kvb_binom_detectable_rate (n 200, p0 = 0.01; exact), kvb_t_detectable for the slope
  *   (x = 0..5, df 4; exact) and kvb_welch_less's detectable difference (30 + 30 draws, σ 1 and
@@ -255,7 +255,7 @@ static void calibration(prop_ctx *ctx) {
 }
 
 const prop_claim props_stats_calibration[] = {
-    {"stats.calibration", "README, Verdicts (the tests behind every verdict)",
+    {"stats.calibration", "props/README.md, Verdicts (the tests behind every verdict)",
      "distribution",
      "under H0 the p-values of the binomial tail (randomized; raw ones super-uniform), χ² GOF, "
      "Welch two-sided, one-sided Welch at the boundary and the slope t test are U(0,1) (KS, "

@@ -1,4 +1,4 @@
-/* bench_main.c — kvb-bench: one benchmark command for any shape (README, Benchmarks).
+/* bench_main.c — kvb-bench: one benchmark command for any shape (tests/README.md, Benchmarks).
  *
  * Every time is printed next to the limit it is compared with, measured in the same run at the
  * same thread count:
@@ -1278,7 +1278,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: kvb-bench [options]\n"
           "  Times kvbound's kernels, each next to the limit it is compared with, measured in the\n"
-          "  same run (README, Benchmarks). Without options: the default shapes (make bench).\n"
+          "  same run (tests/README.md, Benchmarks). Without options: the default shapes (make bench).\n"
           "  --method LIST   comma-separated: balancekv_block, exact_decode, subgen, scaling,\n"
           "                  quant (q8_0, q4_0, KIVI-2/4 against exact at n = 4096, d = 64), all\n"
           "                  (default all), or registered method names (their scaling rows only)\n"

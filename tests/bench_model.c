@@ -9,7 +9,7 @@
  * computes them). The ratio time/bound says how far the forward pass is from the machine's
  * limit and how that grows with length. Text: the debian-licenses corpus, wrapped around where
  * a length exceeds it (the flops do not depend on the tokens). A measurement, never a verdict
- * (README, Benchmarks). Each model is SKIPped without its file.
+ * (tests/README.md, Benchmarks). Each model is SKIPped without its file.
  *
  * Lengths: 512 … 8192 for both; Gemma's 16384 and 32768 (its trained context) only with
  * KVB_BENCH_LONG=1 (a 32k prefill takes minutes on two cores); KVB_BENCH_LENGTH=N runs only

@@ -1,5 +1,5 @@
 /* bench_stats.h — a limit measured several times through one bench run, and the ratios formed
- * against it (kvb-bench and the single-purpose benches; README, Benchmarks).
+ * against it (kvb-bench and the single-purpose benches; tests/README.md, Benchmarks).
  *
  * Why. On a shared machine one measurement of a limit (SGEMM's flop rate, STREAM copy's
  * bandwidth) moves with the other processes' load: within one run on two cores the 2-thread

@@ -1,7 +1,7 @@
 /* cuda_standin.c — a stand-in for the CUDA runtime (libcudart) that runs kvbound's CUDA backend on
  * an OpenCL device, so the backend's host code (src/gpu/gpu_cuda.cu as nvcc compiles it: device
  * selection, error checks, argument marshalling, mutant builds loaded as libraries, launches by
- * name) is exercised on a machine without an NVIDIA GPU (make check-gpu-standin; README, GPU
+ * name) is exercised on a machine without an NVIDIA GPU (make check-gpu-standin; src/gpu/README.md, GPU
  * kernels). Linked instead of -lcudart into build/kvb-gpucheck-cuda-standin.
  *
  * What it does with each call gpu_cuda.cu makes:

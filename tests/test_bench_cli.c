@@ -1,4 +1,4 @@
-/* test_bench_cli.c — the kvb-bench command (README, Benchmarks) end to end, never its speed:
+/* test_bench_cli.c — the kvb-bench command (tests/README.md, Benchmarks) end to end, never its speed:
  * --help, usage errors that name the flag, and one tiny run of every section whose JSON lines
  * are well formed and carry each figure with its limit. No timed assertion. */
 #include "cli_harness.h"

@@ -1,5 +1,5 @@
 /* test_controls.c — the controls every bound and comparison runs through its assertion
- * (README, Verdicts: controls): the z ≡ 0 method and the walk with p = ½ (random signs). A control
+ * (props/README.md, Verdicts: controls): the z ≡ 0 method and the walk with p = ½ (random signs). A control
  * that silently did something else would make every VACUOUS verdict wrong. */
 #include "kvbound.h"
 #include "unit.h"

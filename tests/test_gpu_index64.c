@@ -1,4 +1,4 @@
-/* test_gpu_index64.c — the device kernels at shapes whose buffer offsets pass 2^31 (README, GPU
+/* test_gpu_index64.c — the device kernels at shapes whose buffer offsets pass 2^31 (src/gpu/README.md, GPU
  * kernels; gpu_limits.h). The kernel text (k_prelude.cl + k_*.cl) is compiled here as C with the
  * prelude's host branch (KVB_HOST_EMU: the group id chosen by the test; one work-item per group, or
  * for the kernels whose work-items cooperate — k_decode_coop.cl, k_bkvb_gram.cl,

@@ -1,4 +1,4 @@
-/* test_real_text.c — the real-cache text and `kvbound dump-kv` (README, The real model):
+/* test_real_text.c — the real-cache text and `kvbound dump-kv` (src/model/README.md, The real model):
  *   SHA-256 against FIPS 180-4's examples and lengths around the padding boundary (against an
  *   independent bytewise route: the hash of a file written by the shell's sha256sum when present);
  *   "debian-licenses" reads GPL-3 then GFDL-1.3 with the documented hashes, and a changed or

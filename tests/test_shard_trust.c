@@ -1,4 +1,4 @@
-/* test_shard_trust.c — a results directory runs no code (README, "Your own method"; plugin.h):
+/* test_shard_trust.c — a results directory runs no code (src/README.md, "Your own method"; plugin.h):
  * `kvb-props --merge` loads no plugin a shard's meta.txt names. A planted plugin line — by path
  * (the old format) or by identity — executes nothing: the planted library's constructor would
  * create a marker file (tests/plugins/marker.c), and after the merge the marker does not exist.

@@ -1,5 +1,5 @@
 -- Needle in a haystack inside SmolLM2-135M, question-agnostic (the model/task stage: tasks{}).
--- Generated niah_single tasks (a task is its seed; README, Long-context tasks) at three needle
+-- Generated niah_single tasks (a task is its seed; src/model/README.md, Long-context tasks) at three needle
 -- depths of a 1024-token context; the context alone is compressed, the question and the answer
 -- cue are fed after it through the compressed cache (kvpress / SCBench's reading: a cache is
 -- compressed before its questions are known). Every method holds the same memory after the

@@ -1,5 +1,5 @@
 -- Block BalanceKV vs uniform sampling at equal memory on a real model, per layer (003 Fig. 1,
--- §4.1): SmolLM2-135M over the first 512 tokens of "debian-licenses" (README, The real model),
+-- §4.1): SmolLM2-135M over the first 512 tokens of "debian-licenses" (src/model/README.md, The real model),
 -- query head 0 with KV head 0 of every layer, scores scaled by 1/sqrt(64) as the model does.
 -- Both methods keep the first and last 32 tokens exactly and 2^-T of the middle (block
 -- BalanceKV: T halving rounds of the self-balancing walk in blocks of 128, key temperature

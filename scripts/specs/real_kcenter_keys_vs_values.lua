@@ -1,6 +1,6 @@
 -- Clusterability of keys vs values on a real model, per layer (000 Fig. 1 / §1, 001 Fig. 1):
 -- SmolLM2-135M run in C over the first 512 tokens of the text "debian-licenses" (GPL-3 then
--- GFDL-1.3 from Debian's base-files, SHA-256 checked; README, The real model), the stream of
+-- GFDL-1.3 from Debian's base-files, SHA-256 checked; src/model/README.md, The real model), the stream of
 -- KV head 0, 1, 2 of every layer (query heads 0, 3, 6). The measure is the greedy k-center
 -- covering radius with k = 16 centers (000 Fig. 1 marks 16 greedy centers) relative to the
 -- one-center radius, so keys and values (whose norms differ several-fold) compare on one axis:

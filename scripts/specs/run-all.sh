@@ -16,7 +16,7 @@ echo "# Experiment specs (scripts/specs/)" > "$MD"
 for spec in "$DIR"/*.lua; do
   name=$(basename "$spec" .lua)
   t0=$(date +%s)
-  # real_* specs read the real model's caches, needle_* run tasks inside it (README, The real
+  # real_* specs read the real model's caches, needle_* run tasks inside it (src/model/README.md, The real
   # model; *_gemma3 the second model's): without the model they are reported as not run, not as
   # failed
   case "$name" in real_*|needle_*)

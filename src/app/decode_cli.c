@@ -1,5 +1,5 @@
 /* decode_cli.c — `kvbound decode`: compressed decoding inside SmolLM2-135M or Gemma 3 270M
- * (--model; lm.h) with any registered method (src/model/decode_compressed.h; README, Compressed
+ * (--model; lm.h) with any registered method (src/model/decode_compressed.h; src/model/README.md, Compressed
  * decoding inside the model). Gemma 3's text mode is decode_gemma3_cli.c's; its pass-key and
  * task modes are the same code as SmolLM2's, through kvb_lm.
  *
@@ -48,7 +48,7 @@ static void decode_usage(FILE *f) {
           "  prompt is prefilled exactly, every compressed (layer, key/value head) cache is\n"
           "  handed to method NAME (see `kvbound list`), and the following tokens are run with\n"
           "  the method's answer standing in for exact attention (new tokens are fed to the\n"
-          "  method; README, Compressed decoding inside the model).\n"
+          "  method; src/model/README.md, Compressed decoding inside the model).\n"
           "  --method NAME     a registered method (exact, subgen, balancekv_block, balancekv_augmented,\n"
           "                    h2o, ...; kvbound list)\n"
           "  --param k=v       a method parameter (repeatable); pyramidkv gets layer = its layer's\n"
@@ -62,7 +62,7 @@ static void decode_usage(FILE *f) {
           "  --passkey TASKS   pass-key mode: TASKS retrieval prompts, greedy answers\n"
           "  --reps R          filler paragraphs per pass-key prompt (default 20, about 450 tokens)\n"
           "  --task FAMILY     task mode, a RULER-style task: niah_single, niah_multikey,\n"
-          "                    niah_multivalue, niah_multiquery, vt, cwe, fwe (README, Long-context\n"
+          "                    niah_multivalue, niah_multiquery, vt, cwe, fwe (src/model/README.md, Long-context\n"
           "                    tasks); haystacks from /usr/share/common-licenses, hash-checked\n"
           "  --length N        the task's tokens (prompt + generation budget), 1024 to the model's\n"
           "                    context (8192 for SmolLM2-135M, 32768 for Gemma 3 270M)\n"

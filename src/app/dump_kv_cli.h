@@ -1,5 +1,5 @@
 /* dump_kv_cli.h — `kvbound dump-kv` and its alias build/kvb-dump-kv (src/app/tools/dump_kv.c):
- * the command line around kvb_dump_kv (src/model/kv_dump.h; README, The real model). */
+ * the command line around kvb_dump_kv (src/model/kv_dump.h; src/model/README.md, The real model). */
 #ifndef KVB_CLI_DUMP_KV_CLI_H
 #define KVB_CLI_DUMP_KV_CLI_H
 

@@ -449,7 +449,7 @@ static int cmd_plot(int argc, char **argv) {
 
 int kvb_cmd_decode(int argc, char **argv); /* decode_cli.c */
 
-/* Method plugins (plugin.h; README, "Your own method"): those of $KVBOUND_PLUGINS, then every
+/* Method plugins (plugin.h; src/README.md, "Your own method"): those of $KVBOUND_PLUGINS, then every
  * `--plugin PATH` of the command line (any command, any position; removed from argv so the
  * commands never see it). A plugin's methods are then names like the built-ins' in specs,
  * `list` and `decode --method`. Returns non-zero (the message printed) when one fails. */

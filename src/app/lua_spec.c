@@ -239,7 +239,7 @@ static int item_body(lua_State *L) {
         luaL_error(L, "%s \"%s\": label must be a string of letters, digits, _ - . + (at most %d)",
                    kind, type, KVB_LABEL_MAX - 1);
       snprintf(it->label, sizeof it->label, "%s", lua_tostring(L, -1));
-    } else if (strcmp(k, "backend") == 0 && kind_id == KIND_METHOD) { /* README, GPU kernels */
+    } else if (strcmp(k, "backend") == 0 && kind_id == KIND_METHOD) { /* src/gpu/README.md, GPU kernels */
       if (vt != LUA_TSTRING || strlen(lua_tostring(L, -1)) >= sizeof it->backend)
         luaL_error(L, "method \"%s\": backend must be \"cpu\", \"opencl\" or \"cuda\"", type);
       snprintf(it->backend, sizeof it->backend, "%s", lua_tostring(L, -1));

@@ -101,7 +101,7 @@ void kvb_experiment_item_params(const kvb_experiment *e, const kvb_run_item *it,
       kvb_params_set(out, e->sweeps[s].param, kvb_experiment_sweep_value(e, s, point));
 }
 
-/* A method on its spec's backend (README, GPU kernels): "cpu" (the default) or a device. */
+/* A method on its spec's backend (src/gpu/README.md, GPU kernels): "cpu" (the default) or a device. */
 #define NO_OPENCL_BUILD                                                                          \
   "this kvbound was built without OpenCL (install the Debian packages ocl-icd-opencl-dev "        \
   "opencl-c-headers pocl-opencl-icd, see scripts/install-deps, and rebuild)"

@@ -242,7 +242,7 @@ int kvb_experiment_run_shard(const kvb_experiment *e, const char *dir, size_t sh
 int kvb_experiment_merge(const char *const *dirs, size_t ndirs, const char *out, int force,
                          int allow_time, kvb_run_report *rep);
 
-/* Whether method `type` can run on `backend` in this build (README, GPU kernels): KVB_OK, or an
+/* Whether method `type` can run on `backend` in this build (src/gpu/README.md, GPU kernels): KVB_OK, or an
  * error with a message (unknown backend, a build without OpenCL, no device implementation). */
 int kvb_run_backend_check(const char *type, const char *backend);
 /* `kvbound devices`: the OpenCL and CUDA platforms and devices; 0, or 1 with a message on stderr

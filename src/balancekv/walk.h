@@ -35,7 +35,7 @@
 #define KVB_WALK_MUT_NOFAIL 2u      /* line 5 ignored: FAIL never reported */
 #define KVB_WALK_MUT_KEEP_LARGER 4u /* lines 12-16 keep the larger side */
 /* line 8 replaced by p = ½: independent random signs. The control every claim about the walk's
- * advantage runs (README, Verdicts: controls), and the mutant `random_signs` of merge_reduce and
+ * advantage runs (props/README.md, Verdicts: controls), and the mutant `random_signs` of merge_reduce and
  * balancekv (method:merge_reduce:random_signs, ...) those claims must reject. The FAIL test of
  * line 5 is kept, so only the balancing itself is removed. */
 #define KVB_WALK_MUT_RANDOM_SIGNS 8u

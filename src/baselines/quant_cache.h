@@ -1,7 +1,7 @@
 /* quant_cache.h — quantized KV caches: KIVI (`kivi`) and llama.cpp's block formats applied to the
  * cache (`q8_0`, `q4_0`). Unlike the eviction baselines (baselines.h), which keep a subset of
  * whole tokens exactly, these keep EVERY token, each stored in fewer bits; the field's standard
- * comparison puts the two families side by side at equal bytes (README, Methods and streams).
+ * comparison puts the two families side by side at equal bytes (src/README.md, Methods and streams).
  *
  * Bytes as stored. kvbound's full precision is float64: an exact (kept) token costs
  * 8·(d_key + d_value) bytes in every eviction method (method.h). The quantized caches count

@@ -1,5 +1,5 @@
 /* heap_meter.h — the bytes the process's C heap holds, read from the allocator itself: the route
- * by which kvb-props --method measures a method's memory without asking the method (README, "Your
+ * by which kvb-props --method measures a method's memory without asking the method (src/README.md, "Your
  * own method"; props/method_battery.c, method.contract.memory).
  *
  * What it sees: every block obtained from malloc/calloc/realloc/posix_memalign — by kvbound's

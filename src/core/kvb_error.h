@@ -4,7 +4,7 @@
  * records a message for the user, retrievable by kvb_strerror_last(), and —
  * separately, for a developer — the source file and line that raised it
  * (kvb_error_where_last()). The library never aborts, exits or prints; on error
- * the object it was called on is left exactly as it was (README, Library).
+ * the object it was called on is left exactly as it was (src/README.md, Library).
  * The message buffer is thread-local so parallel trials do not clobber each
  * other's diagnostics. */
 #ifndef KVB_ERROR_H

@@ -5,7 +5,7 @@
  * kvb_method_update(k, v) and asked kvb_method_query(q) -> z ≈ Attn(q, K, V) =
  * softmax(scale · K q)ᵀ V. scale is 1 in 000/001 and 1/√d in 003/004. Exact
  * attention is a method too, so the props, the runner, the lower-bound decoder
- * and the plots treat every algorithm alike (README, The flow of data).
+ * and the plots treat every algorithm alike (src/README.md, The flow of data).
  *
  * Mutants (mutant.h): a type lists its deliberately wrong variants (e.g. a reservoir
  * probability off by a constant) in a kvb_mutant_spec table; the string parameter

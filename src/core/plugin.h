@@ -7,7 +7,7 @@
  * it, checks it and registers every type with kvb_method_register; from then on the method is
  * found by name like a built-in (kvb_method_lookup, `kvbound list`, specs, kvb-props --method).
  * `kvbound run --plugin PATH`, `kvb-props --plugin PATH` and the environment variable
- * KVBOUND_PLUGINS=path1:path2 load plugins (README, "Your own method").
+ * KVBOUND_PLUGINS=path1:path2 load plugins (src/README.md, "Your own method").
  *
  * The ABI. kvb_method_type (method.h) is the interface kvbound's own methods implement. Its
  * members up to free_state are frozen (the prefix KVB_METHOD_TYPE_MIN_SIZE); ABI v1 appended
@@ -67,7 +67,7 @@ int kvb_method_register_all(const kvb_method_type *const *ts, size_t n, size_t t
  * what a record of a run names so that it can be loaded again (kvb-props shard metadata,
  * kvbound run's meta.json). */
 const char *kvb_plugin_loaded_path(size_t i);
-/* What a record of a run names instead of code (a shard's metadata; README, "Your own
+/* What a record of a run names instead of code (a shard's metadata; src/README.md, "Your own
  * method"): a plugin is trusted native code — loading one runs it — so a results directory
  * records each plugin's identity, and a merge compares identities and loads only plugins its
  * own command line names. path is the real path (valid for the process's life), sha256 the

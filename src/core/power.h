@@ -1,5 +1,5 @@
 /* power.h — the power of the tests kvbound's checks run, computed BEFORE a check reads its
- * outcome (README, Verdicts: a comparison that could not detect its stated effect with power
+ * outcome (props/README.md, Verdicts: a comparison that could not detect its stated effect with power
  * >= 0.9 reads INCONCLUSIVE, not NOT-OBSERVED), and the plug-in miss probability of a mutant
  * whose test rejected. One home for what props/prop.c, props/real_cache.c and
  * props/real_model_e2e.c used to compute each on its own. Known answers: tests/test_power.c.

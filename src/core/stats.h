@@ -1,5 +1,5 @@
 /* stats.h — the statistical tests every stochastic assertion in kvbound goes through
- * (README, Verdicts). Tail probabilities come from GSL's cdf functions, except the
+ * (props/README.md, Verdicts). Tail probabilities come from GSL's cdf functions, except the
  * Kolmogorov–Smirnov distribution (GSL has none; computed here, see kvb_ks_pvalue).
  * Known-answer tests: tests/test_stats.c; calibration under H0: props/stats_calibration.c.
  *
@@ -25,7 +25,7 @@ void kvb_clopper_pearson(unsigned k, unsigned n, double conf, double *lo, double
 
 /* Chi-square goodness of fit of observed counts to expected counts (same total, to a relative
  * 1e-6; a fully specified null, no fitted parameters). Cells are merged (smallest expected
- * first, into the next smallest) until every expected count is >= 5, as the statistical policy asks (README, Verdicts).
+ * first, into the next smallest) until every expected count is >= 5, as the statistical policy asks (props/README.md, Verdicts).
  * Returns the p-value; *stat and *df receive the statistic and the degrees of freedom (merged
  * cells - 1) after merging (df = 0 and p = 1 when fewer than two cells remain). A positive
  * count in a cell with expected 0 is impossible under the null: p = 0, *stat = +inf.

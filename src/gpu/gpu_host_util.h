@@ -1,6 +1,6 @@
 /* gpu_host_util.h — the small host-side helpers every GPU host file needs: a monotonic clock for
  * the timings kvb-gpucheck prints, kernel-argument constructors (gpu.h's kvb_gpu_arg), and the
- * finiteness checks run on inputs before anything is uploaded (README, GPU kernels: bad input is
+ * finiteness checks run on inputs before anything is uploaded (src/gpu/README.md, GPU kernels: bad input is
  * refused on the host, never left to a kernel). Static inline: each file gets its own copy. */
 #ifndef KVB_GPU_HOST_UTIL_H
 #define KVB_GPU_HOST_UTIL_H

@@ -1,5 +1,5 @@
 /* gpu_methods.h — methods whose compression and query run on a device (gpu.h), for a spec's
- * `method "TYPE" { backend = "opencl", ... }` (README, GPU kernels). Each is the CPU method of
+ * `method "TYPE" { backend = "opencl", ... }` (src/gpu/README.md, GPU kernels). Each is the CPU method of
  * the same name and parameters, with the same draws from cfg.rng in the same order, computed in
  * float32 on the device: its answers equal the CPU's within the float32 error of the kernels
  * (kvb-gpucheck's analysis), and its discrete choices (the kept tokens of balancekv_block) equal

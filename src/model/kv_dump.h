@@ -1,5 +1,5 @@
 /* kv_dump.h — SmolLM2-135M's post-RoPE queries, keys and values of every layer written as .npy
- * in the layout the "npy" stream reads (README, The real model); `kvbound dump-kv` and its alias
+ * in the layout the "npy" stream reads (src/model/README.md, The real model); `kvbound dump-kv` and its alias
  * build/kvb-dump-kv are the command line around it (src/app/dump_kv_cli.c). */
 #ifndef KVB_KV_DUMP_H
 #define KVB_KV_DUMP_H

@@ -1,4 +1,4 @@
-/* real_text.h — the text the real model reads for the real-cache checks (README, The real
+/* real_text.h — the text the real model reads for the real-cache checks (src/model/README.md, The real
  * model): real English prose every Debian machine has, checked by its SHA-256.
  *
  * The corpus "debian-licenses" is /usr/share/common-licenses/GPL-3 followed by

@@ -1,4 +1,4 @@
-/* exact_liar.c — a known-wrong plugin for the battery's measured memory (README, "Your own
+/* exact_liar.c — a known-wrong plugin for the battery's measured memory (src/README.md, "Your own
  * method"): exact attention over every token it has seen, while memory() reports the storage of
  * ONE token. Taken on its word it would be "exact at 256 bytes"; method.contract.memory measures
  * the heap it holds instead and must FAIL it, printing both numbers.

@@ -1,4 +1,4 @@
-/* h2o_sign_error.c — a worked example of a KNOWN-WRONG method (README, "Your own method"): H2O
+/* h2o_sign_error.c — a worked example of a KNOWN-WRONG method (src/README.md, "Your own method"): H2O
  * (Zhang et al., arXiv 2306.14048, Alg. 1) re-implemented with one sign error — each query's
  * softmax weights are SUBTRACTED from the accumulated scores instead of added, so the eviction
  * that should drop the least-attended old token drops the most-attended one (the heavy hitter).

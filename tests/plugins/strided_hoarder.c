@@ -1,4 +1,4 @@
-/* strided_hoarder.c — a known-wrong plugin for the battery's measured memory (README, "Your own
+/* strided_hoarder.c — a known-wrong plugin for the battery's measured memory (src/README.md, "Your own
  * method"): the strided sampler of strided_hoarder.c, except that it keeps every (s/2)-th token —
  * twice the tokens — while memory() reports the s-th tokens only. Taken on its word it looks
  * better than uniform sampling at "equal" memory; method.contract.memory measures the heap it

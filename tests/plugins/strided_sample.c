@@ -1,4 +1,4 @@
-/* strided_sample.c — a worked example of a kvbound plugin (README, "Your own method"): a
+/* strided_sample.c — a worked example of a kvbound plugin (src/README.md, "Your own method"): a
  * deterministic strided sampler. It keeps tokens 0, s, 2s, ... (every s-th key and value) and
  * answers a query with exact softmax attention over what it kept. A simple, correct method:
  * kvb-props --method strided_sample runs the battery on it.

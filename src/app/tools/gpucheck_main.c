@@ -2244,7 +2244,7 @@ static int do_list(int full) {
 }
 
 
-/* Exit statuses of `test` (README, GPU kernels; --help): */
+/* Exit statuses of `test` (src/gpu/README.md, GPU kernels; --help): */
 enum { EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_NO_DEVICE = 3, EXIT_NO_CASE = 4 };
 
 /* --case N: only the N-th case (from 0) of each kernel's list (scripts/oclgrind-check runs one case

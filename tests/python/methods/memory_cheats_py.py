@@ -1,4 +1,4 @@
-"""Known-wrong Python methods for the battery's measured memory (README, "Your own method"):
+"""Known-wrong Python methods for the battery's measured memory (src/README.md, "Your own method"):
 kvb-props must FAIL method.contract.memory on each, printing what it measured and what was
 reported.
 

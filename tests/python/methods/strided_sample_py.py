@@ -1,4 +1,4 @@
-"""A worked example of a kvbound method written in Python (README, "Your own method"): a
+"""A worked example of a kvbound method written in Python (src/README.md, "Your own method"): a
 randomized strided sampler. At creation it draws an offset o uniform in {0, ..., s-1} from the
 method's generator (ctx.uniform(), so a seed reproduces it) and keeps the tokens i ≡ o (mod s).
 Every token is then kept with probability 1/s, so with weight s per kept token

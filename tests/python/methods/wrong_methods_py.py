@@ -1,4 +1,4 @@
-"""Known-wrong Python methods (README, "Your own method"): each is the strided sampler of
+"""Known-wrong Python methods (src/README.md, "Your own method"): each is the strided sampler of
 strided_sample_py.py with one deliberate defect that one of the battery's checks must reject."""
 
 import itertools
