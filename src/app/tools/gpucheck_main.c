@@ -2629,12 +2629,17 @@ static void perf_line(const kvb_gpu *g, const char *name, double bytes, double f
            r.t_roof * 1e6, r.t_pred * 1e6, 100 * r.frac_roof, r.t_if[0] * 1e6, r.t_if[1] * 1e6);
     if (g_model_dev && !standin) {
       kvb_roof_result o = kvb_roof_predict(model, g_model_dev, g_copy_bw);
-      printf("  model, this %s (BW = measured copy %.0f GB/s): roofline %.2f us, predicted %.2f us; measured %.2f us ="
-             " %.1f%% of the roofline (model predicted %.1f%%)\n",
-             g_model_dev->name, g_copy_bw / 1e9, o.t_roof * 1e6, o.t_pred * 1e6, best * 1e6,
-             100 * o.t_roof / best, 100 * o.frac_roof);
-    } else if (!standin)
+      printf("  model, this %s (BW = measured copy %.0f GB/s): roofline %.2f us, predicted %.2f us, in-flight-limited"
+             " %.2f-%.2f us; measured %.2f us = %.1f%% of the roofline (model predicted %.1f%%)\n",
+             g_model_dev->name, g_copy_bw / 1e9, o.t_roof * 1e6, o.t_pred * 1e6, o.t_if[0] * 1e6, o.t_if[1] * 1e6,
+             best * 1e6, 100 * o.t_roof / best, 100 * o.frac_roof);
+      /* one line per kernel for scripts/gpu-report's table */
+      printf("REPORT|%s|%s|%.2f|%.2f|%.2f|%.2f|%.2f\n", name, g_model_dev->name, best * 1e6, o.t_roof * 1e6,
+             o.t_pred * 1e6, o.t_if[0] * 1e6, o.t_if[1] * 1e6);
+    } else if (!standin) {
       printf("  this device is not in the model's table: no prediction for it\n");
+      printf("REPORT|%s|%s|%.2f|-|-|-|-\n", name, kvb_gpu_device_name(g), best * 1e6);
+    }
   }
   if (note) printf("  %s\n", note);
 }
