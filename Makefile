@@ -188,6 +188,28 @@ GPU_INC := $(INC1) -Isrc/gpu
 HAVE_OPENCL := $(shell printf '\043include <CL/cl.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA_ARCHS ?= 80 90
+# WITH_CUDA (the one build switch; 1 by default where nvcc and the OpenCL headers are found,
+# WITH_CUDA=0 turns it off): the CUDA backend (gpu_cuda.cu compiled by nvcc, gpu_ops.c with
+# -DKVB_WITH_CUDA) goes into libkvbound_gpu.a, so the kvbound command, libkvbound-cli.so and
+# kvb-gpucheck run a spec's backend = "cuda"; without it they say this build has no CUDA backend.
+WITH_CUDA ?= $(if $(and $(NVCC),$(HAVE_OPENCL)),1,0)
+ifeq ($(WITH_CUDA),1)
+ifeq ($(and $(NVCC),$(HAVE_OPENCL)),)
+$(error WITH_CUDA=1 needs nvcc and the OpenCL headers (the device library is built on the OpenCL one))
+endif
+endif
+ifneq ($(NVCC),)
+CUDA_HOME := $(patsubst %/,%,$(dir $(patsubst %/,%,$(dir $(NVCC)))))
+endif
+CUDA_OBJ  := $(B)/gpu/gpu_ops_cuda.o $(B)/gpu/gpu_cuda.o
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lstdc++
+GPU_LIB_OBJ := $(if $(filter 1,$(WITH_CUDA)),$(filter-out $(B)/obj/src/gpu/gpu_ops.o,$(GPU_OBJ)) $(CUDA_OBJ),$(GPU_OBJ))
+GPU_LIB_LIBS := -lOpenCL $(if $(filter 1,$(WITH_CUDA)),$(CUDA_LIBS))
+# The switch's value in a file rewritten only when it changes, so flipping WITH_CUDA relinks what
+# links the device library (make sees no other change).
+GPU_CONFIG := $(B)/gpu/config
+GPU_CONFIG_TEXT := WITH_CUDA=$(WITH_CUDA) CUDA_HOME=$(CUDA_HOME) CUDA_ARCHS=$(CUDA_ARCHS)
+$(shell mkdir -p $(B)/gpu && { printf '%s\n' '$(GPU_CONFIG_TEXT)' | cmp -s - $(GPU_CONFIG) || printf '%s\n' '$(GPU_CONFIG_TEXT)' > $(GPU_CONFIG); })
 GPU_ALL := $(if $(HAVE_OPENCL),$(B)/kvb-gpucheck)
 # (a rule's prerequisites expand when it is read, so the device tool joins `all` here, after
 # GPU_ALL is known)
@@ -208,13 +230,13 @@ $(B)/obj/gpu/kvb_kernels_src.o: $(B)/gpu/kvb_kernels_src.c src/gpu/gpu.h
 $(B)/obj/src/gpu/%.o: src/gpu/%.c $(HDRS) $(wildcard src/gpu/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(GPU_INC) -c $< -o $@
-$(B)/libkvbound_gpu.a: $(GPU_OBJ)
-	rm -f $@ && ar rcs $@ $^
+$(B)/libkvbound_gpu.a: $(GPU_LIB_OBJ) $(GPU_CONFIG)
+	rm -f $@ && ar rcs $@ $(GPU_LIB_OBJ)
 # The device kernels' check tool (src/app/tools/gpucheck_main.c), which reaches into src/gpu/.
 $(B)/obj/src/app/tools/gpucheck_main.o: CFLAGS_ALL += -Isrc/gpu
 $(B)/obj/src/app/tools/gpucheck_main.o: $(wildcard src/gpu/*.h)
 $(B)/kvb-gpucheck: $(B)/obj/src/app/tools/gpucheck_main.o $(B)/libkvbound_gpu.a $(B)/libkvbound.a
-	$(CC) -o $@ $^ -lOpenCL $(LIBS)
+	$(CC) -o $@ $^ $(GPU_LIB_LIBS) $(LIBS)
 
 # The kernel text compiled as C (the prelude's KVB_HOST_EMU branch) at shapes whose offsets pass
 # 2^31, under UBSan's signed-overflow check, and gpu_limits.c's guard (tests/test_gpu_index64.c).
@@ -231,15 +253,15 @@ $(B)/tests/test_gpu_index64: $(B)/obj/tests/test_gpu_index64.o $(B)/obj/src/gpu/
 
 # kvbound itself: a spec's backend = "opencl" (runner.c) and `kvbound devices` reach the device
 # library when OpenCL is there; without it they say so and everything else works.
-KVBOUND_GPU_LIBS = $(if $(HAVE_OPENCL),$(B)/libkvbound_gpu.a -lOpenCL)
+KVBOUND_GPU_LIBS = $(if $(HAVE_OPENCL),$(B)/libkvbound_gpu.a $(GPU_LIB_LIBS))
 $(B)/libkvbound-cli.so: $(if $(HAVE_OPENCL),$(B)/libkvbound_gpu.a)
 $(B)/obj/src/app/runner.o: CFLAGS_ALL += -Isrc/gpu $(if $(HAVE_OPENCL),-DKVB_WITH_OPENCL)
 $(B)/obj/src/app/runner.o: $(wildcard src/gpu/*.h)
 
 # CUDA: every kernel compiled for each of CUDA_ARCHS with warnings as errors, register and shared
 # memory usage printed (scripts/cuda-compile-check; part of `make check` when nvcc exists).
-.PHONY: cuda-compile check-gpu check-gpu-standin
-cuda-compile: $(B)/gpu/kvb_kernels.cu
+.PHONY: cuda-compile check-gpu check-gpu-standin check-gpu-bins
+cuda-compile: $(if $(NVCC),$(B)/gpu/gpu_cuda.o)
 	@NVCC="$(NVCC)" CUDA_ARCHS="$(CUDA_ARCHS)" sh scripts/cuda-compile-check $(B)
 
 # The binaries that run on CUDA (where nvcc is found): the backend compiled into a fatbin for every
@@ -250,44 +272,64 @@ cuda-compile: $(B)/gpu/kvb_kernels.cu
 # build/kvb-gpucheck-cuda-standin links tests/cuda_standin.c instead, a stand-in runtime that runs
 # the same backend's launches on the OpenCL device (no NVIDIA GPU needed).
 ifneq ($(NVCC),)
-CUDA_HOME    := $(patsubst %/,%,$(dir $(patsubst %/,%,$(dir $(NVCC)))))
 CUDA_GENCODE := $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
                 -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=compute_$(lastword $(CUDA_ARCHS))
 NVCC_FLAGS   := -std=c++17 -O3 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror
-CUDA_MUTANTS := $(sort $(shell sed -n 's/.*\(KVB_MUT_[A-Z0-9_]*\).*/\1/p' $(GPU_CL)))
+# Every KVB_MUT_* define of the kernel text but the barrier races (named *_BARRIER: kvb-gpucheck
+# checks the convention), which run under Oclgrind only, never on a device.
+CUDA_MUTANTS := $(filter-out %_BARRIER,$(sort $(shell sed -n 's/.*\(KVB_MUT_[A-Z0-9_]*\).*/\1/p' $(GPU_CL))))
 CUDA_MUT_DIR := $(B)/gpu/cuda-mutants
 CUDA_FATBINS := $(CUDA_MUTANTS:%=$(CUDA_MUT_DIR)/%.fatbin)
-CUDA_CHECK_OBJ := $(B)/obj/src/app/tools/gpucheck_main.o $(B)/gpu/gpu_ops_cuda.o \
-                  $(filter-out $(B)/obj/src/gpu/gpu_ops.o,$(GPU_OBJ)) $(B)/gpu/gpu_cuda.o
-$(B)/gpu/gpu_cuda.o: src/gpu/gpu_cuda.cu $(B)/gpu/kvb_kernels.cu src/gpu/gpu.h
-	$(NVCC) $(NVCC_FLAGS) $(CUDA_GENCODE) -I$(B)/gpu -Isrc/gpu -Isrc/core \
-	  -DKVB_CUDA_MUTANT_DIR='"$(abspath $(CUDA_MUT_DIR))"' -c $< -o $@
-$(CUDA_MUT_DIR)/%.fatbin: $(B)/gpu/kvb_kernels.cu
+CUDA_CHECK_OBJ := $(B)/obj/src/app/tools/gpucheck_main.o $(filter-out $(B)/obj/src/gpu/gpu_ops.o,$(GPU_OBJ)) \
+                  $(CUDA_OBJ) $(B)/gpu/cuda_mutant_sha256.o
+# ptxas's report of every kernel (registers, shared memory, stack frame, spill stores/loads) for
+# each architecture goes to gpu_cuda.ptxas.log: scripts/cuda-compile-check prints it and fails a
+# kernel that uses local memory. -fPIC: the object goes into libkvbound-cli.so too.
+$(B)/gpu/gpu_cuda.o: src/gpu/gpu_cuda.cu $(B)/gpu/kvb_kernels.cu src/gpu/gpu.h src/gpu/sha256.h $(GPU_CONFIG)
+	$(NVCC) $(NVCC_FLAGS) $(CUDA_GENCODE) -Xcompiler -fPIC -Xptxas -v -I$(B)/gpu -Isrc/gpu -Isrc/core \
+	  -DKVB_CUDA_MUTANT_DIR='"$(abspath $(CUDA_MUT_DIR))"' -c $< -o $@ > $(B)/gpu/gpu_cuda.ptxas.tmp 2>&1 \
+	  || { cat $(B)/gpu/gpu_cuda.ptxas.tmp; rm -f $@; exit 1; }
+	mv $(B)/gpu/gpu_cuda.ptxas.tmp $(B)/gpu/gpu_cuda.ptxas.log
+# One fatbin per mutant define and one of the kernels as they are (kvb_kernels.fatbin, which
+# scripts/check-gpu renames as a mutant to see it refused); each rebuilt only when the kernel text
+# changes. Their SHA-256s, recorded when they are built, are compiled into the binaries that load
+# them (cuda_mutant_sha256.c; gpu_cuda.cu refuses a file whose digest differs).
+$(CUDA_MUT_DIR)/%.fatbin: $(B)/gpu/kvb_kernels.cu $(GPU_CONFIG)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCC_FLAGS) $(CUDA_GENCODE) -D$* --fatbin -x cu $< -o $@
+$(B)/gpu/kvb_kernels.fatbin: $(B)/gpu/kvb_kernels.cu $(GPU_CONFIG)
+	$(NVCC) $(NVCC_FLAGS) $(CUDA_GENCODE) --fatbin -x cu $< -o $@
+$(B)/gpu/cuda_mutant_sha256.c: $(CUDA_FATBINS)
+	{ echo '/* generated by make from the SHA-256 of each fatbin in $(CUDA_MUT_DIR); do not edit */'; \
+	  echo 'const char *const kvb_cuda_mutant_sha256[][2] = {'; \
+	  for f in $(CUDA_FATBINS); do printf '  {"%s", "%s"},\n' "$${f##*/}" "$$(sha256sum < $$f | cut -c1-64)"; done; \
+	  echo '  {0, 0}};'; } > $@
+$(B)/gpu/cuda_mutant_sha256.o: $(B)/gpu/cuda_mutant_sha256.c
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
 $(B)/gpu/gpu_ops_cuda.o: src/gpu/gpu_ops.c $(HDRS) $(wildcard src/gpu/*.h)
 	$(CC) $(CFLAGS_ALL) $(GPU_INC) -DKVB_WITH_CUDA -c $< -o $@
 $(B)/kvb-gpucheck-cuda: $(CUDA_CHECK_OBJ) $(B)/libkvbound.a $(CUDA_FATBINS)
-	$(CC) -o $@ $(CUDA_CHECK_OBJ) $(B)/libkvbound.a -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
-	  -lcudart -lstdc++ -lOpenCL $(LIBS)
+	$(CC) -o $@ $(CUDA_CHECK_OBJ) $(B)/libkvbound.a $(CUDA_LIBS) -lOpenCL $(LIBS)
 $(B)/obj/tests/cuda_standin.o: tests/cuda_standin.c src/gpu/gpu.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -I$(CUDA_HOME)/include $(GPU_INC) -c $< -o $@
 $(B)/kvb-gpucheck-cuda-standin: $(CUDA_CHECK_OBJ) $(B)/obj/tests/cuda_standin.o $(B)/libkvbound.a $(CUDA_FATBINS)
 	$(CC) -o $@ $(CUDA_CHECK_OBJ) $(B)/obj/tests/cuda_standin.o $(B)/libkvbound.a -lstdc++ -lOpenCL $(LIBS)
-CUDA_CHECK_BINS := $(B)/kvb-gpucheck-cuda $(B)/kvb-gpucheck-cuda-standin
+CUDA_CHECK_BINS := $(B)/kvb-gpucheck-cuda $(B)/kvb-gpucheck-cuda-standin $(B)/gpu/kvb_kernels.fatbin
 endif
 
-# make check-gpu: the CUDA compile check, the stand-in run of the CUDA backend, the full grid with
-# its mutants on every CUDA device, then on every OpenCL device (scripts/check-gpu). Its exit
-# status: 0 only when the grid ran on a CUDA device and passed; 3 when every check passed but no
-# CUDA device (or no nvcc) was there, so nothing ran on a GPU; 1 on any failure (make reports
-# "Error 3" / "Error 1" and exits 2). check-gpu-standin counts the stand-in run as the device run:
-# 0 when it and everything else passed (this machine's way to check the CUDA backend end to end).
-check-gpu: all $(B)/gpu/kvb_kernels.cu $(CUDA_CHECK_BINS)
-	@NVCC="$(NVCC)" CUDA_ARCHS="$(CUDA_ARCHS)" sh scripts/check-gpu $(B)
-check-gpu-standin: all $(B)/gpu/kvb_kernels.cu $(CUDA_CHECK_BINS)
-	@NVCC="$(NVCC)" CUDA_ARCHS="$(CUDA_ARCHS)" sh scripts/check-gpu $(B) standin
+# The device check's entry point is scripts/check-gpu (README, GPU kernels): it builds what it needs
+# (make check-gpu-bins) and exits 0 when the grid ran on a CUDA device and passed, 3 when
+# everything that ran passed but no CUDA device (or no nvcc) was there, 1 on any failure.
+# `make check-gpu` runs the same script; make itself exits 2 for both 3 and 1 ("Error 3" /
+# "Error 1" names which), so a caller that needs the three codes runs the script.
+# check-gpu-standin counts the stand-in run as the device run (this machine's way to check the
+# CUDA backend end to end without a GPU).
+check-gpu-bins: all $(if $(NVCC),$(B)/gpu/gpu_cuda.o) $(CUDA_CHECK_BINS)
+check-gpu: check-gpu-bins
+	@KVB_CHECK_GPU_BUILT=1 NVCC="$(NVCC)" CUDA_ARCHS="$(CUDA_ARCHS)" sh scripts/check-gpu $(B)
+check-gpu-standin: check-gpu-bins
+	@KVB_CHECK_GPU_BUILT=1 NVCC="$(NVCC)" CUDA_ARCHS="$(CUDA_ARCHS)" sh scripts/check-gpu $(B) standin
 
 # The default verification: every claim checked, verdict table in out/report.md.
 run: all

@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +26,13 @@ static int backend_of(const char *name, kvb_gpu_backend *be) {
   else if (!strcmp(name, "cuda")) *be = KVB_GPU_CUDA;
   else return KVB_ERROR(KVB_EINVAL, "backend \"%s\" is not one of \"cpu\", \"opencl\", \"cuda\"", name);
   if (*be == KVB_GPU_CUDA && !kvb_gpu_cuda_vtable())
-    return KVB_ERROR(KVB_ENOTFOUND, "backend \"cuda\": this build has no CUDA backend (nvcc was not found at build time)");
+    return KVB_ERROR(KVB_ENOTFOUND, "backend \"cuda\": this build has no CUDA backend (built without nvcc, or with "
+                                    "WITH_CUDA=0)");
+  if (*be == KVB_GPU_CUDA && kvb_gpu_count(KVB_GPU_CUDA) == 0) { /* refused before anything runs */
+    char why[256];
+    snprintf(why, sizeof why, "%s", kvb_gpu_list(KVB_GPU_CUDA, NULL, 0) < 0 ? kvb_strerror_last() : "no CUDA device");
+    return KVB_ERROR(KVB_ENOTFOUND, "backend \"cuda\": %s on this machine (the CUDA backend is built in; nothing ran)", why);
+  }
   return KVB_OK;
 }
 

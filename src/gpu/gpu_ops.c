@@ -24,14 +24,14 @@ int kvb_gpu_count(kvb_gpu_backend be) {
 }
 int kvb_gpu_list(kvb_gpu_backend be, char *out, size_t cap) {
   const kvb_gpu_vtable *vt = vt_of(be);
-  if (!vt) return -KVB_ERROR(KVB_ENOTFOUND, "this build has no CUDA backend (it is linked into build/kvb-gpucheck-cuda by make check-gpu where nvcc exists)");
+  if (!vt) return -KVB_ERROR(KVB_ENOTFOUND, "this build has no CUDA backend (make builds it in where nvcc is found, unless WITH_CUDA=0)");
   return vt->list(out, cap);
 }
 int kvb_gpu_open(kvb_gpu_backend be, int index, const char *defines, kvb_gpu **out) {
   if (!out) return KVB_ERROR(KVB_ENULL, "gpu open: NULL argument");
   *out = NULL;
   const kvb_gpu_vtable *vt = vt_of(be);
-  if (!vt) return KVB_ERROR(KVB_ENOTFOUND, "this build has no CUDA backend (it is linked into build/kvb-gpucheck-cuda by make check-gpu where nvcc exists)");
+  if (!vt) return KVB_ERROR(KVB_ENOTFOUND, "this build has no CUDA backend (make builds it in where nvcc is found, unless WITH_CUDA=0)");
   return vt->open(index, defines, out);
 }
 void kvb_gpu_close(kvb_gpu *g) {

@@ -64,6 +64,7 @@ KVB_KERNEL kvb_attn_coop(int n, int ld, int dk, int dv, int H, int G, int chunk,
   KVB_SHARED float qs[KVB_COOP_GMAX * KVB_DMAX];
   KVB_SHARED float p[KVB_COOP_GMAX * KVB_CHUNK_MAX];
   KVB_SHARED float red[KVB_WG];
+  KVB_SHARED float msh[KVB_COOP_GMAX];
   int g = KVB_GROUP_ID(), lid = KVB_LOCAL_ID(), wg = KVB_LOCAL_SIZE();
   int npack = (G + KVB_COOP_GMAX - 1) / KVB_COOP_GMAX, Hkv = H / G;
   /* quotients and remainders spelled out (x − (x/y)·y): a div/rem pair of the same operands
@@ -88,20 +89,27 @@ KVB_KERNEL kvb_attn_coop(int n, int ld, int dk, int dv, int H, int G, int chunk,
     KVB_BARRIER();
     for (int r = lid; r < rows; r += wg) {
       float acc[KVB_COOP_GMAX];
+      KVB_UNROLL
       for (int qg = 0; qg < KVB_COOP_GMAX; qg++) acc[qg] = 0.0f;
       for (int a = 0; a < dk; a++) {
         float kx = tile[r * (dk + 1) + a];
-        for (int qg = 0; qg < gn; qg++) acc[qg] += qs[qg * dk + a] * kx;
+        KVB_UNROLL
+        for (int qg = 0; qg < KVB_COOP_GMAX; qg++)
+          if (qg < gn) acc[qg] += qs[qg * dk + a] * kx;
       }
-      for (int qg = 0; qg < gn; qg++)
-        p[qg * KVB_CHUNK_MAX + t0 + r] = scale * acc[qg] + (has_w ? logw[(kvb_idx)hk * ld + start + t0 + r] : 0.0f);
+      float lw = has_w ? logw[(kvb_idx)hk * ld + start + t0 + r] : 0.0f;
+      KVB_UNROLL
+      for (int qg = 0; qg < KVB_COOP_GMAX; qg++)
+        if (qg < gn) p[qg * KVB_CHUNK_MAX + t0 + r] = scale * acc[qg] + lw;
     }
 #ifndef KVB_MUT_COOP_NO_TILE_BARRIER
     KVB_BARRIER(); /* the tile is read before the next one overwrites it */
 #endif
   }
-  float mq[KVB_COOP_GMAX], lq[KVB_COOP_GMAX];
-  for (int qg = 0; qg < gn; qg++) { /* tree max, then the exponentials, per query */
+  /* per query: the tree max (kept in local memory by work-item 0: a register array indexed by
+   * this loop's variable would live in local memory), then the exponentials */
+  float lq[KVB_COOP_GMAX];
+  for (int qg = 0; qg < gn; qg++) {
     float mloc = KVB_NEG_INF;
     for (int t = lid; t < len; t += wg) mloc = KVB_FMAX(mloc, p[qg * KVB_CHUNK_MAX + t]);
     red[lid] = mloc;
@@ -110,38 +118,52 @@ KVB_KERNEL kvb_attn_coop(int n, int ld, int dk, int dv, int H, int G, int chunk,
       if (lid < off) red[lid] = KVB_FMAX(red[lid], red[lid + off]);
       KVB_BARRIER();
     }
-    mq[qg] = red[0];
+    float mx = red[0];
+    if (lid == 0) msh[qg] = mx;
     KVB_BARRIER(); /* red[0] read by all before the next query's partials overwrite it */
-    for (int t = lid; t < len; t += wg) p[qg * KVB_CHUNK_MAX + t] = KVB_EXP(p[qg * KVB_CHUNK_MAX + t] - mq[qg]);
+    for (int t = lid; t < len; t += wg) p[qg * KVB_CHUNK_MAX + t] = KVB_EXP(p[qg * KVB_CHUNK_MAX + t] - mx);
   }
   KVB_BARRIER(); /* every p written before any work-item reads them all */
-  for (int qg = 0; qg < gn; qg++) {
+  KVB_UNROLL
+  for (int qg = 0; qg < KVB_COOP_GMAX; qg++) {
     float l = 0.0f;
-    for (int t = 0; t < len; t++) l += p[qg * KVB_CHUNK_MAX + t];
+    if (qg < gn)
+      for (int t = 0; t < len; t++) l += p[qg * KVB_CHUNK_MAX + t];
     lq[qg] = l;
   }
-  /* values: lane a (a ≡ lid mod wg) accumulates coordinate a of each query over t in order */
+  /* values: lane a (a ≡ lid mod wg) accumulates coordinate a of each query over t in order; the
+   * accumulators are registers (every index a constant once the loops over the pack and over
+   * the KVB_DMAX / KVB_WG coordinates per lane are unrolled: no local-memory stack frame, which
+   * ptxas's report checks in scripts/cuda-compile-check). wg = KVB_WG (gpu_ops.c launches it so). */
   float oacc[KVB_COOP_GMAX * (KVB_DMAX / KVB_WG)];
+  KVB_UNROLL
   for (int i = 0; i < KVB_COOP_GMAX * (KVB_DMAX / KVB_WG); i++) oacc[i] = 0.0f;
   for (int t0 = 0; t0 < len; t0 += rv) {
     int rows = len - t0 < rv ? len - t0 : rv;
     kvb_coop_load(tile, Vf, Vh, is_half, ((kvb_idx)hk * ld + start + t0) * dv, rows, dv, lid, wg);
     KVB_BARRIER();
-    for (int ai = 0; ai * wg + lid < dv; ai++) { /* each value element read once for all queries */
+    KVB_UNROLL
+    for (int ai = 0; ai < KVB_DMAX / KVB_WG; ai++) { /* each value element read once for all queries */
       int a = ai * wg + lid;
-      for (int r = 0; r < rows; r++) {
-        float vx = tile[r * (dv + 1) + a];
-        for (int qg = 0; qg < gn; qg++)
-          oacc[qg * (KVB_DMAX / KVB_WG) + ai] += p[qg * KVB_CHUNK_MAX + t0 + r] * vx;
-      }
+      if (a < dv)
+        for (int r = 0; r < rows; r++) {
+          float vx = tile[r * (dv + 1) + a];
+          KVB_UNROLL
+          for (int qg = 0; qg < KVB_COOP_GMAX; qg++)
+            if (qg < gn) oacc[qg * (KVB_DMAX / KVB_WG) + ai] += p[qg * KVB_CHUNK_MAX + t0 + r] * vx;
+        }
     }
     KVB_BARRIER();
   }
-  for (int qg = 0; qg < gn; qg++) {
+  KVB_UNROLL
+  for (int qg = 0; qg < KVB_COOP_GMAX; qg++) {
+    if (qg >= gn) continue;
     kvb_idx go = s + (kvb_idx)nsplit * ((h0 + qg) + (kvb_idx)H * qi);
-    for (int ai = 0; ai * wg + lid < dv; ai++) Oo[go * dv + ai * wg + lid] = oacc[qg * (KVB_DMAX / KVB_WG) + ai];
+    KVB_UNROLL
+    for (int ai = 0; ai < KVB_DMAX / KVB_WG; ai++)
+      if (ai * wg + lid < dv) Oo[go * dv + ai * wg + lid] = oacc[qg * (KVB_DMAX / KVB_WG) + ai];
     if (lid == 0) {
-      Mo[go] = len > 0 ? mq[qg] : KVB_NEG_INF;
+      Mo[go] = len > 0 ? msh[qg] : KVB_NEG_INF;
       Lo[go] = lq[qg];
     }
   }

@@ -22,7 +22,10 @@
  *   KVB_NUM_GROUPS()    work-groups of the launch
  *   kvb_float4, KVB_LOAD_F4(p, i), KVB_STORE_F4(p, i, v)   16-byte vector access to elements
  *                       4i..4i+3 of a float array (p + 4i 16-byte aligned)
- *   KVB_LOAD_H4(p, i)   elements 4i..4i+3 of a binary16 array as a kvb_float4 (one 8-byte load) */
+ *   KVB_LOAD_H4(p, i)   elements 4i..4i+3 of a binary16 array as a kvb_float4 (one 8-byte load)
+ *   KVB_UNROLL          before a loop of constant trip count: unroll it fully (so an array it
+ *                       indexes stays in registers; nothing on the host emulation)
+ */
 #if defined(__CUDACC__)
 #include <cuda_fp16.h>
 #define KVB_KERNEL extern "C" __global__ void
@@ -56,6 +59,7 @@ static __device__ __forceinline__ float4 kvb_load_h4(const __half *p, int i) {
   return make_float4(a.x, a.y, b.x, b.y);
 }
 #define KVB_LOAD_H4(p, i) kvb_load_h4((p), (i))
+#define KVB_UNROLL _Pragma("unroll")
 #elif defined(KVB_HOST_EMU)
 /* The kernels compiled as C on the host, the group id and the launch's group count set by the
  * caller, its work-items either one (kvb_host_wg = 1: no barrier is needed, every loop over lid
@@ -107,6 +111,7 @@ static inline kvb_float4 kvb_host_load_h4(const kvb_half *p, kvb_idx i) {
 #define KVB_LOAD_F4(p, i) kvb_host_load_f4((p), (i))
 #define KVB_STORE_F4(p, i, v) kvb_host_store_f4((p), (i), (v))
 #define KVB_LOAD_H4(p, i) kvb_host_load_h4((p), (i))
+#define KVB_UNROLL
 #else
 #define KVB_KERNEL __kernel void
 #define KVB_DEVICE static inline
@@ -131,6 +136,7 @@ typedef float4 kvb_float4;
 #define KVB_LOAD_F4(p, i) vload4((i), (p))
 #define KVB_STORE_F4(p, i, v) vstore4((v), (i), (p))
 #define KVB_LOAD_H4(p, i) vload_half4((i), (p))
+#define KVB_UNROLL _Pragma("unroll")
 #endif
 
 /* Sizes shared with the host (gpu.h repeats them; gpu_ops.c checks they agree at build time of

@@ -24,6 +24,11 @@
  *
  * Buffers as k_subgen.cl; pre_d/pre_i/pre_v: H×nt (row h·nt + step).
  *
+ * Mutant define KVB_MUT_SGP_TIE_LATER: kvb_subgen_prep's scan keeps the later of two old
+ * representatives at equal distance (<= for <), so a tie inside one work-item's scan (i and i + 4)
+ * goes to the higher index, against line 12's arg min (kvb-gpucheck's tiny_sgbatch head 2: eight
+ * representatives at ±4·e_j, tokens at the origin equidistant from all of them).
+ *
  * Barrier races, for a race detector (Oclgrind: scripts/oclgrind-check; PoCL cannot see them):
  * KVB_MUT_SGP_NO_LOAD_BARRIER (kvb_subgen_prep reads the chunk's keys before every work-item has
  * staged its part), KVB_MUT_SGB_NO_T0_BARRIER (kvb_subgen_update_b's items read work-item 0's
@@ -58,7 +63,11 @@ KVB_KERNEL kvb_subgen_prep(int nt, int dk, int dv, int cap, int ntb, KVB_GLOBAL 
         float df = x[a] - kt[tt * (dk + 1) + a];
         d2 += df * df;
       }
+#ifdef KVB_MUT_SGP_TIE_LATER
+      if (d2 <= bd) bd = d2, bi = i;
+#else
       if (d2 < bd) bd = d2, bi = i; /* strict: the earliest of equal distances */
+#endif
     }
   rd[lid] = bd, ri[lid] = bi;
   KVB_BARRIER();

@@ -11,12 +11,15 @@
  * latencies from published microbenchmarks of these parts (dependent FMA 4 cycles; a 64-item
  * barrier ~24 cycles; L2 hit ~260 cycles on Hopper, ~200 on Ampere; HBM ~1000 cycles at boost).
  * bw_eff 0.90: what a streaming copy typically reaches of the vendor peak on HBM parts — an
- * assumption, replaced by a measured copy when perf runs on the device itself. */
+ * assumption, replaced by a measured copy when perf runs on the device itself. l2_bw: the L2 read
+ * bandwidth microbenchmarks report (H100 ~5.5 TB/s, A100 ~4 TB/s; an assumption). The in-flight
+ * estimate's DRAM latency: 700–1000 cycles at 1.7 GHz on Hopper (412–588 ns; microbenchmarks
+ * report ~480–600 ns under load), the same cycles at the A100's 1.41 GHz. */
 const kvb_roof_device kvb_roof_devices[] = {
-    {"H100 SXM", 3.35e12, 0.90, 66.9e12, 132, 1.98e9, 228 * 1024.0, 4, 24, 260, 1000, 2.5e-6},
-    {"H200 SXM", 4.80e12, 0.90, 66.9e12, 132, 1.98e9, 228 * 1024.0, 4, 24, 260, 1000, 2.5e-6},
-    {"A100 SXM 80GB", 2.039e12, 0.90, 19.5e12, 108, 1.41e9, 164 * 1024.0, 4, 24, 200, 700, 2.5e-6},
-    {NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
+    {"H100 SXM", 3.35e12, 0.90, 66.9e12, 132, 1.98e9, 228 * 1024.0, 4, 24, 260, 1000, 2.5e-6, 5.5e12, 700, 1000, 1.7e9},
+    {"H200 SXM", 4.80e12, 0.90, 66.9e12, 132, 1.98e9, 228 * 1024.0, 4, 24, 260, 1000, 2.5e-6, 5.5e12, 700, 1000, 1.7e9},
+    {"A100 SXM 80GB", 2.039e12, 0.90, 19.5e12, 108, 1.41e9, 164 * 1024.0, 4, 24, 200, 700, 2.5e-6, 4.0e12, 700, 1000, 1.41e9},
+    {NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
 
 const kvb_roof_device *kvb_roof_device_find(const char *name) {
   for (const kvb_roof_device *d = kvb_roof_devices; name && d->name; d++)
@@ -31,17 +34,26 @@ int kvb_roof_phase_begin(kvb_roof_kernel *k, const kvb_roof_device *d, const cha
   memset(p, 0, sizeof *p);
   p->what = what;
   p->groups = groups;
+  p->lanes = lanes;
   double warps = ceil(lanes / 32), r = fmin(32, floor(64 / warps)); /* 32 groups, 64 warps per SM */
   if (shm_group > 0) r = fmin(r, floor(d->shm_per_sm / shm_group));
   p->resident = r < 1 ? 1 : r;
   return k->nph++;
 }
 
-void kvb_roof_stream(kvb_roof_kernel *k, int p, double bytes, kvb_roof_access acc, double lane_bytes, int from_dram) {
+void kvb_roof_stream_mlp(kvb_roof_kernel *k, int p, double bytes, kvb_roof_access acc, double lane_bytes, int from_dram,
+                         double mlp, double dep) {
   kvb_roof_phase *ph = &k->ph[p];
-  if (from_dram) ph->dram += bytes;
+  if (from_dram) ph->dram += bytes, ph->rounds_dram += bytes * dep / (mlp * lane_bytes);
+  else ph->l2 += bytes, ph->rounds_l2 += bytes * dep / (mlp * lane_bytes);
   double per_wave = acc == KVB_ACC_COALESCED ? fmin(128, 32 * lane_bytes) : lane_bytes;
   ph->wave += bytes / per_wave;
+}
+void kvb_roof_stream(kvb_roof_kernel *k, int p, double bytes, kvb_roof_access acc, double lane_bytes, int from_dram) {
+  /* 4 loads in flight: nvcc unrolls a loop of independent loads with no store between them by 4
+   * (kvb_attn_split's row loop in PTX: four ld.global per iteration); a loop that stores each
+   * element it loads says so with kvb_roof_stream_mlp */
+  kvb_roof_stream_mlp(k, p, bytes, acc, lane_bytes, from_dram, 4, 1);
 }
 void kvb_roof_shm(kvb_roof_kernel *k, int p, double bytes) { k->ph[p].shm += bytes; }
 void kvb_roof_flops(kvb_roof_kernel *k, int p, double flops, double lane_util) {
@@ -61,19 +73,32 @@ kvb_roof_result kvb_roof_predict(const kvb_roof_kernel *k, const kvb_roof_device
   for (int i = 0; i < k->nph; i++) {
     const kvb_roof_phase *p = &k->ph[i];
     double active = fmin(1, p->groups / d->sms);
-    double td = p->dram / bw, tl = p->wave / lanes_rate, ts = p->shm / (128 * lanes_rate);
+    double td = p->dram / bw, tl = p->wave / lanes_rate, ts = p->shm / (128 * lanes_rate), t2 = p->l2 / d->l2_bw;
     double tf = p->flops > 0 ? p->flops / (d->peak * (p->lane_util > 0 ? p->lane_util : 1)) : 0;
-    double m = fmax(fmax(td, tl), fmax(ts, tf)), tput = m / (active > 0 ? active : 1);
+    double m = fmax(fmax(fmax(td, tl), fmax(ts, tf)), t2), tput = m / (active > 0 ? active : 1);
     double tc = p->serial / d->clk * ceil(p->groups / (p->resident * d->sms));
     r.t_ph[i] = fmax(tput, tc);
-    r.bound[i] = tc >= tput ? 'C' : m == td ? 'D' : m == tl ? 'L' : m == ts ? 'S' : 'F';
+    r.bound[i] = tc >= tput ? 'C' : m == td ? 'D' : m == tl ? 'L' : m == ts ? 'S' : m == t2 ? '2' : 'F';
     r.t_pred += r.t_ph[i];
+    /* the in-flight limit: lanes of the resident groups of the SMs in use, each with its loads
+     * in flight for one latency */
+    double res = fmin(p->resident, ceil(p->groups / d->sms)), sms = fmin(d->sms, p->groups);
+    double lanes_if = p->lanes * res * sms;
+    for (int l = 0; l < 2; l++) {
+      double lat_s = (l ? d->lat_hi : d->lat_lo) / d->clk_lat, lat2_s = d->lat_l2 / d->clk;
+      double tlat = lanes_if > 0 ? (p->rounds_dram * lat_s + p->rounds_l2 * lat2_s) / lanes_if : 0;
+      r.t_if[l] += fmax(r.t_ph[i], tlat);
+    }
   }
   r.t_pred += k->launches * d->launch_s;
   double tb = k->useful_bytes / peak_bw, tfl = k->flops / d->peak;
   r.t_roof = fmax(tb, tfl);
   r.memory_bound = tb >= tfl;
   r.frac_bw = tb / r.t_pred, r.frac_peak = tfl / r.t_pred, r.frac_roof = r.t_roof / r.t_pred;
+  for (int l = 0; l < 2; l++) {
+    r.t_if[l] += k->launches * d->launch_s;
+    r.frac_bw_if[l] = tb / r.t_if[l], r.frac_peak_if[l] = tfl / r.t_if[l];
+  }
   return r;
 }
 
@@ -85,10 +110,11 @@ kvb_roof_result kvb_roof_predict(const kvb_roof_kernel *k, const kvb_roof_device
  * Hkv < H the caller replicates them, so DRAM bytes are per query head).
  * coop = 1, k_decode_coop.cl kvb_attn_coop: one group of 64 per (split, KV head, query) serving
  * the G = H/Hkv query heads of that KV head; K and V come in tiles of min(64, 4128/(d + 1)) rows,
- * loaded with 4-element vector loads (COALESCED, 16 B f32 / 8 B f16 lanes) into a padded local
- * tile; work-item r reads row r once per coordinate for all G queries (the query a broadcast per
+ * loaded with 4-element vector loads (COALESCED, 16 B f32 / 8 B f16 lanes), one in flight per
+ * lane (each load's store to the tile follows it), into a padded local tile; work-item r reads row r once per coordinate for all G queries (the query a broadcast per
  * query), the V pass reads the tile column by column; the same combine. */
 #define COOP_TILE 4128.0
+#define COOP_MLP 1.0 /* kvb_coop_load: one vector load in flight per lane (each followed by its store) */
 void kvb_roof_decode(kvb_roof_kernel *k, double H, double Hkv, double n, double dk, double dv, double nq,
                      double es, double chunk, int coop, const kvb_roof_device *d) {
   memset(k, 0, sizeof *k);
@@ -118,14 +144,14 @@ void kvb_roof_decode(kvb_roof_kernel *k, double H, double Hkv, double n, double 
     double rk = fmin(64, floor(COOP_TILE / (dk + 1))), rv = fmin(64, floor(COOP_TILE / (dv + 1)));
     double tiles = ceil(len / rk), vtiles = ceil(len / rv);
     int p = kvb_roof_phase_begin(k, d, "K tiles (vector loads, G queries per row)", groups, 64, shm);
-    kvb_roof_stream(k, p, nq * Hkv * n * dk * es, KVB_ACC_COALESCED, 4 * es, 1);
+    kvb_roof_stream_mlp(k, p, nq * Hkv * n * dk * es, KVB_ACC_COALESCED, 4 * es, 1, COOP_MLP, 1);
     kvb_roof_stream(k, p, nq * H * nsplit * dk * 4, KVB_ACC_COALESCED, 4, 0);
     kvb_roof_flops(k, p, nq * H * n * (2 * dk + 2), fmin(1, fmin(rk, len) / 64));
     /* tile store + each lane's row read (once for all G queries) + G query broadcasts, 4-byte floats */
     kvb_roof_shm(k, p, nq * Hkv * n * dk * 4 * (2 + G));
     kvb_roof_serial(k, p, tiles * (d->lat_dram + 2 * d->lat_barrier + dk * fmax(d->lat_fma, fmin(G, gmax))));
     p = kvb_roof_phase_begin(k, d, "exp, sum, V tiles (vector loads)", groups, 64, shm);
-    kvb_roof_stream(k, p, nq * Hkv * n * dv * es, KVB_ACC_COALESCED, 4 * es, 1);
+    kvb_roof_stream_mlp(k, p, nq * Hkv * n * dv * es, KVB_ACC_COALESCED, 4 * es, 1, COOP_MLP, 1);
     kvb_roof_stream(k, p, part, KVB_ACC_COALESCED, 4, 1);
     kvb_roof_flops(k, p, nq * H * n * (2 * dv + 2), fmin(1, dv / 64));
     /* tile store, each element read once (lane a, row r), and per query the p_t broadcast (one
@@ -235,6 +261,8 @@ void kvb_roof_subgen_update_b(kvb_roof_kernel *k, double H, double nt, double dk
  * integer prefix counts (kvb_bkvb_halving_par). */
 #define GRAM_TJ 16.0
 #define GRAM_A 16.0
+#define GRAM_MLP 1.0 /* kvb_gram_stage: loads in flight per lane (a store to local memory after each) */
+#define GRAM_DEP 2.0 /* and dependent loads per element (the row index cu[p] is a global load) */
 void kvb_roof_bkvb_round(kvb_roof_kernel *k, double H, double m, double d, double dv, double b, int gram,
                          const kvb_roof_device *dev) {
   memset(k, 0, sizeof *k);
@@ -273,7 +301,9 @@ void kvb_roof_bkvb_round(kvb_roof_kernel *k, double H, double m, double d, doubl
     kvb_roof_serial(k, p, b * (dev->lat_l2 + dev->lat_fma) / 4);
     p = kvb_roof_phase_begin(k, dev, "Gram tiles in local memory (4x4 per lane)", groups, 64, shm);
     kvb_roof_stream(k, p, H * m * dv * 4, KVB_ACC_COALESCED, 4, 1);
-    kvb_roof_stream(k, p, ntile * H * m * (d + dv) * 4, KVB_ACC_COALESCED, 4, 0); /* restaged per tile */
+    /* restaged per tile: re-reads (L2), one 4-byte element per lane in flight, each a gather through
+     * cu[p], itself a global load */
+    kvb_roof_stream_mlp(k, p, ntile * H * m * (d + dv) * 4, KVB_ACC_COALESCED, 4, 0, GRAM_MLP, GRAM_DEP);
     kvb_roof_shm(k, p, comp * (d + dv) * 2 + ntile * H * m * (d + dv) * 4 + comp * 4 * 2);
     kvb_roof_flops(k, p, comp * (2 * d + 2 * dv + 8), 1);
     /* per chunk: staging (an L2 round trip), 2 barriers, GRAM_A steps of 8 loads + 16 FMAs issued */

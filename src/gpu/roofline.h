@@ -38,6 +38,25 @@
  *                  next element: DRAM traffic is not multiplied, the L1's throughput is);
  *   ONE_LANE       a single lane's loop (thread-0 sections): lane_bytes per wavefront, and its
  *                  flops use 1/32 of the lanes (lane_util).
+ * Re-reads. Bytes a kernel reads again in the same call (another query's pass over the same
+ * state, a tile restaged for every row tile) do not cross HBM again, but they are not free: they
+ * cost wavefronts and L2 bandwidth (l2_bw, the device table; an assumption from published
+ * microbenchmarks), a term of T_p beside the others.
+ *
+ * The in-flight limit (Little's law). A stream of DRAM bytes moves at most at
+ *   (bytes in flight) / latency,
+ * and the bytes in flight are what the resident work-groups' lanes have issued and not yet
+ * received: lanes · resident · active SMs · (loads in flight per lane · bytes per load) / dep,
+ * dep = 2 for a gather whose address is itself a global load (the second load waits for the
+ * first). The estimate replaces each phase's HBM term by
+ *   max(dram / (BW·e·active), Σ_streams bytes·dep / (in-flight bytes per lane · lanes · resident ·
+ *       min(SMs, groups)) · lat / clk_lat)
+ * (and the same with the L2 latency for re-reads), at two DRAM latencies, lat_lo and lat_hi cycles
+ * of clk_lat (H100: 700 and 1000 cycles at 1.7 GHz, i.e. 412–588 ns: an H100 SXM, 132 SMs, needs
+ * 3.35 TB/s / 132 × 412–588 ns ≈ 10.5–14.9 KB in flight per SM to stream HBM at its peak). It
+ * assumes every resident group keeps its loads in flight (the others' compute hides under them);
+ * the loads in flight per lane are read off the kernel's code (roofline.c).
+ *
  * What the model leaves out: cache capacity (row-per-lane lines evicted before their next element
  * would make DRAM traffic worse), instruction issue limits beyond the L1, bank conflicts (the new
  * kernels pad their local tiles), clock throttling, and overlap between phases. */
@@ -59,6 +78,9 @@ typedef struct {
   double lat_l2;      /* cycles: a dependent global load that hits L2 */
   double lat_dram;    /* cycles: one that goes to HBM */
   double launch_s;    /* seconds per kernel launch, back to back */
+  double l2_bw;       /* L2 bytes/s that re-reads are charged at */
+  double lat_lo, lat_hi; /* cycles of clk_lat: the DRAM latency range of the in-flight estimate */
+  double clk_lat;     /* Hz: the clock those latencies are counted in */
 } kvb_roof_device;
 
 /* The device table (H100 SXM, H200 SXM, A100 SXM 80 GB), ended by an entry with name NULL. */
@@ -74,6 +96,9 @@ typedef struct {
   double dram, wave, shm, flops, lane_util; /* lane_util: flop-weighted mean */
   double serial;                            /* cycles on one group's critical path */
   double groups, resident;                  /* work-groups; of them resident per SM */
+  double lanes;                             /* work-items per group */
+  double l2;                                /* bytes re-read in the call (from L2) */
+  double rounds_dram, rounds_l2;            /* Σ bytes·dep / in-flight bytes per lane */
 } kvb_roof_phase;
 
 typedef struct {
@@ -91,6 +116,11 @@ int kvb_roof_phase_begin(kvb_roof_kernel *k, const kvb_roof_device *d, const cha
  * from_dram = 0 when the bytes were read before in the call and the model takes them from cache
  * (they cost wavefronts, not HBM). */
 void kvb_roof_stream(kvb_roof_kernel *k, int p, double bytes, kvb_roof_access acc, double lane_bytes, int from_dram);
+/* The same with `mlp` loads of lane_bytes in flight per lane and `dep` dependent loads per
+ * element (2: a gather through an index read from global memory); kvb_roof_stream is mlp = 4
+ * (a load loop nvcc unrolls by 4), dep = 1. */
+void kvb_roof_stream_mlp(kvb_roof_kernel *k, int p, double bytes, kvb_roof_access acc, double lane_bytes, int from_dram,
+                         double mlp, double dep);
 void kvb_roof_shm(kvb_roof_kernel *k, int p, double bytes);
 void kvb_roof_flops(kvb_roof_kernel *k, int p, double flops, double lane_util);
 void kvb_roof_serial(kvb_roof_kernel *k, int p, double cycles);
@@ -101,6 +131,8 @@ typedef struct {
   char bound[KVB_ROOF_MAXPH]; /* per phase: 'D' HBM, 'L' L1 wavefronts, 'S' local memory, 'F' flops, 'C' critical path */
   double frac_bw, frac_peak, frac_roof;
   int memory_bound; /* the roofline's bound: 1 bytes, 0 flops */
+  /* the in-flight-limited estimate at the DRAM latencies lat_lo and lat_hi */
+  double t_if[2], frac_bw_if[2], frac_peak_if[2];
 } kvb_roof_result;
 
 /* bw_measured > 0: use it as BW with e = 1 (a measured copy on this device). */
