@@ -285,7 +285,7 @@ CUDA_CHECK_OBJ := $(B)/obj/src/app/tools/gpucheck_main.o $(filter-out $(B)/obj/s
 # ptxas's report of every kernel (registers, shared memory, stack frame, spill stores/loads) for
 # each architecture goes to gpu_cuda.ptxas.log: scripts/cuda-compile-check prints it and fails a
 # kernel that uses local memory. -fPIC: the object goes into libkvbound-cli.so too.
-$(B)/gpu/gpu_cuda.o: src/gpu/gpu_cuda.cu $(B)/gpu/kvb_kernels.cu src/gpu/gpu.h src/gpu/sha256.h $(GPU_CONFIG)
+$(B)/gpu/gpu_cuda.o: src/gpu/gpu_cuda.cu $(B)/gpu/kvb_kernels.cu src/gpu/gpu.h src/core/sha256.h $(GPU_CONFIG)
 	$(NVCC) $(NVCC_FLAGS) $(CUDA_GENCODE) -Xcompiler -fPIC -Xptxas -v -I$(B)/gpu -Isrc/gpu -Isrc/core \
 	  -DKVB_CUDA_MUTANT_DIR='"$(abspath $(CUDA_MUT_DIR))"' -c $< -o $@ > $(B)/gpu/gpu_cuda.ptxas.tmp 2>&1 \
 	  || { cat $(B)/gpu/gpu_cuda.ptxas.tmp; rm -f $@; exit 1; }

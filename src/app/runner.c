@@ -20,17 +20,17 @@
 
 static const char *const col_names[KVB_RUN_NCOLS] = {
     "rel_error", "err_abs", "attn_norm", "softmax_norm", "v_op", "v_f", "ratio_op", "ratio_f",
-    "mem_bytes", "mem_vectors", "distances", "exps", "coins", "dots", "fails", "update_s",
+    "mem_bytes", "mem_vectors", "mem_bytes_fp16", "distances", "exps", "coins", "dots", "fails", "update_s",
     "query_s", "disc", "disc_inf", "disc_bound", "walk_fails", "radius", "radius_rel",
-    "decode_acc", "u_size", "mem_bytes_fp16"};
+    "decode_acc", "u_size"};
 static const unsigned col_groups[KVB_RUN_NCOLS] = {
     KVB_MEASURE_ERROR,  KVB_MEASURE_ERROR,  KVB_MEASURE_ERROR,  KVB_MEASURE_BOUND,
     KVB_MEASURE_BOUND,  KVB_MEASURE_BOUND,  KVB_MEASURE_BOUND,  KVB_MEASURE_BOUND,
-    KVB_MEASURE_MEMORY, KVB_MEASURE_MEMORY, KVB_MEASURE_WORK,   KVB_MEASURE_WORK,
+    KVB_MEASURE_MEMORY, KVB_MEASURE_MEMORY, KVB_MEASURE_MEMORY, KVB_MEASURE_WORK,   KVB_MEASURE_WORK,
     KVB_MEASURE_WORK,   KVB_MEASURE_WORK,   KVB_MEASURE_WORK,   KVB_MEASURE_TIME,
     KVB_MEASURE_TIME,   KVB_MEASURE_PROBE,  KVB_MEASURE_PROBE,  KVB_MEASURE_PROBE,
     KVB_MEASURE_PROBE,  KVB_MEASURE_PROBE,  KVB_MEASURE_PROBE,  KVB_MEASURE_DECODE,
-    KVB_MEASURE_DECODE, KVB_MEASURE_MEMORY};
+    KVB_MEASURE_DECODE};
 
 const char *kvb_run_column_name(size_t i) { return i < KVB_RUN_NCOLS ? col_names[i] : NULL; }
 unsigned kvb_run_column_group(size_t i) { return i < KVB_RUN_NCOLS ? col_groups[i] : 0; }

@@ -14,9 +14,9 @@
 
 /* The measure columns (runner.c's column table, in order). */
 enum {
-  C_REL, C_ABS, C_ATTN, C_SM, C_VOP, C_VF, C_ROP, C_RF, C_MB, C_MV,
+  C_REL, C_ABS, C_ATTN, C_SM, C_VOP, C_VF, C_ROP, C_RF, C_MB, C_MV, C_MB16,
   C_DIST, C_EXPS, C_COINS, C_DOTS, C_FAILS, C_TU, C_TQ,
-  C_DISC, C_DISCI, C_DISCB, C_WFAIL, C_RAD, C_RADR, C_DEC, C_USZ, C_MB16
+  C_DISC, C_DISCI, C_DISCB, C_WFAIL, C_RAD, C_RADR, C_DEC, C_USZ
 };
 
 /* One row of results.csv, and one work unit's rows (runner.h: unit u = point·trials + trial). */

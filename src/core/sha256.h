@@ -9,6 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus /* the CUDA backend (src/gpu/gpu_cuda.cu, C++) checks fatbins with it */
+extern "C" {
+#endif
+
 typedef struct {
   uint32_t h[8];
   uint64_t nbytes;      /* message length so far */
@@ -26,5 +30,9 @@ void kvb_sha256_hex(const void *p, size_t n, char hex[65]);
 /* The digest of a regular file's bytes as hex (and its size in *size, may be NULL). KVB_OK, or
  * KVB_EIO (cannot open or read) / KVB_EINVAL (not a regular file) with a message naming path. */
 int kvb_sha256_file(const char *path, char hex[65], unsigned long long *size);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -153,13 +153,13 @@ static int cu_open(int index, const char *defines, kvb_gpu **out) {
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path, *want = NULL;
     for (size_t i = 0; kvb_cuda_mutant_sha256 && kvb_cuda_mutant_sha256[i][0]; i++)
       if (!strcmp(kvb_cuda_mutant_sha256[i][0], base)) want = kvb_cuda_mutant_sha256[i][1];
-    char got[65];
+    char got[65] = "";
     if (!want) {
       free(g);
       return KVB_ERROR(KVB_EFAIL, "cuda: %s: this binary records no build of that name (only the kvb-gpucheck-cuda "
                        "binaries run mutant builds, the ones make built with them)", path);
     }
-    if (kvb_sha256_file_hex(path, got) || strcmp(got, want)) {
+    if (kvb_sha256_file(path, got, NULL) || strcmp(got, want)) {
       free(g);
       return KVB_ERROR(KVB_EFAIL, "cuda: %s is not the build make made for \"%s\": SHA-256 %s, recorded at build time %s",
                        path, defines, got[0] ? got : "(unreadable)", want);
