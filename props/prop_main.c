@@ -54,6 +54,9 @@ static void usage(FILE *f) {
           "  --mutant M        run only mutant M of the selected claims: method:TYPE:NAME,\n"
           "                    stream:TYPE:NAME, probe:TYPE:NAME, check:NAME or control:z_zero\n"
           "  --no-mutants      skip the mutant runs\n"
+          "  --defer PREFIX    do not run the selected claims whose id starts with PREFIX here\n"
+          "                    (repeatable): each prints a SKIP line; make check defers the\n"
+          "                    claims that cannot decide at its size to make run and check-full\n"
           "  --quiet           no progress lines on stderr (by default each check prints\n"
           "                    \"[k/N] id (elapsed, ~left)\" there, the estimate from the costs\n"
           "                    table $KVB_CHECK_COSTS, e.g. props/check-costs.tsv, else from\n"
@@ -416,6 +419,8 @@ static void md_escape(FILE *f, const char *s) {
 /* The command line. */
 typedef struct {
   const char *only[64];
+  const char *defer[16]; /* --defer: selected claims left to the other tiers (SKIP lines) */
+  int ndefer;
   int nonly, full, list, no_mut, shard_k, shard_n, quiet;
   const char *report, *only_mutant, *out, *method;
   const char *merge[1024];
@@ -444,6 +449,7 @@ static int parse_args(int argc, char **argv, options *o) {
     else if (strcmp(a, "--no-mutants") == 0) o->no_mut = 1;
     else if (strcmp(a, "--quiet") == 0) o->quiet = 1;
     else if (strcmp(a, "--only") == 0 && more && o->nonly < 64) o->only[o->nonly++] = argv[++i];
+    else if (strcmp(a, "--defer") == 0 && more && o->ndefer < 16) o->defer[o->ndefer++] = argv[++i];
     else if (strcmp(a, "--mutant") == 0 && more) o->only_mutant = argv[++i];
     else if (strcmp(a, "--report") == 0 && more) o->report = argv[++i];
     else if (strcmp(a, "--out") == 0 && more) o->out = argv[++i];
@@ -484,7 +490,7 @@ static int parse_args(int argc, char **argv, options *o) {
     claim_tables = battery_tables;
   }
   if (o->out && o->shard_n < 1) o->shard_n = 1;
-  if (o->nmerge && (o->out || o->list || o->nonly || o->only_mutant || o->full || o->no_mut)) {
+  if (o->nmerge && (o->out || o->list || o->nonly || o->only_mutant || o->full || o->no_mut || o->ndefer)) {
     fprintf(stderr, "kvb-props: --merge takes the sweep's options from the shard directories; "
                     "give only --report\n");
     return 2;
@@ -669,7 +675,8 @@ static int judge_all(const source *src, FILE *rep) {
                      getenv("KVB_CHECK_COSTS"), o->full ? "full" : "check");
   for (size_t t = 0; claim_tables[t] && pg.to; t++)
     for (const prop_claim *c = claim_tables[t]; c->id; c++)
-      if (selected(c->id, o->only, o->nonly) && ++index % o->shard_n == o->shard_k)
+      if (selected(c->id, o->only, o->nonly) && ++index % o->shard_n == o->shard_k &&
+          !(o->ndefer && selected(c->id, o->defer, o->ndefer)))
         prop_progress_add(&pg, c->id);
   index = -1;
   for (size_t t = 0; claim_tables[t]; t++) {
@@ -679,6 +686,12 @@ static int judge_all(const source *src, FILE *rep) {
       if (index % o->shard_n != o->shard_k) continue;
       if (o->list) {
         list_claim(c);
+        continue;
+      }
+      if (o->ndefer && selected(c->id, o->defer, o->ndefer)) {
+        printf("SKIP %s: deferred here (--defer): at this tier's size it cannot decide (one task or "
+               "text, power ~0); `make run` and `make check-full` run it with its mutants\n", c->id);
+        fflush(stdout);
         continue;
       }
       prop_progress_start(&pg, c->id);

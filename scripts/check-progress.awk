@@ -12,6 +12,8 @@ BEGIN {
   total = 0
   while ((getline row < costs) > 0) {
     split(row, f, /[ \t]+/)
+    # a props shard's job is not a unit (its checks are): its wall time would count twice
+    if (f[1] == "job-" tier && f[2] ~ /^props-/) continue
     if (f[1] == tier || f[1] == "job-" tier) { cost[f[1] == tier ? f[2] : "job:" f[2]] = f[3]; total += f[3] }
   }
   done_cost = 0; k = 0; last = start
@@ -36,9 +38,12 @@ function unit(id,   t, el, left, frac) {
   t = now(); el = t - start
   if (t - last < 10 && k < n) return
   last = t
-  if (total > 0 && done_cost > 0) {
-    frac = done_cost / total; if (frac > 1) frac = 1
-    left = el * (1 - frac) / frac
+  if (total > 0) {
+    # the recorded seconds still to come, run JOBS at a time; once a twentieth of them is done,
+    # scaled by how this run's speed compares with the record's (a loaded or faster machine)
+    jobs = ENVIRON["JOBS"] + 0; if (jobs < 1) jobs = 1
+    speed = done_cost >= 0.05 * total ? el * jobs / done_cost : 1
+    left = (total - done_cost) / jobs * speed; if (left < 0) left = 0
   } else left = k ? el / k * (n - k) : 0
   if (k >= n) left = 0
   printf("[%d/%d] %s elapsed, ~%s left\n", k, n, fmt(el), fmt(left))
