@@ -71,9 +71,11 @@ double prop_progress_estimate(size_t k, size_t n, double elapsed, int have_table
                               double done_cost, double left_cost) {
   if (k >= n) return 0;
   if (have_table) {
-    /* the table's seconds, scaled by this run's speed once enough recorded work is done
-     * (a loaded or faster machine); before that, the table as it is */
-    double speed = done_cost >= 1.0 ? elapsed / done_cost : 1.0;
+    /* the table's seconds, scaled by this run's speed once enough recorded work is done (a
+     * twentieth of it, and a second: a ratio of two tiny numbers says nothing; a loaded or
+     * faster machine); before that, the table as it is */
+    double total = done_cost + left_cost;
+    double speed = done_cost >= 1.0 && done_cost >= 0.05 * total ? elapsed / done_cost : 1.0;
     return left_cost * speed;
   }
   if (k == 0) return -1; /* nothing to go on yet */

@@ -17,6 +17,9 @@ int main(void) {
   /* under 1 s of recorded work done: the table as it is, not a ratio of two tiny numbers */
   CHECK(close_to(prop_progress_estimate(1, 10, 5, 1, 0.5, 30), 30), "progress.estimate.table_early",
         "%g", prop_progress_estimate(1, 10, 5, 1, 0.5, 30));
+  /* 2 s done of 100 recorded: under a twentieth, still the table (98 s left), not ×speed */
+  CHECK(close_to(prop_progress_estimate(1, 10, 40, 1, 2, 98), 98), "progress.estimate.table_small_fraction",
+        "%g", prop_progress_estimate(1, 10, 40, 1, 2, 98));
   /* no table: the mean so far, 4 of 10 in 8 s → 12 s; before the first, unknown (-1) */
   CHECK(close_to(prop_progress_estimate(4, 10, 8, 0, 0, 0), 12), "progress.estimate.mean", "%g",
         prop_progress_estimate(4, 10, 8, 0, 0, 0));
