@@ -74,7 +74,7 @@
  * (their mutant runs recompute what the mutant changes).
  *
  * The Gemma 3 twins (real_model.gemma3.e2e.clustergen, .e2e.balancekv, .alg1): the same claims,
- * rules, controls, mutants and α inside Gemma 3 270M (lm.h; kvb_dec_open_gemma3), each claim
+ * rules, controls, mutants and α inside Gemma 3 270M (lm.h; kvb_dec_open), each claim
  * body taking the model as its parameter. What the model changes, fixed before any Gemma run:
  *   caches   the methods replace attention on the three GLOBAL layers 5, 11, 17 only (one KV
  *            head of dimension 256 each, 4 query heads on it); the 15 local layers keep their
@@ -225,7 +225,7 @@ static void model_scope(const e2e_model *M, char *buf, size_t cap) {
       k += snprintf(buf + k, cap - (size_t)k, "%s%d", j++ ? "/" : "", l);
   if (k > 0 && (size_t)k < cap)
     snprintf(buf + k, cap - (size_t)k, " compressed; local layers keep their %d-token window "
-             "exactly)", M->lm.gemma ? M->lm.gemma->cfg.window : 0);
+             "exactly)", M->lm.m ? M->lm.m->cfg.window : 0);
 }
 
 /* 1 when the model and the text are there; else the claim is SKIPPED, saying why. */
@@ -252,7 +252,7 @@ static int model_ready(prop_ctx *ctx, e2e_model *M) {
       prop_skip(ctx, "%s", "the model is not available (scripts/fetch-model)");
     else if (M->state != 1)
       prop_skip(ctx, "the model %s is not available (scripts/fetch-model --model %s)",
-                kvb_lm_view_gemma3(NULL).name, kvb_lm_kind_key(M->kind));
+                kvb_lm_kind_name(KVB_LM_GEMMA3), kvb_lm_kind_key(M->kind));
     else
       prop_skip(ctx, "%s", KVB_TEXT_GPL3 " is missing or not the file of the README's SHA-256");
     return 0;

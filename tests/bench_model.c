@@ -1,5 +1,5 @@
 /* bench_model.c — prefill speed of both real models (SmolLM2-135M, src/model/model.c; Gemma 3
- * 270M, src/model/model_gemma3.c) per context length, against each model's own flop bound
+ * 270M, src/model/model.c with their architecture records) per context length, against each model's own flop bound
  * measured in the same run: the flops a prefill must do divided by the SGEMM rate of this
  * machine (1024³, the threads OPENBLAS_NUM_THREADS allows).
  *
@@ -35,7 +35,7 @@
 #include "bench_stats.h"
 #include "kvb_error.h"
 #include "model.h"
-#include "model_gemma3.h"
+#include "lm.h"
 #include "real_text.h"
 
 static double now(void) {
@@ -105,7 +105,7 @@ static int run_smol(const void *m, const int32_t *ids, size_t n, float *hid) {
   return kvb_model_prefill(m, ids, n, hid, NULL, NULL);
 }
 static int run_gemma(const void *m, const int32_t *ids, size_t n, float *hid) {
-  return kvb_gemma3_prefill(m, ids, n, hid, NULL, NULL);
+  return kvb_model_prefill(m, ids, n, hid, NULL, NULL);
 }
 
 /* ids wrapped around to `want` tokens (the first token, BOS for Gemma, kept once). */
@@ -238,14 +238,14 @@ int main(void) {
     }
   }
   if (!only || strcmp(only, "gemma3") == 0) {
-    kvb_gemma3 g;
+    kvb_model g;
     size_t len = 0, n = 0;
     int32_t *ids = NULL;
     char *buf = NULL;
-    if (kvb_gemma3_available() != KVB_OK) printf("SKIP bench_model gemma3: %s\n", kvb_strerror_last());
-    else if (kvb_gemma3_load(NULL, &g)) printf("FAIL bench_model gemma3: %s\n", kvb_strerror_last()), rc = 1;
+    if (kvb_lm_available(KVB_LM_GEMMA3) != KVB_OK) printf("SKIP bench_model gemma3: %s\n", kvb_strerror_last());
+    else if (kvb_lm_model_load(KVB_LM_GEMMA3, NULL, &g)) printf("FAIL bench_model gemma3: %s\n", kvb_strerror_last()), rc = 1;
     else {
-      if (!(buf = corpus(&len)) || kvb_spm_encode(g.tok, buf, len, 1, &ids, &n))
+      if (!(buf = corpus(&len)) || kvb_spm_encode(g.spm, buf, len, 1, &ids, &n))
         printf("SKIP bench_model gemma3: %s\n", kvb_strerror_last());
       else {
         shape c = {g.cfg.n_layer, g.cfg.d_model, g.cfg.n_head, g.cfg.n_head_kv, g.cfg.head_dim,
@@ -254,7 +254,7 @@ int main(void) {
         if (bench("gemma3", &c, &g, run_gemma, ids, n, lens_gemma, longer ? 7 : 5)) rc = 1;
       }
       free(buf), free(ids);
-      kvb_gemma3_free(&g);
+      kvb_model_free(&g);
     }
   }
   return rc;

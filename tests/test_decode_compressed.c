@@ -57,7 +57,7 @@ static int make_count(void *vc, int layer, int g, const kvb_method_config *cfg, 
 static void gemma3_layers_without_a_global_one(void) {
   for (int nl = 5; nl <= 6; nl++) {
     float w = 0, qkv[6 * 2 * 2] = {0};
-    kvb_gemma3 g = {0};
+    kvb_model g = {0};
     g.cfg.n_layer = nl, g.cfg.n_head = 1, g.cfg.n_head_kv = 1, g.cfg.head_dim = 2;
     g.cfg.n_ctx = 64, g.cfg.window = 512, g.cfg.swa_period = 6, g.cfg.n_vocab = 4;
     g.weights = &w;
@@ -66,7 +66,7 @@ static void gemma3_layers_without_a_global_one(void) {
     kvb_dec_opts o = {0, 1, 0};
     kvb_dec_session *s = NULL;
     made = 0;
-    int st = kvb_dec_open_gemma3(&g, &p, make_count, NULL, &o, &s);
+    int st = kvb_dec_open(&g, &p, make_count, NULL, &o, &s);
     if (nl == 5)
       CHECK(st == KVB_EINVAL && !s && made == 0 && strstr(kvb_strerror_last(), "no global layer"),
             "decode.gemma3_no_global_layer_refused", "5 layers: st %d, methods made %d: %s", st,

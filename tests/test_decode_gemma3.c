@@ -1,5 +1,5 @@
 /* test_decode_gemma3.c — compressed decoding inside Gemma 3 270M (decode_compressed.h,
- * kvb_dec_open_gemma3) on the GPL-3 text, with a prompt of 600 tokens, longer than the local
+ * kvb_dec_open) on the GPL-3 text, with a prompt of 600 tokens, longer than the local
  * layers' 512-token window:
  *   - with the method "exact" on the global layers (and the 512-token window the session keeps
  *     on the local ones) the decode path must give the full prefill's log-probabilities:
@@ -12,7 +12,7 @@
  * SKIP without the model. */
 #include "decode_compressed.h"
 #include "kvb_error.h"
-#include "model_gemma3.h"
+#include "lm.h"
 #include "unit.h"
 
 #include <math.h>
@@ -42,12 +42,12 @@ static int make(void *vc, int layer, int g, const kvb_method_config *cfg, kvb_me
 }
 
 int main(void) {
-  if (kvb_gemma3_available() != KVB_OK) {
+  if (kvb_lm_available(KVB_LM_GEMMA3) != KVB_OK) {
     printf("SKIP decode_gemma3.exact_matches_prefill: %s\n", kvb_strerror_last());
     return 0;
   }
-  kvb_gemma3 m;
-  if (kvb_gemma3_load(NULL, &m)) {
+  kvb_model m;
+  if (kvb_lm_model_load(KVB_LM_GEMMA3, NULL, &m)) {
     CHECK(0, "decode_gemma3.model_load", "%s", kvb_strerror_last());
     UNIT_EXIT();
   }
@@ -58,17 +58,17 @@ int main(void) {
   int32_t *ids = NULL;
   size_t nt = 0;
   const size_t n0 = 600, n1 = 6, V = (size_t)m.cfg.n_vocab;
-  if (len == 0 || kvb_spm_encode(m.tok, buf, len, 1, &ids, &nt) || nt < n0 + n1 + 1) {
+  if (len == 0 || kvb_spm_encode(m.spm, buf, len, 1, &ids, &nt) || nt < n0 + n1 + 1) {
     printf("SKIP decode_gemma3.exact_matches_prefill: /usr/share/common-licenses/GPL-3 missing or short\n");
-    kvb_gemma3_free(&m);
+    kvb_model_free(&m);
     free(ids);
     return 0;
   }
   kvb_dec_prefix pre;
-  int st = kvb_dec_prefix_build_gemma3(&m, ids, n0, &pre);
+  int st = kvb_dec_prefix_build(&m, ids, n0, &pre);
   CHECK(st == KVB_OK, "decode_gemma3.prefix_build", "%s", kvb_strerror_last());
   float *ref = NULL;
-  st = kvb_dec_reference_gemma3(&m, ids, n0, n1, &ref);
+  st = kvb_dec_reference(&m, ids, n0, n1, &ref);
   CHECK(st == KVB_OK, "decode_gemma3.reference", "%s", kvb_strerror_last());
   if (!ref || pre.n0 != n0) goto out;
 
@@ -76,7 +76,7 @@ int main(void) {
     mk_ctx c = {&kvb_method_exact, NULL, -1, 0};
     kvb_dec_opts o = {0, 1, 0};
     kvb_dec_session *s = NULL;
-    st = kvb_dec_open_gemma3(&m, &pre, make, &c, &o, &s);
+    st = kvb_dec_open(&m, &pre, make, &c, &o, &s);
     CHECK(st == KVB_OK && c.calls == ((1 << 5) | (1 << 11) | (1 << 17)),
           "decode_gemma3.make_global_layers_only", "st %d, layers asked 0x%x", st, c.calls);
     double nll[6], kl[6], mem = 0;
@@ -104,7 +104,7 @@ int main(void) {
     kvb_dec_opts o = {0, 1, 1};
     kvb_dec_session *s = NULL;
     double kl[6], kmax = 0;
-    st = kvb_dec_open_gemma3(&m, &pre, make, &c, &o, &s);
+    st = kvb_dec_open(&m, &pre, make, &c, &o, &s);
     if (!st) st = kvb_dec_score(s, ids + n0, n1, ref, NULL, kl, NULL, NULL);
     for (size_t i = 0; !st && i < n1; i++) kmax = fmax(kmax, kl[i]);
     CHECK(st == KVB_OK && kmax > 1e-3, "decode_gemma3.rope_shift_detected", "KL max %.3g", kmax);
@@ -115,7 +115,7 @@ int main(void) {
     kvb_dec_opts o = {0, 1, 0};
     kvb_dec_session *s = NULL;
     int32_t gen[2] = {-1, -1};
-    st = kvb_dec_open_gemma3(&m, &pre, make, &c, &o, &s);
+    st = kvb_dec_open(&m, &pre, make, &c, &o, &s);
     if (!st) st = kvb_dec_greedy(s, ids + n0, 1, 2, gen);
     size_t am = 0;
     for (size_t a = 1; a < V; a++)
@@ -129,7 +129,7 @@ int main(void) {
     kvb_dec_opts o = {0, 1, 0};
     kvb_dec_session *s = NULL;
     double kl[6], kmax = 0, mem = 0;
-    st = kvb_dec_open_gemma3(&m, &pre, make, &c, &o, &s);
+    st = kvb_dec_open(&m, &pre, make, &c, &o, &s);
     if (!st) st = kvb_dec_score(s, ids + n0, n1, ref, NULL, kl, NULL, &mem);
     for (size_t i = 0; !st && i < n1; i++) kmax = fmax(kmax, kl[i]);
     CHECK(st == KVB_OK && kmax > 1e-4 && mem == 64.0 && kvb_dec_memory_of(s, 0, 0) == 2 * 512,
@@ -141,11 +141,11 @@ int main(void) {
     mk_ctx c = {&kvb_method_exact, NULL, 11, 0};
     kvb_dec_opts o = {0, 1, 0};
     kvb_dec_session *s = NULL;
-    st = kvb_dec_open_gemma3(&m, &pre, make, &c, &o, &s);
+    st = kvb_dec_open(&m, &pre, make, &c, &o, &s);
     CHECK(st != KVB_OK && s == NULL && strstr(kvb_strerror_last(), "layer 11"),
           "decode_gemma3.make_fails", "st %d: %s", st, kvb_strerror_last());
     c.fail_at = -1;
-    st = kvb_dec_open_gemma3(&m, &pre, make, &c, &o, &s);
+    st = kvb_dec_open(&m, &pre, make, &c, &o, &s);
     int32_t badtok = -5;
     int st2 = st ? st : kvb_dec_forward(s, &badtok, 1, NULL);
     CHECK(st2 == KVB_EINVAL && kvb_dec_position(s) == n0, "decode_gemma3.bad_token", "st %d", st2);
@@ -155,6 +155,6 @@ out:
   free(ref);
   kvb_dec_prefix_free(&pre);
   free(ids);
-  kvb_gemma3_free(&m);
+  kvb_model_free(&m);
   UNIT_EXIT();
 }

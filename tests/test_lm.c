@@ -37,7 +37,7 @@ static void refusals(void) {
   CHECK(kvb_lm_load(KVB_LM_SMOLLM2, NULL, NULL) == KVB_ENULL, "lm.load_null_out_refused",
         "status differs");
   st = kvb_lm_load(KVB_LM_GEMMA3, "/nonexistent/gemma.gguf", &lm);
-  CHECK(st != KVB_OK && lm.gemma == NULL && lm.owned == NULL, "lm.load_missing_file_refused",
+  CHECK(st != KVB_OK && lm.m == NULL && lm.owned == NULL, "lm.load_missing_file_refused",
         "status %d", st);
   /* a handle on no model: every call refuses, nothing is written */
   kvb_lm none = kvb_lm_view_smollm2(NULL);
@@ -53,7 +53,7 @@ static void refusals(void) {
         "lm.queries_without_model", "a query on no model answered");
   kvb_lm_free(NULL);
   kvb_lm_free(&none);
-  CHECK(none.smol == NULL && none.owned == NULL, "lm.free_of_a_view", "view not cleared");
+  CHECK(none.m == NULL && none.owned == NULL, "lm.free_of_a_view", "view not cleared");
 }
 
 static void one_model(kvb_lm_kind kind) {
@@ -74,7 +74,7 @@ static void one_model(kvb_lm_kind kind) {
             lm.n_head_kv == (g3 ? 1 : 3) && lm.head_dim == (g3 ? 256 : 64),
         name, "n_ctx %d layers %d kv heads %d hd %d", lm.n_ctx, lm.n_layer, lm.n_head_kv,
         lm.head_dim);
-  /* model_gemma3.h: global layers l % 6 == 5; SmolLM2 compresses every layer */
+  /* arch.h: Gemma 3's global layers l % 6 == 5; SmolLM2 compresses every layer */
   int ok = kvb_lm_n_compressed(&lm) == (g3 ? 3 : 30);
   for (int l = 0; l < lm.n_layer; l++) {
     int want = g3 ? (l % 6 == 5 ? l / 6 : -1) : l;
@@ -117,7 +117,7 @@ static void one_model(kvb_lm_kind kind) {
   free(a), free(pk);
   kvb_lm_free(&lm);
   snprintf(name, sizeof name, "lm.%s.free", key);
-  CHECK(lm.owned == NULL && lm.smol == NULL && lm.gemma == NULL, name, "not cleared");
+  CHECK(lm.owned == NULL && lm.m == NULL, name, "not cleared");
 }
 
 int main(void) {

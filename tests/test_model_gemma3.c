@@ -1,4 +1,4 @@
-/* test_model_gemma3.c — Gemma 3 270M in C (src/model/model_gemma3.c, tokenizer_spm.c) against
+/* test_model_gemma3.c — Gemma 3 270M in C (model.c with arch.c's gemma3 record, tokenizer_spm.c) against
  * llama.cpp, through the golden files scripts/model-golden --gemma3 wrote (no Python at check
  * time):
  *   gemma3_tokens.txt  every text's ids (BOS first) equal llama.cpp's, exactly;
@@ -26,7 +26,7 @@
  *     follows, keeps more of it than K, which QK-norm rescales. The log-probabilities, which
  *     integrate all of it, are closer to llama.cpp's than llama.cpp's fp16 cache is to its fp32
  *     one (printed below). A real defect moves K or V by much more (see the variants' rows).
- * The broken variants (model_gemma3.h: QK-norm off, sliding window off, the local RoPE base on
+ * The broken variants (model.h: QK-norm off, sliding window off, the local RoPE base on
  * global layers) must fail ALL THREE checks; each is a row of its own. The mean and max
  * |Δ log-prob| against llama.cpp are printed beside llama.cpp's own, not checked. */
 #include "gguf.h"
@@ -35,7 +35,7 @@
 #include "npy.h"
 #include "pcg32.h"
 #include "stream.h"
-#include "model_gemma3.h"
+#include "lm.h"
 #include "tokenizer_spm.h"
 #include "golden_file.h"
 #include "unit.h"
@@ -54,7 +54,7 @@
 #define HD 256
 
 
-static void test_tokens(const kvb_gemma3 *m) {
+static void test_tokens(const kvb_model *m) {
   size_t len;
   char *g = slurp("tests/golden/gemma3_tokens.txt", &len);
   if (!g) {
@@ -82,7 +82,7 @@ static void test_tokens(const kvb_gemma3 *m) {
     int32_t *ids;
     size_t n;
     lines++;
-    if (kvb_spm_encode(m->tok, text, tl, 1, &ids, &n) == KVB_OK) {
+    if (kvb_spm_encode(m->spm, text, tl, 1, &ids, &n) == KVB_OK) {
       int same = n == nw && memcmp(ids, want, n * sizeof *ids) == 0;
       agree += same;
       if (!same) {
@@ -100,7 +100,7 @@ static void test_tokens(const kvb_gemma3 *m) {
         plain++;
         char *back;
         size_t bl;
-        if (kvb_spm_decode(m->tok, ids + 1, n - 1, &back, &bl) == KVB_OK) {
+        if (kvb_spm_decode(m->spm, ids + 1, n - 1, &back, &bl) == KVB_OK) {
           roundtrip += bl == tl && memcmp(back, text, tl) == 0;
           free(back);
         }
@@ -217,17 +217,17 @@ static void on_qkv(void *vc, int layer, size_t n, const float *q, const float *k
   }
 }
 
-static void evaluate(const kvb_gemma3 *m, unsigned variant, const golden *G, eval *r) {
+static void evaluate(const kvb_model *m, unsigned variant, const golden *G, eval *r) {
   memset(r, 0, sizeof *r);
   size_t D = (size_t)m->cfg.d_model, V = (size_t)m->cfg.n_vocab, n = G->n;
   float *hid = malloc(n * D * sizeof(float)), *rows = malloc(G->npos * D * sizeof(float)),
         *lg = malloc(G->npos * V * sizeof(float));
   kv_cap c = {G, 0, 0};
   r->st = hid && rows && lg ? KVB_OK : KVB_ENOMEM;
-  if (!r->st) r->st = kvb_gemma3_prefill_variant(m, variant, G->tokens, n, hid, on_qkv, &c);
-  if (!r->st) r->st = kvb_gemma3_perplexity_hidden(m, hid, G->tokens, n, &r->ppl);
+  if (!r->st) r->st = kvb_model_prefill_variant(m, variant, G->tokens, n, hid, on_qkv, &c);
+  if (!r->st) r->st = kvb_model_perplexity_hidden(m, hid, G->tokens, n, &r->ppl);
   for (size_t i = 0; !r->st && i < G->npos; i++) memcpy(rows + i * D, hid + (size_t)G->pos[i] * D, D * sizeof(float));
-  if (!r->st) r->st = kvb_gemma3_logits(m, rows, G->npos, lg);
+  if (!r->st) r->st = kvb_model_logits(m, rows, G->npos, lg);
   double sumd = 0;
   size_t cnt = 0;
   for (size_t i = 0; !r->st && i < G->npos; i++) {
@@ -272,7 +272,7 @@ static void report(const char *what, const golden *G, const eval *r) {
   fflush(stdout);
 }
 
-static void test_against_llama(const kvb_gemma3 *m) {
+static void test_against_llama(const kvb_model *m) {
   golden *G = calloc(1, sizeof *G);
   if (!G || !read_golden(G)) {
     CHECK(0, "gemma3.golden_wellformed", "tests/golden/gemma3_logits.txt or gemma3_kv.txt missing or malformed");
@@ -289,9 +289,9 @@ static void test_against_llama(const kvb_gemma3 *m) {
   CHECK(kv_ok(&r), "gemma3.global_layer_kv_matches_llama_cpp", "K %.4f (bound %.2f), V %.4f (bound %.2f)",
         r.k_rel, K_TOL, r.v_rel, V_TOL);
   static const struct { unsigned v; const char *name; } mut[] = {
-      {KVB_GEMMA3_NO_QK_NORM, "no_qk_norm"},
-      {KVB_GEMMA3_NO_WINDOW, "no_window"},
-      {KVB_GEMMA3_GLOBAL_LOCAL_BASE, "global_rope_base_10000"},
+      {KVB_MODEL_NO_QK_NORM, "no_qk_norm"},
+      {KVB_MODEL_NO_WINDOW, "no_window"},
+      {KVB_MODEL_GLOBAL_LOCAL_BASE, "global_rope_base_10000"},
   };
   for (size_t i = 0; i < sizeof mut / sizeof *mut; i++) {
     evaluate(m, mut[i].v, G, &r);
@@ -315,7 +315,7 @@ static void kk_hook(void *vc, int layer, size_t n, const float *q, const float *
   if (layer == 5) memcpy(vc, k, n * HD * sizeof(float));
 }
 
-static void test_dump_kv(const kvb_gemma3 *m) {
+static void test_dump_kv(const kvb_model *m) {
   char dir[] = "/tmp/kvb_gemma3_dump_XXXXXX", text[4200];
   if (!mkdtemp(dir)) {
     CHECK(0, "gemma3.dump_kv", "cannot make a temporary directory");
@@ -339,8 +339,8 @@ static void test_dump_kv(const kvb_gemma3 *m) {
   size_t ni = 0;
   float *kk = malloc(12 * HD * sizeof(float)), *hid = malloc(12 * 640 * sizeof(float));
   double maxd = 1;
-  if (okk && kvb_spm_encode(m->tok, words, strlen(words), 1, &ids, &ni) == KVB_OK && ni >= 12 &&
-      kvb_gemma3_prefill(m, ids, 12, hid, kk_hook, kk) == KVB_OK) {
+  if (okk && kvb_spm_encode(m->spm, words, strlen(words), 1, &ids, &ni) == KVB_OK && ni >= 12 &&
+      kvb_model_prefill(m, ids, 12, hid, kk_hook, kk) == KVB_OK) {
     maxd = 0;
     for (size_t i = 0; i < 12 * HD; i++) {
       double d = fabs(k.data[i] - (double)kk[i]);
@@ -371,7 +371,7 @@ static void grab(void *vc, int layer, size_t n, const float *q, const float *k, 
   memcpy(c->k, k, n * HD * sizeof(float));
   memcpy(c->v, v, n * HD * sizeof(float));
 }
-static void test_stream(const kvb_gemma3 *m) {
+static void test_stream(const kvb_model *m) {
   const char *text = "A stream of Gemma's keys: the quick brown fox, 10:45 in the morning.";
   char path[] = "/tmp/kvb_gemma3_text_XXXXXX";
   int fd = mkstemp(path);
@@ -384,10 +384,10 @@ static void test_stream(const kvb_gemma3 *m) {
   fclose(f);
   int32_t *ids = NULL;
   size_t n = 0;
-  kvb_spm_encode(m->tok, text, strlen(text), 1, &ids, &n);
+  kvb_spm_encode(m->spm, text, strlen(text), 1, &ids, &n);
   grab_ctx c = {malloc(n * HD * sizeof(float)), malloc(n * HD * sizeof(float)), malloc(n * HD * sizeof(float))};
   float *hid = malloc(n * (size_t)m->cfg.d_model * sizeof(float));
-  kvb_gemma3_prefill(m, ids, n, hid, grab, &c);
+  kvb_model_prefill(m, ids, n, hid, grab, &c);
   int ok = 1;
   for (int pass = 0; pass < 2; pass++) { /* the second pass reads the disk cache */
     kvb_params p;
@@ -426,25 +426,25 @@ static void test_stream(const kvb_gemma3 *m) {
 }
 
 int main(void) {
-  if (kvb_gemma3_available() != KVB_OK) {
+  if (kvb_lm_available(KVB_LM_GEMMA3) != KVB_OK) {
     skip("gemma3.model", kvb_strerror_last());
     return 0;
   }
-  kvb_gemma3 m;
-  int st = kvb_gemma3_load(NULL, &m);
+  kvb_model m;
+  int st = kvb_lm_model_load(KVB_LM_GEMMA3, NULL, &m);
   CHECK(st == KVB_OK, "gemma3.loads", "%s", kvb_strerror_last());
   if (st) UNIT_EXIT();
-  const kvb_gemma3_config *c = &m.cfg;
+  const kvb_arch *c = &m.cfg;
   CHECK(c->n_layer == 18 && c->d_model == 640 && c->n_head == 4 && c->n_head_kv == 1 &&
             c->head_dim == 256 && c->d_ff == 2048 && c->n_vocab == 262144 && c->window == 512 &&
-            c->rope_base_global == 1e6 && c->rope_base_local == 1e4 && fabs(c->rms_eps - 1e-6) < 1e-12 &&
-            kvb_gemma3_is_global(c, 5) && kvb_gemma3_is_global(c, 17) && !kvb_gemma3_is_global(c, 0) &&
-            !kvb_gemma3_is_global(c, 6),
+            c->rope_base == 1e6 && c->rope_base_local == 1e4 && fabs(c->rms_eps - 1e-6) < 1e-12 &&
+            kvb_arch_is_global(c, 5) && kvb_arch_is_global(c, 17) && !kvb_arch_is_global(c, 0) &&
+            !kvb_arch_is_global(c, 6),
         "gemma3.config_from_file", "unexpected configuration");
   test_tokens(&m);
   test_dump_kv(&m);
   test_stream(&m);
   test_against_llama(&m);
-  kvb_gemma3_free(&m);
+  kvb_model_free(&m);
   UNIT_EXIT();
 }

@@ -1,7 +1,8 @@
 /* decode_cli.c — `kvbound decode`: compressed decoding inside SmolLM2-135M or Gemma 3 270M
  * (--model; lm.h) with any registered method (src/model/decode_compressed.h; src/model/README.md, Compressed
- * decoding inside the model). Gemma 3's text mode is decode_gemma3_cli.c's; its pass-key and
- * task modes are the same code as SmolLM2's, through kvb_lm.
+ * decoding inside the model). Every mode is one code path for every model, through kvb_lm: a
+ * model that takes a BOS gets it first, a model with sliding-window layers has the method on its
+ * global layers only (arch.h).
  *
  *   kvbound decode --method NAME [--param k=v]... --text FILE [--start S] --n0 N --n1 N
  *   kvbound decode --method NAME [--param k=v]... --passkey TASKS [--reps R]
@@ -23,7 +24,7 @@
  * usage error. */
 #include "kvbound.h"
 #include "decode_compressed.h"
-#include "decode_gemma3_cli.h"
+#include "lm.h"
 #include "read_file.h"
 #include "model.h"
 #include "passkey.h"
@@ -135,8 +136,16 @@ static int mk_exact(void *vc, int layer, int g, const kvb_method_config *cfg, kv
   return kvb_method_alloc("exact", cfg, &p, out);
 }
 
-static int run_text(const kvb_model *m, cli_mk *mk, const char *text, size_t start, size_t n0,
+/* The global layers (the method's) as "5, 11, 17". */
+static void global_layers(const kvb_lm *lm, char *buf, size_t cap) {
+  buf[0] = '\0';
+  for (int l = 0, n = 0; l < lm->n_layer && (size_t)n < cap - 16; l++)
+    if (kvb_lm_compressed(lm, l)) n += snprintf(buf + n, cap - (size_t)n, "%s%d", n ? ", " : "", l);
+}
+
+static int run_text(const kvb_lm *lm, cli_mk *mk, const char *text, size_t start, size_t n0,
                     size_t n1, size_t observe, uint64_t seed) {
+  const kvb_model *m = lm->m;
   size_t len = 0, nt = 0;
   char *buf = NULL;
   if (kvb_read_file(text, KVB_TEXT_FILE_MAX, "--text", &buf, &len)) {
@@ -144,27 +153,43 @@ static int run_text(const kvb_model *m, cli_mk *mk, const char *text, size_t sta
     return 1;
   }
   int32_t *ids = NULL;
-  int st = kvb_tok_encode(m->tok, buf, len, &ids, &nt);
+  int st = kvb_lm_encode(lm, buf, len, &ids, &nt);
   free(buf);
   if (st) {
     fprintf(stderr, "kvbound decode: %s\n", kvb_strerror_last());
     return 1;
   }
-  if (start + n0 + n1 + 1 > nt) {
-    fprintf(stderr, "kvbound decode: the text has %zu tokens; --start %zu --n0 %zu --n1 %zu need %zu\n",
-            nt, start, n0, n1, start + n0 + n1 + 1);
+  /* the prompt: [BOS,] then text tokens from start; n1 + 1 more for the scored targets */
+  int32_t bos = kvb_lm_bos(lm);
+  size_t lead = bos >= 0 ? 1 : 0;
+  if (n0 < 1 + lead || start + n0 + n1 + 1 > nt + lead) {
+    fprintf(stderr, "kvbound decode: the text has %zu tokens; --start %zu --n0 %zu --n1 %zu need %zu%s\n",
+            nt, start, n0, n1, start + n0 + n1 + 1 - lead,
+            lead ? " (and n0 >= 2: BOS is the prompt's first token)" : "");
     free(ids);
     return 2;
   }
-  const int32_t *t = ids + start;
-  kvb_dec_prefix pre;
+  if (n0 + n1 > (size_t)lm->n_ctx) {
+    fprintf(stderr, "kvbound decode: n0 + n1 = %zu exceeds %s's context %d\n", n0 + n1, lm->name, lm->n_ctx);
+    free(ids);
+    return 2;
+  }
+  int32_t *t = malloc((n0 + n1 + 1) * sizeof *t);
+  if (t) {
+    if (lead) t[0] = bos;
+    memcpy(t + lead, ids + start, (n0 + n1 + 1 - lead) * sizeof *t);
+  }
+  free(ids);
+  ids = t;
+  if (!t) st = KVB_ERROR(KVB_ENOMEM, "out of memory");
+  kvb_dec_prefix pre = {0};
   float *ref = NULL;
   size_t V = (size_t)m->cfg.n_vocab;
   double *nll = malloc(n1 * sizeof *nll), *kl = malloc(n1 * sizeof *kl), mem1 = 0;
   int *ag = malloc(n1 * sizeof *ag);
   kvb_dec_session *s = NULL;
   kvb_dec_opts o = {observe == (size_t)-1 ? n0 : observe, seed, 0};
-  if (!nll || !kl || !ag) st = KVB_ERROR(KVB_ENOMEM, "out of memory");
+  if (!st && (!nll || !kl || !ag)) st = KVB_ERROR(KVB_ENOMEM, "out of memory");
   if (!st) st = kvb_dec_prefix_build(m, t, n0, &pre);
   if (!st) st = kvb_dec_reference(m, t, n0, n1, &ref);
   if (!st) st = kvb_dec_open(m, &pre, cli_make, mk, &o, &s);
@@ -179,14 +204,24 @@ static int run_text(const kvb_model *m, cli_mk *mk, const char *text, size_t sta
       se -= ref[i * V + (size_t)t[n0 + 1 + i]], sm += nll[i], sk += kl[i], agree += ag[i];
     }
     double pe = exp(se / (double)n1), pm = exp(sm / (double)n1);
-    printf("method %s  prompt %zu tokens (from %zu), scored %zu\n", mk->method, n0, start, n1);
+    int local = kvb_lm_n_compressed(lm) < lm->n_layer;
+    if (local) {
+      char layers[256];
+      global_layers(lm, layers, sizeof layers);
+      printf("model %s  method %s on the global layers (%s); local layers keep their %d-token "
+             "window exactly\n", lm->key, mk->method, layers, m->cfg.window);
+    }
+    printf("method %s  prompt %zu tokens (%sfrom %zu), scored %zu\n", mk->method, n0,
+           lead ? "BOS + text " : "", start, n1);
     printf("perplexity exact %.4f  method %.4f  increase %+.4f (%+.2f%%)\n", pe, pm, pm - pe,
            100 * (pm / pe - 1));
     printf("mean KL(exact || method) %.5f nats/token  top-1 agreement %d/%zu\n", sk / (double)n1,
            agree, n1);
-    printf("stored vectors per (layer, kv head) cache: %.1f after the prompt, %.1f after the "
-           "scored tokens (exact: %zu, %zu)\n", kvb_dec_memory_prefill(s), mem1, 2 * n0,
-           2 * (n0 + n1));
+    printf("stored vectors per %s cache: %.1f after the prompt, %.1f after the "
+           "scored tokens (exact: %zu, %zu", local ? "global-layer" : "(layer, kv head)",
+           kvb_dec_memory_prefill(s), mem1, 2 * n0, 2 * (n0 + n1));
+    if (local) printf("; each local cache: at most %d", 2 * m->cfg.window);
+    printf(")\n");
     /* Time of the scored tokens' forward passes (every layer's methods updated and queried, the
      * model's own matrix products beside them), and what each query reads: the cache as stored
      * (kvb_method_memory's bytes), against an exact cache's 8·2·head_dim bytes per token. */
@@ -442,8 +477,8 @@ int kvb_cmd_decode(int argc, char **argv) {
     observe = kvb_dec_observe_default(mk.method, big, (size_t)w);
   }
   kvb_lm_kind kind = KVB_LM_SMOLLM2;
-  if (model && !strcmp(model, "smollm2")) model = NULL;
-  if (model && !strcmp(model, "gemma3")) kind = KVB_LM_GEMMA3, model = NULL;
+  if (model && kvb_lm_kind_lookup(model, &kind) == KVB_OK) model = NULL; /* a key, else a path */
+  kvb_error_clear();
   kvb_lm lm;
   if (kvb_lm_load(kind, model, &lm)) {
     fprintf(stderr, "kvbound decode: %s\n", kvb_strerror_last());
@@ -452,24 +487,20 @@ int kvb_cmd_decode(int argc, char **argv) {
   mk.n_layer = lm.n_layer, mk.lm = &lm;
   if (have_task && length > (size_t)lm.n_ctx) {
     fprintf(stderr, "kvbound decode: --length %zu: %s's context (%s.context_length) is %d tokens\n",
-            length, lm.name, kind == KVB_LM_GEMMA3 ? "gemma3" : "llama", lm.n_ctx);
+            length, lm.name, lm.m->cfg.arch, lm.n_ctx);
     kvb_lm_free(&lm);
     return 2;
   }
   int rc;
   if (text) {
-    rc = kind == KVB_LM_GEMMA3
-             ? kvb_decode_text_gemma3(lm.gemma, cli_make, &mk, mk.method, text, start, n0, n1,
-                                      observe, seed)
-             : run_text(lm.smol, &mk, text, start, n0, n1, observe, seed);
+    rc = run_text(&lm, &mk, text, start, n0, n1, observe, seed);
   } else {
-    if (kind == KVB_LM_GEMMA3) {
-      char layers[128] = "";
-      for (int l = 0, n = 0; l < lm.n_layer; l++)
-        if (kvb_lm_compressed(&lm, l))
-          n += snprintf(layers + n, sizeof layers - (size_t)n, "%s%d", n ? ", " : "", l);
+    if (kvb_lm_n_compressed(&lm) < lm.n_layer) {
+      char layers[256];
+      global_layers(&lm, layers, sizeof layers);
       printf("model %s: method %s on the global layers (%s); the local layers keep their "
-             "512-token window exactly; prompts start with BOS\n", lm.name, mk.method, layers);
+             "%d-token window exactly%s\n", lm.name, mk.method, layers, lm.m->cfg.window,
+             kvb_lm_bos(&lm) >= 0 ? "; prompts start with BOS" : "");
     }
     rc = tasks ? run_passkey(&lm, &mk, tasks, reps, observe, seed)
                : run_task(&lm, &mk, fam, length, depth, (uint64_t)tseed, ntasks, mode, observe,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kv_dump.h"
+#include "lm.h"
 #include "kvb_error.h"
 #include "real_text.h"
 
@@ -72,11 +73,11 @@ int kvb_cmd_dump_kv(int argc, char **argv, const char *prog) {
     fprintf(stderr, "%s: %s\n", prog, kvb_strerror_last());
     return 1;
   }
-  if (model && strcmp(model, "gemma3") == 0)
-    printf("%s: %zu tokens, 18 layers of q [4, %zu, 256], k and v [1, %zu, 256] in %s\n", prog, n,
-           n, n, out);
-  else
-    printf("%s: %zu tokens, 30 layers of q [9, %zu, 64], k and v [3, %zu, 64] in %s\n", prog, n, n,
-           n, out);
+  kvb_lm_kind kind = KVB_LM_SMOLLM2; /* a path: SmolLM2's shape, as before */
+  if (model && kvb_lm_kind_lookup(model, &kind)) kind = KVB_LM_SMOLLM2;
+  int nl, nh, nhk, hd;
+  kvb_lm_kind_shape(kind, &nl, &nh, &nhk, &hd);
+  printf("%s: %zu tokens, %d layers of q [%d, %zu, %d], k and v [%d, %zu, %d] in %s\n", prog, n, nl,
+         nh, n, hd, nhk, n, hd, out);
   return 0;
 }

@@ -10,12 +10,11 @@
 #include "pcg32.h"
 
 /* StreamingLLM's cache (src/baselines/sink_recent.c) with sink 0 and budget w is exactly a
- * sliding window of the last w tokens: Gemma 3's local layers keep theirs with it. */
+ * sliding window of the last w tokens: a local layer (arch.h) keeps its window with it. */
 extern const kvb_method_type kvb_method_sink_recent;
 
 struct kvb_dec_session {
-  const kvb_model *m;   /* SmolLM2 (Llama), or NULL when */
-  const kvb_gemma3 *g;  /* Gemma 3 runs */
+  const kvb_model *m;
   int n_layer, n_head, n_head_kv, head_dim, n_vocab, n_ctx;
   unsigned char *compressed; /* [method]: 1 when the caller's method (not a local window) */
   size_t pos;           /* tokens held */
@@ -83,7 +82,7 @@ static int prefix_alloc(kvb_dec_prefix *p, const int32_t *tokens, size_t n0, int
 int kvb_dec_prefix_build(const kvb_model *m, const int32_t *tokens, size_t n0, kvb_dec_prefix *out) {
   if (!m || !m->weights || !tokens || !out) return KVB_ERROR(KVB_ENULL, "kvb_dec_prefix_build: NULL argument");
   memset(out, 0, sizeof *out);
-  const kvb_model_config *c = &m->cfg;
+  const kvb_arch *c = &m->cfg;
   kvb_dec_prefix p;
   float *hid;
   int st = prefix_alloc(&p, tokens, n0, c->n_layer, c->n_head, c->n_head_kv, c->head_dim, c->n_ctx,
@@ -95,32 +94,6 @@ int kvb_dec_prefix_build(const kvb_model *m, const int32_t *tokens, size_t n0, k
   if (!st && !(p.logits_last = malloc((size_t)c->n_vocab * sizeof(float))))
     st = KVB_ERROR(KVB_ENOMEM, "compressed decoding: out of memory");
   if (!st) st = kvb_model_logits(m, hid + (n0 - 1) * (size_t)c->d_model, 1, p.logits_last);
-  free(hid);
-  if (st) {
-    kvb_dec_prefix_free(&p);
-    return st;
-  }
-  *out = p;
-  return KVB_OK;
-}
-
-int kvb_dec_prefix_build_gemma3(const kvb_gemma3 *g, const int32_t *tokens, size_t n0,
-                                kvb_dec_prefix *out) {
-  if (!g || !g->weights || !tokens || !out)
-    return KVB_ERROR(KVB_ENULL, "kvb_dec_prefix_build_gemma3: NULL argument");
-  memset(out, 0, sizeof *out);
-  const kvb_gemma3_config *c = &g->cfg;
-  kvb_dec_prefix p;
-  float *hid;
-  int st = prefix_alloc(&p, tokens, n0, c->n_layer, c->n_head, c->n_head_kv, c->head_dim, c->n_ctx,
-                        c->d_model, &hid);
-  if (st) return st;
-  prefix_ctx pc = {&p};
-  st = kvb_gemma3_prefill(g, tokens, n0, hid, keep_layer, &pc);
-  p.n_vocab = c->n_vocab;
-  if (!st && !(p.logits_last = malloc((size_t)c->n_vocab * sizeof(float))))
-    st = KVB_ERROR(KVB_ENOMEM, "compressed decoding: out of memory");
-  if (!st) st = kvb_gemma3_logits(g, hid + (n0 - 1) * (size_t)c->d_model, 1, p.logits_last);
   free(hid);
   if (st) {
     kvb_dec_prefix_free(&p);
@@ -156,7 +129,7 @@ double kvb_dec_memory_now(const kvb_dec_session *s) {
   if (!s || !s->nm) return 0;
   double tot = 0, cnt = 0;
   for (size_t i = 0; i < s->nm; i++) {
-    if (!s->compressed[i]) continue; /* Gemma 3's local windows: fixed, not the method's */
+    if (!s->compressed[i]) continue; /* a local layer's window: fixed, not the method's */
     kvb_memory mem;
     kvb_method_memory(s->meth[i], &mem);
     tot += (double)mem.vectors, cnt++;
@@ -170,7 +143,7 @@ double kvb_dec_bytes_now(const kvb_dec_session *s) {
   if (!s || !s->nm) return 0;
   double tot = 0, cnt = 0;
   for (size_t i = 0; i < s->nm; i++) {
-    if (!s->compressed[i]) continue; /* as kvb_dec_memory_now: Gemma 3's local windows are not the method's */
+    if (!s->compressed[i]) continue; /* as kvb_dec_memory_now: local windows are not the method's */
     kvb_memory mem;
     kvb_method_memory(s->meth[i], &mem);
     tot += (double)mem.bytes, cnt++;
@@ -205,12 +178,11 @@ static int feed_head(kvb_method *me, const kvb_dec_prefix *p, int layer, int g, 
   return KVB_OK;
 }
 
-/* The session both models share: one method per (layer, kv head), made by the caller's make on
- * every layer where compress[layer] (NULL: every layer), else a sliding window of `window`
- * tokens (sink_recent, sink 0), each fed the prefix. */
+/* One method per (layer, kv head), made by the caller's make on every global layer (arch.h),
+ * else a sliding window of the layer's `window` tokens (sink_recent, sink 0), each fed the
+ * prefix. */
 static int open_session(kvb_dec_session *s, const kvb_dec_prefix *p, kvb_dec_make_fn make,
-                        void *ctx, const kvb_dec_opts *opts, const unsigned char *compress,
-                        size_t window) {
+                        void *ctx, const kvb_dec_opts *opts) {
   if (p->n_layer != s->n_layer || p->n_head != s->n_head || p->n_head_kv != s->n_head_kv ||
       p->head_dim != s->head_dim || s->head_dim > 256)
     return KVB_ERROR(KVB_EINVAL, "compressed decoding: the prefix was built by another model");
@@ -233,13 +205,13 @@ static int open_session(kvb_dec_session *s, const kvb_dec_prefix *p, kvb_dec_mak
     }
     kvb_method_config cfg = {(size_t)s->head_dim, (size_t)s->head_dim,
                              1.0 / sqrt((double)s->head_dim), s->rng[i]};
-    s->compressed[i] = !compress || compress[layer];
+    s->compressed[i] = (unsigned char)kvb_arch_is_global(&s->m->cfg, layer);
     if (s->compressed[i]) {
       st = make(ctx, layer, g, &cfg, &s->meth[i]);
     } else {
       kvb_params wp;
       kvb_params_init(&wp);
-      kvb_params_set(&wp, "budget", (double)window);
+      kvb_params_set(&wp, "budget", (double)kvb_model_window(s->m, layer, 0));
       kvb_params_set(&wp, "sink", 0);
       st = kvb_method_alloc_type(&kvb_method_sink_recent, &cfg, &wp, &s->meth[i]);
     }
@@ -261,45 +233,19 @@ int kvb_dec_open(const kvb_model *m, const kvb_dec_prefix *p, kvb_dec_make_fn ma
   *out = NULL;
   if (!m || !m->weights || !p || !p->k || !make || !opts)
     return KVB_ERROR(KVB_ENULL, "kvb_dec_open: NULL argument");
-  const kvb_model_config *c = &m->cfg;
+  const kvb_arch *c = &m->cfg;
+  /* The methods replace attention on the global layers only; a file whose layer count leaves
+   * none (5 layers with period 6) would decode exactly, reporting a method that never ran. */
+  if (kvb_arch_n_global(c) == 0)
+    return KVB_ERROR(KVB_EINVAL, "%s model with %d layers has no global layer (layer l is "
+                     "global when l %% %d == %d): a method would replace no attention",
+                     c->arch ? c->arch : "a", c->n_layer, c->swa_period, c->swa_period - 1);
   kvb_dec_session *s = calloc(1, sizeof *s);
   if (!s) return KVB_ERROR(KVB_ENOMEM, "compressed decoding: out of memory");
   s->m = m;
   s->n_layer = c->n_layer, s->n_head = c->n_head, s->n_head_kv = c->n_head_kv;
   s->head_dim = c->head_dim, s->n_vocab = c->n_vocab, s->n_ctx = c->n_ctx;
-  int st = open_session(s, p, make, ctx, opts, NULL, 0);
-  if (st) {
-    kvb_dec_close(s);
-    return st;
-  }
-  *out = s;
-  return KVB_OK;
-}
-
-int kvb_dec_open_gemma3(const kvb_gemma3 *g, const kvb_dec_prefix *p, kvb_dec_make_fn make,
-                        void *ctx, const kvb_dec_opts *opts, kvb_dec_session **out) {
-  if (!out) return KVB_ERROR(KVB_ENULL, "kvb_dec_open_gemma3: out is NULL");
-  *out = NULL;
-  if (!g || !g->weights || !p || !p->k || !make || !opts)
-    return KVB_ERROR(KVB_ENULL, "kvb_dec_open_gemma3: NULL argument");
-  const kvb_gemma3_config *c = &g->cfg;
-  if (c->n_layer > 1024) return KVB_ERROR(KVB_EINVAL, "kvb_dec_open_gemma3: too many layers");
-  /* The methods replace attention on the global layers only; a file whose layer count leaves
-   * none (5 layers with period 6) would decode exactly, reporting a method that never ran. */
-  int n_global = 0;
-  for (int l = 0; l < c->n_layer; l++) n_global += kvb_gemma3_is_global(c, l);
-  if (n_global == 0)
-    return KVB_ERROR(KVB_EINVAL, "Gemma 3 model with %d layers has no global layer (layer l is "
-                     "global when l %% %d == %d): a method would replace no attention",
-                     c->n_layer, c->swa_period, c->swa_period - 1);
-  kvb_dec_session *s = calloc(1, sizeof *s);
-  if (!s) return KVB_ERROR(KVB_ENOMEM, "compressed decoding: out of memory");
-  s->g = g;
-  s->n_layer = c->n_layer, s->n_head = c->n_head, s->n_head_kv = c->n_head_kv;
-  s->head_dim = c->head_dim, s->n_vocab = c->n_vocab, s->n_ctx = c->n_ctx;
-  unsigned char glob[1024];
-  for (int l = 0; l < c->n_layer; l++) glob[l] = (unsigned char)kvb_gemma3_is_global(c, l);
-  int st = open_session(s, p, make, ctx, opts, glob, (size_t)c->window);
+  int st = open_session(s, p, make, ctx, opts);
   if (st) {
     kvb_dec_close(s);
     return st;
@@ -317,36 +263,31 @@ size_t kvb_dec_observe_default(const char *method, size_t n0, size_t window) {
 
 /* ------------------------------------------------------------------ forward */
 
-/* RoPE of one head's vector at position p (model.h: pair i turns by p·base^(−2i/hd)). */
-static void rope(const float *src, size_t hd, double base, double p, double *dst) {
-  for (size_t i = 0; i < hd / 2; i++) {
-    double th = p * pow(base, -2.0 * (double)i / (double)hd), cs = cos(th), sn = sin(th);
-    double a = src[2 * i], b = src[2 * i + 1];
-    /* rounded through float as model.c stores them */
-    dst[2 * i] = (float)(a * cs - b * sn);
-    dst[2 * i + 1] = (float)(a * sn + b * cs);
-  }
-}
-
-/* Gemma 3's new tokens: model_gemma3's block pieces around the methods' answers (one method per
- * layer: the caller's on global layers, the 512-token window on local ones). */
-static int forward_gemma3(kvb_dec_session *s, const int32_t *tokens, size_t n, float *logits) {
-  const kvb_gemma3 *m = s->g;
-  const kvb_gemma3_config *c = &m->cfg;
+/* The new tokens: the model's block pieces (model.h) around the methods' answers. Token by token
+ * inside each layer, every kv head's method is updated with the token's key and value, then
+ * asked the group's queries (decode_compressed.h: new tokens are fed). */
+int kvb_dec_forward(kvb_dec_session *s, const int32_t *tokens, size_t n, float *logits) {
+  if (!s || !tokens) return KVB_ERROR(KVB_ENULL, "kvb_dec_forward: NULL argument");
+  if (n == 0) return KVB_OK;
+  if (s->pos + n > (size_t)s->n_ctx)
+    return KVB_ERROR(KVB_EINVAL, "compressed decoding: %zu + %zu tokens exceed the context %d",
+                     s->pos, n, s->n_ctx);
+  const kvb_model *m = s->m;
+  const kvb_arch *c = &m->cfg;
   size_t D = (size_t)c->d_model, H = (size_t)c->n_head, Hk = (size_t)c->n_head_kv,
          hd = (size_t)c->head_dim, Dq = H * hd, grp = H / Hk;
   long p0 = (long)s->pos + s->rope_shift;
-  kvb_gemma3_ws w;
-  int st = kvb_gemma3_ws_init(m, p0 > 0 ? (size_t)p0 : 0, n, &w);
+  kvb_model_ws w;
+  int st = kvb_model_ws_init(m, p0 > 0 ? (size_t)p0 : 0, n, &w);
   if (st) return st;
   float *x = malloc(n * D * sizeof(float)), *qh = malloc(n * Dq * sizeof(float)),
         *kh = malloc(n * Hk * hd * sizeof(float)), *vh = malloc(n * Hk * hd * sizeof(float)),
         *att = malloc(n * Dq * sizeof(float)), *h = malloc(n * D * sizeof(float));
   if (!x || !qh || !kh || !vh || !att || !h)
     st = KVB_ERROR(KVB_ENOMEM, "compressed decoding: out of memory for %zu tokens", n);
-  if (!st) st = kvb_gemma3_embed(m, tokens, n, x);
+  if (!st) st = kvb_model_embed(m, tokens, n, x);
   for (int l = 0; l < c->n_layer && !st; l++) {
-    kvb_gemma3_layer_qkv(m, l, 0, x, &w, qh, kh, vh);
+    kvb_model_layer_qkv(m, l, 0, x, &w, qh, kh, vh);
     double kd[256], vd[256], qd[256], z[256];
     for (size_t i = 0; i < n && !st; i++) {
       for (size_t gh = 0; gh < Hk && !st; gh++) {
@@ -365,91 +306,15 @@ static int forward_gemma3(kvb_dec_session *s, const int32_t *tokens, size_t n, f
         st = KVB_ERROR(st, "compressed decoding, layer %d, position %zu: %s", l, s->pos + i, why);
       }
     }
-    if (!st) kvb_gemma3_layer_rest(m, l, att, &w, x);
-  }
-  if (!st) {
-    for (size_t i = 0; i < n; i++) kvb_mo_rmsnorm(x + i * D, m->out_norm, D, c->rms_eps, h + i * D);
-    if (logits) st = kvb_gemma3_logits(m, h, n, logits);
-    if (!st) s->pos += n;
-  }
-  free(x), free(qh), free(kh), free(vh), free(att), free(h);
-  kvb_gemma3_ws_free(&w);
-  return st;
-}
-
-int kvb_dec_forward(kvb_dec_session *s, const int32_t *tokens, size_t n, float *logits) {
-  if (!s || !tokens) return KVB_ERROR(KVB_ENULL, "kvb_dec_forward: NULL argument");
-  if (s->g) {
-    if (n == 0) return KVB_OK;
-    if (s->pos + n > (size_t)s->n_ctx)
-      return KVB_ERROR(KVB_EINVAL, "compressed decoding: %zu + %zu tokens exceed the context %d",
-                       s->pos, n, s->n_ctx);
-    return forward_gemma3(s, tokens, n, logits);
-  }
-  const kvb_model *m = s->m;
-  const kvb_model_config *c = &m->cfg;
-  if (n == 0) return KVB_OK;
-  if (s->pos + n > (size_t)c->n_ctx)
-    return KVB_ERROR(KVB_EINVAL, "compressed decoding: %zu + %zu tokens exceed the context %d",
-                     s->pos, n, c->n_ctx);
-  for (size_t i = 0; i < n; i++)
-    if (tokens[i] < 0 || tokens[i] >= c->n_vocab)
-      return KVB_ERROR(KVB_EINVAL, "token %zu is %d, outside the vocabulary", i, (int)tokens[i]);
-  size_t D = (size_t)c->d_model, H = (size_t)c->n_head, Hk = (size_t)c->n_head_kv,
-         hd = (size_t)c->head_dim, F = (size_t)c->d_ff, Dkv = Hk * hd, grp = H / Hk;
-  float *x = malloc(n * D * sizeof(float)), *h = malloc(n * D * sizeof(float)),
-        *q = malloc(n * D * sizeof(float)), *k = malloc(n * Dkv * sizeof(float)),
-        *v = malloc(n * Dkv * sizeof(float)), *att = malloc(n * D * sizeof(float)),
-        *g = malloc(n * F * sizeof(float)), *u = malloc(n * F * sizeof(float));
-  int st = KVB_OK;
-  if (!x || !h || !q || !k || !v || !att || !g || !u) {
-    st = KVB_ERROR(KVB_ENOMEM, "compressed decoding: out of memory for %zu tokens", n);
-    goto done;
-  }
-  for (size_t i = 0; i < n; i++) memcpy(x + i * D, m->tok_embd + (size_t)tokens[i] * D, D * sizeof(float));
-  for (int l = 0; l < c->n_layer && !st; l++) {
-    const kvb_model_layer *L = &m->layers[l];
-    for (size_t i = 0; i < n; i++) kvb_mo_rmsnorm(x + i * D, L->attn_norm, D, c->rms_eps, h + i * D);
-    kvb_mo_matmul(h, L->wq, n, D, D, q, 0);
-    kvb_mo_matmul(h, L->wk, n, D, Dkv, k, 0);
-    kvb_mo_matmul(h, L->wv, n, D, Dkv, v, 0);
-    /* Token by token inside the layer: update every head's method with the token's key and
-     * value, then ask it the group's queries (decode_compressed.h: new tokens are fed). */
-    for (size_t i = 0; i < n && !st; i++) {
-      double p = (double)(s->pos + i) + (double)s->rope_shift;
-      double kd[256], vd[256], qd[256], z[256];
-      for (size_t gh = 0; gh < Hk && !st; gh++) {
-        kvb_method *me = s->meth[(size_t)l * Hk + gh];
-        rope(k + i * Dkv + gh * hd, hd, c->rope_base, p, kd);
-        for (size_t a = 0; a < hd; a++) vd[a] = v[i * Dkv + gh * hd + a];
-        if ((st = kvb_method_update(me, kd, hd, vd, hd))) break;
-        for (size_t j = gh * grp; j < (gh + 1) * grp; j++) {
-          rope(q + i * D + j * hd, hd, c->rope_base, p, qd);
-          if ((st = kvb_method_query(me, qd, hd, z, hd))) break;
-          for (size_t a = 0; a < hd; a++) att[i * D + j * hd + a] = (float)z[a];
-        }
-      }
-      if (st) {
-        char why[300];
-        snprintf(why, sizeof why, "%s", kvb_strerror_last());
-        st = KVB_ERROR(st, "compressed decoding, layer %d, position %zu: %s", l, s->pos + i, why);
-      }
-    }
-    if (st) break;
-    kvb_mo_matmul(att, L->wo, n, D, D, x, 1.0f);
-    for (size_t i = 0; i < n; i++) kvb_mo_rmsnorm(x + i * D, L->ffn_norm, D, c->rms_eps, h + i * D);
-    kvb_mo_matmul(h, L->w_gate, n, D, F, g, 0);
-    kvb_mo_matmul(h, L->w_up, n, D, F, u, 0);
-    kvb_mo_swiglu(g, u, n * F); /* model.c's SwiGLU, the same bits */
-    kvb_mo_matmul(g, L->w_down, n, F, D, x, 1.0f);
+    if (!st) kvb_model_layer_rest(m, l, att, &w, x);
   }
   if (!st) {
     for (size_t i = 0; i < n; i++) kvb_mo_rmsnorm(x + i * D, m->out_norm, D, c->rms_eps, h + i * D);
     if (logits) st = kvb_model_logits(m, h, n, logits);
-    s->pos += n;
+    if (!st) s->pos += n;
   }
-done:
-  free(x); free(h); free(q); free(k); free(v); free(att); free(g); free(u);
+  free(x), free(qh), free(kh), free(vh), free(att), free(h);
+  kvb_model_ws_free(&w);
   return st;
 }
 
@@ -471,36 +336,11 @@ int kvb_dec_reference(const kvb_model *m, const int32_t *t, size_t n0, size_t n1
   *lp = NULL;
   if (n0 == 0 || n1 == 0) return KVB_ERROR(KVB_EINVAL, "kvb_dec_reference: n0 and n1 must be >= 1");
   size_t D = (size_t)m->cfg.d_model, V = (size_t)m->cfg.n_vocab, n = n0 + n1;
-  float *hid = malloc(n * D * sizeof(float)), *lg = malloc(n1 * V * sizeof(float)),
-        *out = malloc(n1 * V * sizeof(float));
-  double *row = malloc(V * sizeof(double));
-  int st = hid && lg && out && row ? KVB_OK : KVB_ERROR(KVB_ENOMEM, "out of memory");
-  if (!st) st = kvb_model_prefill(m, t, n, hid, NULL, NULL);
-  if (!st) st = kvb_model_logits(m, hid + n0 * D, n1, lg);
-  for (size_t r = 0; !st && r < n1; r++) {
-    kvb_dec_log_softmax(lg + r * V, V, row);
-    for (size_t i = 0; i < V; i++) out[r * V + i] = (float)row[i];
-  }
-  free(hid), free(lg), free(row);
-  if (st) {
-    free(out);
-    return st;
-  }
-  *lp = out;
-  return KVB_OK;
-}
-
-int kvb_dec_reference_gemma3(const kvb_gemma3 *g, const int32_t *t, size_t n0, size_t n1,
-                             float **lp) {
-  if (!g || !t || !lp) return KVB_ERROR(KVB_ENULL, "kvb_dec_reference_gemma3: NULL argument");
-  *lp = NULL;
-  if (n0 == 0 || n1 == 0) return KVB_ERROR(KVB_EINVAL, "kvb_dec_reference: n0 and n1 must be >= 1");
-  size_t D = (size_t)g->cfg.d_model, V = (size_t)g->cfg.n_vocab, n = n0 + n1;
   float *hid = malloc(n * D * sizeof(float)), *out = malloc(n1 * V * sizeof(float));
   double *row = malloc(V * sizeof(double));
   int st = hid && out && row ? KVB_OK : KVB_ERROR(KVB_ENOMEM, "out of memory");
-  if (!st) st = kvb_gemma3_prefill(g, t, n, hid, NULL, NULL);
-  if (!st) st = kvb_gemma3_logits(g, hid + n0 * D, n1, out);
+  if (!st) st = kvb_model_prefill(m, t, n, hid, NULL, NULL);
+  if (!st) st = kvb_model_logits(m, hid + n0 * D, n1, out);
   for (size_t r = 0; !st && r < n1; r++) {
     kvb_dec_log_softmax(out + r * V, V, row);
     for (size_t i = 0; i < V; i++) out[r * V + i] = (float)row[i];

@@ -1,5 +1,6 @@
-/* decode_compressed.h — compressed decoding inside the model: SmolLM2-135M (model.h) prefills
- * n₀ tokens exactly, then every layer's every key/value head hands its cache (post-RoPE keys
+/* decode_compressed.h — compressed decoding inside a model (model.h, any architecture record):
+ * the model prefills n₀ tokens exactly, then every GLOBAL layer's every key/value head (arch.h:
+ * every layer of SmolLM2-135M; layers 5, 11, 17 of Gemma 3 270M) hands its cache (post-RoPE keys
  * and values of the n₀ tokens) to a kvbound method (method.h), and the following tokens are
  * run with that method's query answer standing in for exact attention — the setting of the
  * papers' end-to-end tables (000 Table 1 / 001 Table 2 LongEval; 003 Table 1 LongBench and
@@ -53,7 +54,6 @@
 
 #include "method.h"
 #include "model.h"
-#include "model_gemma3.h"
 
 /* The prompt's exact prefill: every layer's post-RoPE q [n_head][n0][hd], k and v
  * [n_head_kv][n0][hd] (float32, as model.c computes them). Built once per prompt and shared by
@@ -69,9 +69,6 @@ typedef struct {
 } kvb_dec_prefix;
 
 int kvb_dec_prefix_build(const kvb_model *m, const int32_t *tokens, size_t n0, kvb_dec_prefix *out);
-/* The same for Gemma 3 (model_gemma3.h): hd 256, one key/value head. */
-int kvb_dec_prefix_build_gemma3(const kvb_gemma3 *g, const int32_t *tokens, size_t n0,
-                                kvb_dec_prefix *out);
 void kvb_dec_prefix_free(kvb_dec_prefix *p);
 
 /* Creates the method for (layer, kv_head); cfg is filled in (d 64, scale 1/8, rng). Returns a
@@ -88,20 +85,19 @@ typedef struct {
 typedef struct kvb_dec_session kvb_dec_session;
 
 /* Creates one method per (layer, kv head) with make, feeds it the prefix (and the queries
- * opts->observe asks for). On error *out is NULL and a message names the layer and head. */
+ * opts->observe asks for). The caller's method replaces attention on the GLOBAL layers (arch.h;
+ * the layers that attend over the whole prefix: all of SmolLM2's); every LOCAL layer keeps its
+ * sliding window of the last `window` tokens exactly (a sink_recent cache with sink 0 and budget
+ * the window, which holds exactly the keys a local layer's query sees), as the model computes
+ * it. make is called for global layers only; observe applies to them. The memory functions
+ * below count the compressed (global) caches only; each local cache holds min(position, window)
+ * tokens whatever the method. The block around the methods is the model's own
+ * (kvb_model_layer_qkv / _rest), so with "exact" the path reproduces the prefill up to the
+ * attention's float rounding (tests/test_decode_compressed.c, test_decode_gemma3.c).
+ * KVB_EINVAL for a model without a global layer. On error *out is NULL and a message names
+ * the layer and head. */
 int kvb_dec_open(const kvb_model *m, const kvb_dec_prefix *p, kvb_dec_make_fn make, void *ctx,
                  const kvb_dec_opts *opts, kvb_dec_session **out);
-/* Gemma 3: the caller's method replaces attention on the GLOBAL layers only (5, 11, 17: the
- * layers that attend over the whole prefix); every LOCAL layer keeps its sliding window of the
- * last 512 tokens exactly (a sink_recent cache with sink 0 and budget 512, which holds exactly
- * the keys a local layer's query sees), as the model computes it. make is called for global
- * layers only; observe applies to them. The memory functions below count the compressed
- * (global) caches only; each local cache holds min(position, 512) tokens whatever the method.
- * The rest of the block is model_gemma3's (kvb_gemma3_layer_qkv / _rest), so with "exact" the
- * path reproduces the prefill up to the attention's float rounding (tests/test_decode_gemma3.c).
- * kvb_dec_forward / _score / _greedy and the memory functions take either session. */
-int kvb_dec_open_gemma3(const kvb_gemma3 *g, const kvb_dec_prefix *p, kvb_dec_make_fn make,
-                        void *ctx, const kvb_dec_opts *opts, kvb_dec_session **out);
 void kvb_dec_close(kvb_dec_session *s);
 /* Runs n new tokens at the next positions through the model with every attention answered by
  * the methods; writes logits [n][n_vocab] (may be NULL). The position must stay below the
@@ -145,8 +141,6 @@ int kvb_dec_score(kvb_dec_session *s, const int32_t *cont, size_t n1, const floa
 /* The exact reference for kvb_dec_score: log-probabilities [n1][n_vocab] (float) of the full
  * model over t[0..n0+n1) at rows n0..n0+n1−1 (one prefill of n0 + n1 tokens). *lp malloc'd. */
 int kvb_dec_reference(const kvb_model *m, const int32_t *t, size_t n0, size_t n1, float **lp);
-int kvb_dec_reference_gemma3(const kvb_gemma3 *g, const int32_t *t, size_t n0, size_t n1,
-                             float **lp);
 
 /* Greedy decoding: feeds the n_tail tokens (at least one), then generates max_new tokens, each
  * the argmax of the previous step's logits, written to out. */

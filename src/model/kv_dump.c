@@ -11,7 +11,7 @@
 
 #include "kvb_error.h"
 #include "model.h"
-#include "model_gemma3.h"
+#include "lm.h"
 #include "npy.h"
 #include "real_text.h"
 
@@ -83,18 +83,10 @@ static void on_qkv(void *vctx, int layer, size_t n, const float *q, const float 
   }
 }
 
-/* One prefill of either model, its hook writing the files. */
-typedef int (*prefill_fn)(const void *m, const int32_t *ids, size_t n, float *hid, dump_ctx *c);
-static int prefill_smollm2(const void *m, const int32_t *ids, size_t n, float *hid, dump_ctx *c) {
-  return kvb_model_prefill(m, ids, n, hid, on_qkv, c);
-}
-static int prefill_gemma3(const void *m, const int32_t *ids, size_t n, float *hid, dump_ctx *c) {
-  return kvb_gemma3_prefill(m, ids, n, hid, on_qkv, c);
-}
-
 /* The directory, the norm table, the prefill and tokens.txt, for a loaded model. */
-static int dump(const char *out, const void *m, prefill_fn run, int n_head, int n_head_kv,
-                int head_dim, int d_model, const int32_t *ids, size_t n) {
+static int dump(const char *out, const kvb_model *m, const int32_t *ids, size_t n) {
+  int n_head = m->cfg.n_head, n_head_kv = m->cfg.n_head_kv, head_dim = m->cfg.head_dim,
+      d_model = m->cfg.d_model;
   int st = KVB_OK;
   if (mkdir(out, 0777) != 0 && errno != EEXIST)
     st = KVB_ERROR(KVB_EIO, "dump-kv: cannot create %s (%s)", out, strerror(errno));
@@ -109,7 +101,7 @@ static int dump(const char *out, const void *m, prefill_fn run, int n_head, int 
   float *hid = NULL;
   if (!st) {
     hid = malloc(n * (size_t)d_model * sizeof(float));
-    st = hid ? run(m, ids, n, hid, &c) : KVB_ERROR(KVB_ENOMEM, "dump-kv: out of memory");
+    st = hid ? kvb_model_prefill(m, ids, n, hid, on_qkv, &c) : KVB_ERROR(KVB_ENOMEM, "dump-kv: out of memory");
     if (!st) st = c.status;
   }
   if (!st) {
@@ -127,32 +119,6 @@ static int dump(const char *out, const void *m, prefill_fn run, int n_head, int 
   return st;
 }
 
-/* Gemma 3: BOS first (as llama.cpp feeds it), at most `want` tokens, at most the context. */
-static int dump_gemma3(const char *buf, size_t len, const char *text, long want, const char *out,
-                       size_t *n_out) {
-  int st = kvb_gemma3_available();
-  if (st) return st;
-  kvb_gemma3 m;
-  if ((st = kvb_gemma3_load(NULL, &m))) return st;
-  int32_t *ids = NULL;
-  size_t n = 0;
-  st = kvb_spm_encode(m.tok, buf, len, 1, &ids, &n);
-  if (!st && n < 2) st = KVB_ERROR(KVB_EINVAL, "dump-kv: %s has no tokens", text);
-  if (!st && want > 0 && (size_t)want > n)
-    st = KVB_ERROR(KVB_EINVAL, "dump-kv: %ld tokens asked but %s has %zu", want, text, n);
-  if (!st && want > (long)m.cfg.n_ctx)
-    st = KVB_ERROR(KVB_EINVAL, "dump-kv: %ld tokens asked, the model's context is %d", want, m.cfg.n_ctx);
-  if (!st) {
-    if (want > 0) n = (size_t)want;
-    if (n > (size_t)m.cfg.n_ctx) n = (size_t)m.cfg.n_ctx;
-    st = dump(out, &m, prefill_gemma3, m.cfg.n_head, m.cfg.n_head_kv, m.cfg.head_dim, m.cfg.d_model, ids, n);
-  }
-  if (!st && n_out) *n_out = n;
-  free(ids);
-  kvb_gemma3_free(&m);
-  return st;
-}
-
 int kvb_dump_kv(const char *text, long want, const char *model, const char *out, size_t *n_out) {
   if (!text || !out) return KVB_ERROR(KVB_ENULL, "dump-kv: the text and the output directory are required");
   if (want < 0) return KVB_ERROR(KVB_EINVAL, "dump-kv: the token count must be positive");
@@ -160,29 +126,23 @@ int kvb_dump_kv(const char *text, long want, const char *model, const char *out,
   struct stat sb;
   if (stat(out, &sb) == 0 && !S_ISDIR(sb.st_mode))
     return KVB_ERROR(KVB_EINVAL, "dump-kv: %s exists and is not a directory", out);
-  if (model && strcmp(model, "smollm2") == 0) model = NULL; /* the default model by name */
+  kvb_lm_kind kind = KVB_LM_SMOLLM2;
+  int known = !model || kvb_lm_kind_lookup(model, &kind) == KVB_OK; /* a key, else a path */
+  kvb_error_clear();
   char *buf = NULL;
   size_t len = 0;
   int st = kvb_text_read(text, &buf, &len);
   if (st) return st;
-  if (model && strcmp(model, "gemma3") == 0) {
-    st = dump_gemma3(buf, len, text, want, out, n_out);
-    free(buf);
-    return st;
-  }
-  if (!model && (st = kvb_model_available())) {
-    free(buf);
-    return st;
-  }
   kvb_model m;
   int32_t *ids = NULL;
   size_t n = 0;
-  st = kvb_model_load_tokens(model, buf, len, text, want, "dump-kv", &m, &ids, &n);
+  st = kvb_lm_model_load(kind, known ? NULL : model, &m); /* BOS first when the model takes one */
+  if (!st && (st = kvb_model_tokens(&m, buf, len, text, want, "dump-kv", &ids, &n))) kvb_model_free(&m);
   free(buf);
   if (st) return st;
   if (want > (long)m.cfg.n_ctx)
     st = KVB_ERROR(KVB_EINVAL, "dump-kv: %ld tokens asked, the model's context is %d", want, m.cfg.n_ctx);
-  if (!st) st = dump(out, &m, prefill_smollm2, m.cfg.n_head, m.cfg.n_head_kv, m.cfg.head_dim, m.cfg.d_model, ids, n);
+  if (!st) st = dump(out, &m, ids, n);
   if (!st && n_out) *n_out = n;
   free(ids);
   kvb_model_free(&m);

@@ -1,4 +1,4 @@
-/* kv_dump.h — SmolLM2-135M's post-RoPE queries, keys and values of every layer written as .npy
+/* kv_dump.h — a real model's post-RoPE queries, keys and values of every layer written as .npy
  * in the layout the "npy" stream reads (src/model/README.md, The real model); `kvbound dump-kv` and its alias
  * build/kvb-dump-kv are the command line around it (src/app/dump_kv_cli.c). */
 #ifndef KVB_KV_DUMP_H
@@ -7,8 +7,8 @@
 #include <stddef.h>
 
 /* Runs the model (path NULL or "smollm2" = SmolLM2 at the default path, "gemma3" = Gemma 3 270M
- * at its default path (model_gemma3.h; BOS first, as llama.cpp feeds it), another string = the
- * path of a SmolLM2-style llama GGUF) over the text (a file, or "debian-licenses":
+ * at its default path (lm.h's table; BOS first, as llama.cpp feeds it), another string = the
+ * path of a GGUF of a known architecture, arch.h) over the text (a file, or "debian-licenses":
  * real_text.h), keeping its first `tokens` tokens (0 = all, at most the model's context), and
  * writes into the directory out (created when absent):
  *   out/layerLL_q.npy [n_head, n, head_dim], out/layerLL_k.npy and out/layerLL_v.npy

@@ -1,20 +1,22 @@
-/* lm.h — either real model (SmolLM2-135M, model.h; Gemma 3 270M, model_gemma3.h) behind one
- * handle, for the code that runs the same experiment on both: the long-context tasks (tasks.h,
- * task_run.h), the pass-key prompts and compressed decoding (decode_compressed.h), the props'
- * real-model checks and the CLI's --model. What differs between the two stays in their own
- * files; this only dispatches.
+/* lm.h — the known real models (a table: key, name, file; each read into the one model of model.h
+ * by its architecture record, arch.h) behind one handle, for the code that runs the same
+ * experiment on every model: the long-context tasks (tasks.h, task_run.h), the pass-key prompts
+ * and compressed decoding (decode_compressed.h), the props' real-model checks and the CLI's
+ * --model. Nothing here depends on which model it is beyond the table's row and the record.
  *
- * The differences a caller must know:
+ * What a caller must know, all from the record:
  *   tokenizer  SmolLM2: byte-level BPE (tokenizer.h), no BOS (its runs start with the text);
  *              Gemma 3: SentencePiece (tokenizer_spm.h), <bos> first in every sequence (the
  *              model is trained so; kvb_lm_bos). Encoding here never adds the BOS: a caller
  *              that builds a sequence from pieces puts kvb_lm_bos() in front of the first
  *              piece when it is ≥ 0.
- *   compressed layers  SmolLM2: every layer's every KV head (30 × 3 caches); Gemma 3: the
- *              GLOBAL layers only (5, 11, 17; one KV head each), the local layers keep their
- *              512-token window exactly (kvb_dec_open_gemma3). kvb_lm_compressed /
- *              kvb_lm_n_compressed / kvb_lm_compressed_index say which and in what order
- *              (a layer-dependent method such as PyramidKV takes the index among them). */
+ *   compressed layers  the GLOBAL layers (arch.h: every layer of SmolLM2, 30 × 3 caches; layers
+ *              5, 11, 17 of Gemma 3, one KV head each); a local layer keeps its sliding window
+ *              exactly (decode_compressed.h). kvb_lm_compressed / kvb_lm_n_compressed /
+ *              kvb_lm_compressed_index say which and in what order (a layer-dependent method
+ *              such as PyramidKV takes the index among them).
+ * Adding a model: a row of lm.c's table (and of the kind enum), its architecture's row in arch.c
+ * if new, a tokenizer choice, and a golden file. */
 #ifndef KVB_LM_H
 #define KVB_LM_H
 
@@ -23,14 +25,12 @@
 
 #include "decode_compressed.h"
 #include "model.h"
-#include "model_gemma3.h"
 
 typedef enum { KVB_LM_SMOLLM2 = 0, KVB_LM_GEMMA3 = 1, KVB_LM_N_KINDS } kvb_lm_kind;
 
 typedef struct {
   kvb_lm_kind kind;
-  const kvb_model *smol;   /* kind SMOLLM2 */
-  const kvb_gemma3 *gemma; /* kind GEMMA3 */
+  const kvb_model *m;      /* the model (arch.h's record in m->cfg) */
   void *owned;             /* the model kvb_lm_load allocated (freed by kvb_lm_free); NULL for a view */
   const char *key;         /* "smollm2" / "gemma3" (--model, spec fields, check ids) */
   const char *name;        /* "SmolLM2-135M" / "Gemma 3 270M" */
@@ -40,15 +40,27 @@ typedef struct {
 /* "smollm2" / "gemma3" → kind; KVB_EINVAL naming the known keys otherwise. */
 int kvb_lm_kind_lookup(const char *key, kvb_lm_kind *kind);
 const char *kvb_lm_kind_key(kvb_lm_kind kind);
-/* KVB_OK when the kind's default file is present (kvb_model_available / kvb_gemma3_available),
- * else their KVB_ENOTFOUND with the fetch hint. */
+const char *kvb_lm_kind_name(kvb_lm_kind kind);
+/* The shape of the kind's file (layers, query heads, key/value heads, head dimension), known
+ * before it is loaded (the model stream checks a layer and head against it). */
+int kvb_lm_kind_shape(kvb_lm_kind kind, int *n_layer, int *n_head, int *n_head_kv, int *head_dim);
+/* The kind's file: its default path (kvb_model_path_for with the row's file and variable) and
+ * the fetch command to name when it is missing. */
+int kvb_lm_default_path(kvb_lm_kind kind, char *buf, size_t cap);
+const char *kvb_lm_fetch_hint(kvb_lm_kind kind);
+/* KVB_OK when the kind's default file is present with its size, else KVB_ENOTFOUND with the
+ * fetch hint. */
 int kvb_lm_available(kvb_lm_kind kind);
+/* Loads the kind's model into *m (path NULL = its default path; the caller frees it with
+ * kvb_model_free). */
+int kvb_lm_model_load(kvb_lm_kind kind, const char *path, kvb_model *m);
 /* Loads the kind's model (path NULL = its default path). On error *out is zeroed. */
 int kvb_lm_load(kvb_lm_kind kind, const char *path, kvb_lm *out);
 void kvb_lm_free(kvb_lm *lm);
-/* A handle on a model the caller loaded and keeps (kvb_lm_free does nothing to it). */
+/* A handle on a model the caller loaded and keeps (kvb_lm_free does nothing to it); the kind is
+ * the table's row of the model's architecture. _smollm2 is the same call. */
+kvb_lm kvb_lm_view(const kvb_model *m);
 kvb_lm kvb_lm_view_smollm2(const kvb_model *m);
-kvb_lm kvb_lm_view_gemma3(const kvb_gemma3 *g);
 
 /* The model's tokenizer, without BOS (see above); errors as tokenizer.h / tokenizer_spm.h. */
 int kvb_lm_encode(const kvb_lm *lm, const char *text, size_t len, int32_t **ids, size_t *n);

@@ -1,5 +1,5 @@
-/* model_ops.h — what the two forward passes share (model.c: SmolLM2's Llama block;
- * model_gemma3.c: Gemma 3's block): reading a GGUF tensor into the float32 weight arena,
+/* model_ops.h — the pieces of the one forward pass (model.c, parameterized by arch.h):
+ * reading a GGUF tensor into the float32 weight arena,
  * bounded integer metadata, RMSNorm and the sgemm product. Each model file keeps only its own
  * block structure. */
 #ifndef KVB_MODEL_OPS_H

@@ -4,7 +4,7 @@
  *
  *   stream "model" { text = "FILE", layer = 0..29, head = 0..8, n = ... }
  *   stream "model" { text = "FILE", model = "gemma3", layer = 0..17, head = 0..3, n = ... }
- *     (Gemma 3 270M, model_gemma3.h: BOS first, one key/value head, dimension 256; its cache
+ *     (Gemma 3 270M, lm.h's table: BOS first, one key/value head, dimension 256; its cache
  *     key names that model and its file's SHA-256)
  *
  * text is a file, or "debian-licenses": GPL-3 then GFDL-1.3 from /usr/share/common-licenses,
@@ -32,8 +32,8 @@
 
 #include "kv_cache.h"
 #include "kvb_error.h"
+#include "lm.h"
 #include "model.h"
-#include "model_gemma3.h"
 #include "npy.h"
 #include "real_text.h"
 #include "stream.h"
@@ -75,23 +75,14 @@ static void write_layer(void *vc, int layer, size_t n, const float *q, const flo
   }
 }
 
-/* Runs the model over the text's first n_proc tokens into dir (through a temporary directory
- * renamed at the end, so a crashed run leaves no half cache). */
-typedef int (*prefill_fn)(const void *m, const int32_t *ids, size_t n, float *hid, cache_ctx *c);
-static int prefill_smollm2(const void *m, const int32_t *ids, size_t n, float *hid, cache_ctx *c) {
-  return kvb_model_prefill(m, ids, n, hid, write_layer, c);
-}
-static int prefill_gemma3(const void *m, const int32_t *ids, size_t n, float *hid, cache_ctx *c) {
-  return kvb_gemma3_prefill(m, ids, n, hid, write_layer, c);
-}
-
-/* The shape of either model the cache needs. */
+/* The shape of the model the cache needs. */
 typedef struct {
-  const void *m;
-  prefill_fn run;
+  const kvb_model *m;
   int n_layer, n_head, n_head_kv, head_dim, d_model;
 } model_ref;
 
+/* Runs the model over the text's first n tokens into dir (through a temporary directory
+ * renamed at the end, so a crashed run leaves no half cache). */
 static int build_cache(const model_ref *m, const int32_t *ids, size_t n, const char *dir,
                        const char *key) {
   /* a fresh name per call (mkdtemp): two trials of one process building the same cache at once
@@ -102,7 +93,7 @@ static int build_cache(const model_ref *m, const int32_t *ids, size_t n, const c
     return KVB_ERROR(KVB_EIO, "model stream: cannot create %s (%s)", tmp, strerror(errno));
   cache_ctx c = {tmp, KVB_OK, m->n_head, m->n_head_kv, m->head_dim};
   float *hid = malloc(n * (size_t)m->d_model * sizeof(float));
-  int st = hid ? m->run(m->m, ids, n, hid, &c) : KVB_ERROR(KVB_ENOMEM, "model stream: out of memory");
+  int st = hid ? kvb_model_prefill(m->m, ids, n, hid, write_layer, &c) : KVB_ERROR(KVB_ENOMEM, "model stream: out of memory");
   free(hid);
   if (!st) st = c.status;
   if (!st) st = kvb_kv_cache_seal(tmp, key); /* the manifest last: the entry is complete */
@@ -112,36 +103,19 @@ static int build_cache(const model_ref *m, const int32_t *ids, size_t n, const c
   return st;
 }
 
-/* Runs the model (Gemma 3 or SmolLM2) over the text's tokens into the entry dir for key. */
-static int fill_cache(int gemma, const char *text, const char *buf, size_t len, long want,
+/* Runs the model of `kind` over the text's tokens (BOS first when the model takes one, as
+ * llama.cpp feeds Gemma) into the entry dir for key. */
+static int fill_cache(kvb_lm_kind kind, const char *text, const char *buf, size_t len, long want,
                       const char *dir, const char *key) {
-  int st;
+  kvb_model m;
   int32_t *ids = NULL;
   size_t n = 0;
-  if (gemma) {
-    kvb_gemma3 g;
-    if ((st = kvb_gemma3_load(NULL, &g))) return st;
-    st = kvb_spm_encode(g.tok, buf, len, 1, &ids, &n); /* BOS first, as llama.cpp feeds Gemma */
-    if (!st && n < 2) st = KVB_ERROR(KVB_EINVAL, "model stream: %s has no tokens", text);
-    if (!st && want > 0 && (size_t)want > n)
-      st = KVB_ERROR(KVB_EINVAL, "model stream: %ld tokens asked but %s has %zu", want, text, n);
-    if (!st) {
-      if (want > 0) n = (size_t)want;
-      if (n > 8192) n = 8192;
-    }
-    model_ref r = {&g, prefill_gemma3, g.cfg.n_layer, g.cfg.n_head, g.cfg.n_head_kv, g.cfg.head_dim,
-                   g.cfg.d_model};
-    if (!st) st = build_cache(&r, ids, n, dir, key);
-    free(ids);
-    kvb_gemma3_free(&g);
-    return st;
-  }
-  kvb_model m;
-  st = kvb_model_load_tokens(NULL, buf, len, text, want, "model stream", &m, &ids, &n);
+  int st = kvb_lm_model_load(kind, NULL, &m);
   if (st) return st;
-  model_ref r = {&m, prefill_smollm2, m.cfg.n_layer, m.cfg.n_head, m.cfg.n_head_kv, m.cfg.head_dim,
-                 m.cfg.d_model};
-  st = build_cache(&r, ids, n, dir, key);
+  st = kvb_model_tokens(&m, buf, len, text, want, "model stream", &ids, &n);
+  if (n > 8192) n = 8192; /* the stream's longest (SmolLM2's context) */
+  model_ref r = {&m, m.cfg.n_layer, m.cfg.n_head, m.cfg.n_head_kv, m.cfg.head_dim, m.cfg.d_model};
+  if (!st) st = build_cache(&r, ids, n, dir, key);
   free(ids);
   kvb_model_free(&m);
   return st;
@@ -153,13 +127,15 @@ static int gen_model(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng
   if (!text[0]) return KVB_ERROR(KVB_EINVAL, "model stream: parameter 'text' (a file) is required");
   int layer = (int)kvb_params_get(p, sp, "layer"), head = (int)kvb_params_get(p, sp, "head");
   const char *which = kvb_params_get_str(p, sp, "model");
-  int gemma = strcmp(which, "gemma3") == 0;
-  if (!gemma && strcmp(which, "smollm2") != 0)
-    return KVB_ERROR(KVB_EINVAL, "model stream: model '%s' is neither \"smollm2\" nor \"gemma3\"", which);
-  if (gemma && (layer > 17 || head > 3))
-    return KVB_ERROR(KVB_EINVAL, "model stream: Gemma 3 has layers 0..17 and query heads 0..3 "
-                     "(layer %d, head %d asked)", layer, head);
-  int st = gemma ? kvb_gemma3_available() : kvb_model_available();
+  kvb_lm_kind kind;
+  int nl, nh, nhk, hdim;
+  if (kvb_lm_kind_lookup(which, &kind))
+    return KVB_ERROR(KVB_EINVAL, "model stream: model '%s' is not known (smollm2, gemma3)", which);
+  kvb_lm_kind_shape(kind, &nl, &nh, &nhk, &hdim);
+  if (layer >= nl || head >= nh)
+    return KVB_ERROR(KVB_EINVAL, "model stream: %s has layers 0..%d and query heads 0..%d "
+                     "(layer %d, head %d asked)", kvb_lm_kind_name(kind), nl - 1, nh - 1, layer, head);
+  int st = kvb_lm_available(kind);
   if (st) return st;
   char *buf = NULL;
   size_t len = 0;
@@ -172,8 +148,7 @@ static int gen_model(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng
    * hash (build_id.h): an entry another build wrote is not read. */
   long want = kvb_params_has(p, "n") ? (long)kvb_params_get(p, sp, "n") : 0;
   char mpath[4096], dir[4300], root[4200], ids_dir[4300], msha[65], key[1024];
-  if (gemma) kvb_gemma3_default_path(mpath, sizeof mpath);
-  else kvb_model_default_path(mpath, sizeof mpath);
+  kvb_lm_default_path(kind, mpath, sizeof mpath);
   char mdir[4096];
   snprintf(mdir, sizeof mdir, "%s", mpath);
   char *slash = strrchr(mdir, '/');
@@ -183,7 +158,7 @@ static int gen_model(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng
   if (mkdir(root, 0777) != 0 && errno != EEXIST)
     st = KVB_ERROR(KVB_EIO, "model stream: cannot create %s (%s)", root, strerror(errno));
   if (!st) st = kvb_file_sha256_memo(mpath, ids_dir, msha);
-  if (!st) st = kvb_kv_cache_key(gemma ? "gemma3" : "smollm2", msha, buf, len, want,
+  if (!st) st = kvb_kv_cache_key(kvb_lm_kind_key(kind), msha, buf, len, want,
                                  openblas_get_num_threads(), "a2", key, sizeof key);
   if (st) {
     free(buf);
@@ -197,14 +172,14 @@ static int gen_model(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng
   const char *files[3] = {qf, kf, vf};
   kvb_npy_array a[3];
   memset(a, 0, sizeof a);
-  size_t grp = gemma ? 4 : 3, d = gemma ? 256 : 64; /* query heads per key/value head */
+  size_t grp = (size_t)(nh / nhk), d = (size_t)hdim; /* query heads per key/value head */
   size_t hh[3] = {(size_t)head, (size_t)head / grp, (size_t)head / grp};
   /* Twice at most: an entry that passes the manifest yet does not read as this layer's arrays
    * (a corrupt .npy header of the recorded size) is discarded and built once more. */
   for (int attempt = 0; attempt < 2; attempt++) {
     if (!kvb_kv_cache_valid(dir, key, files, 3)) {
       kvb_kv_cache_discard(dir); /* foreign, stale, truncated or unfinished: never read */
-      st = fill_cache(gemma, text, buf, len, want, dir, key);
+      st = fill_cache(kind, text, buf, len, want, dir, key);
       if (st) break;
     }
     for (int i = 0; i < 3 && !st; i++) {

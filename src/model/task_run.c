@@ -16,7 +16,7 @@ static double secs(const struct timespec *a, const struct timespec *b) {
 int kvb_task_prepare(const kvb_lm *lm, const kvb_task *t, int aware, kvb_task_prep *out) {
   if (!out) return KVB_ERROR(KVB_ENULL, "kvb_task_prepare: out is NULL");
   memset(out, 0, sizeof *out);
-  if (!lm || !(lm->smol || lm->gemma) || !t || !t->context || !t->cue || !t->answer_ids || !t->n_answer)
+  if (!lm || !lm->m || !t || !t->context || !t->cue || !t->answer_ids || !t->n_answer)
     return KVB_ERROR(KVB_ENULL, "kvb_task_prepare: NULL argument or an empty task");
   if (aware != KVB_TASK_AGNOSTIC && aware != KVB_TASK_AWARE && aware != KVB_TASK_AUTHORS)
     return KVB_ERROR(KVB_EINVAL, "kvb_task_prepare: aware is 0 (agnostic), 1 (aware) or 2 (the "
