@@ -13,39 +13,46 @@
 
 /* The members, fixed before any run (DESIGN, Two families). A cell is MODEL:METHOD>CONTENDER
  * for superiority (the paper claims METHOD above CONTENDER), MODEL:A~B for equivalence (the
- * paper calls A competitive with B). Models: smollm2 (SmolLM2-135M), gemma3 (Gemma 3 270M).
- * Rows and the comparisons they make:
- *   B-FIG4        003 §4.3, Fig. 4: augmented BalanceKV (0.99) above StreamingLLM (0.31),
- *                 uniform (0.90), SnapKV (0.83), PyramidKV (0.90) on the needle;
- *   S-TAB1.acc    000 Table 1 = 001 Table 2: SubGen (kvbound: recent window + k-center) above
- *                 H2O and Sink on line retrieval;
- *   S-CG-TAB3     001 Table 3: ClusterGen (the same method) above AttentionSink;
- *   B-TAB1        003 Table 1: block BalanceKV's average above StreamingLLM, uniform, SnapKV and
- *                 PyramidKV;
- *   B-TAB1.trivia 003 App. B.2: uniform sampling competitive with BalanceKV (TOST);
+ * paper calls A competitive with B); methods by the papers' names (uniform = uniform sampling,
+ * subgen / clustergen = 000/001's method, run by kvbound as recent window + k-center,
+ * streamingllm = sink + recent window). Models: smollm2 (SmolLM2-135M), gemma3 (Gemma 3 270M).
+ * The checks that report them and their outcomes: props/FAMILY-CELLS.txt. Rows:
+ *   B-FIG4        003 §4.3, Fig. 4: augmented BalanceKV (0.99) above uniform (0.90), PyramidKV
+ *                 (0.90), SnapKV (0.83) and StreamingLLM (0.31) on the needle;
+ *   B-TAB1        003 Table 1: block BalanceKV's average above uniform, PyramidKV, SnapKV and
+ *                 StreamingLLM;
+ *   S-TAB1.acc    000 Table 1 = 001 Table 2: SubGen above H2O and Sink on line retrieval;
+ *   S-CG-TAB3     001 Table 3: ClusterGen above AttentionSink (the same test as S-TAB1.acc's
+ *                 SubGen-vs-StreamingLLM member, counted twice: conservative under Holm);
  *   B-TAB5        003 Table 5: BalanceKV above uniform at mild compression;
- *   B-TAB6        003 Table 6: BalanceKV above ClusterGen. */
+ *   B-TAB6        003 Table 6: BalanceKV above ClusterGen;
+ *   B-TAB1.trivia 003 App. B.2: uniform sampling competitive with BalanceKV (TOST). */
 typedef struct {
   const char *row, *cell;
+  prop_family_kind kind;
 } member_t;
 
-#define PER_MODEL(row, cell) {row, "smollm2:" cell}, {row, "gemma3:" cell}
+#define S PROP_FAM_SUPERIORITY
+#define E PROP_FAM_EQUIVALENCE
+#define PER_MODEL(row, cell, kind) {row, "smollm2:" cell, kind}, {row, "gemma3:" cell, kind}
 static const member_t MEMBERS[] = {
-    PER_MODEL("B-FIG4", "balancekv_augmented>streamingllm"),
-    PER_MODEL("B-FIG4", "balancekv_augmented>uniform_sample"),
-    PER_MODEL("B-FIG4", "balancekv_augmented>snapkv"),
-    PER_MODEL("B-FIG4", "balancekv_augmented>pyramidkv"),
-    PER_MODEL("S-TAB1.acc", "recent_kcenter>h2o"),
-    PER_MODEL("S-TAB1.acc", "recent_kcenter>streamingllm"),
-    PER_MODEL("S-CG-TAB3", "recent_kcenter>streamingllm"),
-    PER_MODEL("B-TAB1", "balancekv_block>streamingllm"),
-    PER_MODEL("B-TAB1", "balancekv_block>uniform_sample"),
-    PER_MODEL("B-TAB1", "balancekv_block>snapkv"),
-    PER_MODEL("B-TAB1", "balancekv_block>pyramidkv"),
-    PER_MODEL("B-TAB1.trivia", "uniform_sample~balancekv_block"),
-    PER_MODEL("B-TAB5", "balancekv_block>uniform_sample"),
-    PER_MODEL("B-TAB6", "balancekv_block>clustergen"),
+    PER_MODEL("B-FIG4", "balancekv_augmented>uniform", S),
+    PER_MODEL("B-FIG4", "balancekv_augmented>pyramidkv", S),
+    PER_MODEL("B-FIG4", "balancekv_augmented>snapkv", S),
+    PER_MODEL("B-FIG4", "balancekv_augmented>streamingllm", S),
+    PER_MODEL("B-TAB1", "balancekv_block>uniform", S),
+    PER_MODEL("B-TAB1", "balancekv_block>pyramidkv", S),
+    PER_MODEL("B-TAB1", "balancekv_block>snapkv", S),
+    PER_MODEL("B-TAB1", "balancekv_block>streamingllm", S),
+    PER_MODEL("S-TAB1.acc", "subgen>h2o", S),
+    PER_MODEL("S-TAB1.acc", "subgen>streamingllm", S),
+    PER_MODEL("S-CG-TAB3", "clustergen>streamingllm", S),
+    PER_MODEL("B-TAB5", "balancekv_block>uniform", S),
+    PER_MODEL("B-TAB6", "balancekv_block>clustergen", S),
+    PER_MODEL("B-TAB1.trivia", "uniform~balancekv_block", E),
 };
+#undef S
+#undef E
 #define NMEMBERS (sizeof MEMBERS / sizeof *MEMBERS)
 
 size_t prop_family_size(void) { return NMEMBERS; }
@@ -97,11 +104,16 @@ void prop_family(prop_ctx *ctx, const char *row, const char *cell, prop_family_k
                   "family member (%s, %s) is not in the pre-registered table (props/family.c)",
                   row ? row : "(null)", cell ? cell : "(null)"))
     return;
-  if (!prop_check(ctx, (kind == PROP_FAM_SUPERIORITY || kind == PROP_FAM_EQUIVALENCE) &&
-                           !bad_p(p_claim) && !bad_p(p_contra) && !bad_p(power) && u[0] && n > 0,
-                  "family member (%s, %s): kind %d, p_claim %g, p_contra %g and power %g must "
-                  "lie in [0, 1], with a unit and N > 0 (unit '%s', N = %zu)",
-                  row, cell, (int)kind, p_claim, p_contra, power, u, n))
+  long i = member_index(row, cell);
+  if (!prop_check(ctx, kind == MEMBERS[i].kind,
+                  "family member (%s, %s) is pre-registered as %s, reported as kind %d", row,
+                  cell, KIND[MEMBERS[i].kind], (int)kind))
+    return;
+  /* N = 0: the member does not run at this tier (recorded so, entering the family with p = 1) */
+  if (!prop_check(ctx, !bad_p(p_claim) && !bad_p(p_contra) && !bad_p(power) && u[0],
+                  "family member (%s, %s): p_claim %g, p_contra %g and power %g must lie in "
+                  "[0, 1], with a unit (unit '%s', N = %zu)",
+                  row, cell, p_claim, p_contra, power, u, n))
     return;
   size_t used = strlen(ctx->notes);
   char rec[1400];
@@ -190,7 +202,7 @@ int prop_family_collect(const char *const *ids, const char *const *notes, size_t
   if (why && cap) why[0] = 0;
   for (size_t i = 0; i < NMEMBERS; i++) {
     memset(&out[i], 0, sizeof out[i]);
-    out[i].row = MEMBERS[i].row, out[i].cell = MEMBERS[i].cell;
+    out[i].row = MEMBERS[i].row, out[i].cell = MEMBERS[i].cell, out[i].kind = MEMBERS[i].kind;
     out[i].p_claim = out[i].p_contra = out[i].p = 1;
   }
   static const char open[] = "family ⟦", close[] = "⟧";
@@ -219,7 +231,7 @@ int prop_family_collect(const char *const *ids, const char *const *notes, size_t
         continue;
       }
       prop_family_outcome *o = &out[i];
-      if (o->ran) {
+      if (o->recorded) {
         add_why(why, cap, &problems, "(%s, %s) recorded twice (%s and %s)", f[0], f[1],
                 o->check, ids[r]);
         continue;
@@ -232,7 +244,8 @@ int prop_family_collect(const char *const *ids, const char *const *notes, size_t
                 f[0], f[1]);
         continue;
       }
-      o->ran = 1;
+      o->recorded = 1;
+      o->ran = n > 0;
       snprintf(o->check, sizeof o->check, "%s", ids[r]);
       o->kind = (prop_family_kind)kind;
       o->p_claim = pc, o->p_contra = pk, o->power = pw, o->n = (size_t)n;
@@ -245,7 +258,7 @@ int prop_family_collect(const char *const *ids, const char *const *notes, size_t
   double p[NMEMBERS], adj[NMEMBERS];
   for (size_t i = 0; i < NMEMBERS; i++) {
     prop_family_outcome *o = &out[i];
-    if (!o->ran) o->p = 1;
+    if (!o->ran) o->p = 1, o->p_claim = o->p_contra = 1;
     else if (o->kind == PROP_FAM_SUPERIORITY) o->p = fmin(1, 2 * fmin(o->p_claim, o->p_contra));
     else o->p = o->p_claim;
     p[i] = o->p;
@@ -289,10 +302,11 @@ void prop_family_write(FILE *rep, const prop_family_outcome *out, size_t m, cons
           PROP_FAMILY_ALPHA);
   for (size_t i = 0; i < m; i++) {
     const prop_family_outcome *o = &out[i];
-    fprintf(rep, "| %s | %s | %s | ", o->row, o->cell, o->ran ? KIND[o->kind] : "—");
+    fprintf(rep, "| %s | %s | %s | ", o->row, o->cell, KIND[o->kind]);
     if (!o->ran) {
-      fprintf(rep, "— | — | 1 | %.3g | — | **%s** | — |\n", o->p_holm,
-              prop_family_decision_name(o->d));
+      fprintf(rep, "— | — | 1 | %.3g | — | **%s** | %s%s%s |\n", o->p_holm,
+              prop_family_decision_name(o->d), o->recorded ? "(`" : "—",
+              o->recorded ? o->check : "", o->recorded ? "`)" : "");
       continue;
     }
     md(rep, o->unit);

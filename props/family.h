@@ -27,7 +27,9 @@ typedef enum { PROP_FAM_SUPERIORITY = 0, PROP_FAM_EQUIVALENCE = 1 } prop_family_
  * p_contra = one-sided p that the difference exceeds the margin on the side against the claim.
  * power = the design's power at the pre-registered effect at level PROP_FAMILY_ALPHA/m (m = the table's size;
  * computed by the caller from N before reading the outcome). unit, n: the unit of replication and N.
- * fmt: the outcome numbers (mean Δ, SD, CI …) for the report. */
+ * fmt: the outcome numbers (mean Δ, SD, CI …) for the report. n = 0 records that the member does
+ * not run at this tier (it enters the family with p = 1, "not run at this tier"). kind must be the
+ * table's. */
 void prop_family(prop_ctx *ctx, const char *row, const char *cell, prop_family_kind kind,
                  double p_claim, double p_contra, double power, const char *unit, size_t n,
                  const char *fmt, ...) __attribute__((format(printf, 10, 11)));
@@ -56,7 +58,8 @@ const char *prop_family_decision_name(prop_family_decision d);
 
 typedef struct {
   const char *row, *cell;  /* from the table */
-  int ran;                 /* a faithful run recorded it */
+  int recorded;            /* a faithful run recorded it (N = 0: "not run at this tier") */
+  int ran;                 /* … with N > 0: it ran at this tier */
   char check[128];         /* the check that recorded it */
   prop_family_kind kind;
   double p_claim, p_contra, power;

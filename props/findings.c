@@ -93,7 +93,12 @@ static void sentence(FILE *f, const prop_finding_row *r) {
   char num[640] = "";
   if (r->v == PROP_ERRATUM && r->notes) { /* the corrected statement with its evidence, whole */
     const char *a = strstr(r->notes, "ERRATUM ⟦"), *b = a ? strstr(a, "⟧") : NULL;
-    if (b) copy_note(a + strlen("ERRATUM ⟦"), b, num, sizeof num);
+    if (b) {
+      a += strlen("ERRATUM ⟦");
+      static const char lead[] = "the text, wrong whatever the run: "; /* prop_erratum's words */
+      if (strncmp(a, lead, sizeof lead - 1) == 0 && a + sizeof lead - 1 < b) a += sizeof lead - 1;
+      copy_note(a, b, num, sizeof num);
+    }
   }
   if (!num[0]) number_of(r->notes, key_of(r->v), num, sizeof num);
   if (r->question == 1) {

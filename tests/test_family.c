@@ -150,13 +150,13 @@ int main(void) {
               1e-6, 1 - 1e-6, 0.95, "task", 40, "mean Δ %+.2f nats, SD %.2f", 1.5, 2.0);
   prop_family(&c, "B-FIG4", "gemma3:balancekv_augmented>streamingllm", PROP_FAM_SUPERIORITY,
               1 - 1e-7, 1e-7, 0.95, "task", 12, "mean Δ %+.2f | with a bar ⟧ and a bracket", -1.0);
-  prop_family(&c, "B-FIG4", "smollm2:balancekv_augmented>uniform_sample", PROP_FAM_SUPERIORITY,
+  prop_family(&c, "B-FIG4", "smollm2:balancekv_augmented>uniform", PROP_FAM_SUPERIORITY,
               0.3, 0.7, 0.95, "task", 40, "powered, not seen");
   prop_family(&c, "B-FIG4", "smollm2:balancekv_augmented>snapkv", PROP_FAM_SUPERIORITY,
               0.3, 0.7, 0.5, "task", 40, "underpowered");
-  prop_family(&c, "B-TAB1.trivia", "smollm2:uniform_sample~balancekv_block",
+  prop_family(&c, "B-TAB1.trivia", "smollm2:uniform~balancekv_block",
               PROP_FAM_EQUIVALENCE, 1e-5, 0.9, 0.95, "text", 30, "TOST within ×1.25");
-  prop_family(&c, "B-TAB1.trivia", "gemma3:uniform_sample~balancekv_block",
+  prop_family(&c, "B-TAB1.trivia", "gemma3:uniform~balancekv_block",
               PROP_FAM_EQUIVALENCE, 0.5, 1e-9, 0.95, "text", 30, "beyond the margin");
   /* ranked 4th and 5th of the p-values (after 2e-7, 2e-6, 1e-5): Holm multiplies them by
    * m − 3 and m − 4, the members that did not run (p = 1) included, so 2·p = 0.99·0.05/(m − 3)
@@ -164,10 +164,12 @@ int main(void) {
    * not run left out of m, both would be */
   double pa = 0.99 * PROP_FAMILY_ALPHA / (double)(m - 3) / 2;
   double pb = 1.01 * PROP_FAMILY_ALPHA / (double)(m - 4) / 2;
-  prop_family(&c, "S-CG-TAB3", "smollm2:recent_kcenter>streamingllm", PROP_FAM_SUPERIORITY, pa,
+  prop_family(&c, "S-CG-TAB3", "smollm2:clustergen>streamingllm", PROP_FAM_SUPERIORITY, pa,
               1 - pa, 0.5, "task", 24, "at the edge");
-  prop_family(&c, "S-CG-TAB3", "gemma3:recent_kcenter>streamingllm", PROP_FAM_SUPERIORITY,
+  prop_family(&c, "S-CG-TAB3", "gemma3:clustergen>streamingllm", PROP_FAM_SUPERIORITY,
               pb, 1 - pb, 0.5, "task", 24, "just past the edge");
+  prop_family(&c, "B-TAB6", "gemma3:balancekv_block>clustergen", PROP_FAM_SUPERIORITY, 1, 1, 0,
+              "text", 0, "not run in this tier");
   CHECK(c.failures == 0, "family.record.valid", "%d failed checks recording valid members",
         c.failures);
   /* a name not in the table, and a p outside [0, 1]: failed checks, nothing recorded */
@@ -176,8 +178,8 @@ int main(void) {
               0.1, 0.9, 0.5, "task", 4, "a name the table does not have");
   prop_family(&c, "B-TAB6", "smollm2:balancekv_block>clustergen", PROP_FAM_SUPERIORITY, 1.5,
               0.1, 0.5, "text", 4, "p out of range");
-  prop_family(&c, "B-TAB6", "smollm2:balancekv_block>clustergen", PROP_FAM_SUPERIORITY, 0.1,
-              0.9, 0.5, "text", 0, "N = 0");
+  prop_family(&c, "B-TAB6", "smollm2:balancekv_block>clustergen", PROP_FAM_EQUIVALENCE, 0.1,
+              0.9, 0.5, "text", 4, "the kind the table does not have");
   CHECK(c.failures == 3 && strlen(c.notes) == before, "family.record.rejects_bad",
         "%d failures (want 3), notes grew by %zu", c.failures, strlen(c.notes) - before);
 
@@ -200,14 +202,15 @@ int main(void) {
   struct { const char *row, *cell; prop_family_decision d; } want[] = {
       {"B-FIG4", "smollm2:balancekv_augmented>streamingllm", PROP_FAMD_SUPPORTED},
       {"B-FIG4", "gemma3:balancekv_augmented>streamingllm", PROP_FAMD_CONTRADICTED},
-      {"B-FIG4", "smollm2:balancekv_augmented>uniform_sample", PROP_FAMD_NOT_OBSERVED},
+      {"B-FIG4", "smollm2:balancekv_augmented>uniform", PROP_FAMD_NOT_OBSERVED},
       {"B-FIG4", "smollm2:balancekv_augmented>snapkv", PROP_FAMD_INCONCLUSIVE},
-      {"B-TAB1.trivia", "smollm2:uniform_sample~balancekv_block", PROP_FAMD_SUPPORTED},
+      {"B-TAB1.trivia", "smollm2:uniform~balancekv_block", PROP_FAMD_SUPPORTED},
       /* an equivalence member is never CONTRADICTED by the family (its p is the TOST p) */
-      {"B-TAB1.trivia", "gemma3:uniform_sample~balancekv_block", PROP_FAMD_NOT_OBSERVED},
-      {"S-CG-TAB3", "smollm2:recent_kcenter>streamingllm", PROP_FAMD_SUPPORTED},
-      {"S-CG-TAB3", "gemma3:recent_kcenter>streamingllm", PROP_FAMD_INCONCLUSIVE},
+      {"B-TAB1.trivia", "gemma3:uniform~balancekv_block", PROP_FAMD_NOT_OBSERVED},
+      {"S-CG-TAB3", "smollm2:clustergen>streamingllm", PROP_FAMD_SUPPORTED},
+      {"S-CG-TAB3", "gemma3:clustergen>streamingllm", PROP_FAMD_INCONCLUSIVE},
       {"B-TAB6", "smollm2:balancekv_block>clustergen", PROP_FAMD_NOT_RUN},
+      {"B-TAB6", "gemma3:balancekv_block>clustergen", PROP_FAMD_NOT_RUN}, /* N = 0 */
   };
   int wrong = 0;
   for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
@@ -224,8 +227,13 @@ int main(void) {
   CHECK(wrong == 0, "family.collect.decisions", "%d wrong; first %s", wrong, why);
   long i0 = find_member("B-FIG4", "smollm2:balancekv_augmented>streamingllm");
   long i1 = find_member("B-FIG4", "gemma3:balancekv_augmented>streamingllm");
-  long i6 = find_member("S-CG-TAB3", "smollm2:recent_kcenter>streamingllm");
-  long i7 = find_member("S-CG-TAB3", "gemma3:recent_kcenter>streamingllm");
+  long i6 = find_member("S-CG-TAB3", "smollm2:clustergen>streamingllm");
+  long i7 = find_member("S-CG-TAB3", "gemma3:clustergen>streamingllm");
+  long i8 = find_member("B-TAB6", "gemma3:balancekv_block>clustergen");
+  CHECK(i8 >= 0 && out[i8].recorded && !out[i8].ran && out[i8].p_holm == 1 &&
+            !strcmp(out[i8].check, "long_context.test"),
+        "family.collect.not_run_recorded", "an N = 0 record: recorded %d, ran %d, Holm %g",
+        i8 >= 0 ? out[i8].recorded : -1, i8 >= 0 ? out[i8].ran : -1, i8 >= 0 ? out[i8].p_holm : NAN);
   CHECK(i0 >= 0 && i1 >= 0 && i6 >= 0 && fabs(out[i0].p - 2e-6) < 1e-18 &&
             fabs(out[i1].p - 2e-7) < 1e-19 && out[i0].n == 40 && !strcmp(out[i0].unit, "task") &&
             fabs(out[i6].p_holm - 0.99 * PROP_FAMILY_ALPHA) < 1e-12 && i7 >= 0 &&
@@ -245,9 +253,9 @@ int main(void) {
     static prop_family_outcome one[256];
     static prop_ctx c2;
     ctx_init(&c2, log);
-    prop_family(&c2, "B-TAB5", "smollm2:balancekv_block>uniform_sample", PROP_FAM_SUPERIORITY,
+    prop_family(&c2, "B-TAB5", "smollm2:balancekv_block>uniform", PROP_FAM_SUPERIORITY,
                 1e-9, 1, 0.99, "text", 30, "x");
-    prop_family(&c2, "B-TAB5", "gemma3:balancekv_block>uniform_sample", PROP_FAM_SUPERIORITY,
+    prop_family(&c2, "B-TAB5", "gemma3:balancekv_block>uniform", PROP_FAM_SUPERIORITY,
                 1e-8, 1, 0.99, "text", 30, "y");
     prop_family(&c2, "B-TAB6", "smollm2:balancekv_block>clustergen", PROP_FAM_SUPERIORITY, 1,
                 1e-9, 0.99, "text", 30, "z");
