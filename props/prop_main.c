@@ -3,8 +3,8 @@
  * per run for scripts/run-checks, and optionally a markdown verdict table.
  *
  *   kvb-props [--list] [--only PREFIX] [--full] [--shard K/N [--out DIR]] [--seed S]
- *             [--mutant M] [--no-mutants] [--report FILE]
- *   kvb-props --merge DIR... [--report FILE]
+ *             [--mutant M] [--no-mutants] [--report FILE] [--findings FILE]
+ *   kvb-props --merge DIR... [--report FILE] [--findings FILE]
  *
  * Seeds: fixed (DEFAULT_SEED) unless KVBOUND_SEED is set — a number to reproduce a run, or
  * "fresh" to draw one from /dev/urandom. Every failure prints the command that reproduces it. */
@@ -781,7 +781,9 @@ static int judge_all(const source *src, FILE *rep) {
   static const char *fam_ids[512], *fam_notes[512];
   static char fam_problems[4096];
   size_t fam_m = prop_family_size() < 256 ? prop_family_size() : 256;
-  for (size_t r = 0; r < nres; r++) fam_ids[r] = res[r].c->id, fam_notes[r] = res[r].notes;
+  /* a SKIPPED check (its input absent) ran nothing: its members enter as not run */
+  for (size_t r = 0; r < nres; r++)
+    fam_ids[r] = res[r].c->id, fam_notes[r] = res[r].v == PROP_SKIPPED ? NULL : res[r].notes;
   fam_problems[0] = 0;
   if (!o->list && !method_battery_target() &&
       prop_family_collect(fam_ids, fam_notes, nres, fam, fam_problems, sizeof fam_problems)) {
