@@ -437,7 +437,7 @@ questions:
     for (int k = 0; k < 8 && c->covers[k]; k++) fprintf(rep, "%s%s", k ? ", " : "", c->covers[k]);
     if (!c->covers[0]) fprintf(rep, c->question ? "(kvbound's question)" : "(supporting)");
     fprintf(rep, " | %s | %d/%d | ", prop_verdict_name(res[r].v), res[r].caught, res[r].nmut);
-    md_escape(rep, res[r].notes);
+    prop_family_md_notes(rep, res[r].notes); /* md_escape, family records made readable */
     fprintf(rep, " |\n");
   }
   fprintf(rep, "\n### The run's statistical budget\n\n");
