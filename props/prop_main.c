@@ -777,10 +777,14 @@ static int judge_all(const source *src, FILE *rep) {
   prop_progress_free(&pg);
   /* The papers' empirical family from the faithful runs' notes (family.h): a record that names
    * no member of the table, or a member recorded twice, is a FAIL line, never silence. */
-  static prop_family_outcome fam[256];
   static const char *fam_ids[512], *fam_notes[512];
   static char fam_problems[4096];
-  size_t fam_m = prop_family_size() < 256 ? prop_family_size() : 256;
+  size_t fam_m = prop_family_size();
+  prop_family_outcome *fam = calloc(fam_m ? fam_m : 1, sizeof *fam);
+  if (!fam) {
+    fprintf(stderr, "kvb-props: out of memory for the family's %zu members\n", fam_m);
+    return 1;
+  }
   /* a SKIPPED check (its input absent) ran nothing: its members enter as not run */
   for (size_t r = 0; r < nres; r++)
     fam_ids[r] = res[r].c->id, fam_notes[r] = res[r].v == PROP_SKIPPED ? NULL : res[r].notes;
@@ -792,6 +796,7 @@ static int judge_all(const source *src, FILE *rep) {
     failed++;
   }
   if (rep) write_report(rep, src->findings, res, nres, &b, fam, fam_m, fam_problems);
+  free(fam);
   if (!o->list && b.faithful + b.mutants > 0) {
     /* The budget is a check of the battery itself: false alarms and stated misses must fit
      * 0.01 per run. A process judging one of several shards prints its part, which
