@@ -72,6 +72,9 @@ static void sphere_mprime(prop_ctx *ctx) {
   double b, se, df;
   if (mprime_slope(ctx, NULL, 0, 1, &b, &se, &df)) return;
   double p = slope_above_p(b, se, df, 0.9);
+  prop_unit(ctx, "stream prefix (a fresh SubGen run on each of n = 128..2048 tokens of one "
+            "adv_sphere stream)", 5, "a slope above 0.9: the t test over the 5 points (df 3) "
+            "detects a slope >= %.3f with power 0.9", 0.9 + kvb_t_detectable(se, df, PROP_ALPHA, 0.9));
   prop_note(ctx, "log m′ vs log n slope %.3f (se %.3g, df %.0f; 5 sizes n = 128..2048): "
             "assumption violated, no guarantee; SubGen's memory is linear. One-sided t test of "
             "slope > 0.9 at alpha = 1e-6 detects a slope ≥ %.3f with power 0.9", b, se, df,

@@ -765,6 +765,10 @@ static void usample_uniform(prop_ctx *ctx) {
   size_t df;
   for (size_t i = 0; i < mid; i++) exp_[i] = (double)trials * (double)kept / (double)mid;
   double p = kvb_chisq_gof(obs, exp_, mid, &stat, &df);
+  prop_unit(ctx, "run (a fresh uniform_sample draw over the same 80 tokens; its kept positions "
+            "are one draw without replacement, pooled into the counts)", trials,
+            "a departure from uniform inclusion of the %zu kept positions seen by the χ² GOF over "
+            "%zu cells at alpha = 1e-6", kept, mid);
   prop_check(ctx, bad == 0 && kept == mid / 4, "kept %zu (want %zu), %zu outside/repeated", kept,
              mid / 4, bad);
   prop_pvalue(ctx, p, PROP_ALPHA, "inclusion counts uniform over the 64 middle positions "
