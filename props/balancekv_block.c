@@ -792,6 +792,9 @@ static void usample_unbiased(prop_ctx *ctx) {
   const double alpha = PROP_ALPHA / NT; /* Bonferroni over the NT tests: the claim's α is 1e-6 */
   const double zc = gsl_cdf_ugaussian_Qinv(alpha / 2), z90 = gsl_cdf_ugaussian_Qinv(0.1);
   double worst_rel_det = 0, worst_old_z = 0;
+  prop_unit(ctx, "run (a fresh uniform_sample draw over the cell's fixed tokens and query)", N,
+            "a bias of τ̂ or ẑ against the exact values per (T, m) cell: z tests at α = 1e-6/%d "
+            "each (Bonferroni), relative detectable bias in the note", NT);
   for (int c = 0; c < NC; c++) {
     const size_t n = cfg[c].f + cfg[c].w + cfg[c].m, mid = cfg[c].m;
     double *K = malloc(n * D * sizeof *K), *V = malloc(n * DV * sizeof *V), q[D];
