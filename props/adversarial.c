@@ -72,6 +72,9 @@ static void sphere_mprime(prop_ctx *ctx) {
   double b, se, df;
   if (mprime_slope(ctx, NULL, 0, 1, &b, &se, &df)) return;
   double p = slope_above_p(b, se, df, 0.9);
+  prop_unit(ctx, "stream prefix (a fresh SubGen run on each of n = 128..2048 tokens of one "
+            "adv_sphere stream)", 5, "a slope above 0.9: the t test over the 5 points (df 3) "
+            "detects a slope >= %.3f with power 0.9", 0.9 + kvb_t_detectable(se, df, PROP_ALPHA, 0.9));
   prop_note(ctx, "log m′ vs log n slope %.3f (se %.3g, df %.0f; 5 sizes n = 128..2048): "
             "assumption violated, no guarantee; SubGen's memory is linear. One-sided t test of "
             "slope > 0.9 at alpha = 1e-6 detects a slope ≥ %.3f with power 0.9", b, se, df,
@@ -257,6 +260,9 @@ static void values_law(prop_ctx *ctx) {
   static const char *const orders[] = {"stream", "sorted", "reversed", "interleaved"};
   enum { N = 64, S = 8 };
   unsigned R = prop_trials(ctx, 250, 2500);
+  prop_unit(ctx, "run (an independent substream of SubGen's coins over the fixed stream; its "
+            "slots are pooled per run)", R, "a departure of the slot law from ∝ ‖v‖² in each "
+            "(profile, order) stream (χ² GOF over %d slots per run at alpha = 1e-6)", S);
   for (size_t pi = 0; pi < 3; pi++) {
     /* the same multiset of tokens in every order: generate each order from one substream */
     for (size_t oi = 0; oi < 4; oi++) {
@@ -522,6 +528,8 @@ static void collinear_walk(prop_ctx *ctx) {
   const double delta = 1e-9, r = 1;
   double c = kvb_walk_paper_c(n, delta);
   unsigned R = prop_trials(ctx, 20, 200), fails = 0, rfails = 0, big = 0;
+  prop_unit(ctx, "run (a fresh collinear key set and the walk's coins)", R,
+            "a FAIL rate above δ = %g (binomial, notes)", delta);
   double worst_col = 0, worst_rs = 0;
   int *eps = malloc(n * sizeof *eps);
   for (unsigned t = 0; t < R; t++) {
@@ -558,6 +566,8 @@ static void collinear_advantage(prop_ctx *ctx) {
   const size_t n = 8192, dim = 16;
   const double delta = 1e-9, r = 1;
   unsigned R = prop_trials(ctx, 60, 200);
+  prop_unit(ctx, "run (a fresh collinear key set; walk and random signs on it)", R,
+            "an advantage of 10%% of random signs' mean (each cell's note)");
   int *eps = malloc(n * sizeof *eps);
   double *mw = malloc(R * sizeof *mw), *mr = malloc(R * sizeof *mr), *m2 = malloc(R * sizeof *m2);
   static const char *const cell[2] = {"paper c", "c = 16"};

@@ -765,6 +765,10 @@ static void usample_uniform(prop_ctx *ctx) {
   size_t df;
   for (size_t i = 0; i < mid; i++) exp_[i] = (double)trials * (double)kept / (double)mid;
   double p = kvb_chisq_gof(obs, exp_, mid, &stat, &df);
+  prop_unit(ctx, "run (a fresh uniform_sample draw over the same 80 tokens; its kept positions "
+            "are one draw without replacement, pooled into the counts)", trials,
+            "a departure from uniform inclusion of the %zu kept positions seen by the χ² GOF over "
+            "%zu cells at alpha = 1e-6", kept, mid);
   prop_check(ctx, bad == 0 && kept == mid / 4, "kept %zu (want %zu), %zu outside/repeated", kept,
              mid / 4, bad);
   prop_pvalue(ctx, p, PROP_ALPHA, "inclusion counts uniform over the 64 middle positions "
@@ -788,6 +792,9 @@ static void usample_unbiased(prop_ctx *ctx) {
   const double alpha = PROP_ALPHA / NT; /* Bonferroni over the NT tests: the claim's α is 1e-6 */
   const double zc = gsl_cdf_ugaussian_Qinv(alpha / 2), z90 = gsl_cdf_ugaussian_Qinv(0.1);
   double worst_rel_det = 0, worst_old_z = 0;
+  prop_unit(ctx, "run (a fresh uniform_sample draw over the cell's fixed tokens and query)", N,
+            "a bias of τ̂ or ẑ against the exact values per (T, m) cell: z tests at α = 1e-6/%d "
+            "each (Bonferroni), relative detectable bias in the note", NT);
   for (int c = 0; c < NC; c++) {
     const size_t n = cfg[c].f + cfg[c].w + cfg[c].m, mid = cfg[c].m;
     double *K = malloc(n * D * sizeof *K), *V = malloc(n * DV * sizeof *V), q[D];

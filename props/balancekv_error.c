@@ -159,6 +159,8 @@ static void mr_thm34(prop_ctx *ctx) {
   prop_note(ctx, "n = %zu, t = %zu, T = %zu, s = 2, r = 1, d = 16, paper's c: theorem ε = %.3f; largest "
             "normalized error over %u runs: method %.4f, random halving %.4f, z = 0 %.4f",
             n, t, T, eps, runs, worst[0], worst[1], worst[2]);
+  prop_unit(ctx, "run (a fresh stream and walk; its steps share the run and are one outcome: "
+            "any step over ε)", runs, "a failure rate above δ = %g (binomial, notes)", delta);
   prop_binomial_bound(ctx, over[0], runs, delta, "runs with err_j > ε·j·e^{−r²/√d}·max‖v‖ at some step");
   for (int arm = 1; arm < 3; arm++) {
     int passed = kvb_binom_tail_ge(over[arm], delta, runs) >= PROP_ALPHA;
@@ -199,6 +201,9 @@ static void mr_rate(prop_ctx *ctx) {
   prop_slope fr = prop_fit_slope(np, x, yr);
   prop_note(ctx, "random halving (n = 1024, t = 8..64, %u runs per t): slope of log mean error vs log t "
             "%.3f [95%% CI %.3f, %.3f]", runs, fr.slope, fr.lo, fr.hi);
+  prop_unit(ctx, "run (a fresh stream and merge-and-reduce per (t, run): the regression's "
+            "points)", np, "a slope below random halving's by the detectable difference in each "
+            "cell's note (%u runs at each of %d values of t)", runs, RATE_T);
   static const char *const cell[2] = {"paper c", "c = 16"};
   for (int ci = 0; ci < 2; ci++) {
     rate_arm(ctx, ci ? C_PRACTICAL : 0.0, ARM_METHOD, runs, 4 + ci, x, yw);
@@ -277,6 +282,9 @@ static void thm31_error(prop_ctx *ctx) {
   const double delta = 1e-3, d = DK, r = 1, scale = 0.25;
   unsigned runs = prop_trials(ctx, 8, 40);
   int any_control = 0;
+  prop_unit(ctx, "run (a fresh stream and BalanceKV; its queries share the run and are one "
+            "outcome: the largest error)", runs, "a failure rate above δ = %g per cell (binomial, "
+            "notes)", delta);
   for (int ci = 0; ci < 2; ci++) {
     size_t n = cn[ci], t = ct[ci], T = levels_for(n, t), every = 64, per = n / every;
     double eps = 4 * eps34(t, T, d, delta, r, scale);
@@ -298,11 +306,13 @@ static void thm31_error(prop_ctx *ctx) {
     char what[96];
     snprintf(what, sizeof what, "[t = %zu, n = %zu] runs with ‖z − Attn‖ > ε_31·‖softmax‖‖V‖_F", t, n);
     prop_binomial_bound(ctx, big, runs, delta, what);
-    int zpass = kvb_binom_tail_ge(zbig, delta, runs) >= PROP_ALPHA;
-    int rpass = kvb_binom_tail_ge(rbig, delta, runs) >= PROP_ALPHA;
+    double pz = kvb_binom_tail_ge(zbig, delta, runs), pr = kvb_binom_tail_ge(rbig, delta, runs);
+    int zpass = pz >= PROP_ALPHA, rpass = pr >= PROP_ALPHA;
     char cell[48];
     snprintf(cell, sizeof cell, "t = %zu, n = %zu", t, n);
     if (zpass || rpass) {
+      /* the two controls' tests decide this cell without prop_control: their α counts too */
+      prop_control_test(ctx, pz), prop_control_test(ctx, pr);
       prop_cell(ctx, PROP_VACUOUS, cell, "ε_31 = %.3g: method max rel. error %.4f (%u/%u runs over); "
                 "a trivial control meets the same bound: z = 0 scores %.3f..%.3f (%u runs over), "
                 "random halving max %.4f (%u runs over)", eps, wm, big, runs, wz, wzmax, zbig, wr, rbig);
@@ -340,6 +350,9 @@ static void thm31_advantage(prop_ctx *ctx) {
     rr[k] = bkv_run_mean(ctx, k, 2, 0.0, ARM_RANDOM);
     r2[k] = bkv_run_mean(ctx, k, 3, 0.0, ARM_RANDOM);
   }
+  prop_unit(ctx, "run (one stream; the method's run mean over its queries is one number)", runs,
+            "the advantage stated in each cell (Welch, notes), random halving on the same %u "
+            "streams", runs);
   static const char *const cell[2] = {"paper c", "c = 16"};
   for (int ci = 0; ci < 2; ci++) {
     for (unsigned k = 0; k < runs; k++)

@@ -133,6 +133,8 @@ static void sb_thm33(prop_ctx *ctx) {
           fprintf(ctx->log, "    n %4zu s %zu ‖q‖ %.0f max‖k‖ %.0f: mean Δ/B %.4f, mean Δ SB %.3f, random %.3f\n",
                   n, s, qn[c], kn[e], sum_ratio / trials, sum_sb / trials, sum_rn / trials);
         }
+  prop_unit(ctx, "run (a fresh draw of K, V, q and the walk's coins)", N, "a failure rate above "
+            "δ = %g (binomial, notes); %u runs per (n, s, ‖q‖, max‖k‖) cell", delta, trials);
   prop_binomial_bound(ctx, over, N, delta, "Δ > 30·B (Theorem 3.3, paper's c)");
   prop_check(ctx, bigside == 0, "|C′| > |C|/2 in %u of %u runs", bigside, N);
   prop_control(ctx, "random_signs", kvb_binom_tail_ge(rover, delta, N) >= PROP_ALPHA,
@@ -169,6 +171,8 @@ static void sb_arm(prop_ctx *ctx, uint64_t sub, double c, unsigned flags, unsign
 static void sb_advantage(prop_ctx *ctx) {
   unsigned flags = prop_walk_flags(ctx), trials = prop_trials(ctx, 150, 400);
   double *dsb = malloc(trials * sizeof *dsb), *drn = malloc(trials * sizeof *drn);
+  prop_unit(ctx, "independent draw of the n pairs (each arm)", trials,
+            "an advantage of 10%% of random halving's mean (each cell's note)");
   static const char *const cell[2] = {"paper c", "c = 16"};
   for (int ci = 0; ci < 2; ci++) {
     sb_arm(ctx, 1 + ci, ci ? 16.0 : 0.0, flags, trials, dsb, drn);

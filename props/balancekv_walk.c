@@ -95,6 +95,8 @@ static void a1_cell(prop_ctx *ctx, const char *cell, int lo, int hi, int step, s
     fprintf(ctx->log, "    [%s] n = 2^%d, c = %.1f: mean D walk %.3f, random %.3f, FAIL runs %u/%u\n",
             cell, lg, c, prop_mean(wr.Dw, trials), prop_mean(wr.Dr, trials), wr.fails, trials);
   }
+  prop_unit(ctx, "run (a fresh draw of the n vectors and the walk's coins)", N,
+            "[%s] a failure rate above δ = %g (binomial, notes)", cell, delta);
   char what[96];
   snprintf(what, sizeof what, "[%s] walk FAIL (paper c)", cell);
   prop_binomial_bound(ctx, F, N, delta, what);
@@ -102,8 +104,13 @@ static void a1_cell(prop_ctx *ctx, const char *cell, int lo, int hi, int step, s
   prop_binomial_bound(ctx, over, N, delta, what);
   prop_check(ctx, big == 0, "[%s] output side larger than n/2 in %u runs", cell, big);
   /* random signs through the same two tests */
-  double rp = fmin(kvb_binom_tail_ge(rover, delta, N), kvb_binom_tail_ge(rF, delta, N));
+  double rp1 = kvb_binom_tail_ge(rover, delta, N), rp2 = kvb_binom_tail_ge(rF, delta, N);
+  double rp = fmin(rp1, rp2);
   int rpass = rp >= PROP_ALPHA;
+  /* the control is two tests: both count in the false-alarm bound (prop_control below counts
+   * one of them; a VACUOUS cell reports it through no prop_control) */
+  if (rpass) prop_control_test(ctx, rp1);
+  prop_control_test(ctx, rp2);
   if (rpass) {
     prop_cell(ctx, PROP_VACUOUS, cell, "random signs meet the same bound: max D/c %.3f (walk %.3f), %u/%u "
               "runs over c, %u FAIL (c >= %.0f)", rmax, wmax, rover, N, rF, cmin);
@@ -159,6 +166,9 @@ static void a1_polylog(prop_ctx *ctx) {
   unsigned trials = prop_trials(ctx, 150, 600), flags = prop_walk_flags(ctx);
   size_t cap = 5 * (size_t)trials, np = 0;
   double *x = malloc(cap * sizeof *x), *yw = malloc(cap * sizeof *yw), *yr = malloc(cap * sizeof *yr);
+  prop_unit(ctx, "run (a fresh draw of the vectors and the coins per (n, run): the regression's "
+            "points)", 5 * (size_t)trials, "a slope below random signs' by the detectable "
+            "difference in each cell's note (%u runs at each of 5 sizes)", trials);
   static const char *const cell[2] = {"paper c", "c = 16"};
   for (int ci = 0; ci < 2; ci++) {
     polylog_arm(ctx, ci ? 16.0 : 0.0, flags, trials, 10 + ci, x, yw, yr, &np);
@@ -275,6 +285,10 @@ static void constant_study(prop_ctx *ctx) {
             "from n = 2^%d%s",
             dim, delta, trials, hi, smallest_safe == 0 ? "30·log(n/δ) " : "", smallest_safe,
             beats_from < 0 ? hi + 1 : beats_from, beats_from < 0 ? " or later (not on this grid)" : "");
+  prop_unit(ctx, "run (a fresh draw of the vectors and the walk's coins)", paper_N,
+            "a FAIL rate above δ = %g at the paper's c (binomial); the cells at n = 2^%d: %u runs "
+            "per arm, an advantage of 10%% of random signs' mean", delta, hi,
+            prop_trials(ctx, 100, 200));
   prop_binomial_bound(ctx, paper_F, paper_N, delta, "FAIL at the paper's c");
   prop_check(ctx, small_F > 0, "FAIL never reported at c = 0.5, where |corr| > c·r² is certain");
   free(wr.Dw);

@@ -73,6 +73,9 @@ static void c3_closed_form(prop_ctx *ctx) {
   static const struct { size_t d; double r, C; } cfg[] = {
       {4, 2, 1}, {16, 4, 1}, {16, 4, 2}, {16, 2, -1.5}, {64, 8, 1}, {64, 8, 2}, {9, 3, 0.5}};
   size_t N = prop_trials(ctx, 40000, 400000);
+  prop_unit(ctx, "draw (an independent pair x, y of random-sign vectors)", N,
+            "a gap between the Monte Carlo mean and the closed form, per (d, r, C), as in the "
+            "note at d = 16");
   for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
     gsl_rng *rng = prop_rng(ctx, c);
     size_t d = cfg[c].d;
@@ -197,6 +200,9 @@ static void pi_uniform(prop_ctx *ctx) {
   }
   gsl_rng_free(rng);
   for (size_t c = 0; c < NB; c++) exp_[c] = (double)N / NB;
+  prop_unit(ctx, "instance (a fresh INDEX instance, its permutation π)", N,
+            "a slot of bit 0 or bit n−1 off its uniform 1/%d (χ² GOF; detectable noncentrality "
+            "in the note)", NB);
   /* Bit i's slot (π(i)₁, π(i)₂) is uniform over the n slots; test bits 0 and n−1. */
   for (size_t b = 0; b < NB; b += NB - 1) {
     double stat;
@@ -243,6 +249,9 @@ static void c4_noise(prop_ctx *ctx) {
   }
   gsl_rng_free(rng);
   double m1 = sy / used, m2 = sy2 / used, var1 = m2 - m1 * m1, var2 = sy4 / used - m2 * m2;
+  prop_unit(ctx, "trial (a fresh INDEX instance, bit string x and probed bit i; trials with "
+            "no shared group are not used)", used, "a mean of y or of y² − 1 off 0 (z tests; "
+            "detectable sizes in the note), %zu trials drawn", N);
   prop_pvalue(ctx, z_pvalue(m1, var1, used, 0), PROP_ALPHA,
               "E[X/√(|U_i|·v)] = 0: mean %.4f over %zu", m1, used);
   prop_pvalue(ctx, z_pvalue(m2, var2, used, 1), PROP_ALPHA,
@@ -611,6 +620,9 @@ static void decode_sketch(prop_ctx *ctx) {
       tot++;
     }
     gsl_rng_free(rng);
+    prop_unit(ctx, "trial (a fresh INDEX instance and bit string, decoded once)", tot,
+              "the exact path: an error rate above 0.2 (binomial); the sketch cells: %u trials "
+              "each, the INDEX rule at the one-sided 1 − 1e-6 bound on the error rate", N);
     if (tot) prop_binomial_bound(ctx, tot - ok, tot, 0.2, "exact via the generic path, n=1024");
     if (!ctx->mutant) {
       rng = prop_rng(ctx, 1001);
@@ -801,6 +813,9 @@ static void c6_lemma(prop_ctx *ctx) {
   free(x);
   free(z);
   gsl_rng_free(rng);
+  prop_unit(ctx, "trial (a fresh INDEX instance, bit string x and probed bit i)", N,
+            "a failure rate above 0.02 in each of the four binomial tests (detectable rate in "
+            "their notes)");
   if (t < N) return;
   prop_binomial_bound(ctx, bad_rand, N, 0.02, "C.6(1) random eq.(2) error: |e_b| > √50·ε/√d·‖s‖‖V‖");
   prop_binomial_bound(ctx, bad_adv, N, 0.02, "C.6(1) adversarial eq.(2) error");

@@ -197,7 +197,7 @@ int prop_pvalue(prop_ctx *ctx, double pvalue, double alpha, const char *fmt, ...
     ctx->rejected++;
     ctx->failures++;
   }
-  ctx->ntests++;
+  ctx->ntests++, ctx->ptests++;
   ctx->alpha_sum += alpha;
   return ok;
 }
@@ -233,6 +233,11 @@ int prop_control(prop_ctx *ctx, const char *control, int passed, const char *fmt
   return passed;
 }
 
+int prop_control_test(prop_ctx *ctx, double p) {
+  ctx->ntests++, ctx->ptests++, ctx->alpha_sum += PROP_ALPHA;
+  return p < PROP_ALPHA;
+}
+
 void prop_control_na(prop_ctx *ctx, const char *fmt, ...) {
   FORMAT(buf, fmt);
   ctx->controls_na = 1;
@@ -260,10 +265,15 @@ void prop_inconclusive(prop_ctx *ctx, double power, const char *fmt, ...) {
 
 void prop_unit(prop_ctx *ctx, const char *unit, size_t n, const char *fmt, ...) {
   FORMAT(buf, fmt);
+  ctx->units++;
   prop_note(ctx, "unit = %s, N = %zu; powered for: %s", unit, n, buf);
 }
 
 void prop_exact(prop_ctx *ctx) { ctx->exact = 1; }
+
+int prop_lacks_unit(const prop_ctx *ctx) {
+  return !ctx->exact && ctx->ptests > 0 && ctx->units == 0 && !ctx->skipped;
+}
 
 void prop_miss(prop_ctx *ctx, double p) {
   if (!ctx->mutant) return;
@@ -292,6 +302,7 @@ double prop_power_at(double detectable, double effect) {
 
 void prop_cell_pvalue(prop_ctx *ctx, double p) {
   if (ctx->ncells < 1 || ctx->exact || isnan(p)) return;
+  ctx->ptests++;
   double m = kvb_plugin_miss(p, PROP_ALPHA);
   ctx->cell_flip[ctx->ncells - 1] = p < PROP_ALPHA ? m : 1 - m;
 }

@@ -67,6 +67,9 @@ typedef struct {
   int controls_run;     /* controls run through the claim's assertion (prop_control) */
   int controls_passed;  /* of those, how many passed it (then the verdict is VACUOUS) */
   int controls_na;      /* set by prop_control_na(): no trivial control applies, with the reason */
+  int ptests;           /* tests that produced a p-value (prop_pvalue, prop_cell_pvalue,
+                           prop_control_test): such a check must state its unit (prop_unit) */
+  int units;            /* prop_unit notes made */
   int skipped;          /* set by prop_skip(): the input (the real model) is absent here */
   int erratum;          /* set by prop_erratum(): the text's statement is wrong as written */
   int ncells;           /* pre-registered cells reported with prop_cell() */
@@ -151,6 +154,12 @@ int prop_pvalue(prop_ctx *ctx, double pvalue, double alpha, const char *fmt, ...
     __attribute__((format(printf, 4, 5)));
 /* Records a measured number for the report (and the log). */
 void prop_note(prop_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A hypothesis test made inside a control beyond the one prop_control counts: a control whose
+ * assertion is several tests (each can pass or fail by chance), or a control's test decided
+ * inside a cell without prop_control (the z ≡ 0 arm of a comparison cell, a control that makes a
+ * cell VACUOUS). Its α (PROP_ALPHA) is added to the run's false-alarm bound. Returns whether it
+ * rejected (p < PROP_ALPHA). */
+int prop_control_test(prop_ctx *ctx, double p);
 /* A control — "z_zero", "uniform" (at equal memory), "random_signs" — run through the SAME
  * assertion as the claim. `passed` says whether the control met it; a control that passes makes
  * the verdict VACUOUS (the assertion cannot tell the method from a trivial one). The note says
@@ -185,11 +194,16 @@ prop_verdict prop_advantage_cell(prop_ctx *ctx, const char *cell, double p, doub
                                  double effect, const char *effect_what, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
 /* The unit of replication of a comparison or rate (DESIGN, The sampling unit): notes
- * "unit = UNIT, N = n; powered for: ...". α, p and power are those of this unit: queries that
+ * "unit = UNIT, N = n; powered for: ...". Required of a check that makes a test with a p-value
+ * (prop_lacks_unit). α, p and power are those of this unit: queries that
  * share one compressed cache, tokens of one text, the (layer, head) caches of one text are
  * aggregated to one number per unit before any test. */
 void prop_unit(prop_ctx *ctx, const char *unit, size_t n, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Whether the run made a test with a p-value (prop_pvalue, prop_cell_pvalue, prop_control_test)
+ * but stated no unit (prop_unit) while not exact and not skipped: kvb-props fails such a
+ * faithful run (DESIGN, The sampling unit: every comparison prints "unit = …, N = …"). */
+int prop_lacks_unit(const prop_ctx *ctx);
 /* The check decides nothing by a hypothesis test (exact arithmetic, exact invariants): its
  * cells add no α to the run's false-alarm bound and a mutant it catches misses with
  * probability 0. Call before the first prop_cell. */

@@ -12,6 +12,7 @@
 #include "findings.h"
 #include "paper_claims.h"
 #include "paper_protocols.h"
+#include "prop_expect.h"
 #include "prop_shard.h"
 #include "progress.h"
 #include "method_battery.h"
@@ -143,6 +144,25 @@ static int lacks_control(const prop_claim *c, const prop_ctx *ctx) {
   int needs = strcmp(c->kind, "bound") == 0 || strcmp(c->kind, "scaling") == 0 ||
               strcmp(c->kind, "comparison") == 0;
   return needs && ctx->controls_run == 0 && !ctx->controls_na && !ctx->skipped;
+}
+
+
+/* Every pre-registered verdict names a check of the registry (a typo would silently expect
+ * nothing). */
+static int check_expectations(void) {
+  int bad = 0;
+  for (const prop_expectation *e = prop_expectations; e->id; e++) {
+    int found = 0;
+    for (size_t t = 0; prop_claim_tables[t] && !found; t++)
+      for (const prop_claim *c = prop_claim_tables[t]; c->id && !found; c++)
+        found = strcmp(c->id, e->id) == 0;
+    if (!found) {
+      fprintf(stderr, "kvb-props: props/prop_expect.c pre-registers a verdict for unknown check "
+                      "'%s'\n", e->id);
+      bad = 1;
+    }
+  }
+  return bad;
 }
 
 /* Every id a check covers must be a row of the papers' claim list. */
@@ -568,7 +588,8 @@ static void run_into(const prop_claim *c, const options *o, const char *mutant, 
   snprintf(r->id, sizeof r->id, "%s", c->id);
   snprintf(r->mutant, sizeof r->mutant, "%s", mutant ? mutant : "");
   r->failures = ctx.failures;
-  r->lacks_control = !mutant && lacks_control(c, &ctx);
+  r->lacks_control = !mutant ? (lacks_control(c, &ctx) ? PROP_LACKS_CONTROL : 0) |
+                                   (prop_lacks_unit(&ctx) ? PROP_LACKS_UNIT : 0) : 0;
   r->applied = ctx.mutant_applied;
   r->ntests = ctx.ntests, r->alpha_sum = ctx.alpha_sum;
   /* a mutant's chance to survive: stated by its check (prop_miss); 0 when an exact assertion
@@ -588,9 +609,24 @@ static void run_into(const prop_claim *c, const options *o, const char *mutant, 
 
 /* The faithful run's line; returns the FAIL lines printed (0 or 1). */
 static int judge_faithful(const prop_claim *c, const options *o, prop_run_rec *r) {
-  if (r->lacks_control) {
+  if (r->lacks_control & PROP_LACKS_CONTROL) {
     r->failures++;
     printf("    %s claim ran no control through its assertion and gave no reason\n", c->kind);
+  }
+  if (r->lacks_control & PROP_LACKS_UNIT) {
+    r->failures++;
+    printf("    made a hypothesis test but stated no unit (prop_unit: \"unit = ..., N = ...\")\n");
+  }
+  /* the verdict itself, where one is pre-registered (prop_expect.c): at make check's tier and
+   * fixed seed, where the expectations were read (a fresh seed's verdict flips are counted by
+   * scripts/fresh-seeds, not failed here), for the paper claims (a --method battery has its own) */
+  int want = o->full || o->method || o->seed != DEFAULT_SEED ? -1 : prop_expected_verdict(c->id);
+  if (!r->failures && want >= 0 && r->v != PROP_SKIPPED && r->v != (prop_verdict)want) {
+    printf("FAIL %s: verdict %s, pre-registered %s (props/prop_expect.c) [%.1fs]\n    reproduce: "
+           "KVBOUND_SEED=%" PRIu64 " build/kvb-props --only %s\n", c->id, prop_verdict_name(r->v),
+           prop_verdict_name((prop_verdict)want), r->secs, o->seed, c->id);
+    fflush(stdout);
+    return 1;
   }
   /* the battery for one method reports what it found: the verdict first (its mutant and
    * budget lines, checks of the battery itself, keep PASS/FAIL) */
@@ -1106,7 +1142,7 @@ int kvb_props_main(int argc, char **argv) {
   int rc = parse_args(argc, argv, &o);
   if (rc >= 0) return rc;
   if (!o.nmerge && check_only(&o)) return 2;
-  if (check_covers() || check_mutant_names()) return 2;
+  if (check_covers() || check_mutant_names() || check_expectations()) return 2;
   char why[256];
   if (o.only_mutant && !prop_mutant_resolves(o.only_mutant, why, sizeof why)) {
     fprintf(stderr, "kvb-props: --mutant %s\n", why);

@@ -8,12 +8,16 @@
 
 #include "prop.h"
 
+#define PROP_LACKS_CONTROL 1
+#define PROP_LACKS_UNIT 2
+
 typedef struct {
   char id[128];       /* claim id */
   char mutant[160];   /* "" for the faithful run */
   prop_verdict v;
   int failures;       /* assertions failed */
-  int lacks_control;  /* a bound/scaling/comparison claim that ran no control and gave no reason */
+  int lacks_control;  /* PROP_LACKS_CONTROL: a bound/scaling/comparison claim that ran no control
+                         and gave no reason; | PROP_LACKS_UNIT: a test with a p-value, no prop_unit */
   int applied;        /* times the mutant was injected */
   int ncells;
   prop_verdict cells[PROP_MAX_CELLS];

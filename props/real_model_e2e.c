@@ -542,7 +542,9 @@ static void kl_cell(prop_ctx *ctx, const char *cell, const res_t *x, const res_t
   double pz = kvb_binom_tail_ge(wz, 0.5, E2E_TEXTS);
   double power = kvb_sign_power(E2E_TEXTS, E2E_TEXT_EFFECT, PROP_ALPHA);
   int v = pw < PROP_ALPHA ? 1 : pl < PROP_ALPHA ? -1 : 0;
-  prop_cell(ctx, prop_gated(v, pz < PROP_ALPHA, power, tl), cell,
+  /* the z ≡ 0 arm's test is a control's, decided inside the cell: its α counts as well */
+  int vz = prop_control_test(ctx, pz);
+  prop_cell(ctx, prop_gated(v, vz, power, tl), cell,
             "unit = text, N = %d, sign test p(<)=%.2g p(>)=%.2g, power %.2g; this text: KL %.4f vs "
             "%.4f, Δ %+.4f, EWC se %.4f (%zu tokens, t_%u = %.1f, p(<)=%.1e p(>)=%.1e)",
             E2E_TEXTS, pw, pl, power, prop_mean(x->kl, N), prop_mean(u->kl, N), md, se, N, nu, t,
@@ -565,7 +567,8 @@ static void needle_cell(prop_ctx *ctx, const char *cell, const unsigned char *x,
   int v = (b + c && pw < PROP_ALPHA) ? 1 : (b + c && pl < PROP_ALPHA) ? -1 : 0;
   double power = eff >= 0 ? kvb_mcnemar_power(n, EFFECT[eff].p1, EFFECT[eff].p2, PROP_ALPHA) : 0;
   unsigned need = eff >= 0 ? kvb_mcnemar_tasks_needed(EFFECT[eff].p1, EFFECT[eff].p2, PROP_ALPHA, 0.9) : 0;
-  prop_cell(ctx, prop_gated(v, bz + cz && pz < PROP_ALPHA, power, tl), cell,
+  int vz = prop_control_test(ctx, pz) && bz + cz; /* the z ≡ 0 arm's test: its α counts */
+  prop_cell(ctx, prop_gated(v, vz, power, tl), cell,
             "unit = task exact attention answers, N = %u; pass key %u/%u vs %u/%u, discordant "
             "%u:%u, p(win)=%.2g p(lose)=%.2g; power %.2g at %s (%u tasks for 0.9)", n, ax, n, au,
             n, b, c, pw, pl, power, eff >= 0 ? EFFECT[eff].src : "no effect stated", need);

@@ -144,6 +144,9 @@ static void lemma1_law_on(prop_ctx *ctx, const kvb_stream *s, const char *order,
   unsigned R = prop_trials(ctx, 3000, 30000);
   size_t n = s->n;
   l1_tally t;
+  prop_unit(ctx, "run (an independent PCG32 substream of SubGen's coins over the fixed stream)",
+            R, "%s order: a departure from slots ∝ ‖v‖² or from independent slots (χ², notes)",
+            order);
   if (lemma1_runs(ctx, s, R, S, base, &t)) {
     prop_check(ctx, 0, "%s order: setup failed", order);
     l1_free(&t);

@@ -455,6 +455,8 @@ static void uniform_on(prop_ctx *ctx, const kvb_stream *s, double delta, const c
   unsigned R = prop_trials(ctx, 3000, 20000);
   size_t n = s->n;
   shadow sh;
+  prop_unit(ctx, "run (an independent substream of SubGen's coins over the fixed stream)", R,
+            "[%s] a departure from uniform sampling within a cluster (χ², notes)", what);
   if (shadow_init(&sh, s, delta)) return;
   for (size_t i = 0; i < n; i++) shadow_step(&sh);
   l2_tally t;

@@ -361,6 +361,9 @@ static void corollary1(prop_ctx *ctx) {
       /* One rule for every cell: significantly below θ → HOLDS; significantly above it (the
        * opposite one-sided test) → FAILS; neither → NOT-OBSERVED. Not reaching α = 1e-6 with 11
        * sizes is a lack of power, not evidence against the corollary. */
+      prop_unit(ctx, "stream size (a fresh stream and run at each of the n = 2^8..2^13 sizes: the "
+                "regression's points)", NS, "[%s] %s: a slope below %.2f by the detectable amount "
+                "in the note", regime[g], what[w], theta[g]);
       double p_above = 1 - p;
       char cell[96];
       snprintf(cell, sizeof cell, "%s, %s", regime[g], what[w]);

@@ -397,6 +397,9 @@ static void bite_cell(prop_ctx *ctx) {
                  "%.0f vectors (m′ = %zu), uniform keeps n/2 = %zu tokens = %zu vectors; "
                  "κ = ‖Attn‖/(‖softmax‖‖V‖_op) = %.3f > ε",
             n, eps, BITE_DELTA, BITE_R, BITE_M, t, sl, mem, mc, n / 2, n, kappa);
+  prop_unit(ctx, "trial (a fresh run of SubGen's coins over the fixed [bite] stream; its "
+            "queries are one outcome per equation)", N, "[bite] a failure rate above each "
+            "equation's budget (binomial: the detectable rate in each test's note)");
   for (int e = 0; e < NEQ; e++) {
     char what[96];
     snprintf(what, sizeof what, "[bite] %s failures", eq_name[e]);
@@ -500,6 +503,9 @@ static void markov_cells(prop_ctx *ctx) {
     unsigned f6 = 0, f3 = 0;
     for (unsigned i = 0; i < N; i++) f6 += fail[2 * i] != 0, f3 += fail[2 * i + 1] != 0;
     free(fail);
+    prop_unit(ctx, "trial (a fresh run of SubGen's coins over the cell's fixed stream)", N,
+              "[%s] eq. (6)'s failure rate above %g, and Monte Carlo against the exact "
+              "enumeration (binomial, notes)", cn, KVB_SUBGEN_FAIL_Z);
     char what[96];
     snprintf(what, sizeof what, "[%s] eq. (6) failures", cn);
     prop_binomial_bound(ctx, f6, N, KVB_SUBGEN_FAIL_Z, what);

@@ -2,7 +2,10 @@
  * statistical policy): the power-gated three-way rule of a comparison cell (comparison_gate.h),
  * and what each kind of decision adds to the run's false-alarm count (prop.h): a pre-registered
  * cell 2α (two one-sided tests), a control α, a p-value its α capped at the policy's 1e-6, an
- * exact check nothing. A mutant of any of these (thresholds, the tally, α for 2α) fails here. */
+ * exact check nothing, a test inside a control its α (prop_control_test); when a check must state
+ * its unit (prop_lacks_unit); the power gate of an advantage cell and the binomial bound. A
+ * mutant of any of these (thresholds, the tally, α for 2α, a control's test uncounted) fails
+ * here. */
 #include "comparison_gate.h"
 #include "prop.h"
 #include "unit.h"
@@ -79,6 +82,80 @@ int main(void) {
   prop_cell_pvalue(&c, 0.2);
   CHECK(fabs(c.cell_flip[1] - (1 - kvb_plugin_miss(0.2, PROP_ALPHA))) < 1e-15,
         "verdict.flip.not_rejected", "flip %g", c.cell_flip[1]);
+
+  /* ---- tests inside controls count (prop_control_test) ----
+   * Hand-worked: a bound cell of the form of balancekv.thm31.error when a control meets the
+   * bound — the method's binomial test (1 test, α), the z ≡ 0 and random-halving controls'
+   * binomial tests decided inside the cell without prop_control (2 tests, 2α), the VACUOUS cell
+   * (2α, counted as one decision): 4 counted decisions, 5e-6. Before the controls' tests were
+   * counted: 2 decisions, 3e-6. */
+  ctx_init(&c, log);
+  prop_pvalue(&c, 0.3, PROP_ALPHA, "method");
+  int z_rej = prop_control_test(&c, 0.8), r_rej = prop_control_test(&c, 1e-9);
+  prop_cell(&c, PROP_VACUOUS, "t = 64", "x");
+  CHECK(z_rej == 0 && r_rej == 1 && c.ntests == 4 && fabs(c.alpha_sum - 5e-6) < 1e-18 &&
+            c.ptests == 3 && c.failures == 0 && c.controls_run == 0,
+        "verdict.alpha.control_tests", "rejected %d %d, %d tests, alpha %.3g, p-tests %d, failures %d "
+        "(want 0 1, 4, 5e-06, 3, 0)", z_rej, r_rej, c.ntests, c.alpha_sum, c.ptests, c.failures);
+  /* a control whose assertion is two tests (balancekv.mr.levels' arms): prop_control counts
+   * one, prop_control_test the other — 2 tests, 2e-6, one control run */
+  ctx_init(&c, log);
+  prop_control(&c, "z_zero", !prop_control_test(&c, 0.5), "x");
+  CHECK(c.ntests == 2 && fabs(c.alpha_sum - 2e-6) < 1e-18 && c.controls_run == 1 &&
+            c.controls_passed == 1,
+        "verdict.alpha.control_two_tests", "%d tests, alpha %.3g, run %d passed %d", c.ntests,
+        c.alpha_sum, c.controls_run, c.controls_passed);
+
+  /* ---- the unit: a check that made a test with a p-value must state it ---- */
+  ctx_init(&c, log);
+  prop_cell(&c, PROP_HOLDS, "a", "x"); /* a cell alone (no p-value): no unit required */
+  int none = prop_lacks_unit(&c);
+  prop_pvalue(&c, 0.5, PROP_ALPHA, "x");
+  int lacks = prop_lacks_unit(&c);
+  prop_unit(&c, "stream", 24, "x");
+  int stated = prop_lacks_unit(&c);
+  prop_ctx e;
+  ctx_init(&e, log);
+  prop_exact(&e);
+  prop_cell(&e, PROP_HOLDS, "a", "x");
+  prop_cell_pvalue(&e, 0.5); /* ignored in an exact check */
+  prop_ctx k;
+  ctx_init(&k, log);
+  prop_cell(&k, PROP_HOLDS, "a", "x");
+  prop_cell_pvalue(&k, 1e-9);
+  prop_ctx sk;
+  ctx_init(&sk, log);
+  prop_control_test(&sk, 0.5);
+  prop_skip(&sk, "no model");
+  CHECK(!none && lacks && !stated && !prop_lacks_unit(&e) && prop_lacks_unit(&k) &&
+            !prop_lacks_unit(&sk) && c.units == 1 && strstr(c.notes, "unit = stream, N = 24"),
+        "verdict.unit.required", "cell only %d, p-value %d, stated %d, exact %d, cell p %d, "
+        "skipped %d (want 0 1 0 0 1 0)", none, lacks, stated, prop_lacks_unit(&e),
+        prop_lacks_unit(&k), prop_lacks_unit(&sk));
+
+  /* ---- the power gate of an advantage cell (prop_advantage_cell) ----
+   * With the detectable effect d (power 0.9 at d by construction), effect = d has power 0.9
+   * exactly → NOT-OBSERVED when p ≥ α; effect = d·(1 − 1e-3) just below → INCONCLUSIVE; p < α →
+   * HOLDS at any power; effect 0 has power α. */
+  ctx_init(&c, log);
+  prop_verdict a1 = prop_advantage_cell(&c, "a", 0.2, 2.0, 2.0, "x", "x");
+  prop_verdict a2 = prop_advantage_cell(&c, "b", 0.2, 2.0, 2.0 * (1 - 1e-3), "x", "x");
+  prop_verdict a3 = prop_advantage_cell(&c, "c", 5e-7, 2.0, 0.1, "x", "x");
+  CHECK(a1 == PROP_NOT_OBSERVED && a2 == PROP_INCONCLUSIVE && a3 == PROP_HOLDS &&
+            fabs(prop_power_at(2.0, 2.0) - 0.9) < 1e-12 &&
+            fabs(prop_power_at(2.0, 0.0) - PROP_ALPHA) < 1e-15 && c.ntests == 3 &&
+            fabs(c.alpha_sum - 6e-6) < 1e-18 && c.ptests == 3,
+        "verdict.gate.advantage_power", "%s %s %s, power %.15g / %.3g, %d tests alpha %.3g (want "
+        "NOT-OBSERVED INCONCLUSIVE HOLDS, 0.9 / 1e-06, 3 tests 6e-06)", prop_verdict_name(a1),
+        prop_verdict_name(a2), prop_verdict_name(a3), prop_power_at(2.0, 2.0),
+        prop_power_at(2.0, 0.0), c.ntests, c.alpha_sum);
+  /* the binomial bound: 0 failures in 24 trials at p = 0.01 accepts (P = 1), 6 of 24 rejects
+   * (P[Bin(24, 0.01) ≥ 6] = 1.15e-7 < 1e-6; its first term C(24,6)·1e-12·0.99^18 = 1.13e-7) */
+  ctx_init(&c, log);
+  int b0 = prop_binomial_bound(&c, 0, 24, 0.01, "x"), b6 = prop_binomial_bound(&c, 6, 24, 0.01, "x");
+  CHECK(b0 == 1 && b6 == 0 && c.ntests == 2 && c.rejected == 1 && fabs(c.alpha_sum - 2e-6) < 1e-18,
+        "verdict.gate.binomial_bound", "0/24 %d, 6/24 %d, %d tests, %d rejected", b0, b6, c.ntests,
+        c.rejected);
   fclose(log);
   UNIT_EXIT();
 }
