@@ -33,6 +33,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 extern const kvb_method_type kvb_method_subgen; /* src/subgen/subgen.c (registered by name in the app) */
@@ -43,6 +44,9 @@ static inline double now_s(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+/* --kernel SUBSTR: whether a kernel (or group) name is selected (every one without a filter) */
+static inline int matches(const char *filter, const char *kernel) { return !filter || strstr(kernel, filter); }
 
 /* Exit statuses of `test` and `perf` (src/gpu/README.md, GPU kernels; --help): */
 enum { EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_NO_DEVICE = 3, EXIT_NO_CASE = 4 };
@@ -164,7 +168,6 @@ size_t run_resident_all(kvb_gpu *g, int quiet, size_t *ncase, char *first, size_
 int run_tiny(kvb_gpu *g, kvb_gpu_backend be, int dev, size_t gi, int ci, char *why, size_t whycap);
 /* grid.c */
 attn_case *attn_grid(int full, size_t *count);
-int matches(const char *filter, const char *kernel);
 grid grid_of(int tiny);
 int do_list(int full);
 /* mutants.c: the mutant loop of `test` (the number of failures) and the mutant lines of `list` */

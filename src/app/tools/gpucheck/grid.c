@@ -31,8 +31,6 @@ attn_case *attn_grid(int full, size_t *count) {
   return g;
 }
 
-int matches(const char *filter, const char *kernel) { return !filter || strstr(kernel, filter); }
-
 /* --grid tiny: one or two small shapes per kernel, enough to reach every barrier (two chunks of
  * the weighted queries, walks of several steps, several tokens per SubGen group), cheap enough to
  * run under Oclgrind's instrumentation (scripts/oclgrind-check). */
