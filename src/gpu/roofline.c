@@ -305,7 +305,8 @@ void kvb_roof_bkvb_round(kvb_roof_kernel *k, double H, double m, double d, doubl
     kvb_roof_serial(k, p, 2 * m * 2 * dev->lat_fma);
   } else {
     double tj = GRAM_TJ, ntile = ceil(b / tj);
-    double shm = (KVB_GPU_DMAX + 2 * KVB_GPU_BMAX + tj * KVB_GPU_BMAX + (tj + 64) * (GRAM_A + 1)) * 4.0;
+    /* mean, acc, us, the staged cache rows and weights, the Gram tile, the two staging tiles */
+    double shm = (KVB_GPU_DMAX + 4 * KVB_GPU_BMAX + tj * KVB_GPU_BMAX + (tj + 64) * (GRAM_A + 1)) * 4.0;
     /* pairs computed: each tile of tj rows runs over the columns from its first row on */
     double comp = 0;
     for (double t0 = 0; t0 < b; t0 += tj) comp += fmin(tj, b - t0) * (b - t0);

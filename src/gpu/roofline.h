@@ -60,7 +60,9 @@
  * kernel text and checked against nvcc's PTX by scripts/ptx-mlp-check), else read off the code.
  *
  * What the model leaves out: cache capacity (row-per-lane lines evicted before their next element
- * would make DRAM traffic worse), instruction issue limits beyond the L1, bank conflicts (the new
+ * would make DRAM traffic worse; re-reads are charged at L2 bandwidth even where the resident
+ * groups' data exceed the L2: a BalanceKV round's restaged blocks, ≈ 300 MB at H = 32, b = 256,
+ * d = 128 on an H100 against its 50 MB), instruction issue limits beyond the L1, bank conflicts (the new
  * kernels pad their local tiles), clock throttling, and overlap between phases. */
 #ifndef KVB_ROOFLINE_H
 #define KVB_ROOFLINE_H
