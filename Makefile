@@ -232,10 +232,12 @@ $(B)/obj/src/gpu/%.o: src/gpu/%.c $(HDRS) $(wildcard src/gpu/*.h)
 	$(CC) $(CFLAGS_ALL) $(GPU_INC) -c $< -o $@
 $(B)/libkvbound_gpu.a: $(GPU_LIB_OBJ) $(GPU_CONFIG)
 	rm -f $@ && ar rcs $@ $(GPU_LIB_OBJ)
-# The device kernels' check tool (src/app/tools/gpucheck_main.c), which reaches into src/gpu/.
-$(B)/obj/src/app/tools/gpucheck_main.o: CFLAGS_ALL += -Isrc/gpu
-$(B)/obj/src/app/tools/gpucheck_main.o: $(wildcard src/gpu/*.h)
-$(B)/kvb-gpucheck: $(B)/obj/src/app/tools/gpucheck_main.o $(B)/libkvbound_gpu.a $(B)/libkvbound.a
+# The device kernels' check tool (src/app/tools/gpucheck/, one file per job: gpucheck.h lists
+# them), which reaches into src/gpu/.
+GPUCHECK_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(wildcard src/app/tools/gpucheck/*.c))
+$(GPUCHECK_OBJ): CFLAGS_ALL += -Isrc/gpu
+$(GPUCHECK_OBJ): $(wildcard src/gpu/*.h) src/app/tools/gpucheck/gpucheck.h
+$(B)/kvb-gpucheck: $(GPUCHECK_OBJ) $(B)/libkvbound_gpu.a $(B)/libkvbound.a
 	$(CC) -o $@ $^ $(GPU_LIB_LIBS) $(LIBS)
 
 # The kernel text compiled as C (the prelude's KVB_HOST_EMU branch) at shapes whose offsets pass
@@ -293,7 +295,7 @@ NVCC_FLAGS   := -std=c++17 -O3 -Werror all-warnings -Xcompiler -Wall,-Wextra,-We
 CUDA_MUTANTS := $(filter-out %_BARRIER,$(sort $(shell sed -n 's/.*\(KVB_MUT_[A-Z0-9_]*\).*/\1/p' $(GPU_CL))))
 CUDA_MUT_DIR := $(B)/gpu/cuda-mutants
 CUDA_FATBINS := $(CUDA_MUTANTS:%=$(CUDA_MUT_DIR)/%.fatbin)
-CUDA_CHECK_OBJ := $(B)/obj/src/app/tools/gpucheck_main.o $(filter-out $(B)/obj/src/gpu/gpu_ops.o,$(GPU_OBJ)) \
+CUDA_CHECK_OBJ := $(GPUCHECK_OBJ) $(filter-out $(B)/obj/src/gpu/gpu_ops.o,$(GPU_OBJ)) \
                   $(CUDA_OBJ) $(B)/gpu/cuda_mutant_sha256.o
 # ptxas's report of every kernel (registers, shared memory, stack frame, spill stores/loads) for
 # each architecture goes to gpu_cuda.ptxas.log: scripts/cuda-compile-check prints it and fails a

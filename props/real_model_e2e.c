@@ -374,7 +374,7 @@ static int mk(void *vc, int layer, int g, const kvb_method_config *cfg, kvb_meth
 }
 
 static size_t observe_of(int meth, size_t n0) {
-  return kvb_dec_observe_default(MNAME[meth], n0, SNAPW);
+  return kvb_dec_observe_default(kvb_method_lookup(MNAME[meth]), n0, SNAPW);
 }
 
 /* ------------------------------------------------------------------ the decode-path check */

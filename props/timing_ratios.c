@@ -215,7 +215,7 @@ static int tp_make(int meth, int layer, size_t n0, gsl_rng *r, kvb_method **out)
  * *dots: its counted overhead (inner products); returns the seconds, NAN on error. */
 static double tp_run(prop_ctx *ctx, const kvb_dec_prefix *pre, int meth, uint64_t *dots) {
   size_t n0 = pre->n0, hd = (size_t)pre->head_dim;
-  size_t obs = kvb_dec_observe_default(tp_name[meth], n0, 16);
+  size_t obs = kvb_dec_observe_default(kvb_method_lookup(tp_name[meth]), n0, 16);
   double k[64], v[64], q[64], z[64];
   *dots = 0;
   double t0 = now_s();

@@ -271,7 +271,7 @@ static void test_slope_welch(void) {
  * double). It must join: m′ = 1, n_1 = 2. A third key at x + (3/8, 1/2 + 2⁻²⁰, 0, 0) is just
  * beyond δ and opens a cluster (m′ = 2). The method's own mutant cluster_lt (line 13 with <)
  * must open a cluster at the tie. The same case runs on the device in kvb-gpucheck
- * (subgen_tie, src/app/tools/gpucheck_main.c). */
+ * (subgen_tie, src/app/tools/gpucheck/subgen.c). */
 static void test_subgen_tie(void) {
   const double K[12] = {1, -2, 0.5, 0, 1.375, -1.5, 0.5, 0, 1.375, -1.5 + 0x1p-20, 0.5, 0};
   const double V[12] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};

@@ -101,14 +101,15 @@ typedef struct {
   const char *method;
   kvb_params params;
   int n_layer;
-  const kvb_lm *lm; /* pyramidkv's layer/layers count the compressed layers only (lm.h) */
+  const kvb_lm *lm; /* a per-layer budget's layer/layers count the compressed layers only (lm.h) */
 } cli_mk;
 
 static int cli_make(void *vc, int layer, int g, const kvb_method_config *cfg, kvb_method **out) {
   cli_mk *c = vc;
   (void)g;
   kvb_params p = c->params;
-  if (!strcmp(c->method, "pyramidkv")) {
+  const kvb_method_type *t = kvb_method_lookup(c->method);
+  if (t && (t->in_model & KVB_IN_MODEL_PER_LAYER)) { /* PyramidKV's budget per layer */
     int idx = c->lm ? kvb_lm_compressed_index(c->lm, layer) : layer;
     int n = c->lm ? kvb_lm_n_compressed(c->lm) : c->n_layer;
     if (!kvb_params_has(&p, "layer")) kvb_params_set(&p, "layer", idx);
@@ -439,7 +440,7 @@ int kvb_cmd_decode(int argc, char **argv) {
   if (observe == (size_t)-2 && !have_task) {
     double w = kvb_params_has(&mk.params, "window") ? kvb_params_get(&mk.params, t->params, "window") : 32;
     size_t big = text ? n0 : (size_t)-1;
-    observe = kvb_dec_observe_default(mk.method, big, (size_t)w);
+    observe = kvb_dec_observe_default(t, big, (size_t)w);
   }
   kvb_lm_kind kind = KVB_LM_SMOLLM2;
   if (model && !strcmp(model, "smollm2")) model = NULL;

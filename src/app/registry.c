@@ -151,6 +151,13 @@ static int check_type(const kvb_method_type *t, size_t type_size, const char *wh
   if (!(v1.equivalence_tol >= 0))
     return KVB_ERROR(KVB_EINVAL, "%s: method '%s' has equivalence_tol %g (must be >= 0)", what,
                      t->name, v1.equivalence_tol);
+  if (v1.in_model & ~KVB_IN_MODEL_ALL)
+    return KVB_ERROR(KVB_EINVAL, "%s: method '%s' has unknown in_model bits 0x%x (known: "
+                     "ONCE_AT_PROMPT 1, PER_LAYER 2, SHARED_MASK 4)", what, t->name,
+                     v1.in_model & ~KVB_IN_MODEL_ALL);
+  if (v1.observe > KVB_OBSERVE_WINDOW)
+    return KVB_ERROR(KVB_EINVAL, "%s: method '%s' has observe %u (known: NONE 0, PROMPT 1, "
+                     "WINDOW 2)", what, t->name, v1.observe);
   return KVB_OK;
 }
 

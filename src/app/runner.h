@@ -33,7 +33,22 @@
  * is fed U = {(k_i, v_i) : x_i = 1} in bit order, and Bob decodes every bit i from the answer
  * to q_i: x_i = 1 iff ⟨z, v_i⟩ > T(d, r, |U|) — kvb_index_alice / kvb_index_bob on the
  * stream's instance (kvb_measure_index_view, kvb_measure_decode). decode_acc is the
- * fraction of the n bits decoded correctly, u_size = |U|. Scores must be <k,q>/√d. */
+ * fraction of the n bits decoded correctly, u_size = |U|. Scores must be <k,q>/√d.
+ *
+ * The runner's files, lowest first; each calls only files above it in this list, through their
+ * one-purpose headers (the import graph is a DAG: scripts/check-layers fails on a cycle):
+ *   runner.c         the experiment, its sweep points, the measure columns, method backends
+ *                    (runner_backend.h: a method on its spec's backend)
+ *   runner_stage.c   the output directory: preparing and locking it, staging and committing files
+ *                    (runner_stage.h)
+ *   runner_units.c   executing a unit (streams, methods, probes, decode rows) on the worker pool
+ *                    (runner_units.h; a unit's rows: runner_rows.h, types only)
+ *   runner_output.c  writing every output format (results.csv, summary, quantiles, plots, meta)
+ *                    (runner_output.h)
+ *   runner_tasks.c   the model/task stage of a spec with tasks{} (kvb_experiment_run_tasks)
+ *   runner_run.c     kvb_experiment_run: the checks before any trial, the units, their tally, the
+ *                    outputs (runner_run.h: the checks and the tally, which shards share)
+ *   runner_shard.c   shards (rows.tsv and its digest, shard.json, FAILED) and their merge */
 #ifndef KVB_CLI_RUNNER_H
 #define KVB_CLI_RUNNER_H
 

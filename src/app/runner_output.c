@@ -1,7 +1,8 @@
 /* runner_output.c — writing every output format of a run: results.csv, summary.{txt,md} with
  * quantiles.csv, the failed rows' messages, plots.tsv and meta.json (runner.h). */
 #define _XOPEN_SOURCE 700 /* realpath */
-#include "runner_internal.h"
+#include "runner_output.h"
+#include "runner_stage.h"
 
 #include "measures.h"
 #include "plugin.h"

@@ -1,7 +1,10 @@
 /* runner_shard.c — shards and their merge (runner.h): a shard's rows.tsv and the digest its
  * shard.json commits to, the FAILED marker, and the merge that checks and joins the shards. */
 #define _XOPEN_SOURCE 700 /* realpath */
-#include "runner_internal.h"
+#include "runner_run.h"
+#include "runner_output.h"
+#include "runner_stage.h"
+#include "runner_units.h"
 
 #include "lua_spec.h"
 #include "out_file.h"

@@ -1,7 +1,8 @@
 /* runner_stage.c — the output directory: preparing and locking it, and staging output files
- * that are committed together (runner_internal.h, runner_staged). */
+ * that are committed together (runner_stage.h). */
 #define _XOPEN_SOURCE 700 /* realpath */
-#include "runner_internal.h"
+#include "runner_stage.h"
+#include "runner.h"
 
 #include "out_file.h"
 #include "read_file.h"

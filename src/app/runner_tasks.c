@@ -8,7 +8,8 @@
 #include "model.h"
 #include "registry.h"
 #include "runner.h"
-#include "runner_internal.h"
+#include "runner_output.h"
+#include "runner_stage.h"
 #include "task_run.h"
 #include "tasks.h"
 

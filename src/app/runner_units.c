@@ -1,7 +1,8 @@
 /* runner_units.c — executing work units: a unit's streams, then every method, probe or decode
  * pass on them against the exact side, failures kept per row; the worker pool and progress bar.
  * Rows are kept per unit so the outputs do not depend on the number of jobs (runner.h). */
-#include "runner_internal.h"
+#include "runner_units.h"
+#include "runner_backend.h"
 
 #include "measures.h"
 #include "probe.h"

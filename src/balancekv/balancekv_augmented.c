@@ -489,6 +489,7 @@ const kvb_method_type kvb_method_balancekv_augmented = {
     bkva_update,
     bkva_query,
     bkva_memory,
-    bkva_free};
+    bkva_free,
+    .in_model = KVB_IN_MODEL_ONCE_AT_PROMPT | KVB_IN_MODEL_SHARED_MASK};
 
 static const kvb_method_type *bkva_type(void) { return &kvb_method_balancekv_augmented; }

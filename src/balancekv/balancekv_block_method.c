@@ -260,6 +260,7 @@ const kvb_method_type kvb_method_balancekv_block = {
     bkvb_update,
     bkvb_query,
     bkvb_memory,
-    bkvb_free};
+    bkvb_free,
+    .in_model = KVB_IN_MODEL_ONCE_AT_PROMPT};
 
 static const kvb_method_type *self_type(void) { return &kvb_method_balancekv_block; }

@@ -111,4 +111,5 @@ const kvb_method_type kvb_method_h2o = {
     "H2O: recent window + heavy hitters by accumulated attention, one eviction per token",
     "Zhang et al., H2O: Heavy-Hitter Oracle for Efficient Generative Inference of LLMs, arXiv "
     "2306.14048 Alg. 1",
-    h2o_params, h2o_mutants, 0, h2o_init, h2o_update, h2o_query, h2o_memory, h2o_free};
+    h2o_params, h2o_mutants, 0, h2o_init, h2o_update, h2o_query, h2o_memory, h2o_free,
+    .observe = KVB_OBSERVE_PROMPT};

@@ -65,4 +65,5 @@ const kvb_method_type kvb_method_pyramidkv = {
     "Cai et al., PyramidKV: Dynamic KV Cache Compression based on Pyramidal Information "
     "Funneling, arXiv 2406.02069 §3",
     pyr_params, pyr_mutants, 0, pyr_init, kvb_snap_update, kvb_snap_query, kvb_snap_memory,
-    kvb_snap_free};
+    kvb_snap_free, .in_model = KVB_IN_MODEL_ONCE_AT_PROMPT | KVB_IN_MODEL_PER_LAYER,
+    .observe = KVB_OBSERVE_WINDOW};

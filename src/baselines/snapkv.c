@@ -296,4 +296,4 @@ const kvb_method_type kvb_method_snapkv = {
     "Li et al., SnapKV: LLM Knows What You are Looking for Before Generation, arXiv 2404.14469 "
     "§4.1",
     snap_params, snap_mutants, 0, snap_init, kvb_snap_update, kvb_snap_query, kvb_snap_memory,
-    kvb_snap_free};
+    kvb_snap_free, .in_model = KVB_IN_MODEL_ONCE_AT_PROMPT, .observe = KVB_OBSERVE_WINDOW};

@@ -108,4 +108,5 @@ const kvb_method_type kvb_method_tova = {
     "tova",
     "TOVA: a full cache drops the token with the lowest attention from the current query",
     "Oren et al., Transformers are Multi-State RNNs, arXiv 2401.06104 §3.3",
-    tova_params, tova_mutants, 0, tova_init, tova_update, tova_query, tova_memory, tova_free};
+    tova_params, tova_mutants, 0, tova_init, tova_update, tova_query, tova_memory, tova_free,
+    .observe = KVB_OBSERVE_PROMPT};

@@ -216,6 +216,7 @@ const kvb_method_type kvb_method_uniform_sample = {
     us_update,
     us_query,
     us_memory,
-    us_free};
+    us_free,
+    .in_model = KVB_IN_MODEL_ONCE_AT_PROMPT};
 
 static const kvb_method_type *self_type(void) { return &kvb_method_uniform_sample; }

@@ -72,6 +72,27 @@ typedef struct kvb_method kvb_method;
 #define KVB_DECLARES_ERROR_BOUND 4u   /* error_bound gives (ε, δ) the method guarantees */
 #define KVB_DECLARES_ALL 7u
 
+/* kvb_method_type.in_model bits (appended to ABI v1; zero: none): what a model does for the
+ * method in each layer it compresses (src/model/task_run.c, src/app/decode_cli.c). The model
+ * reads these bits, never the method's name. */
+#define KVB_IN_MODEL_ONCE_AT_PROMPT 1u /* compresses once, when the prompt is in: the model sets
+                                          its parameter "prompt" to the prompt's length unless the
+                                          spec sets it */
+#define KVB_IN_MODEL_PER_LAYER 2u      /* a budget per layer: the model sets "layer" (the index
+                                          among the compressed layers) and "layers" (their count)
+                                          unless set (PyramidKV's pyramid) */
+#define KVB_IN_MODEL_SHARED_MASK 4u    /* detects on the model's second compressed layer of the
+                                          prefill and shares that mask with the later layers
+                                          (003 §4.3's augmented BalanceKV; task_run.c) */
+#define KVB_IN_MODEL_ALL 7u
+
+/* kvb_method_type.observe (appended to ABI v1; zero: none): the prefill queries a method reads
+ * before it compresses, by default (kvb_dec_observe_default; `kvbound decode --observe`). */
+#define KVB_OBSERVE_NONE 0u
+#define KVB_OBSERVE_PROMPT 1u /* every prompt query (attention accumulated over the prefill: H2O, TOVA) */
+#define KVB_OBSERVE_WINDOW 2u /* the last `window` prompt queries (its parameter "window"; SnapKV's
+                                 observation window) */
+
 /* The stream statistics an error_bound callback receives (ABI v1): n tokens, dimensions, the
  * score scale and the norms its bound may depend on (000 Thm. 1 and 003 Thm. 1.1 need these). */
 typedef struct {
@@ -110,6 +131,10 @@ typedef struct {
   /* "NAME[,k=v,...]" of a built-in it reproduces given the same generator, or NULL. */
   const char *equivalent_to;
   double equivalence_tol; /* largest |Δz| allowed in the replay; 0 = bit for bit */
+  /* How the method runs inside a model's attention (appended to ABI v1: a registrant that
+   * lacks them gets zero, "compresses as it streams, observes no prefill query"). */
+  unsigned in_model; /* KVB_IN_MODEL_* bits */
+  unsigned observe;  /* KVB_OBSERVE_* */
 } kvb_method_type;
 
 /* The frozen prefix: the members every registrant has, whatever its ABI version

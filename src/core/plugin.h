@@ -11,8 +11,8 @@
  *
  * The ABI. kvb_method_type (method.h) is the interface kvbound's own methods implement. Its
  * members up to free_state are frozen (the prefix KVB_METHOD_TYPE_MIN_SIZE); ABI v1 appended
- * declares, query_parts, error_bound, equivalent_to and equivalence_tol; a later version may only
- * append. A registrant passes the size of the type it was compiled with: the registry copies
+ * declares, query_parts, error_bound, equivalent_to and equivalence_tol, then in_model and
+ * observe; a later version may only append. A registrant passes the size of the type it was compiled with: the registry copies
  * that many bytes (at most its own sizeof) into zeroed storage it keeps, so a shorter, older type
  * still loads with the new members zero ("declares nothing") and a longer, newer one is cut to
  * what this kvbound knows. KVB_PLUGIN_ABI_VERSION changes only if the frozen part changes (then

@@ -388,6 +388,7 @@ static void types_init(void) {
   kvb_method_type us = {"uniform_sample", "uniform sampling on a device (k_attention.cl)",
                         kvb_method_uniform_sample.source, kvb_method_uniform_sample.params, NULL, 1, us_init,
                         dev_update, us_query, us_memory, dev_free};
+  bk.in_model = kvb_method_balancekv_block.in_model, us.in_model = kvb_method_uniform_sample.in_model;
   dev_types[0] = ex, dev_types[1] = bk, dev_types[2] = us;
 }
 

@@ -308,10 +308,10 @@ int kvb_dec_open_gemma3(const kvb_gemma3 *g, const kvb_dec_prefix *p, kvb_dec_ma
   return KVB_OK;
 }
 
-size_t kvb_dec_observe_default(const char *method, size_t n0, size_t window) {
-  if (!method) return 0;
-  if (!strcmp(method, "h2o") || !strcmp(method, "tova")) return n0;
-  if (!strcmp(method, "snapkv") || !strcmp(method, "pyramidkv")) return window < n0 ? window : n0;
+size_t kvb_dec_observe_default(const kvb_method_type *t, size_t n0, size_t window) {
+  if (!t) return 0;
+  if (t->observe == KVB_OBSERVE_PROMPT) return n0;
+  if (t->observe == KVB_OBSERVE_WINDOW) return window < n0 ? window : n0;
   return 0;
 }
 

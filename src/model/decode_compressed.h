@@ -122,10 +122,11 @@ size_t kvb_dec_memory_of(const kvb_dec_session *s, int layer, int kv_head);
 size_t kvb_dec_position(const kvb_dec_session *s);
 
 /* The prefill queries a method needs (the `observe` of kvb_dec_opts) by kvbound's reading of its
- * paper: n0 for h2o and tova (every token's query, as autoregressive attention pays it), the
- * observation window for snapkv and pyramidkv (their `window` parameter: the last `window`
- * tokens, whose 3·window queries include the last `window` the method keeps), 0 otherwise. */
-size_t kvb_dec_observe_default(const char *method, size_t n0, size_t window);
+ * paper, from its type's `observe` (method.h): n0 for KVB_OBSERVE_PROMPT (h2o, tova: every
+ * token's query, as autoregressive attention pays it), the observation window for
+ * KVB_OBSERVE_WINDOW (snapkv, pyramidkv: their `window` parameter, the last `window` tokens,
+ * whose 3·window queries include the last `window` the method keeps), 0 otherwise or for NULL. */
+size_t kvb_dec_observe_default(const kvb_method_type *t, size_t n0, size_t window);
 
 /* ---- measures ---- */
 

@@ -97,7 +97,7 @@ static const char *tm_mutant(const kvb_task_method *tm) {
 }
 
 static int is_aug(const kvb_task_method *tm) {
-  return tm && tm->type && !strcmp(tm->type->name, "balancekv_augmented");
+  return tm && tm->type && (tm->type->in_model & KVB_IN_MODEL_SHARED_MASK);
 }
 
 /* The model layer whose compressed index is idx, or −1. */
@@ -319,14 +319,6 @@ void kvb_task_pass_free(kvb_task_pass *r) {
  * reading for its experiments ("compress the key-value cache in the prefill stage ... while
  * retaining all streamed embeddings during the decoding phase"), 001 §4.1 for ClusterGen ("apply
  * the greedy k-center clustering algorithm once"). */
-static int compresses_once(const char *method) {
-  static const char *const names[] = {"snapkv", "pyramidkv", "balancekv_block", "uniform_sample",
-                                      "recent_kcenter", "balancekv_augmented"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (!strcmp(method, names[i])) return 1;
-  return 0;
-}
-
 void kvb_task_method_init(kvb_task_method *tm, const kvb_method_type *type,
                           const kvb_params *params, const kvb_lm *lm, size_t n0) {
   memset(tm, 0, sizeof *tm);
@@ -342,22 +334,22 @@ int kvb_task_method_make(void *vc, int layer, int g, const kvb_method_config *cf
   if (!c || !c->type) return KVB_ERROR(KVB_ENULL, "task method: no method type");
   const char *name = c->type->name;
   kvb_params p = c->params;
-  if (!strcmp(name, "pyramidkv")) {
+  if (c->type->in_model & KVB_IN_MODEL_PER_LAYER) {
     /* the pyramid spans the compressed layers only (Gemma 3's local layers keep their window) */
     int idx = kvb_lm_compressed_index(c->lm, layer);
     if (idx < 0)
-      return KVB_ERROR(KVB_EINVAL, "task method pyramidkv: layer %d is not one the model "
-                       "compresses (or no model given)", layer);
+      return KVB_ERROR(KVB_EINVAL, "task method %s: layer %d is not one the model "
+                       "compresses (or no model given)", name, layer);
     if (!kvb_params_has(&p, "layer")) kvb_params_set(&p, "layer", idx);
     if (!kvb_params_has(&p, "layers")) kvb_params_set(&p, "layers", kvb_lm_n_compressed(c->lm));
   }
-  if (c->prompt && compresses_once(name) && !kvb_params_has(&p, "prompt"))
+  if (c->prompt && (c->type->in_model & KVB_IN_MODEL_ONCE_AT_PROMPT) && !kvb_params_has(&p, "prompt"))
     kvb_params_set(&p, "prompt", (double)c->prompt);
   if (c->mutant) {
     int st = kvb_params_set_str(&p, "mutant", c->mutant);
     if (st) return st;
   }
-  if (!strcmp(name, "balancekv_augmented")) return aug_make(c, layer, g, cfg, &p, out);
+  if (is_aug(c)) return aug_make(c, layer, g, cfg, &p, out);
   return kvb_method_alloc_type(c->type, cfg, &p, out);
 }
 
@@ -366,7 +358,7 @@ size_t kvb_task_method_observe(const kvb_task_method *tm, size_t n0) {
   size_t w = 32;
   if (kvb_params_has(&tm->params, "window"))
     w = (size_t)kvb_params_get(&tm->params, tm->type->params, "window");
-  size_t o = kvb_dec_observe_default(tm->type->name, n0, w);
+  size_t o = kvb_dec_observe_default(tm->type, n0, w);
   return o < n0 ? o : n0;
 }
 

@@ -89,13 +89,16 @@ int kvb_task_pass_run(const kvb_lm *lm, const kvb_task_prep *p, kvb_dec_make_fn 
 void kvb_task_pass_free(kvb_task_pass *r);
 
 /* A method type (the caller looks it up by name: registry.h) with parameters, for
- * kvb_task_pass_run's factory (kvb_task_method_make): pyramidkv gets layer = its layer's index
+ * kvb_task_pass_run's factory (kvb_task_method_make), which reads the type's in_model bits
+ * (method.h), never its name: KVB_IN_MODEL_PER_LAYER (pyramidkv) gets layer = its layer's index
  * among the compressed layers and layers = their count unless given (kvb_lm_compressed_index /
  * kvb_lm_n_compressed: SmolLM2's layer and 30; Gemma 3's global layers 5, 11, 17 are 0, 1, 2 of
- * 3, since its pyramid of budgets spans the layers it compresses); the query-aware selectors snapkv and pyramidkv and the
- * one-shot compressors balancekv_block, uniform_sample and recent_kcenter get prompt = n0 unless
- * given (compress the prompt once, keep what is fed after it exactly: their "compress once"
- * parameter). `mutant` non-NULL sets the method's mutant (method.h). */
+ * 3, since its pyramid of budgets spans the layers it compresses); KVB_IN_MODEL_ONCE_AT_PROMPT
+ * (the query-aware selectors snapkv and pyramidkv, the one-shot compressors balancekv_block,
+ * uniform_sample, recent_kcenter and balancekv_augmented) gets prompt = n0 unless given (compress
+ * the prompt once, keep what is fed after it exactly: their "compress once" parameter);
+ * KVB_IN_MODEL_SHARED_MASK (balancekv_augmented) gets the shared mask below. `mutant` non-NULL
+ * sets the method's mutant (method.h). */
 typedef struct {
   const kvb_method_type *type;
   kvb_params params;

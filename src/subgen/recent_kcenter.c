@@ -178,7 +178,8 @@ const kvb_method_type kvb_method_recent_kcenter = {
     rk_update,
     rk_query,
     rk_memory,
-    rk_free};
+    rk_free,
+    .in_model = KVB_IN_MODEL_ONCE_AT_PROMPT};
 
 size_t kvb_recent_kcenter_stored_tokens(const kvb_method *m) {
   if (!m || m->type != &kvb_method_recent_kcenter) return 0;

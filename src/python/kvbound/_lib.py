@@ -113,7 +113,8 @@ class MethodType(Structure):
                 ("memory", MEMORY_FN), ("free_state", FREE_FN),
                 # ABI v1 (src/core/plugin.h)
                 ("declares", c_uint), ("query_parts", PARTS_FN), ("error_bound", BOUND_FN),
-                ("equivalent_to", c_char_p), ("equivalence_tol", c_double)]
+                ("equivalent_to", c_char_p), ("equivalence_tol", c_double),
+                ("in_model", c_uint), ("observe", c_uint)]
 
 
 # ---- finding the library --------------------------------------------------------------------------
