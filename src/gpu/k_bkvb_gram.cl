@@ -33,20 +33,67 @@
 #define GT_I 64 /* Gram columns per pass (16 column lanes × 4, interleaved by 16) */
 #define GT_A 16 /* coordinates staged per chunk */
 
-/* Stages coordinates [a0, a0 + alen) of rows r < nr of block positions p0 + r (cu: cache rows)
- * into st (row stride GT_A + 1): centered keys (vals = 0) or weighted values w_p·v (vals = 1). */
-KVB_DEVICE void kvb_gram_stage(KVB_LOCAL float *st, int nr, int p0, int len, int a0, int alen, int vals, int w_,
-                               kvb_idx hrow, KVB_GLOBAL const int *cu, KVB_GLOBAL const float *X,
-                               KVB_GLOBAL const float *w, KVB_LOCAL const float *mean, int lid, int wg) {
-  for (int e = lid; e < nr * GT_A; e += wg) {
-    int r = e / GT_A, a = e - r * GT_A, p = p0 + r;
-    float x = 0.0f;
-    if (p < len && a < alen) {
-      float xv = X[(hrow + cu[p]) * w_ + a0 + a];
-      x = vals ? w[p] * xv : xv - mean[a0 + a];
+/* Vector loads each work-item has in flight in kvb_gram_stage: one 16-byte load for the tile's
+ * row group (GT_J rows × GT_A coordinates = KVB_WG vectors) and GT_I / GT_J for the column pass
+ * (GT_I rows), all issued before the first store to local memory. roofline.c reads this line of
+ * the embedded kernel text, scripts/ptx-mlp-check counts them in nvcc's PTX. */
+#define KVB_GRAM_MLP 5
+
+/* Stages coordinates [a0, a0 + alen) of the block positions j0 + r (r < GT_J, into sj_) and i0 + r
+ * (r < GT_I, into si_), row stride GT_A + 1: centered keys (vals = 0) or weighted values w_p·v
+ * (vals = 1); zeros past the block's end or past alen. Work-item lid loads coordinates
+ * a0 + 4·(lid mod 4) .. + 3 of row lid / 4 of each of the KVB_GRAM_MLP row groups with one vector
+ * load each, every address from local memory (the rows' cache indices cus, staged once per
+ * block): no load waits for another, and four consecutive work-items read one 64-byte segment
+ * of a row. The same float operations as before on the same values (x − mean_a, w_p·x), so the
+ * Gram entries stay bit for bit those of k_bkvb.cl. w_, a0 and alen are multiples of 4 (d and
+ * dv of the device cache are, gpu_resident.c), so a vector is all in or all out. */
+/* Row group k's store: x − mean_a (keys) or w_p·x (values), zeros outside. */
+KVB_DEVICE void kvb_gram_put(KVB_LOCAL float *sj_, KVB_LOCAL float *si_, int k, int j0, int i0, int len, int a0, int alen,
+                             int vals, KVB_LOCAL const float *ws, KVB_LOCAL const float *mean, int lid, kvb_float4 x) {
+  int rr = lid >> 2, a = 4 * (lid & 3), p = k ? i0 + rr + GT_J * (k - 1) : j0 + rr;
+  KVB_LOCAL float *o = k ? si_ + (rr + GT_J * (k - 1)) * (GT_A + 1) + a : sj_ + rr * (GT_A + 1) + a;
+  if (p < len && a < alen) {
+    if (vals) {
+      float wp = ws[p];
+      o[0] = wp * x.x, o[1] = wp * x.y, o[2] = wp * x.z, o[3] = wp * x.w;
+    } else {
+      o[0] = x.x - mean[a0 + a], o[1] = x.y - mean[a0 + a + 1];
+      o[2] = x.z - mean[a0 + a + 2], o[3] = x.w - mean[a0 + a + 3];
     }
-    st[r * (GT_A + 1) + a] = x;
+  } else
+    o[0] = o[1] = o[2] = o[3] = 0.0f;
+}
+
+/* Stages coordinates [a0, a0 + alen) of the block positions j0 + r (r < GT_J, into sj_) and i0 + r
+ * (r < GT_I, into si_), row stride GT_A + 1: centered keys (vals = 0) or weighted values w_p·v
+ * (vals = 1); zeros past the block's end or past alen. Work-item lid loads coordinates
+ * a0 + 4·(lid mod 4) .. + 3 of row lid / 4 of each of the KVB_GRAM_MLP row groups with one vector
+ * load each, every address from local memory (the rows' cache indices cus, staged once per
+ * block): no load waits for another, and four consecutive work-items read one 64-byte segment
+ * of a row. The same float operations as before on the same values (x − mean_a, w_p·x), so the
+ * Gram entries stay bit for bit those of k_bkvb.cl. w_, a0 and alen are multiples of 4 (d and
+ * dv of the device cache are, gpu_resident.c), so a vector is all in or all out.
+ * KVB_PERFMUT_GRAM_ONE_LOAD (a performance mutant, same numbers: only scripts/ptx-mlp-check can
+ * reject it, and must) stores each vector right after its load. */
+KVB_DEVICE void kvb_gram_stage(KVB_LOCAL float *sj_, KVB_LOCAL float *si_, int j0, int i0, int len, int a0, int alen,
+                               int vals, int w_, kvb_idx hrow, KVB_LOCAL const int *cus, KVB_GLOBAL const float *X,
+                               KVB_LOCAL const float *ws, KVB_LOCAL const float *mean, int lid) {
+  int rr = lid >> 2, a = 4 * (lid & 3);
+  kvb_float4 x[KVB_GRAM_MLP];
+  KVB_UNROLL
+  for (int k = 0; k < KVB_GRAM_MLP; k++) { /* every load issued before any store */
+    int p = k ? i0 + rr + GT_J * (k - 1) : j0 + rr;
+    if (p < len && a < alen) x[k] = KVB_LOAD_F4(X, ((hrow + cus[p]) * w_ + a0 + a) / 4);
+    else x[k].x = x[k].y = x[k].z = x[k].w = 0.0f; /* defined, though kvb_gram_put stores zeros there */
+#ifdef KVB_PERFMUT_GRAM_ONE_LOAD
+    kvb_gram_put(sj_, si_, k, j0, i0, len, a0, alen, vals, ws, mean, lid, x[k]);
+#endif
   }
+#ifndef KVB_PERFMUT_GRAM_ONE_LOAD
+  KVB_UNROLL
+  for (int k = 0; k < KVB_GRAM_MLP; k++) kvb_gram_put(sj_, si_, k, j0, i0, len, a0, alen, vals, ws, mean, lid, x[k]);
+#endif
 }
 
 KVB_KERNEL kvb_bkvb_gram_walk(int n, int d, int dv, int m, int b, int nblk, float ks, float beta, float c0,
@@ -56,6 +103,8 @@ KVB_KERNEL kvb_bkvb_gram_walk(int n, int d, int dv, int m, int b, int nblk, floa
   KVB_SHARED float mean[KVB_DMAX];
   KVB_SHARED float acc[KVB_BMAX];
   KVB_SHARED float us[KVB_BMAX];
+  KVB_SHARED int cus[KVB_BMAX];
+  KVB_SHARED float ws[KVB_BMAX];
   KVB_SHARED float gt[GT_J * KVB_BMAX];
   KVB_SHARED float sj_[GT_J * (GT_A + 1)];
   KVB_SHARED float si_[GT_I * (GT_A + 1)];
@@ -66,9 +115,12 @@ KVB_KERNEL kvb_bkvb_gram_walk(int n, int d, int dv, int m, int b, int nblk, floa
   kvb_idx hrow = (kvb_idx)h * n;
   KVB_GLOBAL const int *cu = cur + hrow + start;
   KVB_GLOBAL const float *w = cw + hrow + start;
+  /* the block's cache rows and weights, read once: every later load's address comes from here */
+  for (int i = lid; i < len; i += wg) cus[i] = cu[i], ws[i] = w[i];
+  KVB_BARRIER();
   for (int a = lid; a < d; a += wg) { /* block mean of the real tokens (as kvb_bkvb_walk) */
     float sum = 0.0f;
-    for (int i = 0; i < len; i++) sum += K[(hrow + cu[i]) * d + a];
+    for (int i = 0; i < len; i++) sum += K[(hrow + cus[i]) * d + a];
     mean[a] = sum / (float)len;
   }
   for (int i = lid; i < len; i += wg) acc[i] = 0.0f, us[i] = u[(kvb_idx)h * m + start + i];
@@ -93,8 +145,7 @@ KVB_KERNEL kvb_bkvb_gram_walk(int n, int d, int dv, int m, int b, int nblk, floa
 #endif
         for (int a0 = 0; a0 < dim; a0 += GT_A) {
           int alen = dim - a0 < GT_A ? dim - a0 : GT_A;
-          kvb_gram_stage(sj_, GT_J, j0, len, a0, alen, pass, pass ? dv : d, hrow, cu, pass ? V : K, w, mean, lid, wg);
-          kvb_gram_stage(si_, GT_I, i0, len, a0, alen, pass, pass ? dv : d, hrow, cu, pass ? V : K, w, mean, lid, wg);
+          kvb_gram_stage(sj_, si_, j0, i0, len, a0, alen, pass, pass ? dv : d, hrow, cus, pass ? V : K, ws, mean, lid);
           KVB_BARRIER();
           for (int a = 0; a < alen; a++) {
             float xj[4], xi[4];

@@ -32,27 +32,49 @@
 #define KVB_COOP_TILE 4128 /* floats of the local tile: 32 rows at d = 128, 16 at d = 256 (16.5 KB) */
 #define KVB_COOP_GMAX 4
 
+/* Vector loads each lane has in flight in kvb_coop_load: the loop issues KVB_COOP_MLP loads (one
+ * per vector lid + k·wg, k < KVB_COOP_MLP) before the first of their stores to the tile, so a lane
+ * waits one DRAM latency per KVB_COOP_MLP vectors, not per vector (Little's law: 64 lanes × 9
+ * groups × 4 × 16 B = 36 KB in flight per H100 SM at float32, 18 KB at float16, against the
+ * 10.5–14.9 KB that stream HBM at its peak; one load per lane gives 9.2 / 4.6 KB). roofline.c
+ * reads this line of the embedded kernel text for its in-flight estimate, and
+ * scripts/ptx-mlp-check counts the loads nvcc issues before the first store in the compiled PTX
+ * (it must find at least this many; built with -DKVB_COOP_MLP=1 it must see one and fail). */
+#ifndef KVB_COOP_MLP
+#define KVB_COOP_MLP 4
+#endif
+
 /* Loads rows [0, rows) starting at element `base` (a multiple of 4) of a w-wide row-major array
- * into tile (row stride w + 1). w is a multiple of 4, so a vector never straddles two rows. */
+ * into tile (row stride w + 1). w is a multiple of 4, so a vector never straddles two rows: vector
+ * v holds elements 4v..4v+3 of row r = ⌊4v / w⌋, stored at tile[4v + r] (r·(w + 1) + 4v − r·w).
+ * Lane lid takes v = lid + j·wg; its row is advanced by wg vectors per step (dr rows and dc
+ * vectors, computed once), so the loop has no integer division. The two loops differ only in the
+ * load: not one load behind `is_half ? :`, which a compiler may turn into both loads and a select,
+ * reading the float view of a half buffer twice as far (out of bounds). */
+#define KVB_COOP_LOAD_LOOP(LOAD, X)                                                              \
+  for (int v0 = lid; v0 < nvec; v0 += KVB_COOP_MLP * wg) {                                        \
+    kvb_float4 x[KVB_COOP_MLP];                                                                   \
+    KVB_UNROLL                                                                                    \
+    for (int k = 0; k < KVB_COOP_MLP; k++) /* every load issued before any store */               \
+      if (v0 + k * wg < nvec) x[k] = LOAD(X, base / 4 + v0 + k * wg);                             \
+    KVB_UNROLL                                                                                    \
+    for (int k = 0; k < KVB_COOP_MLP; k++) {                                                      \
+      if (v0 + k * wg < nvec) {                                                                   \
+        KVB_LOCAL float *o = tile + 4 * (v0 + k * wg) + r;                                        \
+        o[0] = x[k].x, o[1] = x[k].y, o[2] = x[k].z, o[3] = x[k].w;                               \
+      }                                                                                           \
+      r += dr, c += dc;                                                                           \
+      if (c >= w4) r += 1, c -= w4;                                                               \
+    }                                                                                             \
+  }
 KVB_DEVICE void kvb_coop_load(KVB_LOCAL float *tile, KVB_GLOBAL const float *xf, KVB_GLOBAL const kvb_half *xh,
                               int is_half, kvb_idx base, int rows, int w, int lid, int wg) {
-  int nvec = rows * w / 4;
-  /* two loops, not one load behind `is_half ? :`: a compiler may turn that into both loads and a
-   * select, reading the float view of a half buffer twice as far (out of bounds) */
+  int w4 = w / 4, nvec = rows * w4;
+  int r = lid / w4, c = lid - r * w4, dr = wg / w4, dc = wg - dr * w4;
   if (is_half)
-    for (int v = lid; v < nvec; v += wg) {
-      kvb_float4 x = KVB_LOAD_H4(xh, base / 4 + v);
-      int e = 4 * v, r = e / w, c = e - r * w;
-      KVB_LOCAL float *o = tile + r * (w + 1) + c;
-      o[0] = x.x, o[1] = x.y, o[2] = x.z, o[3] = x.w;
-    }
+    KVB_COOP_LOAD_LOOP(KVB_LOAD_H4, xh)
   else
-    for (int v = lid; v < nvec; v += wg) {
-      kvb_float4 x = KVB_LOAD_F4(xf, base / 4 + v);
-      int e = 4 * v, r = e / w, c = e - r * w;
-      KVB_LOCAL float *o = tile + r * (w + 1) + c;
-      o[0] = x.x, o[1] = x.y, o[2] = x.z, o[3] = x.w;
-    }
+    KVB_COOP_LOAD_LOOP(KVB_LOAD_F4, xf)
 }
 
 KVB_KERNEL kvb_attn_coop(int n, int ld, int dk, int dv, int H, int G, int chunk, int nsplit, float scale,

@@ -50,7 +50,7 @@ typedef long long kvb_idx;
 typedef float4 kvb_float4;
 #define KVB_LOAD_F4(p, i) (reinterpret_cast<const float4 *>(p)[(i)])
 #define KVB_STORE_F4(p, i, v) (reinterpret_cast<float4 *>(p)[(i)] = (v))
-static __device__ __forceinline__ float4 kvb_load_h4(const __half *p, int i) {
+static __device__ __forceinline__ float4 kvb_load_h4(const __half *p, long long i) {
   uint2 u = reinterpret_cast<const uint2 *>(p)[i];
   __half2 lo, hi;
   memcpy(&lo, &u.x, 4);
@@ -114,7 +114,13 @@ static inline kvb_float4 kvb_host_load_h4(const kvb_half *p, kvb_idx i) {
 #define KVB_UNROLL
 #else
 #define KVB_KERNEL __kernel void
-#define KVB_DEVICE static inline
+/* always inlined: a helper LLVM leaves out of line (kvb_coop_load once its loads were unrolled, too
+ * big for the inliner's threshold) gets the kernel's __local array it is always passed folded
+ * into its body as the module-level global (interprocedural constant propagation), and PoCL,
+ * which gives each work-group its own copy of a kernel's __local arrays by rewriting the
+ * kernel's uses only, leaves the helper writing that global: the kernel read its tile back as
+ * zeros (optimized builds only; Oclgrind, and -cl-opt-disable, keep the pointer argument) */
+#define KVB_DEVICE static inline __attribute__((always_inline))
 #define KVB_GLOBAL __global
 #define KVB_SHARED __local
 #define KVB_GROUP_ID() ((int)get_group_id(0))

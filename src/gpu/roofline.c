@@ -5,7 +5,21 @@
 #include "gpu.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* The value N of the line "#define NAME N" of the embedded kernel text (gpu.h), 0 when there is
+ * none: the loads in flight per lane are the kernels' own constants (KVB_COOP_MLP in
+ * k_decode_coop.cl, KVB_GRAM_MLP in k_bkvb_gram.cl), the sizes of the arrays their load loops
+ * fill before the first store, so the model follows the code, and scripts/ptx-mlp-check checks
+ * the compiled code issues that many. */
+double kvb_roof_kernel_define(const char *name) {
+  const char *src = kvb_gpu_kernel_source();
+  size_t n = strlen(name);
+  for (const char *q = src; (q = strstr(q, "#define ")) != NULL; q += 8)
+    if (!strncmp(q + 8, name, n) && (q[8 + n] == ' ' || q[8 + n] == '\t')) return strtod(q + 8 + n, NULL);
+  return 0;
+}
 
 /* Vendor figures (HBM peak, FP32 non-tensor peak, SMs, boost clock, local memory per SM) and
  * latencies from published microbenchmarks of these parts (dependent FMA 4 cycles; a 64-item
@@ -110,11 +124,13 @@ kvb_roof_result kvb_roof_predict(const kvb_roof_kernel *k, const kvb_roof_device
  * Hkv < H the caller replicates them, so DRAM bytes are per query head).
  * coop = 1, k_decode_coop.cl kvb_attn_coop: one group of 64 per (split, KV head, query) serving
  * the G = H/Hkv query heads of that KV head; K and V come in tiles of min(64, 4128/(d + 1)) rows,
- * loaded with 4-element vector loads (COALESCED, 16 B f32 / 8 B f16 lanes), one in flight per
- * lane (each load's store to the tile follows it), into a padded local tile; work-item r reads row r once per coordinate for all G queries (the query a broadcast per
- * query), the V pass reads the tile column by column; the same combine. */
+ * loaded with 4-element vector loads (COALESCED, 16 B f32 / 8 B f16 lanes), KVB_COOP_MLP in flight
+ * per lane (issued before their stores to the tile), into a padded local tile; work-item r reads row r once per coordinate for all G queries (the query a broadcast per
+ * query), the V pass reads the tile column by column; the same combine. Resident groups come from
+ * local memory alone (25 KB: 9 per H100 SM); the registers the four loads in flight cost (ptxas:
+ * 105 on sm_90, 96 on sm_80, up from 56 / 61) still allow 9 groups of 64 on an H100 SM (64K
+ * registers, allocated per warp in 8-register steps), so they do not bind. */
 #define COOP_TILE 4128.0
-#define COOP_MLP 1.0 /* kvb_coop_load: one vector load in flight per lane (each followed by its store) */
 void kvb_roof_decode(kvb_roof_kernel *k, double H, double Hkv, double n, double dk, double dv, double nq,
                      double es, double chunk, int coop, const kvb_roof_device *d) {
   memset(k, 0, sizeof *k);
@@ -143,15 +159,17 @@ void kvb_roof_decode(kvb_roof_kernel *k, double H, double Hkv, double n, double 
     double shm = (COOP_TILE + gmax * KVB_GPU_DMAX + gmax * KVB_GPU_CHUNK_MAX + KVB_GPU_WG) * 4;
     double rk = fmin(64, floor(COOP_TILE / (dk + 1))), rv = fmin(64, floor(COOP_TILE / (dv + 1)));
     double tiles = ceil(len / rk), vtiles = ceil(len / rv);
+    double mlp = kvb_roof_kernel_define("KVB_COOP_MLP");
+    if (mlp < 1) mlp = 1;
     int p = kvb_roof_phase_begin(k, d, "K tiles (vector loads, G queries per row)", groups, 64, shm);
-    kvb_roof_stream_mlp(k, p, nq * Hkv * n * dk * es, KVB_ACC_COALESCED, 4 * es, 1, COOP_MLP, 1);
+    kvb_roof_stream_mlp(k, p, nq * Hkv * n * dk * es, KVB_ACC_COALESCED, 4 * es, 1, mlp, 1);
     kvb_roof_stream(k, p, nq * H * nsplit * dk * 4, KVB_ACC_COALESCED, 4, 0);
     kvb_roof_flops(k, p, nq * H * n * (2 * dk + 2), fmin(1, fmin(rk, len) / 64));
     /* tile store + each lane's row read (once for all G queries) + G query broadcasts, 4-byte floats */
     kvb_roof_shm(k, p, nq * Hkv * n * dk * 4 * (2 + G));
     kvb_roof_serial(k, p, tiles * (d->lat_dram + 2 * d->lat_barrier + dk * fmax(d->lat_fma, fmin(G, gmax))));
     p = kvb_roof_phase_begin(k, d, "exp, sum, V tiles (vector loads)", groups, 64, shm);
-    kvb_roof_stream_mlp(k, p, nq * Hkv * n * dv * es, KVB_ACC_COALESCED, 4 * es, 1, COOP_MLP, 1);
+    kvb_roof_stream_mlp(k, p, nq * Hkv * n * dv * es, KVB_ACC_COALESCED, 4 * es, 1, mlp, 1);
     kvb_roof_stream(k, p, part, KVB_ACC_COALESCED, 4, 1);
     kvb_roof_flops(k, p, nq * H * n * (2 * dv + 2), fmin(1, dv / 64));
     /* tile store, each element read once (lane a, row r), and per query the p_t broadcast (one
@@ -260,9 +278,8 @@ void kvb_roof_subgen_update_b(kvb_roof_kernel *k, double H, double nt, double dk
  * staged in local memory, no global access on the chain); the halving by 64 lanes per head with
  * integer prefix counts (kvb_bkvb_halving_par). */
 #define GRAM_TJ 16.0
+#define GRAM_TI 64.0
 #define GRAM_A 16.0
-#define GRAM_MLP 1.0 /* kvb_gram_stage: loads in flight per lane (a store to local memory after each) */
-#define GRAM_DEP 2.0 /* and dependent loads per element (the row index cu[p] is a global load) */
 void kvb_roof_bkvb_round(kvb_roof_kernel *k, double H, double m, double d, double dv, double b, int gram,
                          const kvb_roof_device *dev) {
   memset(k, 0, sizeof *k);
@@ -291,7 +308,8 @@ void kvb_roof_bkvb_round(kvb_roof_kernel *k, double H, double m, double d, doubl
     kvb_roof_serial(k, p, 2 * m * 2 * dev->lat_fma);
   } else {
     double tj = GRAM_TJ, ntile = ceil(b / tj);
-    double shm = (KVB_GPU_DMAX + 2 * KVB_GPU_BMAX + tj * KVB_GPU_BMAX + (tj + 64) * (GRAM_A + 1)) * 4.0;
+    /* mean, acc, us, the staged cache rows and weights, the Gram tile, the two staging tiles */
+    double shm = (KVB_GPU_DMAX + 4 * KVB_GPU_BMAX + tj * KVB_GPU_BMAX + (tj + 64) * (GRAM_A + 1)) * 4.0;
     /* pairs computed: each tile of tj rows runs over the columns from its first row on */
     double comp = 0;
     for (double t0 = 0; t0 < b; t0 += tj) comp += fmin(tj, b - t0) * (b - t0);
@@ -300,11 +318,19 @@ void kvb_roof_bkvb_round(kvb_roof_kernel *k, double H, double m, double d, doubl
     kvb_roof_stream(k, p, H * m * d * 4, KVB_ACC_COALESCED, 4, 1);
     kvb_roof_serial(k, p, b * (dev->lat_l2 + dev->lat_fma) / 4);
     p = kvb_roof_phase_begin(k, dev, "Gram tiles in local memory (4x4 per lane)", groups, 64, shm);
-    kvb_roof_stream(k, p, H * m * dv * 4, KVB_ACC_COALESCED, 4, 1);
-    /* restaged per tile: re-reads (L2), one 4-byte element per lane in flight, each a gather through
-     * cu[p], itself a global load */
-    kvb_roof_stream_mlp(k, p, ntile * H * m * (d + dv) * 4, KVB_ACC_COALESCED, 4, 0, GRAM_MLP, GRAM_DEP);
-    kvb_roof_shm(k, p, comp * (d + dv) * 2 + ntile * H * m * (d + dv) * 4 + comp * 4 * 2);
+    /* kvb_gram_stage: per row tile j0 (while j0 + 1 < b) and column pass i0 = j0, j0 + 64, ...,
+     * the tile's rows and the pass's columns, every coordinate chunk: rows staged per block,
+     * counted as the loops run them; the values' first reading comes from HBM, every other staged
+     * byte is a re-read (L2). 16-byte vector loads at addresses from local memory (no dependent
+     * load), KVB_GRAM_MLP in flight per lane. */
+    double staged = 0;
+    for (double j0 = 0; j0 + 1 < b; j0 += tj)
+      for (double i0 = j0; i0 < b; i0 += GRAM_TI) staged += fmin(tj, b - j0) + fmin(GRAM_TI, b - i0);
+    double gmlp = kvb_roof_kernel_define("KVB_GRAM_MLP");
+    if (gmlp < 1) gmlp = 1;
+    kvb_roof_stream_mlp(k, p, H * m * dv * 4, KVB_ACC_COALESCED, 16, 1, gmlp, 1);
+    kvb_roof_stream_mlp(k, p, fmax(0, staged * groups * (d + dv) * 4 - H * m * dv * 4), KVB_ACC_COALESCED, 16, 0, gmlp, 1);
+    kvb_roof_shm(k, p, comp * (d + dv) * 2 + staged * groups * (d + dv) * 4 + comp * 4 * 2);
     kvb_roof_flops(k, p, comp * (2 * d + 2 * dv + 8), 1);
     /* per chunk: staging (an L2 round trip), 2 barriers, GRAM_A steps of 8 loads + 16 FMAs issued */
     kvb_roof_serial(k, p, ntile * ceil(b / 64) * (ceil(d / GRAM_A) + ceil(dv / GRAM_A)) *

@@ -55,10 +55,14 @@
  * of clk_lat (H100: 700 and 1000 cycles at 1.7 GHz, i.e. 412–588 ns: an H100 SXM, 132 SMs, needs
  * 3.35 TB/s / 132 × 412–588 ns ≈ 10.5–14.9 KB in flight per SM to stream HBM at its peak). It
  * assumes every resident group keeps its loads in flight (the others' compute hides under them);
- * the loads in flight per lane are read off the kernel's code (roofline.c).
+ * the loads in flight per lane are the kernel's own constant where its load loop is shaped for it
+ * (KVB_COOP_MLP, KVB_GRAM_MLP: the loads issued before the first store, read from the embedded
+ * kernel text and checked against nvcc's PTX by scripts/ptx-mlp-check), else read off the code.
  *
  * What the model leaves out: cache capacity (row-per-lane lines evicted before their next element
- * would make DRAM traffic worse), instruction issue limits beyond the L1, bank conflicts (the new
+ * would make DRAM traffic worse; re-reads are charged at L2 bandwidth even where the resident
+ * groups' data exceed the L2: a BalanceKV round's restaged blocks, ≈ 300 MB at H = 32, b = 256,
+ * d = 128 on an H100 against its 50 MB), instruction issue limits beyond the L1, bank conflicts (the new
  * kernels pad their local tiles), clock throttling, and overlap between phases. */
 #ifndef KVB_ROOFLINE_H
 #define KVB_ROOFLINE_H
@@ -134,6 +138,10 @@ typedef struct {
   /* the in-flight-limited estimate at the DRAM latencies lat_lo and lat_hi */
   double t_if[2], frac_bw_if[2], frac_peak_if[2];
 } kvb_roof_result;
+
+/* The value of "#define NAME N" in the embedded kernel text (0 if absent): the kernels' loads in
+ * flight per lane (KVB_COOP_MLP, KVB_GRAM_MLP), which the models below take from there. */
+double kvb_roof_kernel_define(const char *name);
 
 /* bw_measured > 0: use it as BW with e = 1 (a measured copy on this device). */
 kvb_roof_result kvb_roof_predict(const kvb_roof_kernel *k, const kvb_roof_device *d, double bw_measured);
