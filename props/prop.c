@@ -298,6 +298,8 @@ static void set_flip(prop_ctx *ctx, double flip) {
   ctx->cell_flip[ctx->ncells - 1] = flip;
 }
 
+void prop_cell_flip(prop_ctx *ctx, double flip) { set_flip(ctx, flip); }
+
 void prop_cell_pvalue(prop_ctx *ctx, double p) {
   if (!isnan(p)) set_flip(ctx, kvb_flip_normal(p, PROP_ALPHA));
 }

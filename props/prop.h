@@ -221,6 +221,9 @@ void prop_cell_binom(prop_ctx *ctx, unsigned k, unsigned n, double p0);
  * crosses its threshold, so its flip p is min(1, Σ flip(p_i)) (the union bound), each a t test
  * with df degrees of freedom (INFINITY: z tests). */
 void prop_cell_pvalues(prop_ctx *ctx, double df, int n, const double *p);
+/* The cell's flip p computed by the check itself from src/core/flip.h (e.g. the sum over the
+ * exact sign tests that decide it). */
+void prop_cell_flip(prop_ctx *ctx, double flip);
 /* A check's verdict flip chance from its voting cells (prop_detail findings excluded):
  * P[the verdict changes on a fresh seed] <= P[some voting cell changes] <= Σ flip_i (the
  * union bound; capped at 1). Cells with no recorded flip (NaN) are counted in *unknown and add

@@ -254,6 +254,7 @@ static void abs_tight(prop_ctx *ctx) {
                         "(factor ≤ %.2f at α = 1e-6); largest single ratio %.4f",
                         eps, t, s, rho, sqrt(h2), F, N, p, over, q99, 1 / q99, lcb,
                         lcb > 0 ? 1 / lcb : INFINITY, ratio[0]);
+    prop_cell_binom(ctx, F, N, TI_P); /* an exact binomial cell: its beta-binomial flip p */
     if (ctx->mutant) {
       double ub = kvb_binom_upper_bound(F, N, PROP_ALPHA);
       worst_miss = fmax(worst_miss, kvb_binom_tail_ge(crit, fmin(ub, 1.0), N));
