@@ -244,7 +244,7 @@ typedef struct {
   int faithful, tests;   /* faithful runs and their hypothesis tests (cells and controls included) */
   double alpha_sum;      /* their α, summed */
   int mutants, exact;    /* mutant runs; those caught by an exact assertion (miss 0) */
-  int stated, plugin;    /* those whose miss probability the check stated / the plug-in gave */
+  int stated, plugin;    /* those whose miss the check stated / the predictive estimate gave */
   double stated_sum, plugin_sum;
   double worst;          /* the largest single miss probability, and whose */
   char worst_name[300];
@@ -276,7 +276,7 @@ static void budget_print(FILE *f, const budget *b) {
              "one); family-wise false-alarm probability <= %.3g (the sum of their alpha).\n",
           b->faithful, b->tests, b->alpha_sum);
   fprintf(f, "Mutant runs: %d: %d caught by an exact assertion (miss probability 0), %d with a "
-             "miss probability stated by the check (sum %.3g), %d with the plug-in estimate of "
+             "miss probability stated by the check (sum %.3g), %d with the predictive estimate of "
              "their rejected tests (sum %.3g), %d statistical without an estimate.\n",
           b->mutants, b->exact, b->stated, b->stated_sum, b->plugin, b->plugin_sum,
           b->nundeclared);
@@ -570,7 +570,7 @@ static void run_into(const prop_claim *c, const options *o, const char *mutant, 
   r->applied = ctx.mutant_applied;
   r->ntests = ctx.ntests, r->alpha_sum = ctx.alpha_sum;
   /* a mutant's chance to survive: stated by its check (prop_miss); 0 when an exact assertion
-   * caught it; else the plug-in estimate of its rejected tests (prop.c); else unknown */
+   * caught it; else the predictive estimate of its rejected tests (src/core/flip.h); else unknown */
   r->miss_kind = PROP_MISS_NONE, r->miss = 0;
   if (mutant && ctx.miss_set) r->miss_kind = PROP_MISS_STATED, r->miss = ctx.miss;
   else if (mutant && (ctx.check_failures || (ctx.exact && !ctx.ntests))) r->miss_kind = PROP_MISS_EXACT;
@@ -665,7 +665,7 @@ static int judge_mutant(const prop_claim *c, const options *o, const prop_run_re
     if (m->miss_kind != PROP_MISS_NONE && m->miss > 1e-4)
       printf("    its miss probability is %.3g (%s): the catch rests on a test near its "
              "threshold\n", m->miss, m->miss_kind == PROP_MISS_STATED ? "stated by the check"
-                                                                    : "plug-in estimate");
+                                                                    : "predictive estimate");
   } else {
     failed++;
     printf("FAIL %s let mutant %s survive (verdict %s)\n    reproduce: KVBOUND_SEED=%" PRIu64
@@ -811,7 +811,7 @@ static int judge_all(const source *src, FILE *rep) {
     if (o->shard_n > 1) snprintf(tag, sizeof tag, "# statistical budget (shard %d/%d)", o->shard_k, o->shard_n);
     else snprintf(tag, sizeof tag, "%s statistical budget", used <= PROP_RUN_BUDGET ? "PASS" : "FAIL");
     printf("%s: %.6g of %.2g (faithful alpha %.3g over %d tests; mutant misses: stated %.3g, "
-           "plug-in %.3g, largest %.3g; %d of %d mutant runs statistical without an estimate)\n",
+           "predictive %.3g, largest %.3g; %d of %d mutant runs statistical without an estimate)\n",
            tag, used, PROP_RUN_BUDGET, b.alpha_sum, b.tests, b.stated_sum, b.plugin_sum, b.worst,
            b.nundeclared, b.mutants);
     if (o->shard_n == 1 && used > PROP_RUN_BUDGET) failed++;
