@@ -277,6 +277,7 @@ void prop_cell(prop_ctx *ctx, prop_verdict v, const char *cell, const char *fmt,
   FORMAT(buf, fmt);
   if (ctx->ncells < PROP_MAX_CELLS) {
     ctx->cell_flip[ctx->ncells] = ctx->exact ? 0 : NAN;
+    ctx->cell_flip_holds[ctx->ncells] = NAN;
     ctx->cells[ctx->ncells++] = v;
   } else {
     prop_check(ctx, 0, "more than %d cells", PROP_MAX_CELLS);
@@ -309,25 +310,55 @@ void prop_cell_pvalue_t(prop_ctx *ctx, double p, double df) {
 }
 
 void prop_cell_pvalues(prop_ctx *ctx, double df, int n, const double *p) {
-  double s = 0;
-  for (int i = 0; i < n; i++)
-    if (!isnan(p[i])) s += isinf(df) ? kvb_flip_normal(p[i], PROP_ALPHA) : kvb_flip_t(p[i], df, PROP_ALPHA);
+  double s = 0, f0 = NAN;
+  for (int i = 0; i < n; i++) {
+    if (isnan(p[i])) continue;
+    double f = isinf(df) ? kvb_flip_normal(p[i], PROP_ALPHA) : kvb_flip_t(p[i], df, PROP_ALPHA);
+    s += f;
+    if (i == 0) f0 = f;
+  }
   set_flip(ctx, s > 1 ? 1 : s);
+  /* a cell that is neither HOLDS nor VACUOUS comes out HOLDS only through its HOLDS test */
+  int k = ctx->ncells - 1;
+  if (k >= 0 && !ctx->exact && ctx->cells[k] != PROP_HOLDS && ctx->cells[k] != PROP_VACUOUS)
+    ctx->cell_flip_holds[k] = f0;
 }
 
 void prop_cell_binom(prop_ctx *ctx, unsigned k, unsigned n, double p0) {
   set_flip(ctx, kvb_flip_binom(k, n, kvb_binom_crit(n, p0, PROP_ALPHA)));
 }
 
-double prop_check_flip(const double *flip, const unsigned char *detail, int ncells, int *unknown) {
-  double s = 0;
-  int u = 0;
+double prop_check_flip(const prop_verdict *cells, const double *flip, const double *flip_holds,
+                       const unsigned char *detail, int ncells, int *unknown) {
+  double s = 0, lo = INFINITY;
+  int u = 0, first = -1, mixed = 0;
   for (int i = 0; i < ncells; i++) {
     if (detail[i]) continue;
     if (isnan(flip[i])) u++;
-    else s += flip[i];
+    else s += flip[i], lo = fmin(lo, flip[i]);
+    if (first < 0) first = i;
+    else mixed |= cells[i] != cells[first];
   }
   if (unknown) *unknown = u;
+  if (mixed && u == 0) {
+    /* MIXED changes only when every cell ends up agreeing on one value v: on a value some cell
+     * has now, every cell without it must move (at most the least likely of them), on any other
+     * value every cell must (at most the least likely of all) */
+    double m = lo;
+    for (int i = 0; i < ncells; i++) {
+      if (detail[i]) continue;
+      int seen = 0;
+      for (int j = 0; j < i && !seen; j++) seen = !detail[j] && cells[j] == cells[i];
+      if (seen) continue;
+      double mv = INFINITY; /* toward HOLDS: a cell's HOLDS test's flip where it is known */
+      for (int j = 0; j < ncells; j++)
+        if (!detail[j] && cells[j] != cells[i])
+          mv = fmin(mv, cells[i] == PROP_HOLDS && flip_holds && !isnan(flip_holds[j]) ? flip_holds[j]
+                                                                                   : flip[j]);
+      m += mv;
+    }
+    s = fmin(s, m);
+  }
   return s > 1 ? 1 : s;
 }
 
@@ -347,6 +378,7 @@ void prop_detail(prop_ctx *ctx, prop_verdict v, const char *cell, const char *fm
   if (ctx->ncells < PROP_MAX_CELLS) {
     ctx->cell_detail[ctx->ncells] = 1;
     ctx->cell_flip[ctx->ncells] = ctx->exact ? 0 : NAN;
+    ctx->cell_flip_holds[ctx->ncells] = NAN;
     ctx->cells[ctx->ncells++] = v;
   } else {
     prop_check(ctx, 0, "more than %d cells", PROP_MAX_CELLS);

@@ -75,6 +75,9 @@ typedef struct {
   double cell_flip[PROP_MAX_CELLS]; /* the chance that the cell's outcome comes out the other
                                        way on a fresh draw (prop_cell_pvalue, src/core/flip.h);
                                        0 in an exact check; NaN when unknown */
+  double cell_flip_holds[PROP_MAX_CELLS]; /* of a cell that is not HOLDS: the chance that it comes
+                                       out HOLDS (its HOLDS test's flip, prop_cell_pvalues);
+                                       NaN when not known apart (cell_flip stands for it) */
   FILE *log;            /* details (stdout for faithful runs, /dev/null-like for mutants) */
   char notes[8192];     /* measured numbers for the report */
   /* Trial blocks (prop_gather): a long claim's trials split over shards. tb_n <= 1: every
@@ -224,11 +227,16 @@ void prop_cell_pvalues(prop_ctx *ctx, double df, int n, const double *p);
 /* The cell's flip p computed by the check itself from src/core/flip.h (e.g. the sum over the
  * exact sign tests that decide it). */
 void prop_cell_flip(prop_ctx *ctx, double flip);
-/* A check's verdict flip chance from its voting cells (prop_detail findings excluded):
- * P[the verdict changes on a fresh seed] <= P[some voting cell changes] <= Σ flip_i (the
- * union bound; capped at 1). Cells with no recorded flip (NaN) are counted in *unknown and add
- * nothing. */
-double prop_check_flip(const double *flip, const unsigned char *detail, int ncells, int *unknown);
+/* A check's verdict flip chance from its voting cells (prop_detail findings excluded), an upper
+ * bound on P[the verdict changes on a fresh seed]: when the cells agree, the verdict changes
+ * only if some cell does, so <= Σ flip_i (the union bound); when they disagree (MIXED) it
+ * changes only if all come to agree on one value v, so <= Σ over the values v present of
+ * min_{i: cell i != v} flip_i (toward HOLDS, the cells' flip_holds where known), plus min_i flip_i
+ * (a value no cell has), if smaller than Σ flip_i. flip_holds may be NULL.
+ * Capped at 1. Cells with no recorded flip (NaN) are counted in *unknown and add nothing (a
+ * MIXED check with one of them gets the union bound). */
+double prop_check_flip(const prop_verdict *cells, const double *flip, const double *flip_holds,
+                       const unsigned char *detail, int ncells, int *unknown);
 /* A finding within one unit (e.g. the sign test over one text's caches, valid given that text,
  * when the claim's unit is the text): reported like a cell, compared between the faithful and
  * every mutant run (a mutant that moves it is caught), but never part of the verdict — the

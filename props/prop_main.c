@@ -315,7 +315,7 @@ static void write_totals(FILE *rep, const char *what, const int *count, int with
 }
 
 /* Expected verdict flips per fresh seed: Σ over checks of each verdict's flip chance (an upper
- * bound: each check's is the union bound over its voting cells, prop_check_flip), with the
+ * bound: each check's bounds its verdict's from its voting cells, prop_check_flip), with the
  * seed-fragile verdicts named. */
 static double total_flips(const check_result *res, size_t nres, int *fragile, int *unknown) {
   double t = 0;
@@ -334,7 +334,8 @@ static void write_flips(FILE *rep, const check_result *res, size_t nres) {
   fprintf(rep, "\n### Verdicts that reproduce\n\n"
                "A voting cell's flip p is the chance that its outcome comes out the other way on a "
                "fresh seed (the predictive probability of its test, src/core/flip.h); a check's "
-               "is the sum over its voting cells (an upper bound on its verdict's). Verdicts with "
+               "bounds its verdict's: the sum over its voting cells when they agree; for MIXED, "
+               "the chance that all come to agree. Verdicts with "
                "flip p >= %.2g are marked seed-fragile above.\n\n"
                "Expected verdict flips per fresh seed: %.3g (target <= %.2g); %d seed-fragile "
                "verdict%s", PROP_FRAGILE, t, PROP_FLIP_TARGET, fragile, fragile == 1 ? "" : "s");
@@ -579,6 +580,7 @@ static void run_into(const prop_claim *c, const options *o, const char *mutant, 
   memcpy(r->cells, ctx.cells, sizeof r->cells);
   memcpy(r->cell_detail, ctx.cell_detail, sizeof r->cell_detail);
   memcpy(r->cell_flip, ctx.cell_flip, sizeof r->cell_flip);
+  memcpy(r->cell_flip_holds, ctx.cell_flip_holds, sizeof r->cell_flip_holds);
   snprintf(r->notes, sizeof r->notes, "%s", ctx.notes);
 }
 
@@ -595,7 +597,8 @@ static void print_cell_flips(const prop_run_rec *r) {
     else printf("%.3g", r->cell_flip[q]);
   }
   if (any) printf("\n");
-  double flip = prop_check_flip(r->cell_flip, r->cell_detail, r->ncells, &unknown);
+  double flip = prop_check_flip(r->cells, r->cell_flip, r->cell_flip_holds, r->cell_detail,
+                                r->ncells, &unknown);
   if (flip >= PROP_FRAGILE) printf("    seed-fragile (flip p = %.2g)\n", flip);
   else if (flip > 0) printf("    verdict flip p = %.2g\n", flip);
 }
@@ -787,7 +790,8 @@ static int judge_all(const source *src, FILE *rep) {
         /* a failed assertion or a skipped check has no cell-level flip chance */
         r->flip = 0, r->flip_unknown = 0;
         if (!f.failures && f.v != PROP_SKIPPED && !o->only_mutant)
-          r->flip = prop_check_flip(f.cell_flip, f.cell_detail, f.ncells, &r->flip_unknown);
+          r->flip = prop_check_flip(f.cells, f.cell_flip, f.cell_flip_holds, f.cell_detail,
+                                   f.ncells, &r->flip_unknown);
         snprintf(r->notes, sizeof r->notes, "%s", o->only_mutant ? "" : f.notes);
       }
     }

@@ -93,13 +93,43 @@ int main(void) {
   prop_cell_binom(&c, 29, 30, 0.5);
   prop_cell(&c, PROP_HOLDS, "u", "x"); /* no p: unknown */
   int unknown = -1;
-  double sum = prop_check_flip(c.cell_flip, c.cell_detail, c.ncells, &unknown);
+  double sum = prop_check_flip(c.cells, c.cell_flip, c.cell_flip_holds, c.cell_detail,
+                               c.ncells, &unknown);
   double want_sum = c.cell_flip[0] + c.cell_flip[1] + kvb_flip_t(1e-9, 9, PROP_ALPHA) +
                     kvb_flip_binom(29, 30, 28);
   CHECK(fabs(c.cell_flip[2] - kvb_flip_t(1e-9, 9, PROP_ALPHA)) < 1e-15 &&
             fabs(c.cell_flip[4] - kvb_flip_binom(29, 30, 28)) < 1e-15 && unknown == 1 &&
             fabs(sum - fmin(1, want_sum)) < 1e-12,
         "verdict.flip.check_sum", "sum %g want %g, unknown %d", sum, fmin(1, want_sum), unknown);
+  /* MIXED (hand-worked): cells HOLDS 0.3, HOLDS 0.2, FAILS 0.05, INCONCLUSIVE 0.4. All HOLDS
+   * needs the FAILS and INCONCLUSIVE cells to move: <= min(0.05, 0.4) = 0.05; all FAILS: <=
+   * min(0.3, 0.2, 0.4) = 0.2; all INCONCLUSIVE: <= 0.05; another value: <= 0.05. Bound 0.35,
+   * below the sum 0.95. With the cells agreeing (all HOLDS) the union bound, 0.95. */
+  ctx_init(&c, log);
+  prop_verdict mv[4] = {PROP_HOLDS, PROP_HOLDS, PROP_FAILS, PROP_INCONCLUSIVE};
+  double mf[4] = {0.3, 0.2, 0.05, 0.4};
+  for (int i = 0; i < 4; i++) prop_cell(&c, mv[i], "m", "x"), prop_cell_flip(&c, mf[i]);
+  double mixed = prop_check_flip(c.cells, c.cell_flip, NULL, c.cell_detail, c.ncells, NULL);
+  for (int i = 0; i < 4; i++) c.cells[i] = PROP_HOLDS;
+  double agree = prop_check_flip(c.cells, c.cell_flip, NULL, c.cell_detail, c.ncells, NULL);
+  CHECK(fabs(mixed - 0.35) < 1e-12 && fabs(agree - 0.95) < 1e-12, "verdict.flip.mixed",
+        "mixed %g (want 0.35), agreeing %g (want 0.95)", mixed, agree);
+  /* toward HOLDS through the HOLDS test only: an INCONCLUSIVE cell with p = 0.5 for the
+   * advantage and 1e-6 against it flips with 0.5 + Φ(−4.753424/√2) (to FAILS, mostly) but comes
+   * out HOLDS with Φ(−4.753424/√2) = 3.88e-4 only; beside a HOLDS cell of flip 1e-3 the MIXED
+   * verdict changes with at most 3.88e-4 (all HOLDS) + 1e-3 (all INCONCLUSIVE) + 1e-3 */
+  ctx_init(&c, log);
+  prop_cell(&c, PROP_HOLDS, "h", "x");
+  prop_cell_flip(&c, 1e-3);
+  prop_cell(&c, PROP_INCONCLUSIVE, "i", "x");
+  prop_cell_pvalues(&c, INFINITY, 2, (double[]){0.5, 1e-6});
+  double ph = 0.5 * erfc(4.753424 / 2), dir = prop_check_flip(c.cells, c.cell_flip,
+                                                              c.cell_flip_holds, c.cell_detail,
+                                                              c.ncells, NULL);
+  CHECK(fabs(c.cell_flip[1] - (0.5 + ph)) < 1e-6 && fabs(c.cell_flip_holds[1] - ph) < 1e-6 &&
+            fabs(dir - (ph + 2e-3)) < 1e-6,
+        "verdict.flip.mixed_toward_holds", "flip %g, toward HOLDS %g, bound %g (want %g)",
+        c.cell_flip[1], c.cell_flip_holds[1], dir, ph + 2e-3);
   fclose(log);
   UNIT_EXIT();
 }
