@@ -560,9 +560,10 @@ static void fig1_family(prop_ctx *ctx, int fam) {
                 mb, sb, mu, su, wb.mean, wb.sd, wb.t, wb.p_pos, wb.p_neg, wb.power, mr,
                 vr > 0 ? "better" : vr < 0 ? "worse" : "n.s.", wr.t,
                 vz > 0 ? "better" : vz < 0 ? "worse" : "n.s.", wbr.mean, wbr.t);
-      /* the test that decided the cell (the control's when a control made it VACUOUS) */
-      prop_cell_pvalue(ctx, v == PROP_VACUOUS ? (vr > 0 ? wr.p_pos : wz.p_pos)
-                            : vb < 0 ? wb.p_neg : wb.p_pos);
+      /* the tests that decide the cell: block vs uniform each way, and, once block wins, the
+       * controls' (either makes it VACUOUS); paired t tests on S streams, df S − 1 */
+      prop_cell_pvalues(ctx, (double)S - 1, vb > 0 ? 4 : 2,
+                        (double[]){wb.p_pos, wb.p_neg, wr.p_pos, wz.p_pos});
     }
   if (underpowered)
     prop_inconclusive(ctx, min_power,
@@ -703,7 +704,8 @@ static void fig3(prop_ctx *ctx) {
                   "%.3f; layer 15's %.4f not powered; random signs ln-ratio %.4f (t=%.1f)",
                   mw0, sw0, mw1, sw1, w.mean, w.sd, w.t, w.p_pos, w.p_neg, eff, w.power, eff15,
                   rsr.mean, rsr.t);
-        prop_cell_pvalue(ctx, cv == PROP_VACUOUS ? rsr.p_pos : v < 0 ? w.p_neg : w.p_pos);
+        /* each way, and random signs' once the walk decreases (paired t, df S − 1) */
+        prop_cell_pvalues(ctx, (double)S - 1, v > 0 ? 3 : 2, (double[]){w.p_pos, w.p_neg, rsr.p_pos});
       }
   /* The mutants' miss probability (header): P(the faithful τ = 0.1 cell is not HOLDS) at the
    * pilot effect, the smallest over the three rates, and the three together if independent. */

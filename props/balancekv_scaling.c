@@ -808,6 +808,7 @@ static void eps_scaling(prop_ctx *ctx) {
                         "paired over streams: sampling's exponent − BalanceKV's = %.3f (sd %.3f, "
                         "N = %u), t = %.2f, p = %.3g; detects %.3f with power 0.9", mu, sd, N,
                         tstat, pv, det);
+    prop_cell_pvalues(ctx, (double)N - 1, 1, &pv); /* a paired t test: its df-aware flip p */
     prop_note(ctx, "[%s] pooled means — BalanceKV t = 32..512: vectors %.0f/%.0f/%.0f/%.0f/%.0f, "
               "error %.4f/%.4f/%.4f/%.4f/%.4f; sampling m = 16..256: vectors %.0f..%.0f, error "
               "%.4f/%.4f/%.4f/%.4f/%.4f", cname[ci], mv[0], mv[1], mv[2], mv[3], mv[4], me[0],
@@ -832,6 +833,7 @@ static void eps_scaling(prop_ctx *ctx) {
                           "an exponent difference of 0.25", "paired: random halving's exponent %.3f "
                           "− the walk's %.3f = %.3f (sd %.3f, N = %u), t = %.2f, p = %.3g",
                           prop_mean(er, N), prop_mean(e0, N), mu, sd, N, tstat, pv);
+      prop_cell_pvalues(ctx, (double)N - 1, 1, &pv); /* a paired t test: its df-aware flip p */
     }
     free(er), free(scratch);
   }
@@ -934,6 +936,7 @@ static void eqnorm(prop_ctx *ctx) {
                           "an exponent difference of 0.5 (claimed: 1)",
                           "paired: sampling's exponent − MergeAndReduce's = %.3f (sd %.3f, N = %u), "
                           "t = %.2f, p = %.3g; detects %.3f with power 0.9", mu, sd, M, tstat, pv, det);
+      prop_cell_pvalues(ctx, (double)M - 1, 1, &pv); /* a paired t test: its df-aware flip p */
       /* a mutant that removes the walk's advantage survives only if this cell still holds:
        * plug-in probability at the difference this run measured */
       if (ctx->mutant) {

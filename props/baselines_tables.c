@@ -405,6 +405,11 @@ static double cat_same(utest a, utest b) {
   return qa[0] * qb[0] + qa[1] * qb[1] + qa[2] * qb[2];
 }
 
+/* The flip p of a one-sided exact sign test that saw k of n units go its way (α = 1e-6). */
+static double sign_flip(unsigned k, unsigned n) {
+  return kvb_flip_binom(k, n, kvb_binom_crit(n, 0.5, PROP_ALPHA));
+}
+
 /* One cell: the paper's method x against contender u over `rows` pooled queries grouped by us;
  * rs: the random-signs control's errors for this cell (NULL where it does not apply); xf (a
  * control:z_zero run only) the real method's errors, for the mutant's miss probability. */
@@ -419,8 +424,9 @@ static void cell(prop_ctx *ctx, tally *tl, const char *name, const double *x, co
   if (!prop_check(ctx, d != NULL, "out of memory")) return;
   for (size_t i = 0; i < rows; i++) tl->nan_seen += !isfinite(x[i]) + !isfinite(u[i]);
   utest t = unit_test(x, u, units, us->rows_per_unit, d);
-  int vz = unit_test(NULL, u, units, us->rows_per_unit, NULL).v > 0;
-  int vr = rs ? unit_test(rs, u, units, us->rows_per_unit, NULL).v > 0 : 0;
+  utest tz = unit_test(NULL, u, units, us->rows_per_unit, NULL), tr = tz;
+  if (rs) tr = unit_test(rs, u, units, us->rows_per_unit, NULL);
+  int vz = tz.v > 0, vr = rs ? tr.v > 0 : 0;
   double ratio = exp(kvb_quantile(d, units, 0.5)); /* the median unit's geometric-mean ratio */
   free(d);
   unsigned n = t.w + t.l, caches = (unsigned)(rows / us->rows_per_cache), cw = 0;
@@ -449,6 +455,11 @@ static void cell(prop_ctx *ctx, tally *tl, const char *name, const double *x, co
             "(loss p = %.2g), power %.3g%s; median %s error ratio %.3g%s%s%s", us->unit, n, tie,
             WIN_EFFECT, t.w, t.l, t.pw, t.pl, power, n < 20 ? " (N < 20: cannot reject)" : "",
             us->unit, ratio, per, vz ? "; z0 wins too" : "", vr ? "; rand.signs wins too" : "");
+  /* its flip p: the exact sign tests that decide it (won, lost; once won, the controls' wins),
+   * each by its beta-binomial predictive (src/core/flip.h), summed */
+  double fl = sign_flip(t.w, n) + sign_flip(t.l, n);
+  if (t.v > 0) fl += sign_flip(tz.w, tz.w + tz.l) + (rs ? sign_flip(tr.w, tr.w + tr.l) : 0);
+  prop_cell_flip(ctx, fmin(1, fl));
 }
 
 /* ------------------------------------------------------------------ 000/001 table engine */

@@ -327,6 +327,7 @@ static void decode_cell(prop_ctx *ctx, prop_verdict v, const char *name, unsigne
   double lo, hi;
   kvb_clopper_pearson(ok, N, 0.95, &lo, &hi);
   prop_cell(ctx, v, name, "%u/%u = %.3f [%.3f, %.3f]", ok, N, (double)ok / N, lo, hi);
+  prop_cell_binom(ctx, N - ok, N, 0.2); /* decode_rule's exact binomial test: its flip p */
 }
 
 /* n = max(d, ⌊n_lit·2^-shift / d⌋·d). */

@@ -63,7 +63,7 @@ typedef struct {
   int exact;            /* set by prop_exact(): no decision of this check is a test */
   int rejected;         /* of `failures`, hypothesis tests rejected (prop_pvalue) ... */
   double reject_miss;   /* ... and the smallest chance that one of them would not have been:
-                           Φ(−(z_obs − z_α)), the plug-in normal approximation at its p */
+                           the predictive Φ(−(z_obs − z_α)/√2) at its p (src/core/flip.h) */
   int controls_run;     /* controls run through the claim's assertion (prop_control) */
   int controls_passed;  /* of those, how many passed it (then the verdict is VACUOUS) */
   int controls_na;      /* set by prop_control_na(): no trivial control applies, with the reason */
@@ -75,9 +75,12 @@ typedef struct {
   int ncells;           /* pre-registered cells reported with prop_cell() */
   prop_verdict cells[PROP_MAX_CELLS];
   unsigned char cell_detail[PROP_MAX_CELLS]; /* 1: a within-unit finding (prop_detail) */
-  double cell_flip[PROP_MAX_CELLS]; /* the plug-in chance that the cell's outcome comes out the
-                                       other way on a fresh draw (prop_cell_pvalue); 0 in an
-                                       exact check; NaN when unknown */
+  double cell_flip[PROP_MAX_CELLS]; /* the chance that the cell's outcome comes out the other
+                                       way on a fresh draw (prop_cell_pvalue, src/core/flip.h);
+                                       0 in an exact check; NaN when unknown */
+  double cell_flip_holds[PROP_MAX_CELLS]; /* of a cell that is not HOLDS: the chance that it comes
+                                       out HOLDS (its HOLDS test's flip, prop_cell_pvalues);
+                                       NaN when not known apart (cell_flip stands for it) */
   FILE *log;            /* details (stdout for faithful runs, /dev/null-like for mutants) */
   char notes[8192];     /* measured numbers for the report */
   /* Trial blocks (prop_gather): a long claim's trials split over shards. tb_n <= 1: every
@@ -219,11 +222,35 @@ void prop_miss(prop_ctx *ctx, double p);
 void prop_cell(prop_ctx *ctx, prop_verdict v, const char *cell, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* The one-sided p-value (against PROP_ALPHA) of the test that decided the cell just reported
- * with prop_cell or prop_detail (prop_advantage_cell does this itself). It records the plug-in
- * chance that the cell's outcome comes out the other way on a fresh draw — kvb_plugin_miss(p)
- * when it rejected, 1 − that when it did not — so that a mutant caught by moving this cell gets
- * a miss estimate (the smallest over the cells it moved) in the run's statistical budget. */
+ * with prop_cell or prop_detail (prop_advantage_cell does this itself). It records the cell's
+ * flip probability: the chance that its outcome comes out the other way on a fresh draw, by the
+ * predictive estimator of src/core/flip.h (Φ(−|z_p − z_α|/√2) for a z test; _t for a t test
+ * with df degrees of freedom; _binom for an exact binomial/sign/McNemar test of k successes in
+ * n against p0). The report adds the voting cells' flips into the check's flip chance
+ * (prop_check_flip); a mutant caught by moving this cell gets the smallest flip over the cells
+ * it moved as its miss estimate in the run's statistical budget. A two-sided cell (HOLDS on
+ * one test, FAILS on the other) passes the smaller p: the nearer threshold dominates. */
 void prop_cell_pvalue(prop_ctx *ctx, double p);
+void prop_cell_pvalue_t(prop_ctx *ctx, double p, double df);
+void prop_cell_binom(prop_ctx *ctx, unsigned k, unsigned n, double p0);
+/* A cell whose outcome is decided by n one-sided tests at PROP_ALPHA (HOLDS on one, FAILS on
+ * the opposite one, a control's test that makes it VACUOUS): it changes when any of them
+ * crosses its threshold, so its flip p is min(1, Σ flip(p_i)) (the union bound), each a t test
+ * with df degrees of freedom (INFINITY: z tests). */
+void prop_cell_pvalues(prop_ctx *ctx, double df, int n, const double *p);
+/* The cell's flip p computed by the check itself from src/core/flip.h (e.g. the sum over the
+ * exact sign tests that decide it). */
+void prop_cell_flip(prop_ctx *ctx, double flip);
+/* A check's verdict flip chance from its voting cells (prop_detail findings excluded), an upper
+ * bound on P[the verdict changes on a fresh seed]: when the cells agree, the verdict changes
+ * only if some cell does, so <= Σ flip_i (the union bound); when they disagree (MIXED) it
+ * changes only if all come to agree on one value v, so <= Σ over the values v present of
+ * min_{i: cell i != v} flip_i (toward HOLDS, the cells' flip_holds where known), plus min_i flip_i
+ * (a value no cell has), if smaller than Σ flip_i. flip_holds may be NULL.
+ * Capped at 1. Cells with no recorded flip (NaN) are counted in *unknown and add nothing (a
+ * MIXED check with one of them gets the union bound). */
+double prop_check_flip(const prop_verdict *cells, const double *flip, const double *flip_holds,
+                       const unsigned char *detail, int ncells, int *unknown);
 /* A finding within one unit (e.g. the sign test over one text's caches, valid given that text,
  * when the claim's unit is the text): reported like a cell, compared between the faithful and
  * every mutant run (a mutant that moves it is caught), but never part of the verdict — the

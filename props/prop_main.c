@@ -210,8 +210,15 @@ typedef struct {
   const prop_claim *c;
   prop_verdict v;
   int caught, nmut;
+  double flip;      /* the verdict's flip chance on a fresh seed (prop_check_flip) */
+  int flip_unknown; /* voting cells with no flip estimate */
   char notes[sizeof ((prop_ctx *)0)->notes];
 } check_result;
+
+/* A verdict whose flip chance reaches this is printed as seed-fragile; the report's expected
+ * number of verdict flips per fresh seed should stay at or below PROP_FLIP_TARGET. */
+#define PROP_FRAGILE 0.01
+#define PROP_FLIP_TARGET 0.05
 
 static int covers(const prop_claim *c, const char *id) {
   for (int k = 0; k < 8 && c->covers[k]; k++)
@@ -261,7 +268,7 @@ typedef struct {
   int faithful, tests;   /* faithful runs and their hypothesis tests (cells and controls included) */
   double alpha_sum;      /* their α, summed */
   int mutants, exact;    /* mutant runs; those caught by an exact assertion (miss 0) */
-  int stated, plugin;    /* those whose miss probability the check stated / the plug-in gave */
+  int stated, plugin;    /* those whose miss the check stated / the predictive estimate gave */
   double stated_sum, plugin_sum;
   double worst;          /* the largest single miss probability, and whose */
   char worst_name[300];
@@ -293,7 +300,7 @@ static void budget_print(FILE *f, const budget *b) {
              "one); family-wise false-alarm probability <= %.3g (the sum of their alpha).\n",
           b->faithful, b->tests, b->alpha_sum);
   fprintf(f, "Mutant runs: %d: %d caught by an exact assertion (miss probability 0), %d with a "
-             "miss probability stated by the check (sum %.3g), %d with the plug-in estimate of "
+             "miss probability stated by the check (sum %.3g), %d with the predictive estimate of "
              "their rejected tests (sum %.3g), %d statistical without an estimate.\n",
           b->mutants, b->exact, b->stated, b->stated_sum, b->plugin, b->plugin_sum,
           b->nundeclared);
@@ -329,6 +336,38 @@ static void write_totals(FILE *rep, const char *what, const int *count, int with
     fprintf(rep, " %s %d;", prop_verdict_name((prop_verdict)v), count[v]);
   }
   fprintf(rep, "\n");
+}
+
+/* Expected verdict flips per fresh seed: Σ over checks of each verdict's flip chance (an upper
+ * bound: each check's bounds its verdict's from its voting cells, prop_check_flip), with the
+ * seed-fragile verdicts named. */
+static double total_flips(const check_result *res, size_t nres, int *fragile, int *unknown) {
+  double t = 0;
+  *fragile = 0, *unknown = 0;
+  for (size_t r = 0; r < nres; r++) {
+    t += res[r].flip;
+    *fragile += res[r].flip >= PROP_FRAGILE;
+    *unknown += res[r].flip_unknown;
+  }
+  return t;
+}
+
+static void write_flips(FILE *rep, const check_result *res, size_t nres) {
+  int fragile, unknown;
+  double t = total_flips(res, nres, &fragile, &unknown);
+  fprintf(rep, "\n### Verdicts that reproduce\n\n"
+               "A voting cell's flip p is the chance that its outcome comes out the other way on a "
+               "fresh seed (the predictive probability of its test, src/core/flip.h); a check's "
+               "bounds its verdict's: the sum over its voting cells when they agree; for MIXED, "
+               "the chance that all come to agree. Verdicts with "
+               "flip p >= %.2g are marked seed-fragile above.\n\n"
+               "Expected verdict flips per fresh seed: %.3g (target <= %.2g); %d seed-fragile "
+               "verdict%s", PROP_FRAGILE, t, PROP_FLIP_TARGET, fragile, fragile == 1 ? "" : "s");
+  for (size_t r = 0, k = 0; r < nres; r++)
+    if (res[r].flip >= PROP_FRAGILE)
+      fprintf(rep, "%s`%s` %.2g", k++ ? ", " : ": ", res[r].c->id, res[r].flip);
+  fprintf(rep, "; %d voting cell%s without a flip estimate (not counted).\n", unknown,
+          unknown == 1 ? "" : "s");
 }
 
 /* The report: one row per paper claim (the denominator is the papers), its verdict rolled up
@@ -456,10 +495,14 @@ questions:
     fprintf(rep, "| `%s` | %s | %s | ", c->id, c->source, c->kind);
     for (int k = 0; k < 8 && c->covers[k]; k++) fprintf(rep, "%s%s", k ? ", " : "", c->covers[k]);
     if (!c->covers[0]) fprintf(rep, c->question ? "(kvbound's question)" : "(supporting)");
-    fprintf(rep, " | %s | %d/%d | ", prop_verdict_name(res[r].v), res[r].caught, res[r].nmut);
+    fprintf(rep, " | %s", prop_verdict_name(res[r].v));
+    if (res[r].flip >= PROP_FRAGILE) fprintf(rep, " — seed-fragile (flip p = %.2g)", res[r].flip);
+    else if (res[r].flip > 0) fprintf(rep, " (flip p = %.2g)", res[r].flip);
+    fprintf(rep, " | %d/%d | ", res[r].caught, res[r].nmut);
     prop_family_md_notes(rep, res[r].notes); /* md_escape, family records made readable */
     fprintf(rep, " |\n");
   }
+  write_flips(rep, res, nres);
   fprintf(rep, "\n### The run's statistical budget\n\n");
   budget_print(rep, b);
 }
@@ -593,7 +636,7 @@ static void run_into(const prop_claim *c, const options *o, const char *mutant, 
   r->applied = ctx.mutant_applied;
   r->ntests = ctx.ntests, r->alpha_sum = ctx.alpha_sum;
   /* a mutant's chance to survive: stated by its check (prop_miss); 0 when an exact assertion
-   * caught it; else the plug-in estimate of its rejected tests (prop.c); else unknown */
+   * caught it; else the predictive estimate of its rejected tests (src/core/flip.h); else unknown */
   r->miss_kind = PROP_MISS_NONE, r->miss = 0;
   if (mutant && ctx.miss_set) r->miss_kind = PROP_MISS_STATED, r->miss = ctx.miss;
   else if (mutant && (ctx.check_failures || (ctx.exact && !ctx.ntests))) r->miss_kind = PROP_MISS_EXACT;
@@ -602,10 +645,28 @@ static void run_into(const prop_claim *c, const options *o, const char *mutant, 
   memcpy(r->cells, ctx.cells, sizeof r->cells);
   memcpy(r->cell_detail, ctx.cell_detail, sizeof r->cell_detail);
   memcpy(r->cell_flip, ctx.cell_flip, sizeof r->cell_flip);
+  memcpy(r->cell_flip_holds, ctx.cell_flip_holds, sizeof r->cell_flip_holds);
   snprintf(r->notes, sizeof r->notes, "%s", ctx.notes);
 }
 
 /* ---- judging: the same lines whether the runs were made here or merged from shards ---- */
+
+/* The voting cells' outcomes and flip chances in cell order ("VERDICT:flip", "?" unknown;
+ * scripts/fresh-seeds compares them across seeds), and the verdict's flip chance when > 0. */
+static void print_cell_flips(const prop_run_rec *r) {
+  int unknown, any = 0;
+  for (int q = 0; q < r->ncells; q++) {
+    if (r->cell_detail[q]) continue;
+    printf("%s%s:", any++ ? " " : "    voting cells: ", prop_verdict_name(r->cells[q]));
+    if (isnan(r->cell_flip[q])) printf("?");
+    else printf("%.3g", r->cell_flip[q]);
+  }
+  if (any) printf("\n");
+  double flip = prop_check_flip(r->cells, r->cell_flip, r->cell_flip_holds, r->cell_detail,
+                                r->ncells, &unknown);
+  if (flip >= PROP_FRAGILE) printf("    seed-fragile (flip p = %.2g)\n", flip);
+  else if (flip > 0) printf("    verdict flip p = %.2g\n", flip);
+}
 
 /* The faithful run's line; returns the FAIL lines printed (0 or 1). */
 static int judge_faithful(const prop_claim *c, const options *o, prop_run_rec *r) {
@@ -641,6 +702,7 @@ static int judge_faithful(const prop_claim *c, const options *o, prop_run_rec *r
   if (!r->failures) {
     if (verdict_first) printf("%s %s [%.1fs]\n", prop_verdict_name(r->v), c->id, r->secs);
     else printf("PASS %s: %s [%.1fs]\n", c->id, prop_verdict_name(r->v), r->secs);
+    print_cell_flips(r);
     fflush(stdout);
     return 0;
   }
@@ -686,7 +748,7 @@ static int judge_mutant(const prop_claim *c, const options *o, const prop_run_re
     if (m->miss_kind != PROP_MISS_NONE && m->miss > 1e-4)
       printf("    its miss probability is %.3g (%s): the catch rests on a test near its "
              "threshold\n", m->miss, m->miss_kind == PROP_MISS_STATED ? "stated by the check"
-                                                                    : "plug-in estimate");
+                                                                    : "predictive estimate");
   } else {
     failed++;
     printf("FAIL %s let mutant %s survive (verdict %s)\n    reproduce: KVBOUND_SEED=%" PRIu64
@@ -806,6 +868,11 @@ static int judge_all(const source *src, FILE *rep) {
       if (nres < sizeof res / sizeof *res) {
         check_result *r = &res[nres++];
         r->c = c, r->v = f.failures ? PROP_FAILS : f.v, r->caught = caught, r->nmut = nmut;
+        /* a failed assertion or a skipped check has no cell-level flip chance */
+        r->flip = 0, r->flip_unknown = 0;
+        if (!f.failures && f.v != PROP_SKIPPED && !o->only_mutant)
+          r->flip = prop_check_flip(f.cells, f.cell_flip, f.cell_flip_holds, f.cell_detail,
+                                   f.ncells, &r->flip_unknown);
         snprintf(r->notes, sizeof r->notes, "%s", o->only_mutant ? "" : f.notes);
       }
     }
@@ -833,6 +900,14 @@ static int judge_all(const source *src, FILE *rep) {
   }
   if (rep) write_report(rep, src->findings, res, nres, &b, fam, fam_m, fam_problems);
   free(fam);
+  if (!o->list && !o->only_mutant && nres > 0) {
+    int fragile, unknown;
+    double t = total_flips(res, nres, &fragile, &unknown);
+    printf("# expected verdict flips per fresh seed: %.3g (target <= %.2g; %d seed-fragile "
+           "verdict%s, %d voting cell%s without an estimate)%s\n", t, PROP_FLIP_TARGET, fragile,
+           fragile == 1 ? "" : "s", unknown, unknown == 1 ? "" : "s",
+           o->shard_n > 1 ? " in this shard" : "");
+  }
   if (!o->list && b.faithful + b.mutants > 0) {
     /* The budget is a check of the battery itself: false alarms and stated misses must fit
      * 0.01 per run. A process judging one of several shards prints its part, which
@@ -842,7 +917,7 @@ static int judge_all(const source *src, FILE *rep) {
     if (o->shard_n > 1) snprintf(tag, sizeof tag, "# statistical budget (shard %d/%d)", o->shard_k, o->shard_n);
     else snprintf(tag, sizeof tag, "%s statistical budget", used <= PROP_RUN_BUDGET ? "PASS" : "FAIL");
     printf("%s: %.6g of %.2g (faithful alpha %.3g over %d tests; mutant misses: stated %.3g, "
-           "plug-in %.3g, largest %.3g; %d of %d mutant runs statistical without an estimate)\n",
+           "predictive %.3g, largest %.3g; %d of %d mutant runs statistical without an estimate)\n",
            tag, used, PROP_RUN_BUDGET, b.alpha_sum, b.tests, b.stated_sum, b.plugin_sum, b.worst,
            b.nundeclared, b.mutants);
     if (o->shard_n == 1 && used > PROP_RUN_BUDGET) failed++;

@@ -23,6 +23,8 @@ int prop_rec_write(FILE *f, const prop_run_rec *r) {
   for (int q = 0; q < r->ncells; q++) {
     fprintf(f, "%s%d", q ? "," : "", (int)r->cells[q] + (r->cell_detail[q] ? 100 : 0));
     if (!isnan(r->cell_flip[q])) fprintf(f, ":%.17g", r->cell_flip[q]);
+    if (!isnan(r->cell_flip[q]) && !isnan(r->cell_flip_holds[q]))
+      fprintf(f, "/%.17g", r->cell_flip_holds[q]);
   }
   fputc('\t', f);
   put_escaped(f, r->notes);
@@ -81,12 +83,17 @@ int prop_rec_read(FILE *f, prop_run_rec *r) {
     r->cell_detail[q] = cv >= 100;
     if (cv >= 100) cv -= 100;
     if (end == c || cv < 0 || cv > PROP_SKIPPED) return -1;
-    r->cell_flip[q] = NAN;
+    r->cell_flip[q] = NAN, r->cell_flip_holds[q] = NAN;
     if (*end == ':') {
       char *e2;
       r->cell_flip[q] = strtod(end + 1, &e2);
       if (e2 == end + 1 || !(r->cell_flip[q] >= 0 && r->cell_flip[q] <= 1)) return -1;
       end = e2;
+      if (*end == '/') {
+        r->cell_flip_holds[q] = strtod(end + 1, &e2);
+        if (e2 == end + 1 || !(r->cell_flip_holds[q] >= 0 && r->cell_flip_holds[q] <= 1)) return -1;
+        end = e2;
+      }
     }
     if (*end != ',' && *end != 0) return -1;
     r->cells[q] = (prop_verdict)cv;

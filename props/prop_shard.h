@@ -23,6 +23,7 @@ typedef struct {
   prop_verdict cells[PROP_MAX_CELLS];
   unsigned char cell_detail[PROP_MAX_CELLS]; /* within-unit findings (written as verdict + 100) */
   double cell_flip[PROP_MAX_CELLS];          /* prop_ctx.cell_flip (written ":flip" when known) */
+  double cell_flip_holds[PROP_MAX_CELLS];    /* prop_ctx.cell_flip_holds (then "/flip" after it) */
   double secs;
   int ntests;         /* hypothesis tests made, and the sum of their α (the run's false-alarm bound) */
   double alpha_sum;

@@ -370,7 +370,7 @@ static void corollary1(prop_ctx *ctx) {
       prop_cell(ctx, p < PROP_ALPHA ? PROP_HOLDS : p_above < PROP_ALPHA ? PROP_FAILS : PROP_NOT_OBSERVED,
                 cell, "slope %.3f vs %.2f, p(below) = %.3g, p(above) = %.3g", b, theta[g], p,
                 p_above);
-      prop_cell_pvalue(ctx, p_above < PROP_ALPHA ? p_above : p);
+      prop_cell_pvalues(ctx, df, 2, (double[]){p, p_above}); /* the slope's t test each way */
       prop_control(ctx, "exact attention", ep < PROP_ALPHA, "[%s] %s slope %.3f, p = %.3g",
                    regime[g], what[w], eb, ep);
     }

@@ -71,17 +71,68 @@ int main(void) {
   CHECK(r1 == 1 && r2 == 0 && c.ntests == 2 && fabs(c.alpha_sum - 2e-6) < 1e-18 && c.rejected == 1,
         "verdict.alpha.pvalue_capped", "accept %d reject %d, %d tests, alpha %.3g, rejected %d", r1, r2,
         c.ntests, c.alpha_sum, c.rejected);
-  /* a cell's flip chance from its p: the plug-in miss when it rejected, its complement when not */
+  /* a cell's flip chance from its p: the predictive Φ(−|z_p − z_α|/√2) of src/core/flip.h on
+   * both sides of the threshold (z_1e-9 = 5.997807, z_0.2 = 0.841621, z_1e-6 = 4.753424) */
   ctx_init(&c, log);
   prop_cell(&c, PROP_HOLDS, "a", "x");
   prop_cell_pvalue(&c, 1e-9);
-  double m = kvb_plugin_miss(1e-9, PROP_ALPHA);
-  CHECK(fabs(c.cell_flip[0] - m) < 1e-15 && m > 0 && m < 0.5, "verdict.flip.rejected",
-        "flip %g want %g", c.cell_flip[0], m);
+  double want = 0.5 * erfc((5.997807 - 4.753424) / 2);
+  CHECK(fabs(c.cell_flip[0] - want) < 1e-6 && want > 0 && want < 0.5, "verdict.flip.rejected",
+        "flip %g want %g", c.cell_flip[0], want);
   prop_cell(&c, PROP_INCONCLUSIVE, "b", "x");
   prop_cell_pvalue(&c, 0.2);
-  CHECK(fabs(c.cell_flip[1] - (1 - kvb_plugin_miss(0.2, PROP_ALPHA))) < 1e-15,
-        "verdict.flip.not_rejected", "flip %g", c.cell_flip[1]);
+  want = 0.5 * erfc((4.753424 - 0.841621) / 2);
+  CHECK(fabs(c.cell_flip[1] - want) < 1e-6, "verdict.flip.not_rejected", "flip %g want %g",
+        c.cell_flip[1], want);
+  /* the plug-in (the estimator replaced) is not what is recorded: it is about half as large */
+  CHECK(c.cell_flip[0] > 1.5 * kvb_plugin_miss(1e-9, PROP_ALPHA), "verdict.flip.not_plugin",
+        "flip %g, plug-in %g", c.cell_flip[0], kvb_plugin_miss(1e-9, PROP_ALPHA));
+  /* t and binomial cells; a detail cell does not vote; the check's flip is the voting cells' sum */
+  prop_cell(&c, PROP_HOLDS, "t", "x");
+  prop_cell_pvalue_t(&c, 1e-9, 9);
+  prop_detail(&c, PROP_HOLDS, "d", "x");
+  prop_cell_pvalue(&c, 1e-7);
+  prop_cell(&c, PROP_HOLDS, "s", "x");
+  prop_cell_binom(&c, 29, 30, 0.5);
+  prop_cell(&c, PROP_HOLDS, "u", "x"); /* no p: unknown */
+  int unknown = -1;
+  double sum = prop_check_flip(c.cells, c.cell_flip, c.cell_flip_holds, c.cell_detail,
+                               c.ncells, &unknown);
+  double want_sum = c.cell_flip[0] + c.cell_flip[1] + kvb_flip_t(1e-9, 9, PROP_ALPHA) +
+                    kvb_flip_binom(29, 30, 28);
+  CHECK(fabs(c.cell_flip[2] - kvb_flip_t(1e-9, 9, PROP_ALPHA)) < 1e-15 &&
+            fabs(c.cell_flip[4] - kvb_flip_binom(29, 30, 28)) < 1e-15 && unknown == 1 &&
+            fabs(sum - fmin(1, want_sum)) < 1e-12,
+        "verdict.flip.check_sum", "sum %g want %g, unknown %d", sum, fmin(1, want_sum), unknown);
+  /* MIXED (hand-worked): cells HOLDS 0.3, HOLDS 0.2, FAILS 0.05, INCONCLUSIVE 0.4. All HOLDS
+   * needs the FAILS and INCONCLUSIVE cells to move: <= min(0.05, 0.4) = 0.05; all FAILS: <=
+   * min(0.3, 0.2, 0.4) = 0.2; all INCONCLUSIVE: <= 0.05; another value: <= 0.05. Bound 0.35,
+   * below the sum 0.95. With the cells agreeing (all HOLDS) the union bound, 0.95. */
+  ctx_init(&c, log);
+  prop_verdict mv[4] = {PROP_HOLDS, PROP_HOLDS, PROP_FAILS, PROP_INCONCLUSIVE};
+  double mf[4] = {0.3, 0.2, 0.05, 0.4};
+  for (int i = 0; i < 4; i++) prop_cell(&c, mv[i], "m", "x"), prop_cell_flip(&c, mf[i]);
+  double mixed = prop_check_flip(c.cells, c.cell_flip, NULL, c.cell_detail, c.ncells, NULL);
+  for (int i = 0; i < 4; i++) c.cells[i] = PROP_HOLDS;
+  double agree = prop_check_flip(c.cells, c.cell_flip, NULL, c.cell_detail, c.ncells, NULL);
+  CHECK(fabs(mixed - 0.35) < 1e-12 && fabs(agree - 0.95) < 1e-12, "verdict.flip.mixed",
+        "mixed %g (want 0.35), agreeing %g (want 0.95)", mixed, agree);
+  /* toward HOLDS through the HOLDS test only: an INCONCLUSIVE cell with p = 0.5 for the
+   * advantage and 1e-6 against it flips with 0.5 + Φ(−4.753424/√2) (to FAILS, mostly) but comes
+   * out HOLDS with Φ(−4.753424/√2) = 3.88e-4 only; beside a HOLDS cell of flip 1e-3 the MIXED
+   * verdict changes with at most 3.88e-4 (all HOLDS) + 1e-3 (all INCONCLUSIVE) + 1e-3 */
+  ctx_init(&c, log);
+  prop_cell(&c, PROP_HOLDS, "h", "x");
+  prop_cell_flip(&c, 1e-3);
+  prop_cell(&c, PROP_INCONCLUSIVE, "i", "x");
+  prop_cell_pvalues(&c, INFINITY, 2, (double[]){0.5, 1e-6});
+  double ph = 0.5 * erfc(4.753424 / 2), dir = prop_check_flip(c.cells, c.cell_flip,
+                                                              c.cell_flip_holds, c.cell_detail,
+                                                              c.ncells, NULL);
+  CHECK(fabs(c.cell_flip[1] - (0.5 + ph)) < 1e-6 && fabs(c.cell_flip_holds[1] - ph) < 1e-6 &&
+            fabs(dir - (ph + 2e-3)) < 1e-6,
+        "verdict.flip.mixed_toward_holds", "flip %g, toward HOLDS %g, bound %g (want %g)",
+        c.cell_flip[1], c.cell_flip_holds[1], dir, ph + 2e-3);
 
   /* ---- tests inside controls count (prop_control_test) ----
    * Hand-worked: a bound cell of the form of balancekv.thm31.error when a control meets the

@@ -1,0 +1,42 @@
+/* flip.h — the chance that a one-sided test's decision (reject at level alpha or not) comes out
+ * the other way on a fresh, independent replicate of the same experiment: a voting cell's flip
+ * probability on a fresh seed, and a mutant's miss probability when its catch rests on a
+ * rejected test (props/README.md, Verdicts).
+ *
+ * The estimator is the PREDICTIVE (replication) probability under a flat prior on the test's
+ * noncentrality: with the statistic S ~ N(θ, 1) and θ flat, θ | S_obs ~ N(S_obs, 1) and a
+ * replicate S_rep ~ N(S_obs, 2), so
+ *     flip = P[S_rep on the other side of the critical value c] = Φ(−|S_obs − c|/√2).
+ * The older plug-in Φ(−|S_obs − c|) (kvb_plugin_miss, power.h) takes the observed effect as the
+ * true one and ignores the observed statistic's own noise: it is below a tenth of the true flip
+ * in a fifth of the catches; the predictive is not (tests/test_flip.c simulates both, for every
+ * cell type below, and states the numbers).
+ *
+ *   normal (z) tests: S = z_p = Φ⁻¹(1 − p), c = z_α.
+ *   t tests (df ν): the noncentral t's spread grows with its noncentrality (Var ≈ 1 + λ²/(2ν)),
+ *     so S is taken on the variance-stabilizing scale g(t) = √(2ν)·asinh(t/√(2ν)) (g'(t) =
+ *     1/√(1 + t²/(2ν))), with T_obs = t_ν quantile of p and c = t_{ν, 1−α}; ν → ∞ gives the
+ *     normal case.
+ *   exact binomial tests (sign test, exact McNemar on the discordant pairs, a binomial rate):
+ *     the exact beta-binomial predictive of K_rep ~ Bin(n, θ) under θ ~ Beta(k + 1, n − k + 1)
+ *     (the uniform prior), the test rejecting at K >= kcrit.
+ *
+ * Invalid input (alpha outside (0, 1), NaN p, df <= 0, k > n) gives NaN. */
+#ifndef KVB_FLIP_H
+#define KVB_FLIP_H
+
+/* A one-sided z test observed at p-value p: Φ(−|z_p − z_α|/√2); 0 for p <= 0 or p >= 1 (the
+ * statistic is infinite), 0.5 at p = alpha. */
+double kvb_flip_normal(double p, double alpha);
+/* A one-sided t test with df degrees of freedom observed at p-value p (module comment); 0 for
+ * p <= 0 or p >= 1, 0.5 at p = alpha. df = INFINITY is the normal case. */
+double kvb_flip_t(double p, double df, double alpha);
+/* The smallest k with P[Bin(n, p0) >= k] < alpha (the exact one-sided test's critical count),
+ * or n + 1 when no k <= n rejects. */
+unsigned kvb_binom_crit(unsigned n, double p0, double alpha);
+/* An exact one-sided binomial test that observed k successes of n (rejecting at k >= kcrit):
+ * P[K_rep on the other side] under the beta-binomial predictive, K_rep ~ BetaBin(n, k+1, n−k+1).
+ * kcrit > n (the test can never reject): 0. */
+double kvb_flip_binom(unsigned k, unsigned n, unsigned kcrit);
+
+#endif

@@ -1,0 +1,220 @@
+/* test_flip.c — the predictive flip estimators of src/core/flip.h: known answers, and a
+ * calibration simulation for every cell type the checks use (z tests, t tests with small df,
+ * exact binomial/sign tests).
+ *
+ * The simulation (fixed seed, N cases per type): draw the true noncentrality from a spread,
+ * observe the statistic once (its p-value is what a check sees), compute the estimate, and
+ * compare with the TRUE flip probability of that case — the chance that a fresh replicate
+ * lands on the other side of the critical value, computed exactly from the true noncentrality
+ * (normal tail; kvb_t_power; binomial tail) — and with one simulated replicate. Two spreads:
+ * "wide" (noncentrality uniform over ±6 around the critical value; θ uniform on [p0, 1] for the
+ * binomial) and "near" (normal, sd 1, centred on the critical value: the hardest case, where
+ * every cell sits at its threshold). Asserted, on both spreads: the estimate is calibrated or
+ * conservative on the wide spread (mean estimate >= mean true flip − 4 standard errors of the
+ * paired difference, a one-sided regression bound at ~3e-5; on the near spread a flat prior is
+ * wrong by design and the mean is printed, not asserted: about 3/4 of the true flip), and on both
+ * spreads it underestimates the true flip by more than 10× in at most 5% of the catches
+ * (rejected cases) and of all cases. The mutant is the plug-in Φ(−|z_p − z_α|)
+ * (kvb_plugin_miss, the estimator this replaces): on the wide spread of z and binomial cells
+ * the same assertion on it must fail. The measured numbers are printed (one "note" line per type and spread). */
+#include "kvbound.h"
+#include "unit.h"
+
+#include <math.h>
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#define ALPHA 1e-6
+#define NCASE 20000
+
+static double Phi(double x) { return 0.5 * erfc(-x / sqrt(2.0)); }
+
+static void test_known(void) {
+  /* at the threshold a replicate is a coin flip */
+  CHECK(fabs(kvb_flip_normal(ALPHA, ALPHA) - 0.5) < 1e-12 &&
+            fabs(kvb_flip_t(ALPHA, 7, ALPHA) - 0.5) < 1e-9,
+        "flip.at_alpha", "%g %g", kvb_flip_normal(ALPHA, ALPHA), kvb_flip_t(ALPHA, 7, ALPHA));
+  /* z_1e-6 = 4.753424 (tables); z_1e-9 = 5.997807: Φ(−1.244383/√2) */
+  double want = Phi(-(5.997807 - 4.753424) / sqrt(2.0));
+  CHECK(fabs(kvb_flip_normal(1e-9, ALPHA) - want) < 1e-6, "flip.normal.value", "%.8f vs %.8f",
+        kvb_flip_normal(1e-9, ALPHA), want);
+  /* symmetric: p = 0.5 (z = 0) flips as z = 2·4.753424 would */
+  double up = Phi(-4.753424 / sqrt(2.0));
+  CHECK(fabs(kvb_flip_normal(0.5, ALPHA) - up) < 1e-6, "flip.normal.not_rejected", "%.8f vs %.8f",
+        kvb_flip_normal(0.5, ALPHA), up);
+  /* df → ∞ is the normal case; small df: t_{5, 1e-3} = 5.893430, t_{5, 1e-6} = 24.77103 (by
+   * quadrature of the regularized incomplete beta, outside this code); g with ν = 5's moments */
+  CHECK(fabs(kvb_flip_t(1e-3, 1e9, ALPHA) - kvb_flip_normal(1e-3, ALPHA)) < 1e-4 &&
+            kvb_flip_t(1e-3, INFINITY, ALPHA) == kvb_flip_normal(1e-3, ALPHA),
+        "flip.t.large_df", "%.8f vs %.8f", kvb_flip_t(1e-3, 1e9, ALPHA), kvb_flip_normal(1e-3, ALPHA));
+  double a = 5.0 / 3, cn = sqrt(2.5) * tgamma(2) / tgamma(2.5), b = a - cn * cn;
+  double g1 = cn / sqrt(b) * asinh(5.893430 * sqrt(b) / (cn * sqrt(a)));
+  double g2 = cn / sqrt(b) * asinh(24.77103 * sqrt(b) / (cn * sqrt(a)));
+  want = Phi(-(g2 - g1) / sqrt(2.0));
+  CHECK(fabs(kvb_flip_t(1e-3, 5, ALPHA) - want) < 1e-5, "flip.t.df5", "%.8f vs %.8f",
+        kvb_flip_t(1e-3, 5, ALPHA), want);
+  /* binomial: n = 30, p0 = ½, α = 1e-6 rejects at >= 28 (P[Bin(30, ½) >= 27] = 4526/2^30 =
+   * 4.2e-6, >= 28: 466/2^30 = 4.3e-7). Small cases by hand: k = n = 1 gives θ ~ Beta(2, 1),
+   * P[K_rep = 0] = 1/3; k = n = 2 gives Beta(3, 1), P[K_rep = 2] = E θ² = 3·4/(4·5) = 3/5. */
+  CHECK(fabs(kvb_flip_binom(1, 1, 1) - 1.0 / 3) < 1e-12 && fabs(kvb_flip_binom(0, 1, 1) - 1.0 / 3) < 1e-12 &&
+            fabs(kvb_flip_binom(2, 2, 2) - 0.4) < 1e-12,
+        "flip.binom.by_hand", "%.15g %.15g %.15g", kvb_flip_binom(1, 1, 1), kvb_flip_binom(0, 1, 1),
+        kvb_flip_binom(2, 2, 2));
+  /* n = 30, k = 29 against the predictive integrated over θ by midpoint quadrature */
+  double q = 0;
+  for (int i = 0; i < 20000; i++) {
+    double th = (i + 0.5) / 20000;
+    q += gsl_ran_beta_pdf(th, 30, 2) * (1 - kvb_binom_tail_ge(28, th, 30)) / 20000;
+  }
+  CHECK(fabs(kvb_flip_binom(29, 30, 28) - q) < 1e-6, "flip.binom.quadrature", "%.10f vs %.10f",
+        kvb_flip_binom(29, 30, 28), q);
+  CHECK(kvb_binom_crit(30, 0.5, ALPHA) == 28, "flip.binom.crit", "%u", kvb_binom_crit(30, 0.5, ALPHA));
+  CHECK(kvb_flip_binom(5, 30, 31) == 0 && isnan(kvb_flip_binom(31, 30, 28)) &&
+            isnan(kvb_flip_normal(NAN, ALPHA)) && isnan(kvb_flip_t(0.1, 0, ALPHA)) &&
+            kvb_flip_normal(0, ALPHA) == 0 && kvb_flip_t(1, 3, ALPHA) == 0,
+        "flip.edges", "never-rejecting, k > n, NaN p, df 0, p at 0 and 1");
+}
+
+/* One simulated case: the observed outcome (rejected or not), the estimate (new and plug-in),
+ * the case's true flip probability and one replicate's flip. */
+typedef struct {
+  double n, est_sum, plug_sum, true_sum, rep_sum, d2_sum, pd2_sum;
+  double catches, under_c, plug_under_c, under, plug_under;
+} tally;
+
+static void add(tally *t, int rejected, double est, double plug, double truef, int rep_flip) {
+  t->n++;
+  t->est_sum += est, t->plug_sum += plug, t->true_sum += truef, t->rep_sum += rep_flip;
+  t->d2_sum += (est - truef) * (est - truef), t->pd2_sum += (plug - truef) * (plug - truef);
+  int u = est < truef / 10, pu = plug < truef / 10;
+  t->under += u, t->plug_under += pu;
+  if (rejected) t->catches++, t->under_c += u, t->plug_under_c += pu;
+}
+
+/* The assertion of the module comment on (mean estimate, its paired se, 10× fractions); the
+ * mean is asserted on the wide spread only (with_mean). */
+static int calibrated(double est_sum, double d2_sum, const tally *t, double under, double under_c,
+                      int with_mean) {
+  double md = (est_sum - t->true_sum) / t->n, sd = sqrt(fmax(0, d2_sum / t->n - md * md));
+  return (!with_mean || md >= -4 * sd / sqrt(t->n)) && under / t->n <= 0.05 &&
+         (t->catches == 0 || under_c / t->catches <= 0.05);
+}
+
+/* Prints the numbers and asserts the estimate; the plug-in mutant must fail the same assertion
+ * where plugin_fails (z and binomial cells, wide spread; on t cells the plug-in, through the
+ * heavy-tailed p → z map, overstates and passes: printed, not asserted). */
+static void report(const char *type, const char *spread, const tally *t, int with_mean,
+                   int plugin_fails) {
+  char name[128];
+  printf("note flip.%s.%s: N = %.0f cases (%.0f catches): mean estimate %.4f (plug-in %.4f), mean "
+         "true flip %.4f, replicates flipped %.4f; estimate < true/10 in %.2f%% of catches, %.2f%% "
+         "of cases (plug-in %.1f%%, %.1f%%)\n",
+         type, spread, t->n, t->catches, t->est_sum / t->n, t->plug_sum / t->n, t->true_sum / t->n,
+         t->rep_sum / t->n, 100 * t->under_c / fmax(1, t->catches), 100 * t->under / t->n,
+         100 * t->plug_under_c / fmax(1, t->catches), 100 * t->plug_under / t->n);
+  snprintf(name, sizeof name, "flip.sim.%s.%s", type, spread);
+  CHECK(calibrated(t->est_sum, t->d2_sum, t, t->under, t->under_c, with_mean), name,
+        "mean estimate %.4f vs true %.4f; under 10x in %.2f%% of catches", t->est_sum / t->n,
+        t->true_sum / t->n, 100 * t->under_c / fmax(1, t->catches));
+  if (!plugin_fails) return;
+  snprintf(name, sizeof name, "flip.sim.%s.%s.plugin_rejected", type, spread);
+  CHECK(!calibrated(t->plug_sum, t->pd2_sum, t, t->plug_under, t->plug_under_c, with_mean), name,
+        "the plug-in passed: mean %.4f vs true %.4f, under 10x in %.2f%% of catches",
+        t->plug_sum / t->n, t->true_sum / t->n, 100 * t->plug_under_c / fmax(1, t->catches));
+}
+
+/* The plug-in (the estimator replaced): the miss when rejected, its complement when not. */
+static double plugin(double p) {
+  double m = kvb_plugin_miss(p, ALPHA);
+  return p < ALPHA ? m : 1 - m;
+}
+
+/* Noncentrality draws, in units of the statistic's sd s at the threshold: wide = uniform on
+ * c ± 6s, near = N(c, s²). */
+static double draw_nc(gsl_rng *r, double c, double s, int near) {
+  return near ? c + s * gsl_ran_gaussian(r, 1) : c + s * (12 * gsl_rng_uniform(r) - 6);
+}
+
+static void sim_normal(int near) {
+  gsl_rng *r = kvb_rng_alloc_substream(20261128, (uint64_t)near);
+  double c = gsl_cdf_ugaussian_Qinv(ALPHA);
+  tally t = {0};
+  for (int i = 0; i < NCASE; i++) {
+    double d = draw_nc(r, c, 1, near), z = d + gsl_ran_gaussian(r, 1), zr = d + gsl_ran_gaussian(r, 1);
+    double p = gsl_cdf_ugaussian_Q(z);
+    int rej = p < ALPHA, rrej = gsl_cdf_ugaussian_Q(zr) < ALPHA;
+    double pw = gsl_cdf_ugaussian_P(d - c); /* P[a replicate rejects] */
+    add(&t, rej, kvb_flip_normal(p, ALPHA), plugin(p), rej ? 1 - pw : pw, rej != rrej);
+  }
+  report("normal", near ? "near" : "wide", &t, !near, !near);
+  gsl_rng_free(r);
+}
+
+/* The t test with df ν: T = (Z + λ)/√(V/ν); λ on a grid of 97 points over c ± 12s, s the
+ * noncentral t's sd at λ = c (exact moments), its power computed once per grid point with
+ * kvb_t_power (an independent quadrature). */
+static void sim_t(double df, int near) {
+  gsl_rng *r = kvb_rng_alloc_substream(20261128, 10 + (uint64_t)df * 2 + (uint64_t)near);
+  double c = gsl_cdf_tdist_Qinv(ALPHA, df);
+  double a = df / (df - 2), cn = sqrt(df / 2) * exp(lgamma((df - 1) / 2) - lgamma(df / 2));
+  double s = sqrt(a + (a - cn * cn) * c * c), h = 0.25 * s;
+  enum { G = 97 }; /* c − 12s .. c + 12s */
+  double pw[G];
+  for (int g = 0; g < G; g++) pw[g] = kvb_t_power(c - 48 * h + h * g, df, ALPHA);
+  tally t = {0};
+  for (int i = 0; i < NCASE; i++) {
+    double l = draw_nc(r, c, s, near);
+    int g = (int)lround((l - (c - 48 * h)) / h);
+    g = g < 0 ? 0 : g >= G ? G - 1 : g;
+    l = c - 48 * h + h * g;
+    double T = (gsl_ran_gaussian(r, 1) + l) / sqrt(gsl_ran_chisq(r, df) / df);
+    double Tr = (gsl_ran_gaussian(r, 1) + l) / sqrt(gsl_ran_chisq(r, df) / df);
+    double p = gsl_cdf_tdist_Q(T, df);
+    int rej = p < ALPHA, rrej = gsl_cdf_tdist_Q(Tr, df) < ALPHA;
+    add(&t, rej, kvb_flip_t(p, df, ALPHA), plugin(p), rej ? 1 - pw[g] : pw[g], rej != rrej);
+  }
+  char type[32];
+  snprintf(type, sizeof type, "t%.0f", df);
+  report(type, near ? "near" : "wide", &t, !near, 0);
+  gsl_rng_free(r);
+}
+
+/* The exact one-sided binomial (sign) test of n units against p0 = ½: θ uniform on [½, 1]
+ * (wide) or the normal-approximation noncentrality N(c, 1) mapped back to θ (near). */
+static void sim_binom(unsigned n, int near) {
+  gsl_rng *r = kvb_rng_alloc_substream(20261128, 100 + n + (uint64_t)near);
+  unsigned kc = kvb_binom_crit(n, 0.5, ALPHA);
+  tally t = {0};
+  for (int i = 0; i < NCASE; i++) {
+    double th;
+    if (near) {
+      th = ((double)kc - 0.5) / n + gsl_ran_gaussian(r, 1) * sqrt(0.25 / n);
+      th = th < 0.5 ? 0.5 : th > 1 ? 1 : th;
+    } else {
+      th = 0.5 + 0.5 * gsl_rng_uniform(r);
+    }
+    unsigned k = gsl_ran_binomial(r, th, n), kr = gsl_ran_binomial(r, th, n);
+    double p = kvb_binom_tail_ge(k, 0.5, n), pw = kvb_binom_tail_ge(kc, th, n);
+    int rej = k >= kc;
+    add(&t, rej, kvb_flip_binom(k, n, kc), plugin(p), rej ? 1 - pw : pw, rej != (kr >= kc));
+  }
+  char type[32];
+  snprintf(type, sizeof type, "binom%u", n);
+  report(type, near ? "near" : "wide", &t, !near, !near);
+  gsl_rng_free(r);
+}
+
+int main(void) {
+  test_known();
+  for (int near = 0; near <= 1; near++) {
+    sim_normal(near);
+    sim_t(4, near);
+    sim_t(9, near);
+    sim_t(29, near);
+    sim_binom(30, near);
+    sim_binom(100, near);
+  }
+  UNIT_EXIT();
+}
