@@ -55,8 +55,9 @@ static void usage(FILE *f) {
           "                    stream:TYPE:NAME, probe:TYPE:NAME, check:NAME or control:z_zero\n"
           "  --no-mutants      skip the mutant runs\n"
           "  --defer PREFIX    do not run the selected claims whose id starts with PREFIX here\n"
-          "                    (repeatable): each prints a SKIP line; make check defers the\n"
-          "                    claims that cannot decide at its size to make run and check-full\n"
+          "                    (repeatable): each prints a SKIP line; make check defers some\n"
+          "                    claims to make run and check-full (props/README.md, Where each\n"
+          "                    check runs)\n"
           "  --quiet           no progress lines on stderr (by default each check prints\n"
           "                    \"[k/N] id (elapsed, ~left)\" there, the estimate from the costs\n"
           "                    table $KVB_CHECK_COSTS, e.g. props/check-costs.tsv, else from\n"
@@ -689,8 +690,8 @@ static int judge_all(const source *src, FILE *rep) {
         continue;
       }
       if (o->ndefer && selected(c->id, o->defer, o->ndefer)) {
-        printf("SKIP %s: deferred here (--defer): at this tier's size it cannot decide (one task or "
-               "text, power ~0); `make run` and `make check-full` run it with its mutants\n", c->id);
+        printf("SKIP %s: deferred here (--defer): `make run` and `make check-full` run it with its "
+               "mutants (props/README.md, Where each check runs)\n", c->id);
         fflush(stdout);
         continue;
       }
