@@ -50,7 +50,7 @@ PUBLIC_HDRS := $(filter-out src/core/gsl_quiet.h src/balancekv/balancekv_block_c
                adversarial/orders.h lowerbound/index_reduction.h
 HDRS := $(wildcard $(foreach d,$(L0) $(L1) $(L2) $(L3) tests,$(d)/*.h))
 
-.PHONY: all run check check-full check-slurm bench install uninstall clean
+.PHONY: all run run-full check check-full check-slurm bench install uninstall clean
 # Keep object files of tests and benches (they are intermediates of pattern rules).
 .SECONDARY:
 all: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/libkvbound-props.so $(B)/libkvbound-cli.so $(B)/kvbound $(B)/kvb-props $(TEST_BIN) $(BENCH_BIN) \
@@ -335,6 +335,11 @@ check-gpu-standin: check-gpu-bins
 run: all
 	@mkdir -p out
 	$(if $(QUIET),KVB_QUIET=1) OPENBLAS_NUM_THREADS=1 sh scripts/run-report out
+
+# make run with every spec, the costly model runs marked "-- tier: full" too (scripts/README.md)
+run-full: all
+	@mkdir -p out
+	$(if $(QUIET),KVB_QUIET=1) KVB_SPECS=all OPENBLAS_NUM_THREADS=1 sh scripts/run-report out
 
 # QUIET=1: no progress lines (CI logs); the results and the closing count are the same.
 check: all
