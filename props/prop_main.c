@@ -53,11 +53,15 @@ static void usage(FILE *f) {
           "  --seed S          base seed (default %u, or $KVBOUND_SEED; 'fresh' draws one)\n"
           "  --mutant M        run only mutant M of the selected claims: method:TYPE:NAME,\n"
           "                    stream:TYPE:NAME, probe:TYPE:NAME, check:NAME or control:z_zero\n"
-          "  --no-mutants      skip the mutant runs\n"
+          "  --no-mutants      skip the mutant runs (the report's mutant column says \"not run\")\n"
           "  --defer PREFIX    do not run the selected claims whose id starts with PREFIX here\n"
-          "                    (repeatable): each prints a SKIP line; make check defers some\n"
-          "                    claims to make run and check-full (props/README.md, Where each\n"
-          "                    check runs)\n"
+          "                    (repeatable; also with --merge): each prints a SKIP line and\n"
+          "                    has a SKIPPED row in the report; make check defers some claims\n"
+          "                    to make run and check-full, make run some to make run-full and\n"
+          "                    check-full (props/tiers.tsv; props/README.md, Where each check\n"
+          "                    runs)\n"
+          "  --deferred-to TEXT  where the deferred claims run, for their SKIP lines and rows\n"
+          "                    (default \"`make run` and `make check-full`\")\n"
           "  --quiet           no progress lines on stderr (by default each check prints\n"
           "                    \"[k/N] id (elapsed, ~left)\" there, the estimate from the costs\n"
           "                    table $KVB_CHECK_COSTS, e.g. props/check-costs.tsv, else from\n"
@@ -186,9 +190,17 @@ enum { PROP_MISS_NONE = 0, PROP_MISS_STATED, PROP_MISS_EXACT, PROP_MISS_PLUGIN }
 typedef struct {
   const prop_claim *c;
   prop_verdict v;
-  int caught, nmut;
+  int caught, nmut; /* nmut < 0: no mutant ran in this sweep (--no-mutants) */
+  int deferred;     /* --defer: not run here; notes say where it runs */
   char notes[sizeof ((prop_ctx *)0)->notes];
 } check_result;
+
+/* A check's mutant column: "caught/run", or why there is none. */
+static void mutant_cell(FILE *rep, const check_result *r) {
+  if (r->deferred) fprintf(rep, "deferred");
+  else if (r->nmut < 0) fprintf(rep, "not run");
+  else fprintf(rep, "%d/%d", r->caught, r->nmut);
+}
 
 static int covers(const prop_claim *c, const char *id) {
   for (int k = 0; k < 8 && c->covers[k]; k++)
@@ -329,8 +341,8 @@ static void write_report(FILE *rep, const check_result *res, size_t nres, const 
     int first = 1;
     for (size_t r = 0; r < nres; r++) {
       if (!covers(res[r].c, pc->id)) continue;
-      fprintf(rep, "%s`%s` %s, %d/%d", first ? "" : "; ", res[r].c->id,
-              prop_verdict_name(res[r].v), res[r].caught, res[r].nmut);
+      fprintf(rep, "%s`%s` %s, ", first ? "" : "; ", res[r].c->id, prop_verdict_name(res[r].v));
+      mutant_cell(rep, &res[r]);
       first = 0;
     }
     if (first && pc->unchecked_why) { /* why no check can cover it here, and what to run */
@@ -379,8 +391,9 @@ questions:
     count[res[r].v]++;
     fprintf(rep, "| ");
     md_escape(rep, c->question);
-    fprintf(rep, " | `%s` | %s | **%s** | %d/%d |\n", c->id, c->source,
-            prop_verdict_name(res[r].v), res[r].caught, res[r].nmut);
+    fprintf(rep, " | `%s` | %s | **%s** | ", c->id, c->source, prop_verdict_name(res[r].v));
+    mutant_cell(rep, &res[r]);
+    fprintf(rep, " |\n");
   }
   write_totals(rep, "Totals (kvbound's questions)", count, 0);
   memset(count, 0, sizeof count);
@@ -394,7 +407,9 @@ questions:
     fprintf(rep, "| `%s` | %s | %s | ", c->id, c->source, c->kind);
     for (int k = 0; k < 8 && c->covers[k]; k++) fprintf(rep, "%s%s", k ? ", " : "", c->covers[k]);
     if (!c->covers[0]) fprintf(rep, c->question ? "(kvbound's question)" : "(supporting)");
-    fprintf(rep, " | %s | %d/%d | ", prop_verdict_name(res[r].v), res[r].caught, res[r].nmut);
+    fprintf(rep, " | %s | ", prop_verdict_name(res[r].v));
+    mutant_cell(rep, &res[r]);
+    fprintf(rep, " | ");
     md_escape(rep, res[r].notes);
     fprintf(rep, " |\n");
   }
@@ -422,6 +437,7 @@ typedef struct {
   const char *only[64];
   const char *defer[16]; /* --defer: selected claims left to the other tiers (SKIP lines) */
   int ndefer;
+  const char *deferred_to; /* --deferred-to: where they run, for the SKIP lines and rows */
   int nonly, full, list, no_mut, shard_k, shard_n, quiet;
   const char *report, *only_mutant, *out, *method;
   const char *merge[1024];
@@ -451,6 +467,7 @@ static int parse_args(int argc, char **argv, options *o) {
     else if (strcmp(a, "--quiet") == 0) o->quiet = 1;
     else if (strcmp(a, "--only") == 0 && more && o->nonly < 64) o->only[o->nonly++] = argv[++i];
     else if (strcmp(a, "--defer") == 0 && more && o->ndefer < 16) o->defer[o->ndefer++] = argv[++i];
+    else if (strcmp(a, "--deferred-to") == 0 && more) o->deferred_to = argv[++i];
     else if (strcmp(a, "--mutant") == 0 && more) o->only_mutant = argv[++i];
     else if (strcmp(a, "--report") == 0 && more) o->report = argv[++i];
     else if (strcmp(a, "--out") == 0 && more) o->out = argv[++i];
@@ -491,9 +508,12 @@ static int parse_args(int argc, char **argv, options *o) {
     claim_tables = battery_tables;
   }
   if (o->out && o->shard_n < 1) o->shard_n = 1;
-  if (o->nmerge && (o->out || o->list || o->nonly || o->only_mutant || o->full || o->no_mut || o->ndefer)) {
+  /* --defer is the merge's too: the shards ran none of the deferred claims, and the merge
+   * must not look for their runs (a claim deferred here but run by the shards is reported
+   * deferred; one run here but deferred by the shards is missing, and named) */
+  if (o->nmerge && (o->out || o->list || o->nonly || o->only_mutant || o->full || o->no_mut)) {
     fprintf(stderr, "kvb-props: --merge takes the sweep's options from the shard directories; "
-                    "give only --report\n");
+                    "give only --report and --defer\n");
     return 2;
   }
   return -1;
@@ -690,9 +710,16 @@ static int judge_all(const source *src, FILE *rep) {
         continue;
       }
       if (o->ndefer && selected(c->id, o->defer, o->ndefer)) {
-        printf("SKIP %s: deferred here (--defer): `make run` and `make check-full` run it with its "
-               "mutants (props/README.md, Where each check runs)\n", c->id);
+        const char *where = o->deferred_to ? o->deferred_to : "`make run` and `make check-full`";
+        printf("SKIP %s: deferred here (--defer): %s run it (props/tiers.tsv; props/README.md, "
+               "Where each check runs)\n", c->id, where);
         fflush(stdout);
+        if (nres < sizeof res / sizeof *res) {
+          check_result *r = &res[nres++];
+          r->c = c, r->v = PROP_SKIPPED, r->caught = 0, r->nmut = 0, r->deferred = 1;
+          snprintf(r->notes, sizeof r->notes, "deferred: not run here; %s run it (props/tiers.tsv)",
+                   where);
+        }
         continue;
       }
       prop_progress_start(&pg, c->id);
@@ -725,7 +752,8 @@ static int judge_all(const source *src, FILE *rep) {
       prop_progress_done(&pg, c->id, prop_progress_now() - t_claim);
       if (nres < sizeof res / sizeof *res) {
         check_result *r = &res[nres++];
-        r->c = c, r->v = f.failures ? PROP_FAILS : f.v, r->caught = caught, r->nmut = nmut;
+        r->c = c, r->v = f.failures ? PROP_FAILS : f.v, r->caught = caught;
+        r->nmut = o->no_mut ? -1 : nmut, r->deferred = 0;
         snprintf(r->notes, sizeof r->notes, "%s", o->only_mutant ? "" : f.notes);
       }
     }
@@ -818,6 +846,7 @@ static int run_shard(const options *o) {
   for (size_t t = 0; claim_tables[t]; t++) {
     for (const prop_claim *c = claim_tables[t]; c->id; c++) {
       if (!selected(c->id, o->only, o->nonly)) continue;
+      if (o->ndefer && selected(c->id, o->defer, o->ndefer)) continue; /* the merge's SKIP */
       if (is_trial_block_claim(c->id)) {
         trial_mode tm = {o->shard_k, o->shard_n, 0, trials, NULL};
         run_into(c, o, NULL, log, &tm, &r);
