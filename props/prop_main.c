@@ -53,7 +53,7 @@ static void usage(FILE *f) {
           "  --seed S          base seed (default %u, or $KVBOUND_SEED; 'fresh' draws one)\n"
           "  --mutant M        run only mutant M of the selected claims: method:TYPE:NAME,\n"
           "                    stream:TYPE:NAME, probe:TYPE:NAME, check:NAME or control:z_zero\n"
-          "  --no-mutants      skip the mutant runs (the report's mutant column says \"not run\")\n"
+          "  --no-mutants      skip the mutant runs (the report says \"mutants not run\")\n"
           "  --defer PREFIX    do not run the selected claims whose id starts with PREFIX here\n"
           "                    (repeatable; also with --merge): each prints a SKIP line and\n"
           "                    has a SKIPPED row in the report; make check defers some claims\n"
@@ -198,7 +198,7 @@ typedef struct {
 /* A check's mutant column: "caught/run", or why there is none. */
 static void mutant_cell(FILE *rep, const check_result *r) {
   if (r->deferred) fprintf(rep, "deferred");
-  else if (r->nmut < 0) fprintf(rep, "not run");
+  else if (r->nmut < 0) fprintf(rep, "mutants not run");
   else fprintf(rep, "%d/%d", r->caught, r->nmut);
 }
 
