@@ -44,7 +44,8 @@ static void usage(FILE *f) {
           "  --shard K/N       run every N-th claim starting at K (0-based), judged here; with\n"
           "                    --out DIR, run shard K of the sweep's runs instead (every claim's\n"
           "                    faithful and mutant runs dealt out one by one; a long claim's\n"
-          "                    trials by block) and leave them in DIR for --merge\n"
+          "                    trials by block; with $KVB_SHARD_COSTS, a costs table, longest\n"
+          "                    first to the least-loaded shard) and leave them in DIR for --merge\n"
           "  --out DIR         with --shard: the shard directory (created)\n"
           "  --merge DIR...    judge and report the runs of shard directories 0..N-1 of one\n"
           "                    sweep, exactly as one process running them all would; it loads\n"
@@ -785,9 +786,56 @@ static void join_only(const options *o, char *buf, size_t cap) {
     snprintf(buf + strlen(buf), cap - strlen(buf), "%s%s", i ? "," : "", o->only[i]);
 }
 
-/* The sweep's runs are dealt out in one fixed order — per selected claim its faithful run (a
- * trial-block claim's faithful run instead goes to every shard, each doing its own trial
- * blocks), then its mutants — run u to shard u mod N. */
+/* The sweep's runs in one fixed order — per selected claim its faithful run (a trial-block
+ * claim's faithful run instead goes to every shard, each doing its own trial blocks), then its
+ * mutants — are dealt out run u to shard u mod N; or, with $KVB_SHARD_COSTS naming a costs
+ * table (props/check-costs.tsv: tier "run" under --no-mutants, else "check", a claim's cost
+ * spread over its runs), longest first to the shard with the least recorded work (ties: the
+ * lower shard, then the earlier run), so that the shards end together. Every shard computes the
+ * same dealing from the same table; the merge looks records up, whoever made them. Returns
+ * owner[u] (NULL: u mod N) and sets *nruns. */
+static int *shard_owners(const options *o, long *nruns) {
+  const char *path = getenv("KVB_SHARD_COSTS");
+  *nruns = 0;
+  if (!path || !*path) return NULL;
+  prop_progress pg; /* its cost table only: nothing is printed */
+  prop_progress_init(&pg, stderr, path, o->full ? "full" : o->no_mut ? "run" : "check");
+  size_t cap = 256;
+  double *cost = malloc(cap * sizeof *cost);
+  for (size_t t = 0; cost && claim_tables[t]; t++)
+    for (const prop_claim *c = claim_tables[t]; c->id; c++) {
+      if (!selected(c->id, o->only, o->nonly) || (o->ndefer && selected(c->id, o->defer, o->ndefer)))
+        continue;
+      int runs = !is_trial_block_claim(c->id);
+      for (int k = 0; k < 8 && c->mutants[k]; k++) runs += mutant_selected(o, c->mutants[k]);
+      double each = runs ? prop_progress_cost(&pg, c->id) / runs : 0;
+      for (int r = 0; r < runs && cost; r++) {
+        if ((size_t)*nruns == cap) {
+          double *g = realloc(cost, 2 * cap * sizeof *g);
+          if (!g) free(cost);
+          cost = g, cap *= 2;
+        }
+        if (cost) cost[(*nruns)++] = each > 0 ? each : 0;
+      }
+    }
+  prop_progress_free(&pg);
+  int *owner = cost ? malloc((size_t)(*nruns ? *nruns : 1) * sizeof *owner) : NULL;
+  double *load = owner ? calloc((size_t)o->shard_n, sizeof *load) : NULL;
+  char *done = load ? calloc((size_t)(*nruns ? *nruns : 1), 1) : NULL;
+  for (long n = 0; done && n < *nruns; n++) {
+    long best = -1; /* the longest run not dealt yet (the earliest among equals) */
+    for (long u = 0; u < *nruns; u++)
+      if (!done[u] && (best < 0 || cost[u] > cost[best])) best = u;
+    int s = 0;
+    for (int k = 1; k < o->shard_n; k++)
+      if (load[k] < load[s]) s = k;
+    owner[best] = s, load[s] += cost[best], done[best] = 1;
+  }
+  if (!done) free(owner), owner = NULL;
+  free(done), free(load), free(cost);
+  return owner;
+}
+
 static int run_shard(const options *o) {
   if (mkdir(o->out, 0777) && errno != EEXIST) {
     fprintf(stderr, "kvb-props: cannot create shard directory '%s': %s\n", o->out,
@@ -841,8 +889,10 @@ static int run_shard(const options *o) {
   printf("# kvb-props shard %d/%d seed %" PRIu64 "%s\n", o->shard_k, o->shard_n, o->seed,
          o->full ? " (full)" : "");
   static prop_run_rec r;
-  long u = -1;
+  long u = -1, nruns = 0;
   int bad = 0;
+  int *owner = shard_owners(o, &nruns);
+#define MINE(u) (owner && (u) < nruns ? owner[u] == o->shard_k : (u) % o->shard_n == o->shard_k)
   for (size_t t = 0; claim_tables[t]; t++) {
     for (const prop_claim *c = claim_tables[t]; c->id; c++) {
       if (!selected(c->id, o->only, o->nonly)) continue;
@@ -852,13 +902,13 @@ static int run_shard(const options *o) {
         run_into(c, o, NULL, log, &tm, &r);
         printf("ran %s: its trial blocks %d mod %d [%.1fs]\n", c->id, o->shard_k, o->shard_n,
                r.secs);
-      } else if (++u % o->shard_n == o->shard_k) {
+      } else if (++u, MINE(u)) {
         run_into(c, o, NULL, log, NULL, &r);
         bad |= prop_rec_write(runs, &r);
         printf("ran %s: %s [%.1fs]\n", c->id, prop_verdict_name(r.v), r.secs);
       }
       for (int k = 0; k < 8 && c->mutants[k]; k++) {
-        if (!mutant_selected(o, c->mutants[k]) || ++u % o->shard_n != o->shard_k) continue;
+        if (!mutant_selected(o, c->mutants[k]) || (++u, !MINE(u))) continue;
         run_into(c, o, c->mutants[k], log, NULL, &r);
         bad |= prop_rec_write(runs, &r);
         printf("ran %s under %s: %s [%.1fs]\n", c->id, c->mutants[k], prop_verdict_name(r.v),
@@ -867,6 +917,8 @@ static int run_shard(const options *o) {
       fflush(stdout);
     }
   }
+#undef MINE
+  free(owner);
   bad |= fclose(runs) != 0, bad |= fclose(trials) != 0, bad |= fclose(log) != 0;
   snprintf(path, sizeof path, "%s/meta.txt", o->out);
   if (bad || prop_meta_write(path, &meta)) {
