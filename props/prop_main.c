@@ -791,7 +791,8 @@ static void join_only(const options *o, char *buf, size_t cap) {
  * mutants — are dealt out run u to shard u mod N; or, with $KVB_SHARD_COSTS naming a costs
  * table (props/check-costs.tsv: tier "run" under --no-mutants, else "check", a claim's cost
  * spread over its runs), longest first to the shard with the least recorded work (ties: the
- * lower shard, then the earlier run), so that the shards end together. Every shard computes the
+ * lower shard, then the earlier run; a run without a record as the mean one), so that the
+ * shards end together. Every shard computes the
  * same dealing from the same table; the merge looks records up, whoever made them. Returns
  * owner[u] (NULL: u mod N) and sets *nruns. */
 static int *shard_owners(const options *o, long *nruns) {
@@ -808,17 +809,25 @@ static int *shard_owners(const options *o, long *nruns) {
         continue;
       int runs = !is_trial_block_claim(c->id);
       for (int k = 0; k < 8 && c->mutants[k]; k++) runs += mutant_selected(o, c->mutants[k]);
-      double each = runs ? prop_progress_cost(&pg, c->id) / runs : 0;
+      double each = runs ? prop_progress_cost(&pg, c->id) / runs : 0; /* < 0: no record */
       for (int r = 0; r < runs && cost; r++) {
         if ((size_t)*nruns == cap) {
           double *g = realloc(cost, 2 * cap * sizeof *g);
           if (!g) free(cost);
           cost = g, cap *= 2;
         }
-        if (cost) cost[(*nruns)++] = each > 0 ? each : 0;
+        if (cost) cost[(*nruns)++] = each;
       }
     }
   prop_progress_free(&pg);
+  /* a run without a record counts as the mean recorded run (1 s if none): unknown runs spread
+   * over the shards rather than all going to the least-loaded one */
+  double sum = 0;
+  long known = 0;
+  for (long u = 0; cost && u < *nruns; u++)
+    if (cost[u] >= 0) sum += cost[u], known++;
+  for (long u = 0; cost && u < *nruns; u++)
+    if (cost[u] < 0) cost[u] = known && sum > 0 ? sum / known : 1;
   int *owner = cost ? malloc((size_t)(*nruns ? *nruns : 1) * sizeof *owner) : NULL;
   double *load = owner ? calloc((size_t)o->shard_n, sizeof *load) : NULL;
   char *done = load ? calloc((size_t)(*nruns ? *nruns : 1), 1) : NULL;
