@@ -46,7 +46,8 @@ static void usage(FILE *f) {
           "  --shard K/N       run every N-th claim starting at K (0-based), judged here; with\n"
           "                    --out DIR, run shard K of the sweep's runs instead (every claim's\n"
           "                    faithful and mutant runs dealt out one by one; a long claim's\n"
-          "                    trials by block) and leave them in DIR for --merge\n"
+          "                    trials by block; with $KVB_SHARD_COSTS, a costs table, longest\n"
+          "                    first to the least-loaded shard) and leave them in DIR for --merge\n"
           "  --out DIR         with --shard: the shard directory (created)\n"
           "  --merge DIR...    judge and report the runs of shard directories 0..N-1 of one\n"
           "                    sweep, exactly as one process running them all would; it loads\n"
@@ -55,10 +56,15 @@ static void usage(FILE *f) {
           "  --seed S          base seed (default %u, or $KVBOUND_SEED; 'fresh' draws one)\n"
           "  --mutant M        run only mutant M of the selected claims: method:TYPE:NAME,\n"
           "                    stream:TYPE:NAME, probe:TYPE:NAME, check:NAME or control:z_zero\n"
-          "  --no-mutants      skip the mutant runs\n"
+          "  --no-mutants      skip the mutant runs (the report says \"mutants not run\")\n"
           "  --defer PREFIX    do not run the selected claims whose id starts with PREFIX here\n"
-          "                    (repeatable): each prints a SKIP line; make check defers the\n"
-          "                    claims that cannot decide at its size to make run and check-full\n"
+          "                    (repeatable; also with --merge): each prints a SKIP line and\n"
+          "                    has a SKIPPED row in the report; make check defers some claims\n"
+          "                    to make run and check-full, make run some to make run-full and\n"
+          "                    check-full (props/tiers.tsv; props/README.md, Where each check\n"
+          "                    runs)\n"
+          "  --deferred-to TEXT  where the deferred claims run, for their SKIP lines and rows\n"
+          "                    (default \"`make run` and `make check-full`\")\n"
           "  --quiet           no progress lines on stderr (by default each check prints\n"
           "                    \"[k/N] id (elapsed, ~left)\" there, the estimate from the costs\n"
           "                    table $KVB_CHECK_COSTS, e.g. props/check-costs.tsv, else from\n"
@@ -209,7 +215,8 @@ enum { PROP_MISS_NONE = 0, PROP_MISS_STATED, PROP_MISS_EXACT, PROP_MISS_PLUGIN }
 typedef struct {
   const prop_claim *c;
   prop_verdict v;
-  int caught, nmut;
+  int caught, nmut; /* nmut < 0: no mutant ran in this sweep (--no-mutants) */
+  int deferred;     /* --defer: not run here; notes say where it runs */
   double flip;      /* the verdict's flip chance on a fresh seed (prop_check_flip) */
   int flip_unknown; /* voting cells with no flip estimate */
   char notes[sizeof ((prop_ctx *)0)->notes];
@@ -219,6 +226,13 @@ typedef struct {
  * number of verdict flips per fresh seed should stay at or below PROP_FLIP_TARGET. */
 #define PROP_FRAGILE 0.01
 #define PROP_FLIP_TARGET 0.05
+
+/* A check's mutant column: "caught/run", or why there is none. */
+static void mutant_cell(FILE *rep, const check_result *r) {
+  if (r->deferred) fprintf(rep, "deferred");
+  else if (r->nmut < 0) fprintf(rep, "mutants not run");
+  else fprintf(rep, "%d/%d", r->caught, r->nmut);
+}
 
 static int covers(const prop_claim *c, const char *id) {
   for (int k = 0; k < 8 && c->covers[k]; k++)
@@ -424,8 +438,8 @@ static void write_report(FILE *rep, FILE *findings, const check_result *res, siz
     int first = 1;
     for (size_t r = 0; r < nres; r++) {
       if (!covers(res[r].c, pc->id)) continue;
-      fprintf(rep, "%s`%s` %s, %d/%d", first ? "" : "; ", res[r].c->id,
-              prop_verdict_name(res[r].v), res[r].caught, res[r].nmut);
+      fprintf(rep, "%s`%s` %s, ", first ? "" : "; ", res[r].c->id, prop_verdict_name(res[r].v));
+      mutant_cell(rep, &res[r]);
       first = 0;
     }
     if (first && pc->unchecked_why) { /* why no check can cover it here, and what to run */
@@ -480,8 +494,9 @@ questions:
     count[res[r].v]++;
     fprintf(rep, "| ");
     md_escape(rep, c->question);
-    fprintf(rep, " | `%s` | %s | **%s** | %d/%d |\n", c->id, c->source,
-            prop_verdict_name(res[r].v), res[r].caught, res[r].nmut);
+    fprintf(rep, " | `%s` | %s | **%s** | ", c->id, c->source, prop_verdict_name(res[r].v));
+    mutant_cell(rep, &res[r]);
+    fprintf(rep, " |\n");
   }
   write_totals(rep, "Totals (kvbound's questions)", count, 0);
   memset(count, 0, sizeof count);
@@ -498,7 +513,9 @@ questions:
     fprintf(rep, " | %s", prop_verdict_name(res[r].v));
     if (res[r].flip >= PROP_FRAGILE) fprintf(rep, " — seed-fragile (flip p = %.2g)", res[r].flip);
     else if (res[r].flip > 0) fprintf(rep, " (flip p = %.2g)", res[r].flip);
-    fprintf(rep, " | %d/%d | ", res[r].caught, res[r].nmut);
+    fprintf(rep, " | ");
+    mutant_cell(rep, &res[r]);
+    fprintf(rep, " | ");
     prop_family_md_notes(rep, res[r].notes); /* md_escape, family records made readable */
     fprintf(rep, " |\n");
   }
@@ -527,6 +544,7 @@ typedef struct {
   const char *only[64];
   const char *defer[16]; /* --defer: selected claims left to the other tiers (SKIP lines) */
   int ndefer;
+  const char *deferred_to; /* --deferred-to: where they run, for the SKIP lines and rows */
   int nonly, full, list, no_mut, shard_k, shard_n, quiet;
   const char *report, *only_mutant, *out, *method, *findings;
   const char *merge[1024];
@@ -556,6 +574,7 @@ static int parse_args(int argc, char **argv, options *o) {
     else if (strcmp(a, "--quiet") == 0) o->quiet = 1;
     else if (strcmp(a, "--only") == 0 && more && o->nonly < 64) o->only[o->nonly++] = argv[++i];
     else if (strcmp(a, "--defer") == 0 && more && o->ndefer < 16) o->defer[o->ndefer++] = argv[++i];
+    else if (strcmp(a, "--deferred-to") == 0 && more) o->deferred_to = argv[++i];
     else if (strcmp(a, "--mutant") == 0 && more) o->only_mutant = argv[++i];
     else if (strcmp(a, "--report") == 0 && more) o->report = argv[++i];
     else if (strcmp(a, "--findings") == 0 && more) o->findings = argv[++i];
@@ -597,9 +616,12 @@ static int parse_args(int argc, char **argv, options *o) {
     claim_tables = battery_tables;
   }
   if (o->out && o->shard_n < 1) o->shard_n = 1;
-  if (o->nmerge && (o->out || o->list || o->nonly || o->only_mutant || o->full || o->no_mut || o->ndefer)) {
+  /* --defer is the merge's too: the shards ran none of the deferred claims, and the merge
+   * must not look for their runs (a claim deferred here but run by the shards is reported
+   * deferred; one run here but deferred by the shards is missing, and named) */
+  if (o->nmerge && (o->out || o->list || o->nonly || o->only_mutant || o->full || o->no_mut)) {
     fprintf(stderr, "kvb-props: --merge takes the sweep's options from the shard directories; "
-                    "give only --report\n");
+                    "give only --report and --defer\n");
     return 2;
   }
   return -1;
@@ -832,9 +854,17 @@ static int judge_all(const source *src, FILE *rep) {
         continue;
       }
       if (o->ndefer && selected(c->id, o->defer, o->ndefer)) {
-        printf("SKIP %s: deferred here (--defer): at this tier's size it cannot decide (one task or "
-               "text, power ~0); `make run` and `make check-full` run it with its mutants\n", c->id);
+        const char *where = o->deferred_to ? o->deferred_to : "`make run` and `make check-full`";
+        printf("SKIP %s: deferred here (--defer): %s run it (props/tiers.tsv; props/README.md, "
+               "Where each check runs)\n", c->id, where);
         fflush(stdout);
+        if (nres < sizeof res / sizeof *res) {
+          check_result *r = &res[nres++];
+          r->c = c, r->v = PROP_SKIPPED, r->caught = 0, r->nmut = 0, r->deferred = 1;
+          r->flip = 0, r->flip_unknown = 0;
+          snprintf(r->notes, sizeof r->notes, "deferred: not run here; %s run it (props/tiers.tsv)",
+                   where);
+        }
         continue;
       }
       prop_progress_start(&pg, c->id);
@@ -867,7 +897,8 @@ static int judge_all(const source *src, FILE *rep) {
       prop_progress_done(&pg, c->id, prop_progress_now() - t_claim);
       if (nres < sizeof res / sizeof *res) {
         check_result *r = &res[nres++];
-        r->c = c, r->v = f.failures ? PROP_FAILS : f.v, r->caught = caught, r->nmut = nmut;
+        r->c = c, r->v = f.failures ? PROP_FAILS : f.v, r->caught = caught;
+        r->nmut = o->no_mut ? -1 : nmut, r->deferred = 0;
         /* a failed assertion or a skipped check has no cell-level flip chance */
         r->flip = 0, r->flip_unknown = 0;
         if (!f.failures && f.v != PROP_SKIPPED && !o->only_mutant)
@@ -933,9 +964,65 @@ static void join_only(const options *o, char *buf, size_t cap) {
     snprintf(buf + strlen(buf), cap - strlen(buf), "%s%s", i ? "," : "", o->only[i]);
 }
 
-/* The sweep's runs are dealt out in one fixed order — per selected claim its faithful run (a
- * trial-block claim's faithful run instead goes to every shard, each doing its own trial
- * blocks), then its mutants — run u to shard u mod N. */
+/* The sweep's runs in one fixed order — per selected claim its faithful run (a trial-block
+ * claim's faithful run instead goes to every shard, each doing its own trial blocks), then its
+ * mutants — are dealt out run u to shard u mod N; or, with $KVB_SHARD_COSTS naming a costs
+ * table (props/check-costs.tsv: tier "run" under --no-mutants, else "check", a claim's cost
+ * spread over its runs), longest first to the shard with the least recorded work (ties: the
+ * lower shard, then the earlier run; a run without a record as the mean one), so that the
+ * shards end together. Every shard computes the
+ * same dealing from the same table; the merge looks records up, whoever made them. Returns
+ * owner[u] (NULL: u mod N) and sets *nruns. */
+static int *shard_owners(const options *o, long *nruns) {
+  const char *path = getenv("KVB_SHARD_COSTS");
+  *nruns = 0;
+  if (!path || !*path) return NULL;
+  prop_progress pg; /* its cost table only: nothing is printed */
+  prop_progress_init(&pg, stderr, path, o->full ? "full" : o->no_mut ? "run" : "check");
+  size_t cap = 256;
+  double *cost = malloc(cap * sizeof *cost);
+  for (size_t t = 0; cost && claim_tables[t]; t++)
+    for (const prop_claim *c = claim_tables[t]; c->id; c++) {
+      if (!selected(c->id, o->only, o->nonly) || (o->ndefer && selected(c->id, o->defer, o->ndefer)))
+        continue;
+      int runs = !is_trial_block_claim(c->id);
+      for (int k = 0; k < 8 && c->mutants[k]; k++) runs += mutant_selected(o, c->mutants[k]);
+      double each = runs ? prop_progress_cost(&pg, c->id) / runs : 0; /* < 0: no record */
+      for (int r = 0; r < runs && cost; r++) {
+        if ((size_t)*nruns == cap) {
+          double *g = realloc(cost, 2 * cap * sizeof *g);
+          if (!g) free(cost);
+          cost = g, cap *= 2;
+        }
+        if (cost) cost[(*nruns)++] = each;
+      }
+    }
+  prop_progress_free(&pg);
+  /* a run without a record counts as the mean recorded run (1 s if none): unknown runs spread
+   * over the shards rather than all going to the least-loaded one */
+  double sum = 0;
+  long known = 0;
+  for (long u = 0; cost && u < *nruns; u++)
+    if (cost[u] >= 0) sum += cost[u], known++;
+  for (long u = 0; cost && u < *nruns; u++)
+    if (cost[u] < 0) cost[u] = known && sum > 0 ? sum / known : 1;
+  int *owner = cost ? malloc((size_t)(*nruns ? *nruns : 1) * sizeof *owner) : NULL;
+  double *load = owner ? calloc((size_t)o->shard_n, sizeof *load) : NULL;
+  char *done = load ? calloc((size_t)(*nruns ? *nruns : 1), 1) : NULL;
+  for (long n = 0; done && n < *nruns; n++) {
+    long best = -1; /* the longest run not dealt yet (the earliest among equals) */
+    for (long u = 0; u < *nruns; u++)
+      if (!done[u] && (best < 0 || cost[u] > cost[best])) best = u;
+    int s = 0;
+    for (int k = 1; k < o->shard_n; k++)
+      if (load[k] < load[s]) s = k;
+    owner[best] = s, load[s] += cost[best], done[best] = 1;
+  }
+  if (!done) free(owner), owner = NULL;
+  free(done), free(load), free(cost);
+  return owner;
+}
+
 static int run_shard(const options *o) {
   if (mkdir(o->out, 0777) && errno != EEXIST) {
     fprintf(stderr, "kvb-props: cannot create shard directory '%s': %s\n", o->out,
@@ -989,23 +1076,26 @@ static int run_shard(const options *o) {
   printf("# kvb-props shard %d/%d seed %" PRIu64 "%s\n", o->shard_k, o->shard_n, o->seed,
          o->full ? " (full)" : "");
   static prop_run_rec r;
-  long u = -1;
+  long u = -1, nruns = 0;
   int bad = 0;
+  int *owner = shard_owners(o, &nruns);
+#define MINE(u) (owner && (u) < nruns ? owner[u] == o->shard_k : (u) % o->shard_n == o->shard_k)
   for (size_t t = 0; claim_tables[t]; t++) {
     for (const prop_claim *c = claim_tables[t]; c->id; c++) {
       if (!selected(c->id, o->only, o->nonly)) continue;
+      if (o->ndefer && selected(c->id, o->defer, o->ndefer)) continue; /* the merge's SKIP */
       if (is_trial_block_claim(c->id)) {
         trial_mode tm = {o->shard_k, o->shard_n, 0, trials, NULL};
         run_into(c, o, NULL, log, &tm, &r);
         printf("ran %s: its trial blocks %d mod %d [%.1fs]\n", c->id, o->shard_k, o->shard_n,
                r.secs);
-      } else if (++u % o->shard_n == o->shard_k) {
+      } else if (++u, MINE(u)) {
         run_into(c, o, NULL, log, NULL, &r);
         bad |= prop_rec_write(runs, &r);
         printf("ran %s: %s [%.1fs]\n", c->id, prop_verdict_name(r.v), r.secs);
       }
       for (int k = 0; k < 8 && c->mutants[k]; k++) {
-        if (!mutant_selected(o, c->mutants[k]) || ++u % o->shard_n != o->shard_k) continue;
+        if (!mutant_selected(o, c->mutants[k]) || (++u, !MINE(u))) continue;
         run_into(c, o, c->mutants[k], log, NULL, &r);
         bad |= prop_rec_write(runs, &r);
         printf("ran %s under %s: %s [%.1fs]\n", c->id, c->mutants[k], prop_verdict_name(r.v),
@@ -1014,6 +1104,8 @@ static int run_shard(const options *o) {
       fflush(stdout);
     }
   }
+#undef MINE
+  free(owner);
   bad |= fclose(runs) != 0, bad |= fclose(trials) != 0, bad |= fclose(log) != 0;
   snprintf(path, sizeof path, "%s/meta.txt", o->out);
   if (bad || prop_meta_write(path, &meta)) {

@@ -5,7 +5,13 @@
 # line or a job that is not a props shard; the estimate scales the recorded costs of the units
 # still to come by this run's speed (elapsed / recorded cost of the units done).
 # Variables: tier, costs (file of "tier id seconds"; "job-TIER NAME SECONDS" for jobs), n (units),
-# start (epoch seconds), quiet (1: print nothing but the full tier's lines), summary (file).
+# start (epoch seconds), quiet (1: print nothing but the full tier's lines), summary (file);
+# ENVIRON: JOBS, DEFER (kvb-props' "--defer PREFIX ..." of this tier).
+function deferred(id,   i, nd, d) {
+  nd = split(ENVIRON["DEFER"], d, " ")
+  for (i = 2; i <= nd; i += 2) if (index(id, d[i]) == 1) return 1
+  return 0
+}
 function now(   t) { "date +%s" | getline t; close("date +%s"); return t }
 function fmt(s) { return s < 90 ? sprintf("%d s", s) : sprintf("%d min %02d s", int(s / 60), s % 60) }
 BEGIN {
@@ -14,6 +20,8 @@ BEGIN {
     split(row, f, /[ \t]+/)
     # a props shard's job is not a unit (its checks are): its wall time would count twice
     if (f[1] == "job-" tier && f[2] ~ /^props-/) continue
+    # a check this tier defers (props/tiers.tsv) is not run: its recorded cost is not to come
+    if (f[1] == tier && deferred(f[2])) continue
     if (f[1] == tier || f[1] == "job-" tier) { cost[f[1] == tier ? f[2] : "job:" f[2]] = f[3]; total += f[3] }
   }
   done_cost = 0; k = 0; last = start

@@ -5,7 +5,9 @@
  * question-aware: both run, exact attention's delta log-lik is 0 and its greedy answer is
  * printed; a length above the model's context is refused. With Gemma 3 270M (SKIP without it)
  * the task and pass-key modes run through --model gemma3 (gemma3_modes); --mode authors (the
- * authors' needle protocol) prefills the whole prompt and feeds nothing after it. */
+ * authors' needle protocol) prefills the whole prompt and feeds nothing after it. In `make
+ * check` (KVB_TIER=check, unit.h) only the question-aware task run and no Gemma run: the rest
+ * repeats paths that test_task_run, test_task_authors and test_task_gemma3 cover there. */
 #include "cli_harness.h"
 #include "kvb_error.h"
 #include "model.h"
@@ -18,6 +20,10 @@
  * mode with exact, and a length above Gemma's 32768-token context refused. */
 static void gemma3_modes(void) {
   char out[16384], cmd[2048];
+  if (!unit_full_tier()) { /* the same decode path as SmolLM2's below; Gemma's own in test_task_gemma3 */
+    printf("SKIP cli_decode.gemma3_task: check-full only (make check: test_task_gemma3, test_decode_gemma3)\n");
+    return;
+  }
   if (kvb_gemma3_available() != KVB_OK) {
     printf("SKIP cli_decode.gemma3_task: %s\n", kvb_strerror_last());
     return;
@@ -121,6 +127,12 @@ int main(int argc, char **argv) {
   static const char *const meth[3] = {"exact", "sink_recent --param budget=2048",
                                       "sink_recent --param budget=2048"};
   for (int i = 0; i < 3; i++) {
+    if (i != 1 && !unit_full_tier()) { /* make check: the aware form; the others' runner paths in
+                                          test_task_run and test_task_authors */
+      printf("SKIP cli_decode.task_%s: check-full only (make check: cli_decode.task_aware, "
+             "test_task_run, test_task_authors)\n", mode[i]);
+      continue;
+    }
     snprintf(cmd, sizeof cmd, "OPENBLAS_NUM_THREADS=1 %s decode --method %s --task niah_single "
              "--length 1024 --depth 0.5 --task-seed 3 --mode %s", kvbound, meth[i], mode[i]);
     rc = sh(cmd, out, sizeof out);

@@ -5,8 +5,20 @@
 #define KVB_UNIT_H
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static int unit_failed = 0;
+
+/* The tier scripts/run-checks runs this binary in: $KVB_TIER is "check" in `make check`, "full"
+ * in `make check-full`, unset when a binary is run by hand (then everything runs). A test's
+ * costly case that repeats, through another door, a path a test of the check tier already
+ * covers runs in the full tier only: it asks unit_full_tier() and otherwise prints
+ * "SKIP name: check-full only (...)" (props/README.md, Where each check runs). */
+static inline int unit_full_tier(void) {
+  const char *t = getenv("KVB_TIER");
+  return !t || strcmp(t, "check") != 0;
+}
 
 #define CHECK(cond, name, ...)                                   \
   do {                                                           \

@@ -8,6 +8,7 @@
 -- (its bytes are its own, in the table). Columns: exact-match accuracy of the greedy answer and
 -- the answer's log-likelihood relative to exact attention (the paired measure; exact first).
 -- The claims long_context.* run the powered, question-aware grids (`kvb-props --full`).
+-- tier: full
 name "needle_grid"
 tasks { family = "niah_single", lengths = { 1024 }, depths = { 0.1, 0.5, 0.9 }, per_cell = 1,
         mode = "agnostic", seed = 1 }

@@ -8,6 +8,7 @@
 -- keeps every token in 2 bits. Columns: exact-match accuracy of the greedy answer and the
 -- answer's log-likelihood relative to exact attention. The claims long_context.gemma3.* run the
 -- question-aware grids (`kvb-props --full`).
+-- tier: full
 name "needle_grid_gemma3"
 tasks { family = "niah_single", lengths = { 1024 }, depths = { 0.1, 0.5, 0.9 }, per_cell = 1,
         mode = "agnostic", seed = 1, model = "gemma3" }
