@@ -342,6 +342,8 @@ static void decode_exact(prop_ctx *ctx) {
   unsigned N = prop_trials(ctx, 400, 1000);
   unsigned crit;
   double p1 = kvb_binom_detectable_rate(N, 0.2, PROP_ALPHA, 0.9, &crit);
+  prop_unit(ctx, "trial (a fresh INDEX instance and bit string, decoded once per mode)", N,
+            "a decode rate <= %.3f per cell (the exact binomial test against 0.8)", 1 - p1);
   prop_note(ctx, "cell rule: FAILS iff P[Bin(N, 0.2) >= errors] < 1e-6, else HOLDS; N = %u per "
             "cell (paired modes), FAILS at >= %u errors; a decode rate <= %.3f is called FAILS "
             "with power 0.9", N, crit, 1 - p1);
