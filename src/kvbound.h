@@ -14,6 +14,7 @@
 #include "attention_batch.h"
 #include "stats.h"
 #include "power.h"
+#include "paired.h"
 #include "ewc.h"
 #include "parallel.h"
 #include "npy.h"
