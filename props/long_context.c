@@ -44,46 +44,69 @@
  *            compression. Within a kept cell the exact-match comparison (McNemar) uses only the
  *            tasks exact attention answers; the log-likelihood comparison uses every task of it.
  *            A cell the rule drops is reported with its numbers and is no unit.
- *   tests    per (method under test, contender), over the pooled tasks of the kept cells:
- *            (1) exact McNemar on exact match: b = tasks only the method answers, c = only the
- *                contender; P[Bin(b + c, ½) ≥ b] < α → HOLDS, P[… ≥ c] < α → FAILS;
- *            (2) exact sign test on the paired Δ = loglik_method − loglik_contender (ties
- *                dropped): P[Bin(n, ½) ≥ wins] < α → HOLDS, P[… ≥ losses] < α → FAILS;
- *            α = 1e-6 each way; otherwise NOT-OBSERVED when the design had power ≥ 0.9 at the
- *            paper's effect, else INCONCLUSIVE with that power. Power, computed from the
- *            design's N before reading the outcome (src/core/power.h): McNemar at the paper's
- *            accuracies (p1, p2), maximized over the couplings of the two outcomes
- *            (kvb_mcnemar_power, an upper bound); the sign test at p_win = ½ + (p1 − p2)/2 (the
- *            paper's accuracy gap read as the share of tasks it decides, the rest split evenly).
- *            The paper's effects: 003 Fig. 4 (augmented BalanceKV 0.99 vs PyramidKV 0.90,
- *            uniform 0.90, SnapKV 0.83, StreamingLLM 0.31); 003 Table 1 none: its Llama-3.1-8B
- *            averages (BalanceKV 46.77 vs uniform 46.38, SnapKV 46.12, PyramidKV 45.64,
- *            StreamingLLM 39.79) average heterogeneous LongBench metrics and map to no per-task
- *            effect here (EFF_TAB1), so those cells claim no power; 000 Table 1 at n = 5k
- *            (SubGen 0.86 vs H2O 0.66, Sink 0.56); 001 Table 3 gives no numbers in the text we
- *            have, so S-CG-TAB3's cell takes 000 Table 1's ClusterGen-vs-Sink effect (the same
- *            method pair, its other table).
+ *   tests    per (method under test, contender), over the pooled tasks of the kept cells, two
+ *            three views of the same runs (DESIGN, Two families):
+ *            PRIMARY, the papers' family (props/family.h, Holm at 0.05 over the 28 members of
+ *              props/FAMILY-CELLS.txt): the paired t on the per-task Δ = loglik_method −
+ *              loglik_contender (mean, SD, 95% CI, t with df = N − 1, one-sided p each way),
+ *              reported with prop_family; its power at 0.05/m from the noncentral t law
+ *              (kvb_paired_t_power) at the pre-registered δ, the smaller of the powers at the
+ *              design σ and at the observed SD. The method − exact Δ (mean, CI) is noted beside.
+ *            REGRESSION, the voting cell at α = 1e-6 each way: the exact sign test on the same
+ *              Δ (ties dropped) — the t law's tail at 1e-6 is not controlled for these bimodal
+ *              differences, the sign test's level is exact; power at p_win = ½ + (p1 − p2)/2.
+ *            SECONDARY (prop_detail: reported and compared under every mutant, not voting):
+ *              exact McNemar on exact match over the tasks exact attention answers, its power
+ *              under the INDEPENDENCE coupling (kvb_mcnemar_power_indep; the best case over
+ *              couplings overstates it: 0.987 vs 0.186 at N = 150, 0.86 vs 0.66, α = 1e-6).
+ *            Pre-registered smallest effects, in nats (fixed before the full runs): a pilot at 1k
+ *            (2026-11-27) put the 13 wrong answers of compressed methods on tasks exact attention
+ *            answered 1.8–19.3 nats below exact's answer log-lik (mean LC_GAP = 12, SD LC_WSD =
+ *            5.6), right answers within ~1 nat; so a pair with the paper's accuracies p1, p2 and
+ *            independent outcomes has δ = LC_GAP·(p1 − p2) and σ² = LC_GAP²·[p1(1 − p2) + p2(1 −
+ *            p1) − (p1 − p2)²] + LC_WSD²·[(1 − p1) + (1 − p2)] (effect_nats). The papers' p1, p2:
+ *            003 Fig. 4 (augmented BalanceKV 0.99 vs PyramidKV 0.90, uniform 0.90, SnapKV 0.83,
+ *            StreamingLLM 0.31: δ = 1.08, 1.08, 1.92, 8.16 nats); 003 Table 1 read as RETENTION
+ *            against its exact row (Llama-3.1-8B: BalanceKV 46.77/50.17 = 0.932 vs uniform 0.924,
+ *            SnapKV 0.919, PyramidKV 0.910, StreamingLLM 0.793: δ = 0.09, 0.16, 0.27, 1.67 nats —
+ *            a mean of bounded mixed LongBench metrics taken as the success rate on tasks exact
+ *            attention answers, kvbound's reading); 000 Table 1 at n = 5k (SubGen 0.86 vs H2O
+ *            0.66, Sink 0.56: δ = 2.40, 3.60 nats); 001 Table 3 gives no numbers in the text we
+ *            have, so S-CG-TAB3's member takes 000 Table 1's ClusterGen-vs-Sink effect and test.
+ *            Under this outcome model the log-lik is no more powerful than exact match (it is a
+ *            right/wrong difference scaled by LC_GAP plus noise): the paired t needs 274 tasks for
+ *            0.99 vs 0.90 where McNemar (independent outcomes) needs 211 at 0.05/28; it gains only
+ *            where a method's wrong answers are graded, which the pilot cannot show.
  *   control  z ≡ 0 (every attention output zero) through the same tests against each contender:
  *            a cell the method wins where z ≡ 0 wins too is VACUOUS. Exact assertions: every
  *            eviction method holds exactly 2B stored vectors per cache after the prompt (equal
  *            memory), and exact attention's answer log-likelihood is above z ≡ 0's on every task
  *            (the paired arithmetic's sign; the check mutant check:delta_sign must fail it).
- * Tiers: `make check` one task per claim at 1k tokens (B-FIG4's needle with exact, augmented
- * BalanceKV and StreamingLLM; kvbound's needle question with exact and balancekv_block; the
- * families' niah_multikey with balancekv_block, KIVI-2 and q4_0; line retrieval without H2O, whose
- * pass costs ~60 CPU s at 1k because it must see every prompt query): no cell can pass the rule
- * (CP lower bound of 1/1 is 0.025) and every comparison is INCONCLUSIVE with power 0 — the slice
- * exercises the path, the equal-memory and sign assertions and the mutants. `--full` the grid
- * below (1k×26, 2k×8, 4k×6 needles; 7 families × 8 tasks at 1k, screened by exact attention
- * first; 12 multi-key tasks at 1k), sized for 2 shared cores: prefill CPU seconds per task 5 at
- * 1k, 16 at 2k, 44 at 4k, 142 at 8k; a method's pass 2–7 s at 1k (H2O ~60). Lengths stop at
- * 4096 of the model's trained 8192 (the GGUF's llama.context_length): one 8k task costs ~5 CPU
- * minutes with its methods. Power at α = 1e-6 (src/core/power.h, computed from N): only 003
- * Fig. 4's BalanceKV-vs-StreamingLLM gap (0.99 vs 0.31) is reachable — McNemar power 0.81 at 32
- * tasks exact attention answers, 0.99 at 40 — so the needle grid holds 40; the other effects
- * (0.99 vs 0.90/0.83; 000 Table 1's 0.86 vs 0.66/0.56: power 0.33 at 60 tasks) need hundreds
- * of tasks, and those cells are INCONCLUSIVE with their power printed; 003 Table 1's cells claim
- * no power (not mappable, above).
+ * Tiers and sizing ("sized to decide"). `make check` (where kvb-props --defer sends these claims
+ * to make run): one task per claim at 1k tokens (B-FIG4's needle with exact, augmented BalanceKV
+ * and StreamingLLM; kvbound's needle question with exact and balancekv_block; the families'
+ * niah_multikey with balancekv_block, KIVI-2 and q4_0; line retrieval without H2O, whose pass
+ * costs ~60 CPU s at 1k because it must see every prompt query): no cell can pass the rule (CP
+ * lower bound of 1/1 is 0.025) and every comparison is INCONCLUSIVE with power 0 — the slice
+ * exercises the path, the assertions and the mutants. `--full` is the ONE-MACHINE slice, every
+ * grid at 1k tokens (a difference from the papers' 4k–100k), sized so the most tractable pair of
+ * each of B-FIG4, S-TAB1.acc and B-TAB1 on SmolLM2 reaches power 0.9 at the family level 0.05/28
+ * (paired t, noncentral t law, design σ): tasks needed per pair (δ nats, σ) —
+ *   B-FIG4    vs StreamingLLM 19 (8.16, 7.36); SnapKV 136 (1.92, 5.23); uniform, PyramidKV 274
+ *             (1.08, 4.22)                        → --full: needle 1k×26, its 7 methods
+ *   S-TAB1.acc vs Sink 101 (3.60, 8.43); H2O 202 (2.40, 8.04)
+ *                                                  → --full: multikey 1k×104, exact, SubGen, Sink
+ *   B-TAB1    vs StreamingLLM 266 (1.67, 6.43); PyramidKV 6241; SnapKV 17801; uniform 47836
+ *                                                  → --full: niah_single + niah_multikey 1k×136
+ *                                                    each, exact, BalanceKV, StreamingLLM
+ * (kvbound's own needle question: 1k×26, its 6 methods). Cost, from the measured CPU seconds per
+ * task below (SmolLM2 at 1k: prefill ~5, a pass 2–7, H2O ~60; the check tier's one needle task
+ * with 4 passes and a mutant re-run: 16 s): ≈ 26·40 + 26·36 + 104·28 + 272·(2·5 + 4·4.5) ≈ 1.1e4
+ * CPU s ≈ 3 CPU-hours, ≈ 1.5 h on one 2-core machine — beyond the hour the full tier would like,
+ * the price of deciding those three rows. Every other pair (the other contenders, longer
+ * contexts, the quantized caches' accuracy-vs-bytes table, Gemma's twins at the same N) is the
+ * --shard design of props/README.md (Slurm, with CPU-hours); each claim prints its "sizing"
+ * notes: N needed, CPU s per task, CPU-hours, and whether this tier's grid holds it.
  *
  * Gemma 3 270M twins (long_context.gemma3.needle / .families / .subgen; the same claim ids, methods,
  * tests, rule, power and control; lm.h): the task starts with <bos>; the methods replace attention
@@ -95,7 +118,8 @@
  * balancekv_block and sink_recent (003 Fig. 4's one powered pair); families: exact and
  * balancekv_block; subgen: exact and recent_kcenter (each claim's mutant targets a method that
  * runs); the slice exercises the Gemma path, the assertions and the mutants, as SmolLM2's does.
- * Full-tier sizing rule: the three claims' faithful and mutant passes together ≤ 20 CPU minutes,
+ * The twins are not powered in --full (the same pre-registered δ, σ and N per pair as SmolLM2's;
+ * their --shard jobs are in props/README.md). Full-tier sizing rule: the three claims' faithful and mutant passes together ≤ 20 CPU minutes,
  * every cell ≥ 6 tasks (the fewest whose 6/6 can clear the CP ≥ 0.5 rule), costs per task =
  * prefill + (passes + the mutant's re-run) × pass, from these measured CPU seconds (one thread,
  * niah_single, question-aware, 2026-11-27): prefill 2.2 (1k), 4.6 (2k), 10.8 (4k), 23.6 (8k); a
@@ -862,8 +886,8 @@ static const effect_t EFF_FIG4_AUG[] = {
  * them through exact attention's own row (Llama-3.1-8B: 50.17): a method's average over exact's
  * is its RETENTION, read as its success rate on the tasks exact attention answers — the unit the
  * rule keeps here. BalanceKV 46.77/50.17 = 0.932, uniform 46.38/50.17 = 0.924, SnapKV 0.919,
- * PyramidKV 0.910, StreamingLLM 39.79/50.17 = 0.793, so δ = 0.09, 0.16, 0.26, 1.67 nats (σ 3.9,
- * 3.9, 4.0, 6.4): only the StreamingLLM gap is within any budget; the reading (a mean of bounded
+ * PyramidKV 0.910, StreamingLLM 39.79/50.17 = 0.793, so δ = 0.09, 0.16, 0.27, 1.67 nats (σ 4.86,
+ * 4.94, 5.09, 6.43): only the StreamingLLM gap is within any budget; the reading (a mean of bounded
  * mixed metrics taken as a success rate) is kvbound's, stated as such. */
 static const effect_t EFF_TAB1[] = {
     {M_BKV, M_UNI, 46.77 / 50.17, 46.38 / 50.17,
@@ -907,13 +931,14 @@ const prop_claim props_long_context[] = {
      "tokens kept with weight 1 in every later layer; T = 2, b = 128); protocol: the authors' "
      "(run_needle_in_haystack.py: context, question and cue prefilled exactly and compressed, "
      "first answer token from the exact logits, sink = window = 32, consistent weights); "
-     "niah_single over length × depth (check: one 1k task; full: 1k×26, 2k×8, 4k×6; depth "
-     "(i+½)/K), compression 2^-2 at equal memory vs uniform sampling, PyramidKV, SnapKV, "
-     "StreamingLLM — exact McNemar on exact match over the tasks exact attention answers and the "
-     "sign test on the paired answer log-lik, unit = task, α = 1e-6 each way, cells where exact "
-     "attention's CP lower bound < 0.5 dropped, power at 003 Fig. 4's accuracies, z ≡ 0 through "
-     "the same tests; the detector's firing rate and the needle's protection reported. "
-     "Differences from the paper: model SmolLM2-135M vs Llama-3.1-8B-Instruct; lengths 1k–4k vs "
+     "niah_single over depth (check: one 1k task; full: 1k×26, depth (i+½)/K), compression 2^-2 "
+     "at equal memory vs uniform sampling, PyramidKV, SnapKV, StreamingLLM — primary: the paired "
+     "t on the per-task Δ answer log-lik into the papers' family (Holm 0.05, pre-registered δ in "
+     "nats from 003 Fig. 4's accuracies); regression view: the sign test on the same Δ at α = "
+     "1e-6 each way; secondary: exact McNemar on exact match over the tasks exact attention "
+     "answers (independence-coupling power); unit = task, cells where exact attention's CP lower "
+     "bound < 0.5 dropped, z ≡ 0 through the same tests; the detector's firing rate and the needle's protection reported. "
+     "Differences from the paper: model SmolLM2-135M vs Llama-3.1-8B-Instruct; length 1k vs "
      "~4k–100k; kvbound's generated niah_single (license-text haystack, its own needle) vs Paul "
      "Graham essays with the San Francisco needle; RULER string match vs the authors' answer-word "
      "recall; contenders kvbound's uniform_sample (no detector), sink_recent (4 sinks), snapkv / "
@@ -933,19 +958,20 @@ const prop_claim props_long_context[] = {
      "the augmented method under its own protocol)"},
     {"long_context.families", "003 Table 1 (LongBench-E average) on the task families inside SmolLM2-135M",
      "comparison",
-     "seven RULER-style families at 1k tokens (full: 8 tasks each; exact attention screens every "
-     "family first, the rule keeps those with CP lower bound ≥ 0.5), question-aware, compression "
-     "2^-2 at equal memory: block BalanceKV vs uniform, PyramidKV, SnapKV, StreamingLLM — McNemar "
-     "and sign test as the needle check, no power claimed (003 Table 1's LongBench averages map to "
-     "no per-task effect in these outcomes); KIVI-2 and "
-     "q4_0 (full: also KIVI-4 and q8_0) at their own bytes in the accuracy-vs-bytes table",
+     "the RULER-style families exact attention can do at 1k tokens (check: one niah_multikey "
+     "task with block BalanceKV, KIVI-2 and q4_0; full: niah_single and niah_multikey 1k×136 each "
+     "with block BalanceKV and StreamingLLM, exact attention screening each family first, the rule "
+     "keeping those with CP lower bound ≥ 0.5), question-aware, compression 2^-2 at equal memory: "
+     "block BalanceKV vs uniform, PyramidKV, SnapKV, StreamingLLM (the pairs the tier runs) — "
+     "outcomes and tests as the needle check, δ from 003 Table 1 read as retention against its "
+     "exact row (50.17)",
      {"method:balancekv_block:first_not_exact", "check:delta_sign"}, lc_families, {"B-TAB1"}},
     {"long_context.subgen", "000 Table 1 = 001 Table 2 (LongEval), 001 Table 3 on multi-key tasks inside SmolLM2-135M",
      "comparison",
-     "niah_multikey (line retrieval among other keys; full: 1k×12), question-aware, half "
-     "the cache at equal memory: recent window + greedy k-center (000 §3.2 / 001 §4.1's "
-     "'SubGen'/ClusterGen) vs H2O and StreamingLLM — McNemar and sign test as the needle check, "
-     "power at 000 Table 1's n = 5k accuracies",
+     "niah_multikey (line retrieval among other keys; full: 1k×104 without H2O, whose pass costs "
+     "~60 CPU s), question-aware, half the cache at equal memory: recent window + greedy k-center "
+     "(000 §3.2 / 001 §4.1's 'SubGen'/ClusterGen) vs H2O and StreamingLLM — outcomes and tests as "
+     "the needle check, δ from 000 Table 1's n = 5k accuracies",
      {"method:recent_kcenter:window_off_by_one", "check:delta_sign"}, lc_subgen,
      {"S-TAB1.acc", "S-CG-TAB3"}},
     /* The same three on Gemma 3 270M (lm.h): the methods on its 3 global layers, the local layers'
