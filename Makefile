@@ -136,6 +136,12 @@ $(B)/tests/test_verdict_machinery: $(B)/obj/tests/test_verdict_machinery.o $(B)/
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $(filter %.o,$^) $(B)/libkvbound.a $(LIBS)
 
+# The papers' empirical family (Holm, the members' records, the findings) on hand-worked cases.
+$(B)/tests/test_family: $(B)/obj/tests/test_family.o $(B)/obj/props/family.o $(B)/obj/props/findings.o \
+                        $(B)/obj/props/prop.o $(B)/obj/props/prop_shard.o $(B)/libkvbound.a
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(filter %.o,$^) $(B)/libkvbound.a $(LIBS)
+
 # Allocation-failure injection: the library's own allocations go through the test's wrappers.
 $(B)/tests/test_alloc_fail: $(B)/obj/tests/test_alloc_fail.o $(B)/libkvbound.a
 	@mkdir -p $(dir $@)

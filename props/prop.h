@@ -287,4 +287,7 @@ double prop_slope_less(prop_slope a, prop_slope b, double *t_stat, double *detec
  * Clopper–Pearson interval and the power: the smallest failure rate detected with power 0.9. */
 int prop_binomial_bound(prop_ctx *ctx, unsigned F, unsigned N, double p, const char *what);
 
+/* The papers' empirical family (prop_family, Holm at PROP_FAMILY_ALPHA): family.h. */
+#include "family.h"
+
 #endif

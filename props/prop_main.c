@@ -9,6 +9,7 @@
  * Seeds: fixed (DEFAULT_SEED) unless KVBOUND_SEED is set — a number to reproduce a run, or
  * "fresh" to draw one from /dev/urandom. Every failure prints the command that reproduces it. */
 #include "claims.h"
+#include "findings.h"
 #include "paper_claims.h"
 #include "paper_protocols.h"
 #include "prop_shard.h"
@@ -61,7 +62,10 @@ static void usage(FILE *f) {
           "                    \"[k/N] id (elapsed, ~left)\" there, the estimate from the costs\n"
           "                    table $KVB_CHECK_COSTS, e.g. props/check-costs.tsv, else from\n"
           "                    the mean so far, and \"# cost TIER ID SECONDS\" when it ends)\n"
-          "  --report FILE     write the markdown report: a verdict per paper claim, then the checks\n"
+          "  --report FILE     write the markdown report: the findings, a verdict per paper claim\n"
+          "                    (an empirical row's from the papers' empirical family, Holm at\n"
+          "                    0.05; props/README.md), the family, then the checks\n"
+          "  --findings FILE   write the report's opening findings to FILE instead of atop it\n"
           "  --method NAME[,k=v,...]  run the battery for one registered method (built-in, plugin or\n"
           "                    Python) instead of the papers' claims: contract, accuracy at equal\n"
           "                    memory against the controls, its declared properties (README,\n"
@@ -311,18 +315,51 @@ static void write_totals(FILE *rep, const char *what, const int *count, int with
  * from the checks of that claim (roll_up); one row per question of kvbound's own (checks with
  * a `question`: never folded into a paper claim); then one row per check with its numbers, and
  * the run's statistical budget. */
-static void write_report(FILE *rep, const check_result *res, size_t nres, const budget *b) {
+static void write_report(FILE *rep, FILE *findings, const check_result *res, size_t nres,
+                         const budget *b, const prop_family_outcome *fam, size_t m,
+                         const char *fam_problems) {
   int count[PROP_SKIPPED + 1] = {0};
   if (method_battery_target()) { /* --method: the battery's checks, no paper rows */
     fprintf(rep, "### The battery for method `%s`\n\n", method_battery_target());
     goto questions;
   }
+  /* The rows' verdicts first (the findings open the report): the checks' roll-up, or for an
+   * empirical row with a member of the family that ran, the family's decision — unless the
+   * checks found the row FAILS, ERRATUM or VACUOUS, which no p-value of the family can undo
+   * (props/README.md, The papers' empirical claims as one family). */
+  static prop_verdict row_v[512], checks_v[512];
+  static int by_family[512];
+  static prop_finding_row frows[1024];
+  size_t nf = 0;
+  for (int i = 0; paper_claims[i].id && i < 512; i++) {
+    const paper_claim *pc = &paper_claims[i];
+    prop_verdict v = roll_up(res, nres, pc->id), fv;
+    checks_v[i] = row_v[i] = v;
+    by_family[i] = v != PROP_FAILS && v != PROP_ERRATUM && v != PROP_VACUOUS &&
+                   prop_family_row(fam, m, pc->id, &fv);
+    if (by_family[i]) row_v[i] = fv;
+    const check_result *num = NULL; /* the covering check that gives the row its verdict */
+    for (size_t r = 0; r < nres; r++)
+      if (covers(res[r].c, pc->id) && (!num || (res[r].v == v && num->v != v))) num = &res[r];
+    /* a family row's findings are its members' sentences */
+    if (!by_family[i])
+      frows[nf++] = (prop_finding_row){pc->id, pc->source, pc->claim, v, 0, 0,
+                                       num ? num->c->id : NULL, num ? num->notes : NULL};
+  }
+  for (size_t r = 0; r < nres && nf < 1024; r++)
+    if (res[r].c->question || (!res[r].c->covers[0] && res[r].v == PROP_FAILS))
+      frows[nf++] = (prop_finding_row){res[r].c->id, res[r].c->source,
+                                       res[r].c->question ? res[r].c->question : res[r].c->statement,
+                                       res[r].v, res[r].c->question ? 1 : 2, 0, res[r].c->id,
+                                       res[r].notes};
+  prop_findings_write(findings ? findings : rep, frows, nf, fam, m);
+  if (findings) fprintf(rep, "The findings: see the report's opening.\n\n");
   fprintf(rep, "### The papers' claims\n\n"
                "| id | source | kind | verdict | checks (verdict, mutants caught) |\n"
                "|---|---|---|---|---|\n");
   for (int i = 0; paper_claims[i].id; i++) {
     const paper_claim *pc = &paper_claims[i];
-    prop_verdict v = roll_up(res, nres, pc->id);
+    prop_verdict v = i < 512 ? row_v[i] : roll_up(res, nres, pc->id);
     count[v]++;
     fprintf(rep, "| %s | %s | %s | **%s** | ", pc->id, pc->source, pc->kind, prop_verdict_name(v));
     int first = 1;
@@ -343,6 +380,11 @@ static void write_report(FILE *rep, const check_result *res, size_t nres, const 
       if (!b) continue;
       fprintf(rep, " — ");
       for (; a < b + strlen("⟧"); a++) fputs(*a == '|' ? "\\|" : (char[2]){*a, 0}, rep);
+    }
+    if (i < 512 && by_family[i]) { /* the family decided it; the regression view beside it */
+      fprintf(rep, "%sverdict by the papers' empirical family (below); the checks at α = 1e-6: "
+                   "%s", first && !pc->unchecked_why ? "" : " — ", prop_verdict_name(checks_v[i]));
+      first = 0;
     }
     const paper_protocol *pp = paper_protocol_of(pc->id);
     if (pp) { /* an empirical row: what the paper ran, what kvbound runs, and the differences */
@@ -366,6 +408,7 @@ static void write_report(FILE *rep, const check_result *res, size_t nres, const 
                "what kvbound runs, and each difference: its verdict is about kvbound's run.\n");
   write_totals(rep, "Totals (the papers' claims)", count, 1);
   memset(count, 0, sizeof count);
+  prop_family_write(rep, fam, m, fam_problems);
 questions:
   fprintf(rep, "\n### kvbound's additional questions\n\n"
                "Statements the papers do not make, asked by kvbound beside the claims they "
@@ -422,7 +465,7 @@ typedef struct {
   const char *defer[16]; /* --defer: selected claims left to the other tiers (SKIP lines) */
   int ndefer;
   int nonly, full, list, no_mut, shard_k, shard_n, quiet;
-  const char *report, *only_mutant, *out, *method;
+  const char *report, *only_mutant, *out, *method, *findings;
   const char *merge[1024];
   int nmerge;
   uint64_t seed;
@@ -452,6 +495,7 @@ static int parse_args(int argc, char **argv, options *o) {
     else if (strcmp(a, "--defer") == 0 && more && o->ndefer < 16) o->defer[o->ndefer++] = argv[++i];
     else if (strcmp(a, "--mutant") == 0 && more) o->only_mutant = argv[++i];
     else if (strcmp(a, "--report") == 0 && more) o->report = argv[++i];
+    else if (strcmp(a, "--findings") == 0 && more) o->findings = argv[++i];
     else if (strcmp(a, "--out") == 0 && more) o->out = argv[++i];
     else if (strcmp(a, "--claims-list") == 0 && more) return check_claims_list(argv[++i]);
     else if (strcmp(a, "--plugin") == 0 && more) {
@@ -636,6 +680,7 @@ typedef struct {
   prop_run_rec *recs; /* merge: every shard's records */
   size_t nrecs;
   const char *const *trial_files; /* merge: the shards' trials.txt */
+  FILE *findings;                 /* --findings: the report's opening goes there */
 } source;
 
 /* The record of (c, mutant): run now (single process; or a merge re-deciding a trial-block
@@ -730,7 +775,21 @@ static int judge_all(const source *src, FILE *rep) {
     }
   }
   prop_progress_free(&pg);
-  if (rep) write_report(rep, res, nres, &b);
+  /* The papers' empirical family from the faithful runs' notes (family.h): a record that names
+   * no member of the table, or a member recorded twice, is a FAIL line, never silence. */
+  static prop_family_outcome fam[256];
+  static const char *fam_ids[512], *fam_notes[512];
+  static char fam_problems[4096];
+  size_t fam_m = prop_family_size() < 256 ? prop_family_size() : 256;
+  for (size_t r = 0; r < nres; r++) fam_ids[r] = res[r].c->id, fam_notes[r] = res[r].notes;
+  fam_problems[0] = 0;
+  if (!o->list && !method_battery_target() &&
+      prop_family_collect(fam_ids, fam_notes, nres, fam, fam_problems, sizeof fam_problems)) {
+    printf("FAIL family: the family's records do not match its table (props/family.c): %s\n",
+           fam_problems);
+    failed++;
+  }
+  if (rep) write_report(rep, src->findings, res, nres, &b, fam, fam_m, fam_problems);
   if (!o->list && b.faithful + b.mutants > 0) {
     /* The budget is a check of the battery itself: false alarms and stated misses must fit
      * 0.01 per run. A process judging one of several shards prints its part, which
@@ -1056,11 +1115,17 @@ int kvb_props_main(int argc, char **argv) {
     fprintf(stderr, "kvb-props: cannot write report '%s'\n", o.report);
     return 2;
   }
+  if (o.findings && !(src.findings = fopen(o.findings, "w"))) {
+    fprintf(stderr, "kvb-props: cannot write findings '%s'\n", o.findings);
+    if (rep) fclose(rep);
+    return 2;
+  }
   src.devnull = fopen("/dev/null", "w");
   if (!o.list) printf("# kvb-props seed %" PRIu64 "%s\n", o.seed, o.full ? " (full)" : "");
   rc = judge_all(&src, rep);
   if (src.devnull) fclose(src.devnull);
   if (rep) fclose(rep);
+  if (src.findings) fclose(src.findings);
   free(src.recs);
   for (int i = 0; trial_files[i]; i++) free(trial_files[i]);
   return rc;
