@@ -137,7 +137,7 @@
 #include "model.h"
 #include "power.h"
 #include "comparison_gate.h"
-#include "family_stub.h"
+#include "family.h"
 #include "prop.h"
 #include "registry.h"
 #include "stats.h"

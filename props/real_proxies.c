@@ -29,7 +29,7 @@
  * every mutant, never part of the verdict). real.clus.delta is a computation (no test): its
  * cells state what this text's keys are. Without the model each check is SKIPPED. */
 #include "prop.h"
-#include "family_stub.h"
+#include "family.h"
 #include "real_method_error.h"
 #include "kcenter.h"
 #include "measures.h"
