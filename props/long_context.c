@@ -555,9 +555,7 @@ typedef prop_gate_tally tally_t;
 #define LC_GAP 12.0
 #define LC_WSD 5.6
 static void effect_nats(double p1, double p2, double *delta, double *sd) {
-  *delta = LC_GAP * (p1 - p2);
-  double v = p1 * (1 - p2) + p2 * (1 - p1) - (p1 - p2) * (p1 - p2);
-  *sd = sqrt(LC_GAP * LC_GAP * v + LC_WSD * LC_WSD * ((1 - p1) + (1 - p2)));
+  kvb_loglik_effect(p1, p2, LC_GAP, LC_WSD, delta, sd);
 }
 
 static kvb_lm_kind LC_KIND; /* the model of the claim running (its family cells' prefix) */

@@ -259,6 +259,21 @@ static void test_tost_power(void) {
         "power.tost.edges", "floored at 0; margin 0");
 }
 
+/* The log-lik effect of an accuracy gap, by hand: 0.86 vs 0.66, gap 12, spread 5.6: δ = 2.4,
+ * var = 144·(0.86·0.34 + 0.66·0.14 − 0.04) + 31.36·(0.14 + 0.34) = 144·0.3448 + 15.0528 =
+ * 64.704 → σ = 8.0439. Without the within-miss spread (a mutant) σ = 7.046; with the
+ * best-case coupling's variance instead of independence's, 144·(0.2 − 0.04) → σ 6.21. */
+static void test_loglik_effect(void) {
+  double d, s;
+  kvb_loglik_effect(0.86, 0.66, 12, 5.6, &d, &s);
+  CHECK(fabs(d - 2.4) < 1e-12 && fabs(s - sqrt(64.704)) < 1e-9, "power.loglik_effect.hand",
+        "δ %.6f σ %.6f (want 2.4, %.6f)", d, s, sqrt(64.704));
+  kvb_loglik_effect(0.5, 0.5, 12, 0, &d, &s);
+  CHECK(d == 0 && fabs(s - 12 * sqrt(0.5)) < 1e-12, "power.loglik_effect.equal_rates", "δ %g σ %g", d, s);
+  kvb_loglik_effect(1.2, 0.5, 12, 5, &d, &s);
+  CHECK(isnan(d) && isnan(s), "power.loglik_effect.edges", "p1 = 1.2");
+}
+
 int main(void) {
   test_normal_power();
   test_plugin_miss();
@@ -268,6 +283,7 @@ int main(void) {
   test_mcnemar_indep();
   test_paired_t_power();
   test_tost_power();
+  test_loglik_effect();
   test_ewc();
   UNIT_EXIT();
 }

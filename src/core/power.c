@@ -168,3 +168,13 @@ unsigned kvb_tost_units_needed(double margin, double sd, double alpha, double po
   }
   return hi;
 }
+
+void kvb_loglik_effect(double p1, double p2, double gap, double wsd, double *delta, double *sd) {
+  if (!(p1 >= 0 && p1 <= 1 && p2 >= 0 && p2 <= 1 && gap >= 0 && wsd >= 0)) {
+    *delta = *sd = NAN;
+    return;
+  }
+  double v = p1 * (1 - p2) + p2 * (1 - p1) - (p1 - p2) * (p1 - p2);
+  *delta = gap * (p1 - p2);
+  *sd = sqrt(gap * gap * v + wsd * wsd * ((1 - p1) + (1 - p2)));
+}

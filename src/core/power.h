@@ -70,4 +70,13 @@ double kvb_tost_power(unsigned N, double mean, double margin, double sd, double 
 /* The smallest N (2 to 1000000) whose TOST power at mean 0 reaches `power`. */
 unsigned kvb_tost_units_needed(double margin, double sd, double alpha, double power);
 
+/* The paired answer-log-likelihood effect of an accuracy gap (props/long_context.c's outcome
+ * model): a method's answer log-lik equals exact attention's on a task it answers and lies `gap`
+ * nats (SD `wsd`) below on one it misses; two methods with accuracies p1, p2 and independent
+ * outcomes then differ per task by Δ with
+ *   mean *delta = gap·(p1 − p2),
+ *   var  *sd²   = gap²·[p1(1 − p2) + p2(1 − p1) − (p1 − p2)²] + wsd²·[(1 − p1) + (1 − p2)].
+ * NaN in both for p outside [0, 1], gap < 0 or wsd < 0. */
+void kvb_loglik_effect(double p1, double p2, double gap, double wsd, double *delta, double *sd);
+
 #endif
