@@ -27,7 +27,16 @@
  * text the methods' coins are independent across caches, so the sign test over its caches is
  * valid GIVEN the text and is recorded as a within-text finding (prop_detail: compared under
  * every mutant, never part of the verdict). real.clus.delta is a computation (no test): its
- * cells state what this text's keys are. Without the model each check is SKIPPED. */
+ * cells state what this text's keys are. Without the model each check is SKIPPED.
+ *
+ * The papers' family (DESIGN, Two families; props/family.h): each proxy reports one member per
+ * model (B-TAB5, B-TAB6 superiority; B-TAB1.trivia equivalence), its per-text outcome the mean
+ * over the text's caches (and levels) of log(e_contender / e_method), tested over texts by the
+ * exact sign test (no SD across texts is known from one text): with one text p = ½ on the side the
+ * outcome falls and the power at 0.05/m is 0; the texts power 0.9 would need at 95% of texts on the
+ * claim's side are printed (17 at 0.05/28). The outcome is attention error, not the answer
+ * log-likelihood the long-context rows use: these rows stay proxies until texts (Debian-shipped
+ * prose) are their units. */
 #include "prop.h"
 #include "family.h"
 #include "real_method_error.h"
