@@ -323,6 +323,33 @@ void prop_family_write(FILE *rep, const prop_family_outcome *out, size_t m, cons
   }
 }
 
+void prop_family_md_notes(FILE *f, const char *notes) {
+  static const char open[] = "family ⟦", close[] = "⟧";
+  while (notes && *notes) {
+    const char *a = strstr(notes, open), *b = a ? strstr(a, close) : NULL;
+    if (!b) { /* no more records: the rest as it is */
+      md(f, notes);
+      return;
+    }
+    for (const char *c = notes; c < a; c++) fputs(*c == '|' ? "\\|" : (char[2]){*c, 0}, f);
+    char body[1400], *fl[9];
+    size_t len = (size_t)(b - a) - (sizeof open - 1);
+    if (len >= sizeof body) len = sizeof body - 1;
+    memcpy(body, a + sizeof open - 1, len), body[len] = 0;
+    if (parse_rec(body, fl)) {
+      md(f, "family record (malformed)");
+    } else {
+      double pc = strtod(fl[3], NULL), pk = strtod(fl[4], NULL), pw = strtod(fl[5], NULL);
+      fprintf(f, "family member [%s %s, %s]: p_claim %.3g, p_contra %.3g, power at α/m %.3f, "
+                 "unit = ", fl[0], fl[1], fl[2], pc, pk, pw);
+      md(f, fl[6]);
+      fprintf(f, ", N = %s%s", fl[7], fl[8][0] ? ": " : "");
+      md(f, fl[8]);
+    }
+    notes = b + sizeof close - 1;
+  }
+}
+
 int prop_family_row(const prop_family_outcome *out, size_t m, const char *row, prop_verdict *v) {
   int any = 0;
   prop_verdict common = PROP_HOLDS;

@@ -82,6 +82,10 @@ int prop_family_collect(const char *const *ids, const char *const *notes, size_t
  * member (row, cell, unit, N, p, Holm-adjusted p, power at α/m, decision). */
 void prop_family_write(FILE *rep, const prop_family_outcome *out, size_t m, const char *problems);
 
+/* notes as markdown table text (| escaped), each "family ⟦…⟧" record written for a reader: the
+ * member, its p-values rounded, power, unit and N, and its numbers. */
+void prop_family_md_notes(FILE *f, const char *notes);
+
 /* The verdict the family gives paper row `row`: 1 with *v set when at least one of its members
  * ran (members not run do not vote; they still count in m), else 0 (the checks' roll-up stands).
  * The members' decisions map SUPPORTED → HOLDS, CONTRADICTED → FAILS, NOT-OBSERVED →

@@ -51,6 +51,7 @@ void prop_finding_note(const char *notes, const char *key, char *buf, size_t cap
  * a number. */
 static void number_of(const char *notes, const char *key, char *buf, size_t cap) {
   if (*key) prop_finding_note(notes, key, buf, cap);
+  if (!buf[0] && !strcmp(key, "] VACUOUS")) prop_finding_note(notes, "PASSES the assertion", buf, cap);
   /* else the first note with a digit */
   if (!buf[0] && notes) {
     for (const char *s = notes; *s;) {
@@ -79,7 +80,7 @@ static const char *key_of(prop_verdict v) {
   switch (v) {
     case PROP_FAILS: return "] FAILS";
     case PROP_ERRATUM: return "ERRATUM ⟦";
-    case PROP_VACUOUS: return "PASSES the assertion";
+    case PROP_VACUOUS: return "] VACUOUS"; /* a VACUOUS cell, else the control's note below */
     case PROP_VACUOUS_PRACTICAL: return "VACUOUS-AT-PRACTICAL-PARAMETERS";
     case PROP_NOT_OBSERVED: return "NOT-OBSERVED";
     case PROP_INCONCLUSIVE: return "INCONCLUSIVE";

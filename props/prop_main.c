@@ -3,8 +3,8 @@
  * per run for scripts/run-checks, and optionally a markdown verdict table.
  *
  *   kvb-props [--list] [--only PREFIX] [--full] [--shard K/N [--out DIR]] [--seed S]
- *             [--mutant M] [--no-mutants] [--report FILE]
- *   kvb-props --merge DIR... [--report FILE]
+ *             [--mutant M] [--no-mutants] [--report FILE] [--findings FILE]
+ *   kvb-props --merge DIR... [--report FILE] [--findings FILE]
  *
  * Seeds: fixed (DEFAULT_SEED) unless KVBOUND_SEED is set — a number to reproduce a run, or
  * "fresh" to draw one from /dev/urandom. Every failure prints the command that reproduces it. */
@@ -437,7 +437,7 @@ questions:
     for (int k = 0; k < 8 && c->covers[k]; k++) fprintf(rep, "%s%s", k ? ", " : "", c->covers[k]);
     if (!c->covers[0]) fprintf(rep, c->question ? "(kvbound's question)" : "(supporting)");
     fprintf(rep, " | %s | %d/%d | ", prop_verdict_name(res[r].v), res[r].caught, res[r].nmut);
-    md_escape(rep, res[r].notes);
+    prop_family_md_notes(rep, res[r].notes); /* md_escape, family records made readable */
     fprintf(rep, " |\n");
   }
   fprintf(rep, "\n### The run's statistical budget\n\n");
@@ -777,11 +777,17 @@ static int judge_all(const source *src, FILE *rep) {
   prop_progress_free(&pg);
   /* The papers' empirical family from the faithful runs' notes (family.h): a record that names
    * no member of the table, or a member recorded twice, is a FAIL line, never silence. */
-  static prop_family_outcome fam[256];
   static const char *fam_ids[512], *fam_notes[512];
   static char fam_problems[4096];
-  size_t fam_m = prop_family_size() < 256 ? prop_family_size() : 256;
-  for (size_t r = 0; r < nres; r++) fam_ids[r] = res[r].c->id, fam_notes[r] = res[r].notes;
+  size_t fam_m = prop_family_size();
+  prop_family_outcome *fam = calloc(fam_m ? fam_m : 1, sizeof *fam);
+  if (!fam) {
+    fprintf(stderr, "kvb-props: out of memory for the family's %zu members\n", fam_m);
+    return 1;
+  }
+  /* a SKIPPED check (its input absent) ran nothing: its members enter as not run */
+  for (size_t r = 0; r < nres; r++)
+    fam_ids[r] = res[r].c->id, fam_notes[r] = res[r].v == PROP_SKIPPED ? NULL : res[r].notes;
   fam_problems[0] = 0;
   if (!o->list && !method_battery_target() &&
       prop_family_collect(fam_ids, fam_notes, nres, fam, fam_problems, sizeof fam_problems)) {
@@ -790,6 +796,7 @@ static int judge_all(const source *src, FILE *rep) {
     failed++;
   }
   if (rep) write_report(rep, src->findings, res, nres, &b, fam, fam_m, fam_problems);
+  free(fam);
   if (!o->list && b.faithful + b.mutants > 0) {
     /* The budget is a check of the battery itself: false alarms and stated misses must fit
      * 0.01 per run. A process judging one of several shards prints its part, which

@@ -275,6 +275,30 @@ int main(void) {
           "duplicates %d (want 3), unknown %d (want 1): %s", pr, pf, why);
   }
 
+  /* ---- the checks table's notes: a record written for a reader, the rest md-escaped ---- */
+  {
+    static prop_ctx c3;
+    ctx_init(&c3, log);
+    prop_note(&c3, "a | b");
+    prop_family(&c3, "B-TAB5", "gemma3:balancekv_block>uniform", PROP_FAM_SUPERIORITY,
+                0.012345678, 0.987654322, 0.25, "text", 3, "Δ %+.2f", 0.5);
+    prop_note(&c3, "after");
+    FILE *f = tmpfile();
+    prop_family_md_notes(f, c3.notes);
+    char buf[2048];
+    size_t len = 0;
+    if (f) {
+      rewind(f);
+      len = fread(buf, 1, sizeof buf - 1, f);
+      fclose(f);
+    }
+    buf[len] = 0;
+    const char *want = "a \\| b; family member [B-TAB5 gemma3:balancekv_block>uniform, "
+                       "superiority]: p_claim 0.0123, p_contra 0.988, power at α/m 0.250, "
+                       "unit = text, N = 3: Δ +0.50; after";
+    CHECK(strcmp(buf, want) == 0, "family.md_notes", "got '%s'", buf);
+  }
+
   /* ---- the findings opening ---- */
   {
     prop_finding_row rows[] = {
