@@ -27,8 +27,18 @@
  * text the methods' coins are independent across caches, so the sign test over its caches is
  * valid GIVEN the text and is recorded as a within-text finding (prop_detail: compared under
  * every mutant, never part of the verdict). real.clus.delta is a computation (no test): its
- * cells state what this text's keys are. Without the model each check is SKIPPED. */
+ * cells state what this text's keys are. Without the model each check is SKIPPED.
+ *
+ * The papers' family (DESIGN, Two families; props/family.h): each proxy reports one member per
+ * model (B-TAB5, B-TAB6 superiority; B-TAB1.trivia equivalence), its per-text outcome the mean
+ * over the text's caches (and levels) of log(e_contender / e_method), tested over texts by the
+ * exact sign test (no SD across texts is known from one text): with one text p = ½ on the side the
+ * outcome falls and the power at 0.05/m is 0; the texts power 0.9 would need at 95% of texts on the
+ * claim's side are printed (17 at 0.05/28). The outcome is attention error, not the answer
+ * log-likelihood the long-context rows use: these rows stay proxies until texts (Debian-shipped
+ * prose) are their units. */
 #include "prop.h"
+#include "family.h"
 #include "real_method_error.h"
 #include "kcenter.h"
 #include "measures.h"
@@ -414,6 +424,35 @@ static void px_unit(prop_ctx *ctx, const char *effect) {
                     "independent draws; %u texts would be needed", need);
 }
 
+/* The proxy's member of the papers' family (props/FAMILY-CELLS.txt): unit = text, one number per
+ * text — `o`, the mean over the text's caches (and levels) of log(e_contender / e_method), > 0
+ * where the method errs less. Over N texts the test is the exact sign test (distribution-free:
+ * no SD of o across texts is known from one text), one-sided each way; with the one text here p =
+ * P[Bin(1, ½) >= 1] = ½ on the side o falls, 1 on the other, and the power at 0.05/m is 0. The
+ * pre-registered effect: o > 0 on PX_EFFECT of texts; the texts that would need are printed. */
+static void px_family(prop_ctx *ctx, const char *row, const char *fcell, prop_family_kind kind,
+                      double o, const char *what) {
+  const double af = PROP_FAMILY_ALPHA / (double)prop_family_size();
+  unsigned need = kvb_sign_units_needed(PX_EFFECT, af, 0.9);
+  char cell[160];
+  snprintf(cell, sizeof cell, "%s:%s", RPM == &rp_gemma3 ? "gemma3" : "smollm2", fcell);
+  double pc = kind == PROP_FAM_EQUIVALENCE ? 1 : o > 0 ? 0.5 : 1;
+  double pa = kind == PROP_FAM_EQUIVALENCE ? 1 : o < 0 ? 0.5 : 1;
+  prop_family(ctx, row, cell, kind, pc, pa, kvb_sign_power(1, PX_EFFECT, af), "text", 1,
+              "PROXY (attention error, not the paper's scores): %s %+.4f on the one text; the "
+              "sign test over texts at α = 0.05/%zu needs %u texts for power 0.9 at %.0f%% of "
+              "texts on the claim's side%s", what, o, prop_family_size(), need, 100 * PX_EFFECT,
+              kind == PROP_FAM_EQUIVALENCE ? " (each of the two one-sided tests)" : "");
+}
+
+/* Mean over levels and caches of log(y/x) (the per-text outcome o of px_family). */
+static double px_log_ratio(int ncfg, double (*err)[3][RP_UNITS], int x, int y) {
+  double s = 0;
+  for (int c = 0; c < ncfg; c++)
+    for (int k = 0; k < NPX; k++) s += log(err[c][y][k] / err[c][x][k]);
+  return s / (ncfg * NPX);
+}
+
 #define SETS(i, ...) snprintf(buf[i], sizeof buf[i], __VA_ARGS__)
 
 /* ---- real.proxy.tab5: PROXY of 003 Table 5 (mild compression 0.8/0.9/0.95 kept) ----
@@ -438,7 +477,10 @@ static int t5_fill(int c, int k, size_t P, const char **name, int *ut, char buf[
 }
 
 static void tab5_claim(prop_ctx *ctx) {
-  if (!rp_have_model(ctx)) return;
+  if (!rp_have_model(ctx)) { /* the family keeps its member */
+    px_family(ctx, "B-TAB5", "balancekv_block>uniform", PROP_FAM_SUPERIORITY, 0, "skipped (the model is absent):");
+    return;
+  }
   static double err[3][3][RP_UNITS];
   if (!px_collect(ctx, 3, 3, t5_fill, err)) return;
   int walk = 0, ctl = 0;
@@ -459,6 +501,8 @@ static void tab5_claim(prop_ctx *ctx) {
   }
   if (prop_zero_control(ctx)) prop_miss(ctx, miss);
   px_unit(ctx, "PROXY: BalanceKV's attention error below uniform's at mild compression");
+  px_family(ctx, "B-TAB5", "balancekv_block>uniform", PROP_FAM_SUPERIORITY,
+            px_log_ratio(3, err, 0, 1), "mean log(e_uniform/e_BalanceKV) over kept 0.8/0.9/0.95");
   prop_control(ctx, "random_signs", 0, "through the text-level test no cell can be won with one "
                "text; within this text random signs beat uniform in %d of the %d cells BalanceKV "
                "wins", ctl, walk);
@@ -492,7 +536,10 @@ static int t6_fill(int c, int k, size_t P, const char **name, int *ut, char buf[
 }
 
 static void tab6_claim(prop_ctx *ctx) {
-  if (!rp_have_model(ctx)) return;
+  if (!rp_have_model(ctx)) { /* the family keeps its member */
+    px_family(ctx, "B-TAB6", "balancekv_block>clustergen", PROP_FAM_SUPERIORITY, 0, "skipped (the model is absent):");
+    return;
+  }
   static double err[2][3][RP_UNITS];
   if (!px_collect(ctx, 2, 3, t6_fill, err)) return;
   int walk = 0, ctl = 0, pos = 0;
@@ -515,6 +562,8 @@ static void tab6_claim(prop_ctx *ctx) {
   }
   if (prop_zero_control(ctx)) prop_miss(ctx, miss);
   px_unit(ctx, "PROXY: BalanceKV's attention error below ClusterGen's (recent + k-center)");
+  px_family(ctx, "B-TAB6", "balancekv_block>clustergen", PROP_FAM_SUPERIORITY,
+            px_log_ratio(2, err, 0, 1), "mean log(e_ClusterGen/e_BalanceKV) over 1/2 and 1/4");
   prop_control(ctx, "random_signs", 0, "through the text-level test no cell can be won with one "
                "text; within this text random signs beat ClusterGen in %d of the %d cells "
                "BalanceKV wins", ctl, walk);
@@ -571,7 +620,10 @@ static int tost(const double *x, const double *y, double margin, double *mean, d
 }
 
 static void trivia_claim(prop_ctx *ctx) {
-  if (!rp_have_model(ctx)) return;
+  if (!rp_have_model(ctx)) { /* the family keeps its member */
+    px_family(ctx, "B-TAB1.trivia", "uniform~balancekv_block", PROP_FAM_EQUIVALENCE, 0, "skipped (the model is absent):");
+    return;
+  }
   static double err[1][3][RP_UNITS];
   if (!px_collect(ctx, 1, 2, tr_fill, err)) return;
   const double margin = 1.25;
@@ -594,6 +646,8 @@ static void trivia_claim(prop_ctx *ctx) {
             "tests over texts at α = 1e-6, each rejecting only from 20 texts); power %.2g, %u "
             "texts needed for 0.9", margin, 100 * PX_EFFECT, pw, need);
   prop_inconclusive(ctx, pw, "PROXY on one text; %u texts would be needed", need);
+  px_family(ctx, "B-TAB1.trivia", "uniform~balancekv_block", PROP_FAM_EQUIVALENCE, mean,
+            "mean log(e_uniform/e_BalanceKV) at 1/4, margin ±log 1.25,");
   prop_control(ctx, "z_zero", zeq > 0, "z ≡ 0 (error 1) through the same equivalence rule "
                "against BalanceKV: mean log ratio %+.2f, TOST p = %.1e / %.1e", zm, zlo, zhi);
   prop_note(ctx, "PROXY (attention error, not TriviaQA accuracy): n = %zu tokens, %zu queries per "

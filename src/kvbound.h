@@ -15,6 +15,7 @@
 #include "stats.h"
 #include "power.h"
 #include "flip.h"
+#include "paired.h"
 #include "ewc.h"
 #include "parallel.h"
 #include "npy.h"

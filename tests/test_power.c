@@ -153,12 +153,137 @@ static void test_ewc(void) {
   gsl_rng_free(r);
 }
 
+/* The independence-coupling McNemar power, by a route of its own: enumeration over the
+ * discordant count k ~ Bin(N, p10 + p01), the critical b of each k found by enumeration, in long
+ * double. A mutant that returns the best-case coupling (kvb_mcnemar_power) or swaps p10 and
+ * p01 fails power.mcnemar_indep.hand (0.987 and ~0 against 0.186). */
+static long double mcnemar_indep_ref(unsigned N, long double p1, long double p2, double alpha) {
+  long double p10 = p1 * (1 - p2), p01 = p2 * (1 - p1), pd = p10 + p01, s = 0;
+  for (unsigned k = 1; k <= N; k++) {
+    unsigned c = 0;
+    while (c <= k && enum_tail_ge(c, 0.5L, k) >= alpha) c++;
+    if (c > k) continue;
+    long double pk = enum_tail_ge(k, pd, N) - enum_tail_ge(k + 1, pd, N);
+    s += pk * enum_tail_ge(c, p10 / pd, k);
+  }
+  return s;
+}
+
+static void test_mcnemar_indep(void) {
+  double got = kvb_mcnemar_power_indep(150, 0.86, 0.66, 1e-6);
+  double want = (double)mcnemar_indep_ref(150, 0.86L, 0.66L, 1e-6);
+  CHECK(fabs(got - want) < 1e-9 && fabs(got - 0.1862) < 5e-4, "power.mcnemar_indep.hand",
+        "%.6f vs %.6f (hand: 0.1862)", got, want);
+  double best = kvb_mcnemar_power(150, 0.86, 0.66, 1e-6);
+  CHECK(best > 0.95 && got < 0.2, "power.mcnemar_indep.below_best_case", "independence %.3f, best "
+        "case %.3f", got, best);
+  /* simulation: independent Bernoulli outcomes, the exact test at α = 1e-3, N = 60, 0.9 vs 0.6 */
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 35);
+  enum { REPS = 20000 };
+  unsigned hits = 0;
+  for (int rep = 0; rep < REPS; rep++) {
+    unsigned b = 0, c = 0;
+    for (int i = 0; i < 60; i++) {
+      int x = gsl_rng_uniform(r) < 0.9, u = gsl_rng_uniform(r) < 0.6;
+      b += x && !u, c += !x && u;
+    }
+    hits += b + c > 0 && kvb_binom_tail_ge(b, 0.5, b + c) < 1e-3;
+  }
+  gsl_rng_free(r);
+  double sim = (double)hits / REPS, pw = kvb_mcnemar_power_indep(60, 0.9, 0.6, 1e-3);
+  double se = sqrt(pw * (1 - pw) / REPS);
+  CHECK(fabs(sim - pw) < 5 * se, "power.mcnemar_indep.simulation", "simulated %.4f vs %.4f (se "
+        "%.4f)", sim, pw, se);
+  unsigned need = kvb_mcnemar_units_needed_indep(0.86, 0.66, 1e-6, 0.9);
+  CHECK(kvb_mcnemar_power_indep(need, 0.86, 0.66, 1e-6) >= 0.9 &&
+            kvb_mcnemar_power_indep(need - 1, 0.86, 0.66, 1e-6) < 0.9 && need > 300 && need < 400,
+        "power.mcnemar_indep.units_needed", "N = %u (outside estimate: 337)", need);
+  CHECK(isnan(kvb_mcnemar_power_indep(10, 1.5, 0.5, 1e-6)) &&
+            kvb_mcnemar_power_indep(10, 0.5, 0.5, 0.5) <= 0.5,
+        "power.mcnemar_indep.edges", "marginal 1.5; equal rates");
+}
+
+/* Paired t power: G*Power's one-sample t (one-tailed, d = 0.5, α = 0.05, power 0.9) needs N =
+ * 36 (its actual power 0.9026); the normal approximation would say 35. A mutant with df = N or
+ * ncp = effect·N/sd fails power.paired_t.gpower or .simulation. */
+static void test_paired_t_power(void) {
+  unsigned need = kvb_paired_t_units_needed(0.5, 1.0, 0.05, 0.9);
+  double p36 = kvb_paired_t_power(36, 0.5, 1.0, 0.05);
+  CHECK(need == 36 && fabs(p36 - 0.9026) < 1e-3, "power.paired_t.gpower", "N = %u, power(36) = "
+        "%.4f (G*Power: 36, 0.9026)", need, p36);
+  /* simulation: N = 8 normal differences, effect 1, sd 2, α = 0.05 (t_{0.95,7} = 1.894579) */
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 36);
+  enum { REPS = 40000 };
+  unsigned hits = 0;
+  for (int rep = 0; rep < REPS; rep++) {
+    double s = 0, ss = 0, d[8];
+    for (int i = 0; i < 8; i++) d[i] = 1 + 2 * gsl_ran_ugaussian(r), s += d[i];
+    for (int i = 0; i < 8; i++) ss += (d[i] - s / 8) * (d[i] - s / 8);
+    hits += (s / 8) / sqrt(ss / 7 / 8) > 1.894579;
+  }
+  gsl_rng_free(r);
+  double sim = (double)hits / REPS, pw = kvb_paired_t_power(8, 1.0, 2.0, 0.05);
+  double se = sqrt(pw * (1 - pw) / REPS);
+  CHECK(fabs(sim - pw) < 5 * se + 1e-4, "power.paired_t.simulation", "simulated %.4f vs %.4f",
+        sim, pw);
+  /* N = 3 (df 2, t_{0.95,2} = 2.919986): where df = N instead of N − 1 moves the power most */
+  gsl_rng *r3 = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r3, 37);
+  hits = 0;
+  for (int rep = 0; rep < REPS; rep++) {
+    double s = 0, ss = 0, d[3];
+    for (int i = 0; i < 3; i++) d[i] = 1 + gsl_ran_ugaussian(r3), s += d[i];
+    for (int i = 0; i < 3; i++) ss += (d[i] - s / 3) * (d[i] - s / 3);
+    hits += (s / 3) / sqrt(ss / 2 / 3) > 2.919986;
+  }
+  gsl_rng_free(r3);
+  sim = (double)hits / REPS, pw = kvb_paired_t_power(3, 1.0, 1.0, 0.05);
+  se = sqrt(pw * (1 - pw) / REPS);
+  CHECK(fabs(sim - pw) < 5 * se + 1e-4, "power.paired_t.simulation_df2", "simulated %.4f vs %.4f",
+        sim, pw);
+  CHECK(kvb_paired_t_power(1, 1, 1, 0.05) == 0 && isnan(kvb_paired_t_power(10, 1, 0, 0.05)),
+        "power.paired_t.edges", "N = 1; sd = 0");
+}
+
+/* TOST power (normal approximation): margin/sd = 0.5, α = 0.05, true mean 0 needs 2Φ(0.5√N −
+ * 1.644854) − 1 >= 0.9, i.e. 0.5√N >= 1.644854 + 1.644854 → N = 44 (43.3 rounded up). A
+ * mutant that takes one side only (Φ(·) alone) gives N = 35 and fails. */
+static void test_tost_power(void) {
+  unsigned need = kvb_tost_units_needed(0.5, 1.0, 0.05, 0.9);
+  double p = kvb_tost_power(44, 0, 0.5, 1.0, 0.05), want = 2 * Phi(0.5 * sqrt(44.0) - 1.644854) - 1;
+  CHECK(need == 44 && fabs(p - want) < 1e-6, "power.tost.hand", "N = %u, power(44) %.6f vs %.6f",
+        need, p, want);
+  CHECK(kvb_tost_power(4, 0, 0.1, 1.0, 0.05) == 0 && isnan(kvb_tost_power(10, 0, 0, 1, 0.05)),
+        "power.tost.edges", "floored at 0; margin 0");
+}
+
+/* The log-lik effect of an accuracy gap, by hand: 0.86 vs 0.66, gap 12, spread 5.6: δ = 2.4,
+ * var = 144·(0.86·0.34 + 0.66·0.14 − 0.04) + 31.36·(0.14 + 0.34) = 144·0.3448 + 15.0528 =
+ * 64.704 → σ = 8.0439. Without the within-miss spread (a mutant) σ = 7.046; with the
+ * best-case coupling's variance instead of independence's, 144·(0.2 − 0.04) → σ 6.21. */
+static void test_loglik_effect(void) {
+  double d, s;
+  kvb_loglik_effect(0.86, 0.66, 12, 5.6, &d, &s);
+  CHECK(fabs(d - 2.4) < 1e-12 && fabs(s - sqrt(64.704)) < 1e-9, "power.loglik_effect.hand",
+        "δ %.6f σ %.6f (want 2.4, %.6f)", d, s, sqrt(64.704));
+  kvb_loglik_effect(0.5, 0.5, 12, 0, &d, &s);
+  CHECK(d == 0 && fabs(s - 12 * sqrt(0.5)) < 1e-12, "power.loglik_effect.equal_rates", "δ %g σ %g", d, s);
+  kvb_loglik_effect(1.2, 0.5, 12, 5, &d, &s);
+  CHECK(isnan(d) && isnan(s), "power.loglik_effect.edges", "p1 = 1.2");
+}
+
 int main(void) {
   test_normal_power();
   test_plugin_miss();
   test_t_power();
   test_sign_power();
   test_mcnemar_power();
+  test_mcnemar_indep();
+  test_paired_t_power();
+  test_tost_power();
+  test_loglik_effect();
   test_ewc();
   UNIT_EXIT();
 }

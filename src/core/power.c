@@ -110,3 +110,71 @@ double kvb_t_power(double ncp, double df, double alpha) {
   return s;
 }
 
+
+double kvb_mcnemar_power_indep(unsigned N, double p1, double p2, double alpha) {
+  if (!(p1 >= 0 && p1 <= 1 && p2 >= 0 && p2 <= 1 && alpha > 0 && alpha < 1)) return NAN;
+  unsigned *crit = crit_table(N, alpha);
+  if (!crit) return NAN;
+  double pw = mcnemar_at(N, p1 * (1 - p2), p2 * (1 - p1), crit);
+  free(crit);
+  return pw;
+}
+
+unsigned kvb_mcnemar_units_needed_indep(double p1, double p2, double alpha, double power) {
+  /* the power is not monotone in N (the exact test's lattice): the first N that reaches it */
+  enum { NMAX = 20000 };
+  double p10 = p1 * (1 - p2), p01 = p2 * (1 - p1);
+  unsigned *crit = crit_table(NMAX, alpha), N;
+  if (!crit) return 0;
+  for (N = 2; N < NMAX && mcnemar_at(N, p10, p01, crit) < power; N += N < 1000 ? 1 : N / 100) {}
+  free(crit);
+  return N;
+}
+
+double kvb_paired_t_power(unsigned N, double effect, double sd, double alpha) {
+  if (!(sd > 0) || !isfinite(effect)) return NAN;
+  if (N < 2) return 0;
+  return kvb_t_power(effect * sqrt((double)N) / sd, (double)N - 1, alpha);
+}
+
+unsigned kvb_paired_t_units_needed(double effect, double sd, double alpha, double power) {
+  enum { NMAX = 1000000 };
+  if (!(kvb_paired_t_power(NMAX, effect, sd, alpha) >= power)) return NMAX;
+  unsigned lo = 1, hi = NMAX; /* power(lo) < power <= power(hi) */
+  while (hi - lo > 1) {
+    unsigned mid = lo + (hi - lo) / 2;
+    if (kvb_paired_t_power(mid, effect, sd, alpha) >= power) hi = mid;
+    else lo = mid;
+  }
+  return hi;
+}
+
+double kvb_tost_power(unsigned N, double mean, double margin, double sd, double alpha) {
+  if (!(sd > 0 && margin > 0 && alpha > 0 && alpha < 1) || !isfinite(mean)) return NAN;
+  double r = sqrt((double)N) / sd, za = gsl_cdf_ugaussian_Qinv(alpha);
+  double pw = gsl_cdf_ugaussian_P((margin - mean) * r - za) +
+              gsl_cdf_ugaussian_P((margin + mean) * r - za) - 1;
+  return pw > 0 ? pw : 0;
+}
+
+unsigned kvb_tost_units_needed(double margin, double sd, double alpha, double power) {
+  enum { NMAX = 1000000 };
+  if (!(kvb_tost_power(NMAX, 0, margin, sd, alpha) >= power)) return NMAX;
+  unsigned lo = 1, hi = NMAX;
+  while (hi - lo > 1) {
+    unsigned mid = lo + (hi - lo) / 2;
+    if (kvb_tost_power(mid, 0, margin, sd, alpha) >= power) hi = mid;
+    else lo = mid;
+  }
+  return hi;
+}
+
+void kvb_loglik_effect(double p1, double p2, double gap, double wsd, double *delta, double *sd) {
+  if (!(p1 >= 0 && p1 <= 1 && p2 >= 0 && p2 <= 1 && gap >= 0 && wsd >= 0)) {
+    *delta = *sd = NAN;
+    return;
+  }
+  double v = p1 * (1 - p2) + p2 * (1 - p1) - (p1 - p2) * (p1 - p2);
+  *delta = gap * (p1 - p2);
+  *sd = sqrt(gap * gap * v + wsd * wsd * ((1 - p1) + (1 - p2)));
+}

@@ -44,4 +44,39 @@ double kvb_mcnemar_power(unsigned N, double p1, double p2, double alpha);
  * (over a 21-point grid of couplings) reaches `power`; 0 when memory runs out. */
 unsigned kvb_mcnemar_tasks_needed(double p1, double p2, double alpha, double power);
 
+/* The same exact McNemar test when the two methods' outcomes on a task are INDEPENDENT given
+ * the marginals (p10 = p1(1 − p2), p01 = p2(1 − p1)): the coupling a power gate may assume
+ * without knowing the dependence (kvb_mcnemar_power maximizes over couplings and so overstates
+ * the power a gate may claim: 0.987 against 0.186 here at N = 150, 0.86 vs 0.66, α = 1e-6).
+ * NaN for marginals outside [0, 1] or when memory runs out. */
+double kvb_mcnemar_power_indep(unsigned N, double p1, double p2, double alpha);
+/* The first N (2 to 20000; steps of 1 below 1000, of N/100 above) whose independence-coupling
+ * McNemar power reaches `power`; 0 when memory runs out, 20000 when none below does. */
+unsigned kvb_mcnemar_units_needed_indep(double p1, double p2, double alpha, double power);
+
+/* The one-sided paired t test over N independent units (H1: mean difference > 0) at level
+ * alpha, when the differences have mean `effect` and standard deviation `sd`: its power from
+ * the noncentral t law, df = N − 1, ncp = effect·√N/sd (kvb_t_power; exact for normal
+ * differences, the design's approximation otherwise). 0 for N < 2; NaN for sd <= 0. */
+double kvb_paired_t_power(unsigned N, double effect, double sd, double alpha);
+/* The smallest N (2 to 1000000) whose paired-t power reaches `power` (bisection on the
+ * monotone power); 1000000 when none below does. */
+unsigned kvb_paired_t_units_needed(double effect, double sd, double alpha, double power);
+/* Power of TOST (two one-sided t tests at level alpha each, margin ±margin) over N units whose
+ * differences have true mean `mean` (|mean| < margin) and SD `sd`, in the normal approximation
+ * (the se taken as known): Φ((margin − mean)·√N/sd − z_α) + Φ((margin + mean)·√N/sd − z_α) − 1,
+ * floored at 0. */
+double kvb_tost_power(unsigned N, double mean, double margin, double sd, double alpha);
+/* The smallest N (2 to 1000000) whose TOST power at mean 0 reaches `power`. */
+unsigned kvb_tost_units_needed(double margin, double sd, double alpha, double power);
+
+/* The paired answer-log-likelihood effect of an accuracy gap (props/long_context.c's outcome
+ * model): a method's answer log-lik equals exact attention's on a task it answers and lies `gap`
+ * nats (SD `wsd`) below on one it misses; two methods with accuracies p1, p2 and independent
+ * outcomes then differ per task by Δ with
+ *   mean *delta = gap·(p1 − p2),
+ *   var  *sd²   = gap²·[p1(1 − p2) + p2(1 − p1) − (p1 − p2)²] + wsd²·[(1 − p1) + (1 − p2)].
+ * NaN in both for p outside [0, 1], gap < 0 or wsd < 0. */
+void kvb_loglik_effect(double p1, double p2, double gap, double wsd, double *delta, double *sd);
+
 #endif
