@@ -294,6 +294,13 @@ static void test_against_llama(const kvb_model *m) {
       {KVB_MODEL_GLOBAL_LOCAL_BASE, "global_rope_base_10000"},
   };
   for (size_t i = 0; i < sizeof mut / sizeof *mut; i++) {
+    /* make check keeps one broken variant (QK-norm off: its ε is also pinned by hand in
+     * test_model_arch); the other two each cost a whole forward pass and run in check-full */
+    if (i > 0 && !unit_full_tier()) {
+      printf("SKIP gemma3.mutant_%s: check-full only (make check: the no_qk_norm variant)\n",
+             mut[i].name);
+      continue;
+    }
     evaluate(m, mut[i].v, G, &r);
     report(mut[i].name, G, &r);
     char nm[128];
