@@ -28,23 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- a GGUF image in memory (metadata only, or a tokenizer) ---- */
-typedef struct {
-  unsigned char *b;
-  size_t n, cap;
-} wbuf;
-static void put(wbuf *w, const void *p, size_t n) {
-  if (w->n + n > w->cap) {
-    w->cap = (w->n + n) * 2 + 64;
-    w->b = realloc(w->b, w->cap);
-  }
-  memcpy(w->b + w->n, p, n);
-  w->n += n;
-}
-static void u32(wbuf *w, uint32_t v) { unsigned char b[4]; for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> 8 * i); put(w, b, 4); }
-static void u64(wbuf *w, uint64_t v) { unsigned char b[8]; for (int i = 0; i < 8; i++) b[i] = (unsigned char)(v >> 8 * i); put(w, b, 8); }
-static void str(wbuf *w, const char *s) { u64(w, strlen(s)); put(w, s, strlen(s)); }
-static void f32(wbuf *w, float f) { uint32_t v; memcpy(&v, &f, 4); u32(w, v); }
+/* ---- a GGUF image in memory (metadata only, or a tokenizer): tests/gguf_write.h ---- */
+#include "gguf_write.h"
 static void kv_u32(wbuf *w, const char *k, uint32_t v) { str(w, k); u32(w, KVB_GGUF_UINT32); u32(w, v); }
 static void kv_f32(wbuf *w, const char *k, float v) { str(w, k); u32(w, KVB_GGUF_FLOAT32); f32(w, v); }
 static void kv_str(wbuf *w, const char *k, const char *v) { str(w, k); u32(w, KVB_GGUF_STRING); str(w, v); }
