@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cblas.h>
 
@@ -124,7 +125,8 @@ static void read_cpu(void) {
 static char jbuf[4096];
 static size_t jlen;
 static void jbegin(const char *bench) {
-  jlen = (size_t)snprintf(jbuf, sizeof jbuf, "{\"bench\":\"%s\",\"version\":\"%s\",\"commit\":\"%s\","
+  jlen = (size_t)snprintf(jbuf, sizeof jbuf, "{\"bench\":\"%s\",\"source\":\"kvb-bench\","
+                          "\"version\":\"%s\",\"commit\":\"%s\","
                           "\"threads\":%d,\"load1\":%.2f", bench, KVBOUND_VERSION, g_commit,
                           O.threads, load1());
 }
@@ -309,6 +311,7 @@ typedef struct {
   double seconds, cpu_s;    /* the best run: wall and CPU seconds */
   double work;              /* flops (time / bound) or bytes (fraction) of one run */
   double paired;            /* the ratio against the sample right before the run (median) */
+  double near;              /* the limit's latest sample when the run was recorded */
 } ratio_rec;
 #define MAXREC 128
 static ratio_rec g_rec[MAXREC];
@@ -321,11 +324,25 @@ static void rec_add(const char *what, const char *limit, const kvb_bs_series *li
   snprintf(r->what, sizeof r->what, "%s", what);
   r->limit = limit, r->lim = lim, r->fraction = fraction;
   r->seconds = seconds, r->cpu_s = cpu_s, r->work = work, r->paired = paired;
+  r->near = lim->n ? lim->v[lim->n - 1] : NAN;
+}
+
+/* Test-only wrong variants of the closing table (--mutant; tests/test_bench_cli.c shows that
+ * scripts/check-bench-ratios rejects them): ratio_worst forms every ratio against the worst
+ * sample of its limit, ratio_paired against the sample taken beside its run (the per-length
+ * limit of the first benches, which let a prefill come out below its own bound). */
+static const char *g_mutant;
+
+/* The rate a closing-table ratio is formed against: the run's best sample of its limit. */
+static double rec_rate(const ratio_rec *r) {
+  if (g_mutant && !strcmp(g_mutant, "ratio_worst")) return kvb_bs_worst(r->lim);
+  if (g_mutant && !strcmp(g_mutant, "ratio_paired")) return r->near;
+  return kvb_bs_best(r->lim);
 }
 
 static double rec_ratio(const ratio_rec *r) {
-  double best = kvb_bs_best(r->lim);
-  return r->fraction ? (r->work / r->seconds) / best : kvb_bs_x_bound(r->seconds, r->work, best);
+  double rate = rec_rate(r);
+  return r->fraction ? (r->work / r->seconds) / rate : kvb_bs_x_bound(r->seconds, r->work, rate);
 }
 
 static int rec_ok(const ratio_rec *r) {
@@ -402,7 +419,7 @@ static void measure_limits(void) {
          L.readT / 1e9, T, L.read1 / 1e9, L.copyT / 1e9, T, L.copy1 / 1e9, L.sgemmT / 1e9, T, L.sgemm1 / 1e9, L.dgemmT / 1e9, T,
          L.dgemm1 / 1e9, L.expf_s * 1e9, L.exp_s * 1e9);
   jbegin("limits");
-  jstr("cpu", g_cpu), jstr("simd", simd_name());
+  jstr("cpu", g_cpu), jstr("simd", simd_name()), jnum("cores", (double)sysconf(_SC_NPROCESSORS_ONLN));
   jnum("copy_gbps", L.copyT / 1e9), jnum("copy1_gbps", L.copy1 / 1e9);
   jnum("read_gbps", L.readT / 1e9), jnum("read1_gbps", L.read1 / 1e9);
   jnum("sgemm_gflops", L.sgemmT / 1e9), jnum("sgemm1_gflops", L.sgemm1 / 1e9);
@@ -1219,6 +1236,22 @@ out:
 
 /* ---- the closing table ---- */
 
+/* The limits' names in the closing table and its JSON lines ("limit_series" "limit", "ratio"
+ * "series"). */
+static const struct {
+  const char *name, *unit;
+  const kvb_bs_series *s;
+} g_lim[] = {{"STREAM read", "GB/s", &S_readT}, {"STREAM read 1 thr", "GB/s", &S_read1},
+             {"STREAM copy", "GB/s", &S_copyT}, {"STREAM copy 1 thr", "GB/s", &S_copy1},
+             {"SGEMM 1024^3", "GFLOP/s", &S_sgemmT}, {"SGEMM 1 thr", "GFLOP/s", &S_sgemm1},
+             {"DGEMM 1024^3", "GFLOP/s", &S_dgemmT}, {"DGEMM 1 thr", "GFLOP/s", &S_dgemm1}};
+
+static const char *series_name(const kvb_bs_series *s) {
+  for (size_t i = 0; i < sizeof g_lim / sizeof *g_lim; i++)
+    if (g_lim[i].s == s) return g_lim[i].name;
+  return "?";
+}
+
 static void closing_table(void) {
   /* the limits once more, at the end of the run */
   int T = O.threads;
@@ -1228,26 +1261,18 @@ static void closing_table(void) {
   }
   if (S_sgemmT.n) gemm_rate(1, T);
   if (S_dgemmT.n) gemm_rate(0, T);
-  struct {
-    const char *name, *unit;
-    const kvb_bs_series *s;
-    double div;
-  } lim[] = {{"STREAM read", "GB/s", &S_readT, 1e9}, {"STREAM read 1 thr", "GB/s", &S_read1, 1e9},
-             {"STREAM copy", "GB/s", &S_copyT, 1e9}, {"STREAM copy 1 thr", "GB/s", &S_copy1, 1e9},
-             {"SGEMM 1024^3", "GFLOP/s", &S_sgemmT, 1e9}, {"SGEMM 1 thr", "GFLOP/s", &S_sgemm1, 1e9},
-             {"DGEMM 1024^3", "GFLOP/s", &S_dgemmT, 1e9}, {"DGEMM 1 thr", "GFLOP/s", &S_dgemm1, 1e9}};
   printf("\nlimits over the whole run (%d thread(s) unless named; samples at the start, beside "
          "every timed run and at the end):\n  %-18s %8s %9s %9s %8s\n", T, "limit", "samples",
          "best", "worst", "spread");
-  for (size_t i = 0; i < sizeof lim / sizeof *lim; i++) {
-    if (!lim[i].s->n || (T == 1 && strstr(lim[i].name, "1 thr"))) continue;
-    printf("  %-18s %8zu %9.2f %9.2f %8.3f  %s\n", lim[i].name, lim[i].s->n,
-           kvb_bs_best(lim[i].s) / lim[i].div, kvb_bs_worst(lim[i].s) / lim[i].div,
-           kvb_bs_spread(lim[i].s), lim[i].unit);
+  for (size_t i = 0; i < sizeof g_lim / sizeof *g_lim; i++) {
+    const kvb_bs_series *s = g_lim[i].s;
+    if (!s->n || (T == 1 && strstr(g_lim[i].name, "1 thr"))) continue;
+    printf("  %-18s %8zu %9.2f %9.2f %8.3f  %s\n", g_lim[i].name, s->n, kvb_bs_best(s) / 1e9,
+           kvb_bs_worst(s) / 1e9, kvb_bs_spread(s), g_lim[i].unit);
     jbegin("limit_series");
-    jstr("limit", lim[i].name), jnum("samples", (double)lim[i].s->n);
-    jnum("best", kvb_bs_best(lim[i].s)), jnum("worst", kvb_bs_worst(lim[i].s));
-    jnum("spread", kvb_bs_spread(lim[i].s));
+    jstr("limit", g_lim[i].name), jnum("samples", (double)s->n);
+    jnum("best", kvb_bs_best(s)), jnum("worst", kvb_bs_worst(s));
+    jnum("spread", kvb_bs_spread(s));
     jend();
   }
   if (!g_nrec) return;
@@ -1264,8 +1289,10 @@ static void closing_table(void) {
            r->cpu_s, x, r->paired, sp, r->fraction ? "fraction" : "time/bound",
            ok ? "" : "  OUTSIDE THE SPREAD");
     jbegin("ratio");
-    jstr("what", r->what), jstr("limit", r->limit), jstr("kind", r->fraction ? "fraction" : "x_bound");
+    jstr("what", r->what), jstr("limit", r->limit), jstr("series", series_name(r->lim));
+    jstr("kind", r->fraction ? "fraction" : "x_bound"), jstr("time_basis", "wall");
     jnum("seconds", r->seconds), jnum("cpu_seconds", r->cpu_s);
+    jnum("work", r->work), jnum("limit_best", rec_rate(r));
     jnum("ratio_run_best", x), jnum("ratio_paired", r->paired), jnum("limit_spread", sp);
     jnum("within_spread", ok);
     jend();
@@ -1294,8 +1321,11 @@ static void usage(FILE *f) {
           "  --scaling-n LO:HI  log2 n range of the scaling table (default 10:16)\n"
           "  --subgen-n HI   SubGen's sweep goes to n = 2^HI (default 20)\n"
           "  --exact-n HI    exact attention timed next to SubGen up to 2^HI (default 17)\n"
-          "  --budget S      seconds per method in the scaling table (default 8)\n"
+          "  --budget S      seconds per method in the scaling table (default 15)\n"
           "  --json          also print one JSON line per result (lines starting with '{')\n"
+          "  --mutant NAME   test only: a wrong closing table that scripts/check-bench-ratios\n"
+          "                  must reject: ratio_worst (ratios against the worst sample of the\n"
+          "                  limit) or ratio_paired (against the sample beside the run)\n"
           "  --help          this text\n");
 }
 
@@ -1358,7 +1388,8 @@ static int parse_args(int argc, char **argv) {
     }
     static const char *const valued[] = {"--n", "--heads", "--d", "--queries", "--b", "--T",
                                          "--threads", "--reps", "--budget", "--subgen-n",
-                                         "--exact-n", "--scaling-n", "--dtype", "--method", NULL};
+                                         "--exact-n", "--scaling-n", "--dtype", "--method", "--mutant",
+                                         NULL};
     int known = 0;
     for (int k = 0; valued[k]; k++) known |= !strcmp(a, valued[k]);
     if (!known) {
@@ -1420,6 +1451,12 @@ static int parse_args(int argc, char **argv) {
         fprintf(stderr, "kvb-bench: --dtype is f32, f64 or f32,f64, got '%s'\n", val);
         return 2;
       }
+    } else if (!strcmp(a, "--mutant")) {
+      if (strcmp(val, "ratio_worst") && strcmp(val, "ratio_paired")) {
+        fprintf(stderr, "kvb-bench: --mutant is ratio_worst or ratio_paired, got '%s'\n", val);
+        return 2;
+      }
+      g_mutant = val;
     } else if (!strcmp(a, "--method")) {
       if (strlen(val) >= sizeof mbuf) {
         fprintf(stderr, "kvb-bench: --method list too long\n");
@@ -1467,6 +1504,9 @@ int main(int argc, char **argv) {
          "shared when this exceeds the cores: figures are then indicative, ratios less affected)\n"
          "cpu: %s; kernels: %s (ratios to the limits differ between CPU families)\n",
          KVBOUND_VERSION, g_commit, O.threads, load1(), g_cpu, simd_name());
+  if (g_mutant)
+    printf("TEST-ONLY MUTANT %s: the closing table's ratios are wrong on purpose (--mutant)\n",
+           g_mutant);
   measure_limits();
   for (int f = 0; f < 2 && !rc; f++) {
     int f32 = f == 0;

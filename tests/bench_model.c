@@ -11,9 +11,9 @@
  * a length exceeds it (the flops do not depend on the tokens). A measurement, never a verdict
  * (tests/README.md, Benchmarks). Each model is SKIPped without its file.
  *
- * Lengths: 512 … 8192 for both; Gemma's 16384 and 32768 (its trained context) only with
- * KVB_BENCH_LONG=1 (a 32k prefill takes minutes on two cores); KVB_BENCH_LENGTH=N runs only
- * length N, KVB_BENCH_MODEL=smollm2|gemma3 only that model. Times: wall and CPU seconds; the
+ * Lengths: 512 … 8192 for both, and Gemma's 16384 and 32768 (its trained context; about four
+ * of `make bench`'s minutes on two idle cores) unless KVB_BENCH_SHORT=1; KVB_BENCH_LENGTH=N runs
+ * only length N, KVB_BENCH_MODEL=smollm2|gemma3 only that model. Times: wall and CPU seconds; the
  * ratio is CPU time over the bound at the rate in flop per CPU second (a shared machine's wall
  * clock counts other processes' turns), the wall ratio (wall time over the bound at the rate in
  * flop per wall second) beside it.
@@ -24,7 +24,11 @@
  * and the spread best/worst. A row is printed as each length finishes (against the best sample
  * so far) and the table again at the end against the run's best. Columns: "prefill GFLOP/s" is
  * the prefill's own throughput (its flops over its wall seconds); the SGEMM rate is in the
- * limits' lines. */
+ * limits' lines. After each closing table its JSON lines (bench_stats.h: the two SGEMM series
+ * and every ratio with the rate it was formed against), which scripts/check-bench-ratios
+ * recomputes; KVB_BENCH_MUTANT=ratio_worst|ratio_paired (test only) forms the closing table
+ * against the worst sample or the sample taken right before each length instead, and the
+ * check must reject it. */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -59,6 +63,17 @@ static double cpu_now(void) {
 
 /* Every SGEMM sample of the run: flop per CPU second and flop per wall second. */
 static kvb_bs_series S_cpu, S_wall;
+#define SERIES_CPU "SGEMM 1024^3 per CPU s"
+#define SERIES_WALL "SGEMM 1024^3 per wall s"
+
+/* The rate the closing table forms a ratio against: the run's best sample of the series; a
+ * test-only mutant (KVB_BENCH_MUTANT) takes the worst or the length's own sample. */
+static const char *g_mutant;
+static double closing_rate(const kvb_bs_series *s, double paired) {
+  if (g_mutant && !strcmp(g_mutant, "ratio_worst")) return kvb_bs_worst(s);
+  if (g_mutant && !strcmp(g_mutant, "ratio_paired")) return paired;
+  return kvb_bs_best(s);
+}
 
 /* Best of 3 SGEMM 1024³ runs, in flop per CPU second (each run a sample of the series). */
 static double sgemm_rate(void) {
@@ -192,12 +207,29 @@ static int bench(const char *name, const shape *c, const void *m, prefill_fn run
   print_head();
   int outside = 0;
   for (size_t i = 0; i < nr; i++) {
-    print_row(&rows[i], bc, bw);
-    outside += !kvb_bs_x_ok(kvb_bs_x_bound(rows[i].cpu, rows[i].flops, bc), sc);
-    outside += !kvb_bs_x_ok(kvb_bs_x_bound(rows[i].wall, rows[i].flops, bw), sw);
+    double rc = closing_rate(&S_cpu, rows[i].rate_cpu), rw = closing_rate(&S_wall, rows[i].rate_wall);
+    print_row(&rows[i], rc, rw);
+    outside += !kvb_bs_x_ok(kvb_bs_x_bound(rows[i].cpu, rows[i].flops, rc), sc);
+    outside += !kvb_bs_x_ok(kvb_bs_x_bound(rows[i].wall, rows[i].flops, rw), sw);
   }
   printf("bench_model %s: %d ratio(s) below 1 by more than the spread%s\n", name, outside,
          outside ? " (the ratio compares unlike things: check the accounting)" : "");
+  kvb_bs_json_series("bench_model", KVB_BUILD_COMMIT, SERIES_CPU, &S_cpu);
+  kvb_bs_json_series("bench_model", KVB_BUILD_COMMIT, SERIES_WALL, &S_wall);
+  for (size_t i = 0; i < nr; i++) {
+    const row *r = &rows[i];
+    double rc = closing_rate(&S_cpu, r->rate_cpu), rw = closing_rate(&S_wall, r->rate_wall);
+    char what[96];
+    snprintf(what, sizeof what, "%s prefill %zu tokens, CPU time", name, r->L);
+    kvb_bs_json_ratio("bench_model", KVB_BUILD_COMMIT, what, SERIES_CPU, 0, 1, r->wall, r->cpu,
+                      r->flops, rc, kvb_bs_x_bound(r->cpu, r->flops, rc),
+                      kvb_bs_x_bound(r->cpu, r->flops, r->rate_cpu), sc);
+    snprintf(what, sizeof what, "%s prefill %zu tokens, wall time", name, r->L);
+    kvb_bs_json_ratio("bench_model", KVB_BUILD_COMMIT, what, SERIES_WALL, 0, 0, r->wall, r->cpu,
+                      r->flops, rw, kvb_bs_x_bound(r->wall, r->flops, rw),
+                      kvb_bs_x_bound(r->wall, r->flops, r->rate_wall), sw);
+  }
+  fflush(stdout);
   return st;
 }
 
@@ -210,8 +242,18 @@ static char *corpus(size_t *len) {
 int main(void) {
   static const size_t lens_smol[] = {512, 1024, 2048, 4096, 8192};
   static const size_t lens_gemma[] = {512, 1024, 2048, 4096, 8192, 16384, 32768};
-  const char *lv = getenv("KVB_BENCH_LONG");
-  int longer = lv && strcmp(lv, "1") == 0, rc = 0;
+  const char *sv = getenv("KVB_BENCH_SHORT");
+  int longer = !(sv && strcmp(sv, "1") == 0), rc = 0;
+  const char *mv = getenv("KVB_BENCH_MUTANT");
+  if (mv && *mv) {
+    if (strcmp(mv, "ratio_worst") && strcmp(mv, "ratio_paired")) {
+      fprintf(stderr, "bench_model: KVB_BENCH_MUTANT is ratio_worst or ratio_paired, got '%s'\n", mv);
+      return 2;
+    }
+    g_mutant = mv;
+    printf("TEST-ONLY MUTANT %s: the closing tables' ratios are wrong on purpose "
+           "(KVB_BENCH_MUTANT)\n", mv);
+  }
   double rate = sgemm_rate();
   printf("bench_model (commit %s): SGEMM 1024^3 %.2f GFLOP per CPU second at the start "
          "(OPENBLAS_NUM_THREADS=%s; sampled again before every length and at the end)\n",
@@ -250,7 +292,7 @@ int main(void) {
       else {
         shape c = {g.cfg.n_layer, g.cfg.d_model, g.cfg.n_head, g.cfg.n_head_kv, g.cfg.head_dim,
                    g.cfg.d_ff, g.cfg.n_ctx, g.cfg.window, g.cfg.swa_period};
-        if (!longer) printf("bench_model gemma3: 16384 and 32768 tokens with KVB_BENCH_LONG=1\n");
+        if (!longer) printf("bench_model gemma3: 16384 and 32768 tokens left out (KVB_BENCH_SHORT=1)\n");
         if (bench("gemma3", &c, &g, run_gemma, ids, n, lens_gemma, longer ? 7 : 5)) rc = 1;
       }
       free(buf), free(ids);

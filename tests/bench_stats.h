@@ -23,6 +23,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define KVB_BS_MAX 512
 
@@ -76,6 +77,50 @@ static inline int kvb_bs_x_ok(double x, double spread) {
  * more than the spread, f ≤ spread. */
 static inline int kvb_bs_fraction_ok(double f, double spread) {
   return isfinite(f) && isfinite(spread) && f <= spread * (1 + 1e-12);
+}
+
+/* ---- the JSON lines every bench prints for its closing table (scripts/check-bench-ratios
+ * recomputes each ratio from them; scripts/bench-tables tabulates them) ----
+ *
+ * {"bench":"limit_series","source":S,"commit":C,"limit":NAME,"samples":N,"best":..,"worst":..,
+ *  "spread":..}  — one per limit, printed before the ratios formed against it;
+ * {"bench":"ratio","source":S,"commit":C,"what":..,"series":NAME,"kind":"x_bound"|"fraction",
+ *  "time_basis":"wall"|"cpu","seconds":..,"cpu_seconds":..,"work":..,"limit_best":..,
+ *  "ratio_run_best":..,"ratio_paired":..,"limit_spread":..,"within_spread":0|1}
+ * where the ratio is (seconds or cpu_seconds, as time_basis says)·limit_best/work for x_bound
+ * and work/seconds/limit_best for a fraction, and limit_best is the rate the ratio was formed
+ * against — the best sample of the series NAME when the bench is right. */
+/* ,"key":v with %.6g (JSON's null for a non-finite v). */
+static inline void kvb_bs_jnum(const char *key, double v) {
+  if (isfinite(v)) printf(",\"%s\":%.6g", key, v);
+  else printf(",\"%s\":null", key);
+}
+
+static inline void kvb_bs_json_series(const char *source, const char *commit, const char *name,
+                                      const kvb_bs_series *s) {
+  printf("{\"bench\":\"limit_series\",\"source\":\"%s\",\"commit\":\"%s\",\"limit\":\"%s\"",
+         source, commit, name);
+  kvb_bs_jnum("samples", (double)s->n), kvb_bs_jnum("best", kvb_bs_best(s));
+  kvb_bs_jnum("worst", kvb_bs_worst(s)), kvb_bs_jnum("spread", kvb_bs_spread(s));
+  printf("}\n");
+}
+
+/* One ratio of a closing table; x_bound (fraction 0) or fraction of the limit (fraction 1),
+ * formed on CPU seconds when cpu_basis, else on wall seconds. */
+static inline void kvb_bs_json_ratio(const char *source, const char *commit, const char *what,
+                                     const char *series, int fraction, int cpu_basis,
+                                     double seconds, double cpu_seconds, double work,
+                                     double limit_best, double ratio, double paired,
+                                     double spread) {
+  int ok = fraction ? kvb_bs_fraction_ok(ratio, spread) : kvb_bs_x_ok(ratio, spread);
+  printf("{\"bench\":\"ratio\",\"source\":\"%s\",\"commit\":\"%s\",\"what\":\"%s\","
+         "\"series\":\"%s\",\"kind\":\"%s\",\"time_basis\":\"%s\"", source, commit, what, series,
+         fraction ? "fraction" : "x_bound", cpu_basis ? "cpu" : "wall");
+  kvb_bs_jnum("seconds", seconds), kvb_bs_jnum("cpu_seconds", cpu_seconds);
+  kvb_bs_jnum("work", work), kvb_bs_jnum("limit_best", limit_best);
+  kvb_bs_jnum("ratio_run_best", ratio), kvb_bs_jnum("ratio_paired", paired);
+  kvb_bs_jnum("limit_spread", spread);
+  printf(",\"within_spread\":%d}\n", ok);
 }
 
 #endif

@@ -1,6 +1,9 @@
 /* test_bench_cli.c — the kvb-bench command (tests/README.md, Benchmarks) end to end, never its speed:
  * --help, usage errors that name the flag, and one tiny run of every section whose JSON lines
- * are well formed and carry each figure with its limit. No timed assertion. */
+ * are well formed and carry each figure with its limit; scripts/check-bench-ratios passes that
+ * run's closing table (every ratio formed against the run's best limit, none beyond the spread)
+ * and rejects a mutant's (--mutant ratio_worst: every ratio against the worst sample — a table
+ * the spread alone cannot tell from the right one). No timed assertion. */
 #include "cli_harness.h"
 
 #ifndef KVB_BUILD_COMMIT
@@ -33,7 +36,7 @@ static int json_lines(const char *out, int *bad) {
 
 int main(int argc, char **argv) {
   (void)argc;
-  (void)write_file, (void)read_file; /* the harness's file helpers are not needed here */
+  (void)read_file; /* the harness's reader is not needed here */
   if (cli_harness_init(argv[0], "/tmp/kvb-bench-XXXXXX", "bench_cli")) return 1;
   snprintf(bench, sizeof bench, "%s", kvbound);
   char *sl = strrchr(bench, '/');
@@ -56,7 +59,8 @@ int main(int argc, char **argv) {
              {"--threads 0", "--threads"},
              {"--bogus", "unknown option '--bogus'"},
              {"--b", "--b needs a value"},
-             {"--scaling-n 10:11", "at least 3 points"}};
+             {"--scaling-n 10:11", "at least 3 points"},
+             {"--mutant nosuch", "--mutant is ratio_worst or ratio_paired"}};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     snprintf(cmd, sizeof cmd, "%s %s", bench, bad[i].args);
     rc = sh(cmd, out, sizeof out);
@@ -117,5 +121,34 @@ int main(int argc, char **argv) {
         "bench_cli: the closing table gives every ratio against the run's best limit with its "
         "paired ratio and spread, and no time/bound ratio falls below 1 by more than the spread",
         "%d ratios, %d limits, %d outside: %.600s", nratio, nlim, outside, out);
+  /* The same closing table through scripts/check-bench-ratios, which recomputes every ratio
+   * from the printed seconds, work and rate and asks that rate to be the series' best
+   * (--in-cache: at this tiny shape the fractions of a bandwidth are not held to the spread). */
+  char log[128], chk[512];
+  snprintf(log, sizeof log, "%s/faithful.log", tmp);
+  write_file(log, out);
+  snprintf(chk, sizeof chk, "sh scripts/check-bench-ratios --in-cache %s", log);
+  static char res[1 << 14];
+  rc = sh(chk, res, sizeof res);
+  CHECK(rc == 0 && strstr(res, "0 not"), "bench_cli: scripts/check-bench-ratios passes the tiny "
+        "run's closing table (every ratio against the run's best limit, within its spread)",
+        "rc %d: %.600s", rc, res);
+  /* Mutant: the closing table against the worst sample of each limit. x_worst = x_best/spread,
+   * so x_worst·spread = x_best ≥ 1 passes the spread test; the check must see that the rate is
+   * not the series' best. (Deterministic unless every sample of a limit agrees to 6 digits.) */
+  snprintf(cmd, sizeof cmd,
+           "%s --mutant ratio_worst --method balancekv_block --n 256 --heads 1 --d 16 --b 64 "
+           "--T 1 --reps 1 --dtype f32 --threads 2 --json", bench);
+  rc = sh(cmd, out, sizeof out);
+  snprintf(log, sizeof log, "%s/mutant.log", tmp);
+  write_file(log, out);
+  snprintf(chk, sizeof chk, "sh scripts/check-bench-ratios --in-cache %s", log);
+  int rm = sh(chk, res, sizeof res);
+  CHECK(rc == 0 && strstr(out, "TEST-ONLY MUTANT ratio_worst") && rm == 1 &&
+            strstr(res, "not the run's best sample"),
+        "bench_cli: mutant ratio_worst (ratios against the worst limit sample) is rejected by "
+        "scripts/check-bench-ratios", "bench rc %d, check rc %d: %.600s", rc, rm, res);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+  sh(cmd, res, sizeof res);
   UNIT_EXIT();
 }
