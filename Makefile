@@ -388,13 +388,21 @@ check-full: all
 
 # The default shapes (kvb-bench without options: block BalanceKV, exact decode, SubGen, the
 # scaling table; tests/README.md, Benchmarks), exact decode in float64 too, then the single-purpose
-# benches. BENCH_FLAGS adds options,
-# e.g. make bench BENCH_FLAGS="--json --threads 2".
+# benches (bench_model with Gemma 3's 16k and 32k prefills; KVB_BENCH_SHORT=1 leaves them out).
+# The output, JSON lines included, is kept in $(B)/bench.log, and scripts/check-bench-ratios ends
+# the run: every ratio against the run's best limit, none beyond its spread (a failure there is
+# an accounting error, not a slow figure). scripts/bench-tables $(B)/bench.log writes
+# tests/BENCHMARKS.md. BENCH_FLAGS adds options to kvb-bench, e.g. make bench BENCH_FLAGS="--threads 2".
 BENCH_FLAGS ?=
 bench: all
-	$(B)/kvb-bench $(BENCH_FLAGS)
-	$(B)/kvb-bench --method exact_decode --dtype f64 $(BENCH_FLAGS)
-	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
+	@rm -f $(B)/bench.rc; { \
+	  echo "== $(B)/kvb-bench --json $(BENCH_FLAGS)" && $(B)/kvb-bench --json $(BENCH_FLAGS) && \
+	  echo "== $(B)/kvb-bench --method exact_decode --dtype f64 --json $(BENCH_FLAGS)" && \
+	  $(B)/kvb-bench --method exact_decode --dtype f64 --json $(BENCH_FLAGS) && \
+	  for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done; echo $$? > $(B)/bench.rc; \
+	} 2>&1 | tee $(B)/bench.log; \
+	[ "$$(cat $(B)/bench.rc 2>/dev/null)" = 0 ] || { echo "make bench: a bench failed ($(B)/bench.log)"; exit 1; }; \
+	sh scripts/check-bench-ratios $(B)/bench.log
 
 install: $(B)/libkvbound.a $(B)/libkvbound.so $(B)/libkvbound-props.so $(B)/libkvbound-cli.so $(B)/kvbound
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/kvbound $(DESTDIR)$(PREFIX)/bin

@@ -22,7 +22,8 @@
  * every length and at the end; every ratio of the closing table is against the best sample of
  * the whole run, printed with its paired ratio (against the sample right before that length)
  * and the spread best/worst. A row is printed as each length finishes (against the best sample
- * so far) and the table again at the end against the run's best. Columns: "prefill GFLOP/s" is
+ * so far) and every model's table again at the end of the run (after both models) against the
+ * run's best. Columns: "prefill GFLOP/s" is
  * the prefill's own throughput (its flops over its wall seconds); the SGEMM rate is in the
  * limits' lines. After each closing table its JSON lines (bench_stats.h: the two SGEMM series
  * and every ratio with the rate it was formed against), which scripts/check-bench-ratios
@@ -141,6 +142,14 @@ typedef struct {
   double rate_cpu, rate_wall; /* the SGEMM samples right before it (best of 3) */
 } row;
 
+/* Every model's rows, for the closing tables printed once the whole run's samples are in. */
+static struct {
+  const char *name;
+  row rows[16];
+  size_t nr;
+} kept[2];
+static size_t nkept;
+
 static void print_head(void) {
   printf("%8s %9s %9s %9s %10s %10s %9s %9s %9s %9s %9s\n", "tokens", "wall s", "cpu s",
          "tokens/s", "GFLOP", "prefill", "bound s", "cpu/bound", "paired", "wall/bnd",
@@ -196,41 +205,57 @@ static int bench(const char *name, const shape *c, const void *m, prefill_fn run
     print_row(&r, kvb_bs_best(&S_cpu), kvb_bs_best(&S_wall));
     fflush(stdout);
   }
-  if (!nr) return st;
-  sgemm_rate(); /* and once more at the end of the model's lengths */
+  if (nr && nkept < sizeof kept / sizeof *kept) {
+    kept[nkept].name = name, kept[nkept].nr = nr;
+    memcpy(kept[nkept].rows, rows, nr * sizeof *rows);
+    nkept++;
+  }
+  return st;
+}
+
+/* The closing tables, after every model: each row against the best SGEMM sample of the whole
+ * run (sampled once more first), then the JSON lines of the two series and of every ratio. */
+static void closing_tables(void) {
+  if (!nkept) return;
+  sgemm_rate(); /* once more at the end of the run */
   double bc = kvb_bs_best(&S_cpu), bw = kvb_bs_best(&S_wall), sc = kvb_bs_spread(&S_cpu),
          sw = kvb_bs_spread(&S_wall);
-  printf("bench_model %s against the run's best SGEMM sample: %.2f GFLOP per CPU second "
-         "(worst %.2f, spread %.3f), %.2f GFLOP per wall second (worst %.2f, spread %.3f), %zu "
-         "samples so far\n", name, bc / 1e9, kvb_bs_worst(&S_cpu) / 1e9, sc, bw / 1e9,
-         kvb_bs_worst(&S_wall) / 1e9, sw, S_cpu.n);
-  print_head();
-  int outside = 0;
-  for (size_t i = 0; i < nr; i++) {
-    double rc = closing_rate(&S_cpu, rows[i].rate_cpu), rw = closing_rate(&S_wall, rows[i].rate_wall);
-    print_row(&rows[i], rc, rw);
-    outside += !kvb_bs_x_ok(kvb_bs_x_bound(rows[i].cpu, rows[i].flops, rc), sc);
-    outside += !kvb_bs_x_ok(kvb_bs_x_bound(rows[i].wall, rows[i].flops, rw), sw);
+  for (size_t k = 0; k < nkept; k++) {
+    const char *name = kept[k].name;
+    const row *rows = kept[k].rows;
+    size_t nr = kept[k].nr;
+    printf("bench_model %s against the run's best SGEMM sample: %.2f GFLOP per CPU second "
+           "(worst %.2f, spread %.3f), %.2f GFLOP per wall second (worst %.2f, spread %.3f), %zu "
+           "samples\n", name, bc / 1e9, kvb_bs_worst(&S_cpu) / 1e9, sc, bw / 1e9,
+           kvb_bs_worst(&S_wall) / 1e9, sw, S_cpu.n);
+    print_head();
+    int outside = 0;
+    for (size_t i = 0; i < nr; i++) {
+      double rc = closing_rate(&S_cpu, rows[i].rate_cpu), rw = closing_rate(&S_wall, rows[i].rate_wall);
+      print_row(&rows[i], rc, rw);
+      outside += !kvb_bs_x_ok(kvb_bs_x_bound(rows[i].cpu, rows[i].flops, rc), sc);
+      outside += !kvb_bs_x_ok(kvb_bs_x_bound(rows[i].wall, rows[i].flops, rw), sw);
+    }
+    printf("bench_model %s: %d ratio(s) below 1 by more than the spread%s\n", name, outside,
+           outside ? " (the ratio compares unlike things: check the accounting)" : "");
   }
-  printf("bench_model %s: %d ratio(s) below 1 by more than the spread%s\n", name, outside,
-         outside ? " (the ratio compares unlike things: check the accounting)" : "");
   kvb_bs_json_series("bench_model", KVB_BUILD_COMMIT, SERIES_CPU, &S_cpu);
   kvb_bs_json_series("bench_model", KVB_BUILD_COMMIT, SERIES_WALL, &S_wall);
-  for (size_t i = 0; i < nr; i++) {
-    const row *r = &rows[i];
-    double rc = closing_rate(&S_cpu, r->rate_cpu), rw = closing_rate(&S_wall, r->rate_wall);
-    char what[96];
-    snprintf(what, sizeof what, "%s prefill %zu tokens, CPU time", name, r->L);
-    kvb_bs_json_ratio("bench_model", KVB_BUILD_COMMIT, what, SERIES_CPU, 0, 1, r->wall, r->cpu,
-                      r->flops, rc, kvb_bs_x_bound(r->cpu, r->flops, rc),
-                      kvb_bs_x_bound(r->cpu, r->flops, r->rate_cpu), sc);
-    snprintf(what, sizeof what, "%s prefill %zu tokens, wall time", name, r->L);
-    kvb_bs_json_ratio("bench_model", KVB_BUILD_COMMIT, what, SERIES_WALL, 0, 0, r->wall, r->cpu,
-                      r->flops, rw, kvb_bs_x_bound(r->wall, r->flops, rw),
-                      kvb_bs_x_bound(r->wall, r->flops, r->rate_wall), sw);
-  }
+  for (size_t k = 0; k < nkept; k++)
+    for (size_t i = 0; i < kept[k].nr; i++) {
+      const row *r = &kept[k].rows[i];
+      double rc = closing_rate(&S_cpu, r->rate_cpu), rw = closing_rate(&S_wall, r->rate_wall);
+      char what[96];
+      snprintf(what, sizeof what, "%s prefill %zu tokens, CPU time", kept[k].name, r->L);
+      kvb_bs_json_ratio("bench_model", KVB_BUILD_COMMIT, what, SERIES_CPU, 0, 1, r->wall, r->cpu,
+                        r->flops, rc, kvb_bs_x_bound(r->cpu, r->flops, rc),
+                        kvb_bs_x_bound(r->cpu, r->flops, r->rate_cpu), sc);
+      snprintf(what, sizeof what, "%s prefill %zu tokens, wall time", kept[k].name, r->L);
+      kvb_bs_json_ratio("bench_model", KVB_BUILD_COMMIT, what, SERIES_WALL, 0, 0, r->wall, r->cpu,
+                        r->flops, rw, kvb_bs_x_bound(r->wall, r->flops, rw),
+                        kvb_bs_x_bound(r->wall, r->flops, r->rate_wall), sw);
+    }
   fflush(stdout);
-  return st;
 }
 
 static char *corpus(size_t *len) {
@@ -299,5 +324,6 @@ int main(void) {
       kvb_model_free(&g);
     }
   }
+  closing_tables();
   return rc;
 }
