@@ -11,7 +11,7 @@
  * a length exceeds it (the flops do not depend on the tokens). A measurement, never a verdict
  * (tests/README.md, Benchmarks). Each model is SKIPped without its file.
  *
- * Lengths: 512 … 8192 for both, and Gemma's 16384 and 32768 (its trained context; about four
+ * Lengths: 512 … 8192 for both, and Gemma's 16384 and 32768 (its trained context; about three
  * of `make bench`'s minutes on two idle cores) unless KVB_BENCH_SHORT=1; KVB_BENCH_LENGTH=N runs
  * only length N, KVB_BENCH_MODEL=smollm2|gemma3 only that model. Times: wall and CPU seconds; the
  * ratio is CPU time over the bound at the rate in flop per CPU second (a shared machine's wall
