@@ -346,7 +346,7 @@ int main(int argc, char **argv) {
                  kvb_bs_x_bound(rr.seconds, gf, rp), sy, rr.seconds / sy, exs,
                  t1 / rr.seconds, s->t_gather / tot, s->t_center / tot, s->t_gram / tot,
                  s->t_exp / tot, s->t_walk / tot, rr.hash);
-          printf("{\"bench\":\"balancekv_block\",\"dtype\":\"%s\",\"H\":%zu,\"n\":%zu,\"d\":%zu,"
+          printf("{\"bench\":\"balancekv_block\",\"source\":\"bench_balancekv_block\",\"dtype\":\"%s\",\"H\":%zu,\"n\":%zu,\"d\":%zu,"
                  "\"b\":%zu,\"T\":%u,\"threads\":%d,\"seconds\":%.6g,\"cpu_seconds\":%.6g,"
                  "\"gemm_bound_s\":%.6g,"
                  "\"ratio_gemm\":%.4g,\"syrk_s\":%.6g,\"ratio_syrk\":%.4g,\"exp_s\":%.6g,"
