@@ -133,6 +133,18 @@ int main(int argc, char **argv) {
   CHECK(rc == 0 && strstr(res, "0 not"), "bench_cli: scripts/check-bench-ratios passes the tiny "
         "run's closing table (every ratio against the run's best limit, within its spread)",
         "rc %d: %.600s", rc, res);
+  /* The same log through scripts/bench-tables (the generated tests/BENCHMARKS.md): the machine
+   * named, each limit's samples with their spread, each ratio with its paired ratio. */
+  snprintf(chk, sizeof chk, "sh scripts/bench-tables %s", log);
+  rc = sh(chk, res, sizeof res);
+  CHECK(rc == 0 && strstr(res, "Machine: **") && strstr(res, " cores (") &&
+            strstr(res, "| bench | limit | samples | best | worst | spread (best/worst) |") &&
+            strstr(res, "| kvb-bench 1 | SGEMM 1024^3 |") &&
+            strstr(res, "| kvb-bench 1 | balancekv_block f32 b=64 T=1, 2 thr | SGEMM 1024^3 |") &&
+            strstr(res, "| cache | wall µs/query |"),
+        "bench_cli: scripts/bench-tables turns the run's log into the tables (machine, limits "
+        "with spread, ratios against the run's best with paired ratio, quantized caches)",
+        "rc %d: %.600s", rc, res);
   /* Mutant: the closing table against the worst sample of each limit. x_worst = x_best/spread,
    * so x_worst·spread = x_best ≥ 1 passes the spread test; the check must see that the rate is
    * not the series' best. (Deterministic unless every sample of a limit agrees to 6 digits.) */
