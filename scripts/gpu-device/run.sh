@@ -218,7 +218,7 @@ SPEC
   # CPU PoCL: the first H100 image had one, whose own assertion aborted the grid) is not run here
   lib=$( (ldconfig -p 2>/dev/null | awk '/libnvidia-opencl.so.1/ { print $NF; exit }'
           ls /usr/local/nvidia/lib64/libnvidia-opencl.so.1 /usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1 2>/dev/null) | head -1)
-  others=$(ls /etc/OpenCL/vendors 2>/dev/null | grep -v -i nvidia | tr '\n' ' ')
+  others=$(ls /etc/OpenCL/vendors 2>/dev/null | grep -v -i nvidia | tr '\n' ' ' | sed 's/ $//')
   if [ -n "$lib" ]; then
     mkdir -p "$W/icd"; echo "$lib" > "$W/icd/nvidia.icd"
     echo "== OpenCL: NVIDIA's $lib alone through OCL_ICD_VENDORS (not run: ${others:-no other ICD})"
