@@ -11,14 +11,15 @@ typedef struct {
   const char *key, *name, *arch, *file, *env, *fetch;
   unsigned long long size;
   int n_layer, n_head, n_head_kv, head_dim; /* the file's shape (its record says the same) */
+  int n_ctx, swa_period; /* its trained context; its record's sliding-window period (0: none) */
 } known_model;
 
 /* One row per model, in kvb_lm_kind order. */
 static const known_model KNOWN[KVB_LM_N_KINDS] = {
     {"smollm2", "SmolLM2-135M", "llama", KVB_MODEL_FILE, "KVB_MODEL", "scripts/fetch-model", KVB_MODEL_SIZE,
-     30, 9, 3, 64},
+     30, 9, 3, 64, 8192, 0},
     {"gemma3", "Gemma 3 270M", "gemma3", KVB_GEMMA3_FILE, KVB_GEMMA3_ENV,
-     "scripts/fetch-model --model gemma3", KVB_GEMMA3_SIZE, 18, 4, 1, 256},
+     "scripts/fetch-model --model gemma3", KVB_GEMMA3_SIZE, 18, 4, 1, 256, 32768, 6},
 };
 
 static const known_model *row(kvb_lm_kind kind) {
@@ -44,6 +45,14 @@ int kvb_lm_kind_shape(kvb_lm_kind kind, int *n_layer, int *n_head, int *n_head_k
   if (!r) return KVB_ERROR(KVB_EINVAL, "unknown model kind %d", (int)kind);
   *n_layer = r->n_layer, *n_head = r->n_head, *n_head_kv = r->n_head_kv, *head_dim = r->head_dim;
   return KVB_OK;
+}
+
+int kvb_lm_kind_n_ctx(kvb_lm_kind kind) { return row(kind) ? row(kind)->n_ctx : 0; }
+
+int kvb_lm_kind_global(kvb_lm_kind kind, int layer) {
+  const known_model *r = row(kind);
+  if (!r || layer < 0 || layer >= r->n_layer) return 0;
+  return r->swa_period <= 0 || layer % r->swa_period == r->swa_period - 1;
 }
 
 int kvb_lm_default_path(kvb_lm_kind kind, char *buf, size_t cap) {

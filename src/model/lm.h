@@ -44,6 +44,10 @@ const char *kvb_lm_kind_name(kvb_lm_kind kind);
 /* The shape of the kind's file (layers, query heads, key/value heads, head dimension), known
  * before it is loaded (the model stream checks a layer and head against it). */
 int kvb_lm_kind_shape(kvb_lm_kind kind, int *n_layer, int *n_head, int *n_head_kv, int *head_dim);
+/* The kind's trained context (the file's <arch>.context_length), and whether its layer is GLOBAL
+ * (kvb_arch_is_global of its record), known before it is loaded; 0 for an unknown kind or layer. */
+int kvb_lm_kind_n_ctx(kvb_lm_kind kind);
+int kvb_lm_kind_global(kvb_lm_kind kind, int layer);
 /* The kind's file: its default path (kvb_model_path_for with the row's file and variable) and
  * the fetch command to name when it is missing. */
 int kvb_lm_default_path(kvb_lm_kind kind, char *buf, size_t cap);
