@@ -26,7 +26,7 @@ extern const prop_claim props_balancekv_mr_proof[];
 extern const prop_claim props_subgen_amm[];
 extern const prop_claim props_balancekv_thm31_proof[];
 extern const prop_claim props_timing_ratios[];
-extern const prop_claim props_real_proxies[];
+extern prop_claim props_real_proxies[]; /* filled when the library loads (per_model.h) */
 extern const prop_claim props_balancekv_scaling[];
 extern const prop_claim props_long_context[];
 
