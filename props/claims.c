@@ -19,7 +19,7 @@ extern const prop_claim props_stats_calibration[];
 extern const prop_claim props_baselines[];
 extern const prop_claim props_baselines_tables[];
 extern prop_claim props_real_cache[]; /* filled when the library loads (per_model.h) */
-extern const prop_claim props_real_model_e2e[];
+extern prop_claim props_real_model_e2e[]; /* filled when the library loads (per_model.h) */
 extern const prop_claim props_paper_arith[];
 extern const prop_claim props_balancekv_proof_steps[];
 extern const prop_claim props_balancekv_mr_proof[];
