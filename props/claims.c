@@ -28,7 +28,7 @@ extern const prop_claim props_balancekv_thm31_proof[];
 extern const prop_claim props_timing_ratios[];
 extern prop_claim props_real_proxies[]; /* filled when the library loads (per_model.h) */
 extern const prop_claim props_balancekv_scaling[];
-extern const prop_claim props_long_context[];
+extern prop_claim props_long_context[]; /* filled when the library loads (per_model.h) */
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,
