@@ -108,10 +108,10 @@
  * --shard design of props/README.md (Slurm, with CPU-hours); each claim prints its "sizing"
  * notes: N needed, CPU s per task, CPU-hours, and whether this tier's grid holds it.
  *
- * Gemma 3 270M twins (long_context.gemma3.needle / .families / .subgen; the same claim ids, methods,
- * tests, rule, power and control; lm.h): the task starts with <bos>; the methods replace attention
+ * Gemma 3 270M's copies (needle, families and subgen, its registry key after "long_context.":
+ * per_model.h; the same methods, tests, rule, power and control; lm.h): the task starts with <bos>; the methods replace attention
  * on the 3 global layers (5, 11, 17) only and every local layer keeps its 512-token window exactly
- * (kvb_dec_open_gemma3), so B = 32 + ⌊(n0 − 32)/2^T⌋ is per GLOBAL cache and the equal-memory
+ * (kvb_dec_open), so B = 32 + ⌊(n0 − 32)/2^T⌋ is per GLOBAL cache and the equal-memory
  * assertion reads the global caches (kvb_dec_memory_prefill counts only those); PyramidKV's pyramid
  * spans the 3 global layers (task_run.h). make check: SmolLM2's cells (one 1k task per claim)
  * with fewer methods than SmolLM2's slice, to keep make check within its time — needle: exact,
@@ -286,7 +286,7 @@ static const design_t D_SUBGEN = {
     {{KVB_TASK_NIAH_MULTIKEY, 1024, 104}},
     3, {M_EXACT, M_RKC, M_SINK}};
 
-/* The Gemma 3 270M twins (long_context.gemma3.*): the same methods, tier, screening and rule;
+/* Gemma 3 270M's designs (its row of PROFILES, below): the same methods, tier, screening and rule;
  * make check's cells are SmolLM2's (one 1k task each, fewer methods: header); the full grids use Gemma's long context,
  * sized in the header comment. */
 static const design_t D_NEEDLE_G3 = {

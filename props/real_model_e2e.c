@@ -73,9 +73,9 @@
  * token). The faithful run's numbers are computed once per process and shared by the claims
  * (their mutant runs recompute what the mutant changes).
  *
- * The Gemma 3 twins (real_model.gemma3.e2e.clustergen, .e2e.balancekv, .alg1): the same claims,
- * rules, controls, mutants and α inside Gemma 3 270M (lm.h; kvb_dec_open), each claim
- * body taking the model as its parameter. What the model changes, fixed before any Gemma run:
+ * The Gemma 3 twins (the same three checks, its registry key after "real_model.": per_model.h):
+ * the same claims, rules, controls, mutants and α inside Gemma 3 270M (lm.h; kvb_dec_open), each
+ * claim body taking the model as its parameter. What the model changes, fixed before any Gemma run:
  *   caches   the methods replace attention on the three GLOBAL layers 5, 11, 17 only (one KV
  *            head of dimension 256 each, 4 query heads on it); the 15 local layers keep their
  *            512-token sliding window exactly — every prompt here is shorter than 512 tokens, so
@@ -91,7 +91,7 @@
  *            Gemma spells a number one digit per token, so an answer that starts with words
  *            (" the number 71927") runs past the 6 tokens and counts wrong — the SmolLM2 rule,
  *            kept.
- *   scale    1/√256 = 1/16 (the decode path's), so real_model.gemma3.alg1's spread is δ·‖q‖/16.
+ *   scale    1/√256 = 1/16 (the decode path's), so its alg1 twin's spread is δ·‖q‖/16.
  *   tiers    check: n0 = 96, n1 = 16, one segment, T = 2 and NO pass-key task: one task costs
  *            ≈ 15 s of CPU on Gemma (12 sessions × 6 greedy steps through its 262144-token output
  *            layer), three times the rest of a twin, and one task powers no cell (SmolLM2's

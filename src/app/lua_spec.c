@@ -572,8 +572,11 @@ static int l_tasks(lua_State *L) {
   char model[32] = "smollm2";
   opt_string(L, 1, "tasks", "model", model, sizeof model);
   kvb_lm_kind kind;
-  if (kvb_lm_kind_lookup(model, &kind))
-    luaL_error(L, "tasks: 'model' must be \"smollm2\" or \"gemma3\", got \"%s\"", model);
+  if (kvb_lm_kind_lookup(model, &kind)) {
+    char known[256];
+    luaL_error(L, "tasks: 'model' must be \"%s\", got \"%s\"",
+               kvb_lm_known_keys(known, sizeof known, "\" or \""), model);
+  }
   t->model = (int)kind;
   if (raw_field(L, 1, "lengths") != LUA_TTABLE)
     luaL_error(L, "tasks: 'lengths' must be a list of 1 to %d token counts", KVB_RUN_MAX_TASK_LENGTHS);

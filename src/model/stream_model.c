@@ -129,8 +129,11 @@ static int gen_model(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng
   const char *which = kvb_params_get_str(p, sp, "model");
   kvb_lm_kind kind;
   int nl, nh, nhk, hdim;
-  if (kvb_lm_kind_lookup(which, &kind))
-    return KVB_ERROR(KVB_EINVAL, "model stream: model '%s' is not known (smollm2, gemma3)", which);
+  if (kvb_lm_kind_lookup(which, &kind)) {
+    char known[256];
+    return KVB_ERROR(KVB_EINVAL, "model stream: model '%s' is not known (%s)", which,
+                     kvb_lm_known_keys(known, sizeof known, ", "));
+  }
   kvb_lm_kind_shape(kind, &nl, &nh, &nhk, &hdim);
   if (layer >= nl || head >= nh)
     return KVB_ERROR(KVB_EINVAL, "model stream: %s has layers 0..%d and query heads 0..%d "
