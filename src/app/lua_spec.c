@@ -526,7 +526,7 @@ static int l_failure(lua_State *L) {
 
 /* tasks { family = "niah_single", lengths = { 1024, 2048 }, depths = { 0.1, 0.5, 0.9 } or
  * "spread", per_cell = 2, mode = "agnostic" | "aware", protocol = "kvbound" | "authors", seed = 1,
- * model = "smollm2" | "gemma3" }: protocol "authors" is the BalanceKV authors' needle protocol
+ * model = a key of lm.h's registry, "smollm2" by default }: protocol "authors" is the BalanceKV authors' needle protocol
  * (task_run.h: the whole prompt with the cue prefilled exactly and compressed, the first answer
  * token from the exact logits), which takes no mode; "kvbound" (the default) runs `mode`.
  * the model/task stage (runner.h; model defaults to smollm2). Every field is checked here; sizes are bounded (KVB_RUN_MAX_TASK_*); the model's

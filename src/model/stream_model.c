@@ -3,9 +3,10 @@
  * method and check (000 §3.1 and 003 §4 study real caches).
  *
  *   stream "model" { text = "FILE", layer = 0..29, head = 0..8, n = ... }
- *   stream "model" { text = "FILE", model = "gemma3", layer = 0..17, head = 0..3, n = ... }
- *     (Gemma 3 270M, lm.h's table: BOS first, one key/value head, dimension 256; its cache
- *     key names that model and its file's SHA-256)
+ *   stream "model" { text = "FILE", model = KEY, layer = ..., head = ..., n = ... }
+ *     (a model of lm.h's registry by its key, e.g. Gemma 3 270M: layers 0..17, heads 0..3, BOS
+ *     first, one key/value head, dimension 256; its cache key names that model and its file's
+ *     SHA-256)
  *
  * text is a file, or "debian-licenses": GPL-3 then GFDL-1.3 from /usr/share/common-licenses,
  * each checked by its SHA-256 (real_text.h) — the real-cache checks' text.
