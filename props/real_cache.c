@@ -104,6 +104,9 @@ static int rc_use(prop_ctx *ctx) {
     return 0;
   for (int l = 0; l < nl; l++)
     if (kvb_lm_kind_global(m->kind, l)) m->layers[m->nl++] = l;
+  if (!prop_check(ctx, m->nl * m->kvh <= RC_UMAX, "%s: %d global caches exceed real_cache.c's %d",
+                  kvb_lm_kind_name(m->kind), m->nl * m->kvh, RC_UMAX))
+    return 0;
   snprintf(m->name, sizeof m->name, "%s%s", kvb_lm_kind_name(m->kind),
            m->nl < nl ? " (global layers)" : "");
   if (m->kind != 0) snprintf(m->stream_model, sizeof m->stream_model, "model=%s", kvb_lm_kind_key(m->kind));
@@ -874,6 +877,9 @@ static void bkvb_claim(prop_ctx *ctx, int fig3) {
   const size_t S = RC->seed_items ? prop_trials(ctx, 24, 24) : prop_trials(ctx, 1, BK_SEEDS_FULL);
   const int NI = RC->seed_items ? RC_UNITS * (int)S : RC_UNITS;
   const double wS = RC->seed_items ? 1.0 : 1.0 / (double)S;
+  if (!prop_check(ctx, NI <= RC_UMAX, "%s: %d items (caches × seeds) exceed real_cache.c's %d",
+                  RC->name, NI, RC_UMAX))
+    return;
   static const size_t bsz[3] = {64, 128, 256};
   const unsigned nT = fig3 ? 3 : BK_TS;
   /* per item: block [τ][b][T], random signs [b][T], uniform [T] */

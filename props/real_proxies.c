@@ -356,6 +356,9 @@ static int px_collect(prop_ctx *ctx, int ncfg, int nmeth, px_fill_fn fill,
   int u = 0;
   const size_t S = px_seeds(ctx);
   px_full = ctx->full != 0;
+  if (!prop_check(ctx, RPM->nl * RPM->kvh * (int)S <= RP_UNITS, "%s: %d items (caches × seeds) "
+                  "exceed real_proxies.c's %d", RPM->name, RPM->nl * RPM->kvh * (int)S, RP_UNITS))
+    return 0;
   NPX = RPM->nl * RPM->kvh * (int)S;
   for (int li = 0; li < RPM->nl; li++) {
     int L = RPM->layers[li];
