@@ -143,6 +143,11 @@ $(B)/tests/test_family: $(B)/obj/tests/test_family.o $(B)/obj/props/family.o $(B
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $(filter %.o,$^) $(B)/libkvbound.a $(LIBS)
 
+# A real-model check run per model of the registry (props/per_model.c) on hand-worked cases.
+$(B)/tests/test_per_model: $(B)/obj/tests/test_per_model.o $(B)/obj/props/per_model.o $(B)/libkvbound.a
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(filter %.o,$^) $(B)/libkvbound.a $(LIBS)
+
 # Allocation-failure injection: the library's own allocations go through the test's wrappers.
 $(B)/tests/test_alloc_fail: $(B)/obj/tests/test_alloc_fail.o $(B)/libkvbound.a
 	@mkdir -p $(dir $@)

@@ -18,17 +18,17 @@ extern const prop_claim props_subgen_practicality[];
 extern const prop_claim props_stats_calibration[];
 extern const prop_claim props_baselines[];
 extern const prop_claim props_baselines_tables[];
-extern const prop_claim props_real_cache[];
-extern const prop_claim props_real_model_e2e[];
+extern prop_claim props_real_cache[]; /* filled when the library loads (per_model.h) */
+extern prop_claim props_real_model_e2e[]; /* filled when the library loads (per_model.h) */
 extern const prop_claim props_paper_arith[];
 extern const prop_claim props_balancekv_proof_steps[];
 extern const prop_claim props_balancekv_mr_proof[];
 extern const prop_claim props_subgen_amm[];
 extern const prop_claim props_balancekv_thm31_proof[];
 extern const prop_claim props_timing_ratios[];
-extern const prop_claim props_real_proxies[];
+extern prop_claim props_real_proxies[]; /* filled when the library loads (per_model.h) */
 extern const prop_claim props_balancekv_scaling[];
-extern const prop_claim props_long_context[];
+extern prop_claim props_long_context[]; /* filled when the library loads (per_model.h) */
 
 const prop_claim *const prop_claim_tables[] = {
     props_subgen_lemma1,

@@ -5,9 +5,11 @@
  * doubles with %.17g (an exact round trip), so a merged sweep decides the family on the bytes a
  * single process would (prop_shard.c carries the notes). */
 #include "family.h"
+#include "lm.h"
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,7 +17,8 @@
  * for superiority (the paper claims METHOD above CONTENDER), MODEL:A~B for equivalence (the
  * paper calls A competitive with B); methods by the papers' names (uniform = uniform sampling,
  * subgen / clustergen = 000/001's method, run by kvbound as recent window + k-center,
- * streamingllm = sink + recent window). Models: smollm2 (SmolLM2-135M), gemma3 (Gemma 3 270M).
+ * streamingllm = sink + recent window). Models: every model of lm.h's registry, by its key
+ * (smollm2: SmolLM2-135M; Gemma 3 270M's), each cell once per model.
  * The checks that report them and their outcomes: props/FAMILY-CELLS.txt. Rows:
  *   B-FIG4        003 §4.3, Fig. 4: augmented BalanceKV (0.99) above uniform (0.90), PyramidKV
  *                 (0.90), SnapKV (0.83) and StreamingLLM (0.31) on the needle;
@@ -34,26 +37,40 @@ typedef struct {
 
 #define S PROP_FAM_SUPERIORITY
 #define E PROP_FAM_EQUIVALENCE
-#define PER_MODEL(row, cell, kind) {row, "smollm2:" cell, kind}, {row, "gemma3:" cell, kind}
-static const member_t MEMBERS[] = {
-    PER_MODEL("B-FIG4", "balancekv_augmented>uniform", S),
-    PER_MODEL("B-FIG4", "balancekv_augmented>pyramidkv", S),
-    PER_MODEL("B-FIG4", "balancekv_augmented>snapkv", S),
-    PER_MODEL("B-FIG4", "balancekv_augmented>streamingllm", S),
-    PER_MODEL("B-TAB1", "balancekv_block>uniform", S),
-    PER_MODEL("B-TAB1", "balancekv_block>pyramidkv", S),
-    PER_MODEL("B-TAB1", "balancekv_block>snapkv", S),
-    PER_MODEL("B-TAB1", "balancekv_block>streamingllm", S),
-    PER_MODEL("S-TAB1.acc", "subgen>h2o", S),
-    PER_MODEL("S-TAB1.acc", "subgen>streamingllm", S),
-    PER_MODEL("S-CG-TAB3", "clustergen>streamingllm", S),
-    PER_MODEL("B-TAB5", "balancekv_block>uniform", S),
-    PER_MODEL("B-TAB6", "balancekv_block>clustergen", S),
-    PER_MODEL("B-TAB1.trivia", "uniform~balancekv_block", E),
+static const member_t CELLS[] = {
+    {"B-FIG4", "balancekv_augmented>uniform", S},
+    {"B-FIG4", "balancekv_augmented>pyramidkv", S},
+    {"B-FIG4", "balancekv_augmented>snapkv", S},
+    {"B-FIG4", "balancekv_augmented>streamingllm", S},
+    {"B-TAB1", "balancekv_block>uniform", S},
+    {"B-TAB1", "balancekv_block>pyramidkv", S},
+    {"B-TAB1", "balancekv_block>snapkv", S},
+    {"B-TAB1", "balancekv_block>streamingllm", S},
+    {"S-TAB1.acc", "subgen>h2o", S},
+    {"S-TAB1.acc", "subgen>streamingllm", S},
+    {"S-CG-TAB3", "clustergen>streamingllm", S},
+    {"B-TAB5", "balancekv_block>uniform", S},
+    {"B-TAB6", "balancekv_block>clustergen", S},
+    {"B-TAB1.trivia", "uniform~balancekv_block", E},
 };
 #undef S
 #undef E
-#define NMEMBERS (sizeof MEMBERS / sizeof *MEMBERS)
+#define NCELLS (sizeof CELLS / sizeof *CELLS)
+#define NMEMBERS (NCELLS * KVB_LM_N_KINDS)
+
+/* The members: each cell once per model of the registry, the models in its order within a cell
+ * ("smollm2:balancekv_augmented>uniform", then the next model's), filled when the library loads. */
+static member_t MEMBERS[NMEMBERS];
+static char member_cell[NMEMBERS][96];
+__attribute__((constructor)) static void members_build(void) {
+  for (size_t c = 0; c < NCELLS; c++)
+    for (int k = 0; k < KVB_LM_N_KINDS; k++) {
+      size_t i = c * KVB_LM_N_KINDS + (size_t)k;
+      snprintf(member_cell[i], sizeof member_cell[i], "%s:%s", kvb_lm_kind_key((kvb_lm_kind)k),
+               CELLS[c].cell);
+      MEMBERS[i] = CELLS[c], MEMBERS[i].cell = member_cell[i];
+    }
+}
 
 size_t prop_family_size(void) { return NMEMBERS; }
 

@@ -108,10 +108,10 @@
  * --shard design of props/README.md (Slurm, with CPU-hours); each claim prints its "sizing"
  * notes: N needed, CPU s per task, CPU-hours, and whether this tier's grid holds it.
  *
- * Gemma 3 270M twins (long_context.gemma3.needle / .families / .subgen; the same claim ids, methods,
- * tests, rule, power and control; lm.h): the task starts with <bos>; the methods replace attention
+ * Gemma 3 270M's copies (needle, families and subgen, its registry key after "long_context.":
+ * per_model.h; the same methods, tests, rule, power and control; lm.h): the task starts with <bos>; the methods replace attention
  * on the 3 global layers (5, 11, 17) only and every local layer keeps its 512-token window exactly
- * (kvb_dec_open_gemma3), so B = 32 + ⌊(n0 − 32)/2^T⌋ is per GLOBAL cache and the equal-memory
+ * (kvb_dec_open), so B = 32 + ⌊(n0 − 32)/2^T⌋ is per GLOBAL cache and the equal-memory
  * assertion reads the global caches (kvb_dec_memory_prefill counts only those); PyramidKV's pyramid
  * spans the 3 global layers (task_run.h). make check: SmolLM2's cells (one 1k task per claim)
  * with fewer methods than SmolLM2's slice, to keep make check within its time — needle: exact,
@@ -138,6 +138,7 @@
 #include "power.h"
 #include "comparison_gate.h"
 #include "family.h"
+#include "per_model.h"
 #include "prop.h"
 #include "registry.h"
 #include "stats.h"
@@ -285,7 +286,7 @@ static const design_t D_SUBGEN = {
     {{KVB_TASK_NIAH_MULTIKEY, 1024, 104}},
     3, {M_EXACT, M_RKC, M_SINK}};
 
-/* The Gemma 3 270M twins (long_context.gemma3.*): the same methods, tier, screening and rule;
+/* Gemma 3 270M's designs (its row of PROFILES, below): the same methods, tier, screening and rule;
  * make check's cells are SmolLM2's (one 1k task each, fewer methods: header); the full grids use Gemma's long context,
  * sized in the header comment. */
 static const design_t D_NEEDLE_G3 = {
@@ -309,7 +310,27 @@ static const design_t D_SUBGEN_G3 = {
 
 /* ------------------------------------------------------------------ the models */
 
-static kvb_lm LMS[KVB_LM_N_KINDS]; /* SmolLM2-135M, Gemma 3 270M (lm.h), loaded on first use */
+/* Each model's grids and measured costs: data, matched by the registry's name (kvb_lm_kind_name);
+ * a model without a row runs the first row's. The designs are indexed as the claims' `which`
+ * (0 needle, 1 families, 2 subgen, 3 needle_kvbound); the costs are the CPU seconds per 1k task
+ * measured on the model (one thread, 2026-11-27; header): prefill, a pass of a ~12-token answer,
+ * and H2O's pass (it sees every prompt query). */
+typedef struct {
+  const char *model;
+  const design_t *design[4];
+  double prefill, pass, h2o;
+} lc_profile;
+static const lc_profile PROFILES[] = {
+    {"SmolLM2-135M", {&D_NEEDLE, &D_FAMILIES, &D_SUBGEN, &D_NEEDLE_KVB}, 5.0, 4.5, 60.0},
+    {"Gemma 3 270M", {&D_NEEDLE_G3, &D_FAMILIES_G3, &D_SUBGEN_G3, NULL}, 2.2, 3.2, 7.6},
+};
+static const lc_profile *profile_of(kvb_lm_kind kind) {
+  for (size_t i = 0; i < sizeof PROFILES / sizeof *PROFILES; i++)
+    if (!strcmp(PROFILES[i].model, kvb_lm_kind_name(kind))) return &PROFILES[i];
+  return &PROFILES[0];
+}
+
+static kvb_lm LMS[KVB_LM_N_KINDS]; /* the registry's models (lm.h), loaded on first use */
 static int model_state[KVB_LM_N_KINDS]; /* 0 untried, 1 loaded, -1 unavailable */
 
 static void model_release(void) {
@@ -328,9 +349,7 @@ static const kvb_lm *model_ready(prop_ctx *ctx, kvb_lm_kind kind) {
     }
   }
   if (model_state[kind] != 1) {
-    prop_skip(ctx, "%s is not available (scripts/fetch-model%s)",
-              kind == KVB_LM_GEMMA3 ? "Gemma 3 270M" : "the model",
-              kind == KVB_LM_GEMMA3 ? " --model gemma3" : "");
+    prop_skip(ctx, "%s is not available (%s)", kvb_lm_kind_name(kind), kvb_lm_fetch_hint(kind));
     return NULL;
   }
   return &LMS[kind];
@@ -559,7 +578,7 @@ static void effect_nats(double p1, double p2, double *delta, double *sd) {
 }
 
 static kvb_lm_kind LC_KIND; /* the model of the claim running (its family cells' prefix) */
-static const char *model_tag(void) { return LC_KIND == KVB_LM_GEMMA3 ? "gemma3" : "smollm2"; }
+static const char *model_tag(void) { return kvb_lm_kind_key(LC_KIND); }
 
 /* The family's level for one member's power: Holm's first step, 0.05/m (props/family.h). */
 static double family_alpha(void) { return PROP_FAMILY_ALPHA / (double)prop_family_size(); }
@@ -764,8 +783,8 @@ static void write_tsv(const prop_ctx *ctx, const design_t *D, const runs_t *R) {
  * contender. */
 static void sizing_note(prop_ctx *ctx, kvb_lm_kind kind, const design_t *D, const effect_t *eff,
                         int neff) {
-  const int g3 = kind == KVB_LM_GEMMA3;
-  const double prefill = g3 ? 2.2 : 5.0, pass = g3 ? 3.2 : 4.5, h2o = g3 ? 7.6 : 60.0;
+  const lc_profile *pf = profile_of(kind);
+  const double prefill = pf->prefill, pass = pf->pass, h2o = pf->h2o;
   const double af = family_alpha();
   for (int e = 0; e < neff; e++) {
     if (!eff[e].row) continue;
@@ -784,9 +803,12 @@ static void sizing_note(prop_ctx *ctx, kvb_lm_kind kind, const design_t *D, cons
   }
 }
 
-static void claim(prop_ctx *ctx, kvb_lm_kind kind, int which, const design_t *D, const effect_t *eff,
-                  int neff) {
+static void claim(prop_ctx *ctx, int which, const effect_t *eff, int neff) {
+  const kvb_lm_kind kind = prop_model_of(ctx);
+  const design_t *D = profile_of(kind)->design[which];
   LC_KIND = kind;
+  if (!prop_check(ctx, D != NULL, "%s has no design for this claim (PROFILES)", kvb_lm_kind_name(kind)))
+    return;
   const kvb_lm *lm = model_ready(ctx, kind);
   if (!lm) {
     for (int e = 0; e < neff; e++) { /* the family keeps its members when the model is absent */
@@ -822,17 +844,21 @@ static void claim(prop_ctx *ctx, kvb_lm_kind kind, int which, const design_t *D,
              "compressed, the answer cue through the compressed cache; f = w = %zu, block %zu, "
              "balancekv_block's \"paper\" denominator)", D->P->fw, D->P->block);
   size_t f2 = 2 * D->P->fw;
-  if (kind == KVB_LM_GEMMA3)
-    prop_note(ctx, "Gemma 3 270M, trained context %d tokens (GGUF gemma3.context_length), <bos> "
-              "first in every task; the methods replace attention on its %d global layers only "
-              "(5, 11, 17), the 15 local layers keep their 512-token window exactly; %s, "
-              "compression 2^-%u: B = %zu + (n0 - %zu)/%u tokens per global cache "
-              "(vectors and bytes counted on the global caches)", lm->n_ctx,
-              kvb_lm_n_compressed(lm), proto, D->T, f2, f2, 1u << D->T);
-  else
-    prop_note(ctx, "SmolLM2-135M, trained context %d tokens (GGUF llama.context_length); %s, "
-              "compression 2^-%u: B = %zu + (n0 - %zu)/%u tokens per cache", lm->n_ctx, proto,
-              D->T, f2, f2, 1u << D->T);
+  /* the model, from its record: where the methods act (every layer, or the global ones while the
+   * local layers keep their window) and what memory counts */
+  const int nc = kvb_lm_n_compressed(lm), part = nc < lm->n_layer;
+  char scope[400] = "", layers[120] = "";
+  for (int l = 0, k = 0, j = 0; l < lm->n_layer && (size_t)k < sizeof layers; l++)
+    if (kvb_lm_compressed(lm, l)) k += snprintf(layers + k, sizeof layers - (size_t)k, "%s%d", j++ ? ", " : "", l);
+  if (part)
+    snprintf(scope, sizeof scope, "; the methods replace attention on its %d global layers only (%s), "
+             "the %d local layers keep their %d-token window exactly", nc, layers, lm->n_layer - nc,
+             lm->m->cfg.window);
+  prop_note(ctx, "%s, trained context %d tokens (GGUF %s.context_length)%s%s; %s, compression "
+            "2^-%u: B = %zu + (n0 - %zu)/%u tokens per %scache%s", lm->name, lm->n_ctx,
+            lm->m->cfg.arch, kvb_lm_bos(lm) >= 0 ? ", <bos> first in every task" : "", scope, proto,
+            D->T, f2, f2, 1u << D->T, part ? "global " : "",
+            part ? " (vectors and bytes counted on the global caches)" : "");
   if (in_tier(ctx, D, M_AUG)) detector_note(ctx, R);
   cell_notes(ctx, D, R);
   /* the paired arithmetic's sign (exact): exact attention above z ≡ 0 on every task */
@@ -909,19 +935,15 @@ static const effect_t EFF_SUBGEN[] = {
      "S-TAB1.acc", "subgen>streamingllm", "S-CG-TAB3", "clustergen>streamingllm"},
 };
 
-static void lc_needle(prop_ctx *ctx) { claim(ctx, KVB_LM_SMOLLM2, 0, &D_NEEDLE, EFF_FIG4_AUG, 4); }
-static void lc_needle_kvb(prop_ctx *ctx) { claim(ctx, KVB_LM_SMOLLM2, 3, &D_NEEDLE_KVB, EFF_FIG4, 4); }
-static void lc_families(prop_ctx *ctx) { claim(ctx, KVB_LM_SMOLLM2, 1, &D_FAMILIES, EFF_TAB1, 4); }
-static void lc_subgen(prop_ctx *ctx) { claim(ctx, KVB_LM_SMOLLM2, 2, &D_SUBGEN, EFF_SUBGEN, 2); }
-static void lc_needle_g3(prop_ctx *ctx) {
-  claim(ctx, KVB_LM_GEMMA3, 0, &D_NEEDLE_G3, EFF_FIG4_AUG, 4);
-}
-static void lc_families_g3(prop_ctx *ctx) {
-  claim(ctx, KVB_LM_GEMMA3, 1, &D_FAMILIES_G3, EFF_TAB1, 4);
-}
-static void lc_subgen_g3(prop_ctx *ctx) { claim(ctx, KVB_LM_GEMMA3, 2, &D_SUBGEN_G3, EFF_SUBGEN, 2); }
+/* The entry points: the claim id says the model (per_model.h), its profile the design */
+static void lc_needle(prop_ctx *ctx) { claim(ctx, 0, EFF_FIG4_AUG, 4); }
+static void lc_needle_kvb(prop_ctx *ctx) { claim(ctx, 3, EFF_FIG4, 4); }
+static void lc_families(prop_ctx *ctx) { claim(ctx, 1, EFF_TAB1, 4); }
+static void lc_subgen(prop_ctx *ctx) { claim(ctx, 2, EFF_SUBGEN, 2); }
 
-const prop_claim props_long_context[] = {
+/* The checks, written once in the reference model's wording; run per model (per_model.h) but
+ * needle_kvbound, kvbound's own question, asked of the first model only (lc_ref_only). */
+static const prop_claim lc_checks[] = {
     {"long_context.needle", "003 §4.3, Fig. 4 (needle in a haystack) on generated tasks inside SmolLM2-135M",
      "comparison",
      "method: balancekv_augmented (003 §4.3's augmented BalanceKV, the authors' "
@@ -971,12 +993,14 @@ const prop_claim props_long_context[] = {
      "(000 §3.2 / 001 §4.1's 'SubGen'/ClusterGen) vs H2O and StreamingLLM — outcomes and tests as "
      "the needle check, δ from 000 Table 1's n = 5k accuracies",
      {"method:recent_kcenter:window_off_by_one", "check:delta_sign"}, lc_subgen,
-     {"S-TAB1.acc", "S-CG-TAB3"}},
+     {"S-TAB1.acc", "S-CG-TAB3"}}};
+
+/* Each model's wording where it differs from the reference model's (per_model.h). */
+static const prop_model_wording lc_words[] = {
     /* The same three on Gemma 3 270M (lm.h): the methods on its 3 global layers, the local layers'
      * 512-token windows kept exactly; grids D_NEEDLE_G3 etc. (sized in the header comment).
      * SKIPPED without its file. */
-    {"long_context.gemma3.needle", "003 §4.3, Fig. 4 (needle in a haystack) on generated tasks inside Gemma 3 270M",
-     "comparison",
+    {"long_context.needle", "Gemma 3 270M", "003 §4.3, Fig. 4 (needle in a haystack) on generated tasks inside Gemma 3 270M",
      "method: balancekv_augmented (detector at the second global layer, 11; mask shared by 17); "
      "protocol: the authors' (as long_context.needle); niah_single over length × depth inside "
      "Gemma 3 270M (methods on the global layers 5, 11, 17; the local layers keep their 512-token "
@@ -985,21 +1009,28 @@ const prop_claim props_long_context[] = {
      "as long_context.needle. Differences from the paper: model Gemma 3 270M (3 global layers "
      "compressed) vs Llama-3.1-8B-Instruct; lengths 1k–8k vs ~4k–100k; the rest as "
      "long_context.needle",
-     {"method:balancekv_augmented:first_not_exact", "check:delta_sign"}, lc_needle_g3, {"B-FIG4"}},
-    {"long_context.gemma3.families", "003 Table 1 (LongBench-E average) on the task families inside Gemma 3 270M",
-     "comparison",
+     {"method:balancekv_augmented:first_not_exact", "check:delta_sign"}, NULL},
+    {"long_context.families", "Gemma 3 270M", "003 Table 1 (LongBench-E average) on the task families inside Gemma 3 270M",
      "seven RULER-style families inside Gemma 3 270M (methods on the global layers 5, 11, 17; the "
      "local layers keep their 512-token window exactly; full: the check tier's one 1k multi-key "
      "task, the budget's limit), question-aware, compression 2^-2 at equal memory per global cache: block "
      "BalanceKV vs uniform, PyramidKV, SnapKV, StreamingLLM; KIVI-2 and q4_0 at their own bytes — "
      "tests, rule and power as long_context.families",
-     {"method:balancekv_block:first_not_exact", "check:delta_sign"}, lc_families_g3, {"B-TAB1"}},
-    {"long_context.gemma3.subgen", "000 Table 1 = 001 Table 2 (LongEval), 001 Table 3 on multi-key tasks inside Gemma 3 270M",
-     "comparison",
+     {"method:balancekv_block:first_not_exact", "check:delta_sign"}, NULL},
+    {"long_context.subgen", "Gemma 3 270M", "000 Table 1 = 001 Table 2 (LongEval), 001 Table 3 on multi-key tasks inside Gemma 3 270M",
      "niah_multikey inside Gemma 3 270M (methods on the global layers 5, 11, 17; the local layers "
      "keep their 512-token window exactly; full: 1k×6), question-aware, half the cache "
      "at equal memory per global cache: recent window + greedy k-center vs H2O and StreamingLLM — "
      "tests, rule and power as long_context.subgen",
-     {"method:recent_kcenter:window_off_by_one", "check:delta_sign"}, lc_subgen_g3,
-     {"S-TAB1.acc", "S-CG-TAB3"}},
-    {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};
+     {"method:recent_kcenter:window_off_by_one", "check:delta_sign"}, NULL},
+    {NULL, NULL, NULL, NULL, {NULL}, NULL}};
+
+/* The registry's table (claims.c): the checks above once per model of lm.h's registry, in its
+ * order, filled when the library loads (per_model.h). */
+static const char *const lc_ref_only[] = {"long_context.needle_kvbound", NULL};
+prop_claim props_long_context[(sizeof lc_checks / sizeof *lc_checks) * KVB_LM_N_KINDS + 1];
+__attribute__((constructor)) static void lc_expand(void) {
+  size_t n = 0;
+  prop_models_expand(props_long_context, &n, sizeof props_long_context / sizeof *props_long_context,
+                     lc_checks, sizeof lc_checks / sizeof *lc_checks, lc_ref_only, lc_words);
+}

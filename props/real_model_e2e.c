@@ -73,9 +73,9 @@
  * token). The faithful run's numbers are computed once per process and shared by the claims
  * (their mutant runs recompute what the mutant changes).
  *
- * The Gemma 3 twins (real_model.gemma3.e2e.clustergen, .e2e.balancekv, .alg1): the same claims,
- * rules, controls, mutants and α inside Gemma 3 270M (lm.h; kvb_dec_open), each claim
- * body taking the model as its parameter. What the model changes, fixed before any Gemma run:
+ * The Gemma 3 twins (the same three checks, its registry key after "real_model.": per_model.h):
+ * the same claims, rules, controls, mutants and α inside Gemma 3 270M (lm.h; kvb_dec_open), each
+ * claim body taking the model as its parameter. What the model changes, fixed before any Gemma run:
  *   caches   the methods replace attention on the three GLOBAL layers 5, 11, 17 only (one KV
  *            head of dimension 256 each, 4 query heads on it); the 15 local layers keep their
  *            512-token sliding window exactly — every prompt here is shorter than 512 tokens, so
@@ -91,7 +91,7 @@
  *            Gemma spells a number one digit per token, so an answer that starts with words
  *            (" the number 71927") runs past the 6 tokens and counts wrong — the SmolLM2 rule,
  *            kept.
- *   scale    1/√256 = 1/16 (the decode path's), so real_model.gemma3.alg1's spread is δ·‖q‖/16.
+ *   scale    1/√256 = 1/16 (the decode path's), so its alg1 twin's spread is δ·‖q‖/16.
  *   tiers    check: n0 = 96, n1 = 16, one segment, T = 2 and NO pass-key task: one task costs
  *            ≈ 15 s of CPU on Gemma (12 sessions × 6 greedy steps through its 262144-token output
  *            layer), three times the rest of a twin, and one task powers no cell (SmolLM2's
@@ -114,6 +114,7 @@
 #include "passkey.h"
 #include "real_text.h"
 #include "comparison_gate.h"
+#include "per_model.h"
 #include "prop.h"
 #include "subgen.h"
 
@@ -143,10 +144,15 @@ typedef struct {
 } design_t;
 static const design_t D_CHECK = {96, 16, 1, {0, 0}, 1, {2, 0, 0}, 1, 4, 2};
 static const design_t D_FULL = {384, 48, 2, {0, 1024}, 2, {2, 3, 0}, 24, 8, 2};
-/* Gemma 3 270M (header, "The Gemma 3 twins"): the same designs but no pass-key task in the
- * check tier (its cost on Gemma). */
-static const design_t DG_CHECK = {96, 16, 1, {0, 0}, 1, {2, 0, 0}, 0, 4, 2};
-static const design_t DG_FULL = {384, 48, 2, {0, 1024}, 2, {2, 3, 0}, 24, 8, 2};
+/* A model whose output layer has more than E2E_TASK_VOCAB rows (Gemma 3: 262144; SmolLM2: 49152)
+ * runs the same designs but no pass-key task in the check tier: one task's 6 greedy steps through
+ * that layer cost ≈ 15 s of CPU (header, "The Gemma 3 twins"). */
+#define E2E_TASK_VOCAB 131072
+static const design_t D_CHECK_NO_TASK = {96, 16, 1, {0, 0}, 1, {2, 0, 0}, 0, 4, 2};
+/* real_model.alg1's (cache, seed) units: seeds per cache = these / the model's compressed caches
+ * (SmolLM2: 90 caches × 8 seeds, 16 in the full tier; Gemma 3: 3 × 240, 480). */
+#define A1_UNITS_CHECK 720
+#define A1_UNITS_FULL 1440
 
 static size_t budget_of(size_t n0, unsigned T) { return 2 * FW + ((n0 - 2 * FW) >> T); }
 
@@ -178,8 +184,6 @@ typedef struct {
  * faithful runs are computed once per (model, tier) and shared by that model's claims. */
 typedef struct {
   kvb_lm_kind kind;
-  const design_t *d_check, *d_full;
-  size_t a1_seeds_check, a1_seeds_full; /* real_model.alg1's seeds per cache (below) */
   int state;                            /* 0 untried, 1 loaded, -1 unavailable */
   kvb_lm lm;
   int32_t *gpl; /* GPL-3 in the model's tokenizer, without BOS */
@@ -192,14 +196,20 @@ typedef struct {
   int path_done[2];
 } e2e_model;
 
-static e2e_model EM[KVB_LM_N_KINDS] = {
-    {.kind = KVB_LM_SMOLLM2, .d_check = &D_CHECK, .d_full = &D_FULL, .a1_seeds_check = 8,
-     .a1_seeds_full = 16},
-    {.kind = KVB_LM_GEMMA3, .d_check = &DG_CHECK, .d_full = &DG_FULL, .a1_seeds_check = 240,
-     .a1_seeds_full = 480}};
+static e2e_model EM[KVB_LM_N_KINDS]; /* one per model of the registry, in its order */
 
+/* The running claim's model (its id says which: per_model.h). */
+static e2e_model *model_of(const prop_ctx *ctx) {
+  kvb_lm_kind k = prop_model_of(ctx);
+  EM[k].kind = k;
+  return &EM[k];
+}
+
+/* The tier's design for a LOADED model (model_ready first: the check tier's pass-key task depends
+ * on the model's vocabulary). */
 static const design_t *design_of(const prop_ctx *ctx, const e2e_model *M) {
-  return ctx->full ? M->d_full : M->d_check;
+  if (ctx->full) return &D_FULL;
+  return M->lm.n_vocab > E2E_TASK_VOCAB ? &D_CHECK_NO_TASK : &D_CHECK;
 }
 
 static void model_release(void) {
@@ -214,11 +224,11 @@ static void model_release(void) {
 }
 
 /* "Gemma 3 270M (global layers 5/11/17 compressed; local layers keep their 512-token window
- * exactly)": which caches the methods hold, for the twins' notes (empty for SmolLM2, where they
- * hold every cache). */
+ * exactly)": which caches the methods hold, for the notes (empty for a model whose every layer
+ * is compressed: SmolLM2). */
 static void model_scope(const e2e_model *M, char *buf, size_t cap) {
   buf[0] = 0;
-  if (M->kind == KVB_LM_SMOLLM2 || M->state != 1) return;
+  if (M->state != 1 || kvb_lm_n_compressed(&M->lm) == M->lm.n_layer) return;
   int k = snprintf(buf, cap, "%s (global layers ", M->lm.name);
   for (int l = 0, j = 0; l < M->lm.n_layer && k > 0 && (size_t)k < cap; l++)
     if (kvb_lm_compressed(&M->lm, l))
@@ -248,11 +258,9 @@ static int model_ready(prop_ctx *ctx, e2e_model *M) {
     }
   }
   if (M->state != 1 || M->gpl_n < 1700) { /* an absent input: SKIPPED, never a pass */
-    if (M->state != 1 && M->kind == KVB_LM_SMOLLM2)
-      prop_skip(ctx, "%s", "the model is not available (scripts/fetch-model)");
-    else if (M->state != 1)
-      prop_skip(ctx, "the model %s is not available (scripts/fetch-model --model %s)",
-                kvb_lm_kind_name(KVB_LM_GEMMA3), kvb_lm_kind_key(M->kind));
+    if (M->state != 1)
+      prop_skip(ctx, "the model %s is not available (%s)", kvb_lm_kind_name(M->kind),
+                kvb_lm_fetch_hint(M->kind));
     else
       prop_skip(ctx, "%s", KVB_TEXT_GPL3 " is missing or not the file of the README's SHA-256");
     return 0;
@@ -600,10 +608,11 @@ static void table_notes(prop_ctx *ctx, const e2e_model *M, const design_t *D, co
 /* The table as TSV for the report's plot (scripts/real-e2e-plot), when $KVB_E2E_TSV names a
  * file: one row per (compression level, method) — stored vectors per cache after the prompt,
  * perplexity, its increase over exact, mean KL and top-1 agreement. Faithful runs only, and
- * SmolLM2's only (the report's plot is that model's; the Gemma 3 twins' table is in their notes). */
+ * the registry's first model's only (the report's plot is SmolLM2's; the other models' tables are
+ * in their notes). */
 static void table_tsv(const prop_ctx *ctx, const e2e_model *M, const design_t *D) {
   const char *path = getenv("KVB_E2E_TSV");
-  if (!path || !*path || ctx->mutant || M->kind != KVB_LM_SMOLLM2) return;
+  if (!path || !*path || ctx->mutant || M->kind != 0) return;
   FILE *f = fopen(path, "w");
   if (!f) return;
   int tier = ctx->full != 0;
@@ -681,6 +690,7 @@ static int shared_runs(prop_ctx *ctx, e2e_model *M, const design_t *D) {
 /* One table claim: the methods under test vs the contenders, KL at every level and retrieval. */
 static void table_claim(prop_ctx *ctx, e2e_model *M, const int *under, int nu, const int *cont,
                         int nc) {
+  if (!model_ready(ctx, M)) return;
   const design_t *D = design_of(ctx, M);
   if (!shared_runs(ctx, M, D)) return;
   int tier = ctx->full != 0;
@@ -742,10 +752,8 @@ static void balancekv_claim(prop_ctx *ctx, e2e_model *M) {
   table_claim(ctx, M, under, 1, cont, 4);
 }
 
-static void e2e_clustergen(prop_ctx *ctx) { clustergen_claim(ctx, &EM[KVB_LM_SMOLLM2]); }
-static void e2e_balancekv(prop_ctx *ctx) { balancekv_claim(ctx, &EM[KVB_LM_SMOLLM2]); }
-static void e2e_gemma3_clustergen(prop_ctx *ctx) { clustergen_claim(ctx, &EM[KVB_LM_GEMMA3]); }
-static void e2e_gemma3_balancekv(prop_ctx *ctx) { balancekv_claim(ctx, &EM[KVB_LM_GEMMA3]); }
+static void e2e_clustergen(prop_ctx *ctx) { clustergen_claim(ctx, model_of(ctx)); }
+static void e2e_balancekv(prop_ctx *ctx) { balancekv_claim(ctx, model_of(ctx)); }
 
 /* ------------------------------------------------------------------ Algorithm 1 itself */
 
@@ -800,10 +808,12 @@ static double log_sum_exp(const double *x, size_t n) {
 }
 
 static void alg1_claim(prop_ctx *ctx, e2e_model *M) {
+  if (!model_ready(ctx, M)) return;
   const design_t *D = design_of(ctx, M);
   if (!shared_runs(ctx, M, D)) return;
   int tier = ctx->full != 0;
-  const size_t n0 = D->n0, n = n0 + 1, S = ctx->full ? M->a1_seeds_full : M->a1_seeds_check;
+  const size_t n0 = D->n0, n = n0 + 1, S = (ctx->full ? A1_UNITS_FULL : A1_UNITS_CHECK) /
+               (size_t)(kvb_lm_n_compressed(&M->lm) * M->lm.n_head_kv);
   const size_t B = budget_of(n0, D->T[0]);
   char scope[160];
   model_scope(M, scope, sizeof scope);
@@ -941,14 +951,14 @@ done:
   kvb_dec_prefix_free(&pre);
 }
 
-static void alg1_smollm2(prop_ctx *ctx) { alg1_claim(ctx, &EM[KVB_LM_SMOLLM2]); }
-static void alg1_gemma3(prop_ctx *ctx) { alg1_claim(ctx, &EM[KVB_LM_GEMMA3]); }
+static void alg1(prop_ctx *ctx) { alg1_claim(ctx, model_of(ctx)); }
 
 #define GEMMA3_SCOPE                                                                     \
   "Gemma 3 270M (global layers 5/11/17 compressed; local layers keep their 512-token window "    \
   "exactly)"
 
-const prop_claim props_real_model_e2e[] = {
+/* The checks, written once in the reference model's wording; run per model (per_model.h). */
+static const prop_claim e2e_checks[] = {
     {"real_model.e2e.clustergen", "000 Table 1 / 001 Table 2-3 shape, 000 §3.2 practical form, inside SmolLM2-135M",
      "comparison",
      "inside SmolLM2-135M at equal memory (2B stored vectors per cache after the prompt, 2^-T of "
@@ -989,15 +999,17 @@ const prop_claim props_real_model_e2e[] = {
      "token: τ̂ ≥ τ/2 with probability 0.99 (Theorem 1's), unit = (cache, seed) given the text, "
      "binomial test at α = 1e-6; uniform sampling at equal memory through the same test; "
      "diagnosis: spread δ·‖q‖/8 vs ln n, Theorem 1's t and s at ε = ½",
-     {"method:subgen:cluster_never_join"}, alg1_smollm2, {NULL},
+     {"method:subgen:cluster_never_join"}, alg1, {NULL},
      "Does 000 Algorithm 1 itself, run inside SmolLM2-135M at the memory of the end-to-end "
      "comparison, estimate each softmax denominator within a factor 2 with Theorem 1's "
      "probability 0.99? (000 §3.2 / 001 §4.1 never ran Algorithm 1 inside a model: their tables' "
-     "'SubGen' is recent window + k-center)"},
+     "'SubGen' is recent window + k-center)"}};
+
+/* Each model's wording where it differs from the reference model's (per_model.h). */
+static const prop_model_wording e2e_words[] = {
     /* The Gemma 3 twins (header, "The Gemma 3 twins"): the same claims, rules, controls and
      * mutants on the other model. */
-    {"real_model.gemma3.e2e.clustergen", "000 Table 1 / 001 Table 2-3 shape, 000 §3.2 practical form, inside Gemma 3 270M",
-     "comparison",
+    {"real_model.e2e.clustergen", "Gemma 3 270M", "000 Table 1 / 001 Table 2-3 shape, 000 §3.2 practical form, inside Gemma 3 270M",
      "inside " GEMMA3_SCOPE " at equal memory (2B stored vectors per compressed cache after the "
      "prompt, 2^-T of the prompt's middle, T = 2, 3): recent window + greedy k-center (000 §3.2 / "
      "001 §4.1) vs H2O, StreamingLLM and uniform sampling — KL(exact ‖ method) with the text as "
@@ -1005,32 +1017,39 @@ const prop_claim props_real_model_e2e[] = {
      "answers (exact McNemar), α = 1e-6 each way, INCONCLUSIVE below power 0.9 at the paper's "
      "effect, z ≡ 0 through the same tests; the decode path reproduces exact attention",
      /* control:z_zero: not listed, as for real_model.e2e.clustergen */
-     {"check:rope_shift"}, e2e_gemma3_clustergen, {NULL},
+     {"check:rope_shift"},
      "Inside " GEMMA3_SCOPE " on one text (KL) and short pass-key prompts, does recent window + "
      "greedy k-center beat H2O, StreamingLLM and uniform sampling at equal memory? (the shape of "
      "000 Table 1 / 001 Tables 2-3; the paper rows are long_context.subgen's)"},
-    {"real_model.gemma3.e2e.balancekv", "003 Table 1 (LongBench) / Fig. 4 (needle) shape, inside Gemma 3 270M",
-     "comparison",
+    {"real_model.e2e.balancekv", "Gemma 3 270M", "003 Table 1 (LongBench) / Fig. 4 (needle) shape, inside Gemma 3 270M",
      "inside " GEMMA3_SCOPE " at compression 2^-T of the prompt's middle (T = 2, 3, equal memory "
      "per compressed cache): block BalanceKV vs uniform sampling, StreamingLLM, SnapKV and "
      "PyramidKV (its layer = the index among the 3 compressed layers) — KL(exact ‖ method) with "
      "the text as unit (exact sign test over texts) and pass-key retrieval at T = 2 over the tasks "
      "exact attention answers (exact McNemar, power at 003 Fig. 4's accuracies), α = 1e-6 each "
      "way, INCONCLUSIVE below power 0.9, z ≡ 0 through the same tests",
-     {"check:rope_shift"}, e2e_gemma3_balancekv, {NULL},
+     {"check:rope_shift"},
      "Inside " GEMMA3_SCOPE " on one text (KL) and short pass-key prompts, does block BalanceKV "
      "beat uniform sampling, StreamingLLM, SnapKV and PyramidKV at equal memory? (the shape of 003 "
      "Table 1 / Fig. 4; the paper rows are long_context.families' and long_context.needle's)"},
-    {"real_model.gemma3.alg1", "000 Alg. 1 inside Gemma 3 270M (kvbound's question; 000 Thm. 1, eq. (5))",
-     "bound",
+    {"real_model.alg1", "Gemma 3 270M", "000 Alg. 1 inside Gemma 3 270M (kvbound's question; 000 Thm. 1, eq. (5))",
      "inside " GEMMA3_SCOPE " at the comparison's memory (T = 2: t = 1, s = ⌊B/2⌋, δ per cache for "
      "≤ 2B vectors), 000 Alg. 1's softmax denominator τ̂ on the exact model's query of the first "
      "scored token: τ̂ ≥ τ/2 with probability 0.99 (Theorem 1's), unit = (cache, seed) given the "
      "text (3 caches × 240 seeds, 480 in the full tier), binomial test at α = 1e-6; uniform "
      "sampling at equal memory through the same test; diagnosis: spread δ·‖q‖/16 vs ln n, "
      "Theorem 1's t and s at ε = ½",
-     {"method:subgen:cluster_never_join"}, alg1_gemma3, {NULL},
+     {"method:subgen:cluster_never_join"},
      "Does 000 Algorithm 1 itself, run inside " GEMMA3_SCOPE " at the memory of the end-to-end "
      "comparison, estimate each softmax denominator within a factor 2 with Theorem 1's "
      "probability 0.99?"},
-    {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};
+    {NULL, NULL, NULL, NULL, {NULL}, NULL}};
+
+/* The registry's table (claims.c): the checks above once per model of lm.h's registry, in its
+ * order, filled when the library loads (per_model.h). */
+prop_claim props_real_model_e2e[(sizeof e2e_checks / sizeof *e2e_checks) * KVB_LM_N_KINDS + 1];
+__attribute__((constructor)) static void e2e_expand(void) {
+  size_t n = 0;
+  prop_models_expand(props_real_model_e2e, &n, sizeof props_real_model_e2e / sizeof *props_real_model_e2e,
+                     e2e_checks, sizeof e2e_checks / sizeof *e2e_checks, NULL, e2e_words);
+}

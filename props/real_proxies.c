@@ -43,7 +43,7 @@
 #include "kcenter.h"
 #include "measures.h"
 #include "model.h"
-#include "model_gemma3.h"
+#include "per_model.h"
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_randist.h>
@@ -56,31 +56,46 @@
 #define RP_LAYERS 30
 #define RP_QH 9
 #define RP_KVH 3
-#define RP_D 64
 #define RP_UNITS (RP_LAYERS * RP_KVH)
 #define RP_TEXT "debian-licenses"
-#define RP_SCALE 0.125 /* the model's 1/√64 */
 
 static size_t rp_tokens(const prop_ctx *ctx) { return ctx->full ? 2048 : 512; }
 
-/* The model real.clus.delta runs on (set by its entry point): SmolLM2-135M's 30 layers, or
- * (real.gemma3.clus.delta) Gemma 3 270M's three GLOBAL layers 5, 11, 17 — the layers a method
- * compresses — with one key/value head of dimension 256 for its 4 query heads, scale 1/16. The
- * proxies below stay on SmolLM2. */
+/* The model a check runs on, read from the registry (lm.h) by its entry point (rp_use): its
+ * GLOBAL layers — SmolLM2-135M's 30; Gemma 3 270M's 5, 11, 17, the layers a method compresses,
+ * with one key/value head of dimension 256 for its 4 query heads, scale 1/16. */
 typedef struct {
-  const char *name, *stream_model;
-  int (*available)(void);
-  int nl, layers[30], qh, kvh, d;
+  kvb_lm_kind kind;
+  char name[96], stream_model[48]; /* stream_model: "model=KEY", "" for the stream's default */
+  int nl, layers[RP_LAYERS], qh, kvh, d;
   double scale;
 } rp_model;
-static const rp_model rp_smollm2 = {
-    "SmolLM2-135M", NULL, kvb_model_available, 30,
-    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
-     26, 27, 28, 29},
-    9, 3, 64, RP_SCALE};
-static const rp_model rp_gemma3 = {"Gemma 3 270M (global layers)", "gemma3", kvb_gemma3_available,
-                                   3, {5, 11, 17}, 4, 1, 256, 0.0625};
-static const rp_model *RPM = &rp_smollm2;
+static rp_model rp_cur;
+static const rp_model *RPM = &rp_cur;
+/* A sign test over c caches rejects at α = 1e-6 only when 2^−c ≤ α (c ≥ 20): a model with fewer
+ * global caches makes each seed of a cache its own item (px_seeds). */
+#define RP_FEW_CACHES 20
+
+/* The running claim's model into rp_cur (0 with a failed check when its shape exceeds the
+ * arrays here). */
+static int rp_use(prop_ctx *ctx) {
+  rp_model *m = &rp_cur;
+  memset(m, 0, sizeof *m);
+  m->kind = prop_model_of(ctx);
+  int nl = 0;
+  kvb_lm_kind_shape(m->kind, &nl, &m->qh, &m->kvh, &m->d);
+  if (!prop_check(ctx, nl <= RP_LAYERS && m->qh <= RP_QH && m->kvh <= RP_KVH,
+                  "%s: %d layers, %d query heads, %d KV heads exceed real_proxies.c's arrays",
+                  kvb_lm_kind_name(m->kind), nl, m->qh, m->kvh))
+    return 0;
+  for (int l = 0; l < nl; l++)
+    if (kvb_lm_kind_global(m->kind, l)) m->layers[m->nl++] = l;
+  snprintf(m->name, sizeof m->name, "%s%s", kvb_lm_kind_name(m->kind),
+           m->nl < nl ? " (global layers)" : "");
+  if (m->kind != 0) snprintf(m->stream_model, sizeof m->stream_model, "model=%s", kvb_lm_kind_key(m->kind));
+  m->scale = 1.0 / sqrt((double)m->d);
+  return 1;
+}
 #define RPM_D (RPM->d)
 #define RPM_GRP (RPM->qh / RPM->kvh)
 /* The proxies read 512 tokens in both tiers (the full tier cannot add power with one text, and
@@ -102,9 +117,9 @@ static void rp_free(rp_layer *ly) {
 }
 
 static int rp_have_model(prop_ctx *ctx) {
-  if (RPM->available() == KVB_OK) return 1;
-  prop_skip(ctx, "the real model %s is absent (%s; scripts/fetch-model%s)", RPM->name,
-            kvb_strerror_last(), RPM->stream_model ? " --model gemma3" : "");
+  if (kvb_lm_available(RPM->kind) == KVB_OK) return 1;
+  prop_skip(ctx, "the real model %s is absent (%s; %s)", RPM->name, kvb_strerror_last(),
+            kvb_lm_fetch_hint(RPM->kind));
   return 0;
 }
 
@@ -116,7 +131,7 @@ static int rp_load_n(prop_ctx *ctx, int L, rp_layer *ly, size_t n) {
   snprintf(ll, sizeof ll, "layer=%d", L), snprintf(nn, sizeof nn, "n=%zu", n);
   for (int h = 0; h < RPM->qh; h++) {
     snprintf(hh, sizeof hh, "head=%d", h);
-    const char *as[] = {"text=" RP_TEXT, ll, hh, nn, RPM->stream_model ? "model=gemma3" : NULL, NULL};
+    const char *as[] = {"text=" RP_TEXT, ll, hh, nn, RPM->stream_model[0] ? RPM->stream_model : NULL, NULL};
     ly->s[h] = prop_stream(ctx, (uint64_t)(100 * L + h), "model", as);
     if (!ly->s[h] || ly->s[h]->d_key != (size_t)RPM_D || ly->s[h]->n != n) {
       prop_check(ctx, 0, "%s layer %d head %d: no %d-dimensional model stream of %zu tokens",
@@ -321,14 +336,15 @@ static double px_run(prop_ctx *ctx, const char *name, int under_test, const rp_l
   return rme_mean_error(ctx, name, under_test, as, sub, &c);
 }
 
-/* The items the within-text tests run over: SmolLM2's 90 caches; Gemma 3's 3 global caches ×
+/* The items the within-text tests run over: SmolLM2's 90 caches; a model with fewer than
+ * RP_FEW_CACHES global caches (Gemma 3: 3) its caches ×
  * 24 seeds (30 in --full), each seed of a cache its own item (the methods' coins are independent
  * across seeds given the text, as across caches; 3 caches alone cannot reach α). 24 because the
  * z ≡ 0 control's catch is stated by the plug-in Φ(−(z_p − z_α)): with 36 items all on the
  * losing side p = 2^−36 and that is 0.029, more than a run's whole budget; with 72, 2e−6. */
 static int NPX = RP_UNITS;
 static size_t px_seeds(const prop_ctx *ctx) {
-  return RPM == &rp_gemma3 ? (ctx->full ? 30 : 24) : 1;
+  return RPM->nl * RPM->kvh < RP_FEW_CACHES ? (ctx->full ? 30 : 24) : 1;
 }
 
 /* Runs `ncfg` configurations over the items: cfg c, method k (< 3) writes err[c][k][item].
@@ -340,6 +356,9 @@ static int px_collect(prop_ctx *ctx, int ncfg, int nmeth, px_fill_fn fill,
   int u = 0;
   const size_t S = px_seeds(ctx);
   px_full = ctx->full != 0;
+  if (!prop_check(ctx, RPM->nl * RPM->kvh * (int)S <= RP_UNITS, "%s: %d items (caches × seeds) "
+                  "exceed real_proxies.c's %d", RPM->name, RPM->nl * RPM->kvh * (int)S, RP_UNITS))
+    return 0;
   NPX = RPM->nl * RPM->kvh * (int)S;
   for (int li = 0; li < RPM->nl; li++) {
     int L = RPM->layers[li];
@@ -435,7 +454,7 @@ static void px_family(prop_ctx *ctx, const char *row, const char *fcell, prop_fa
   const double af = PROP_FAMILY_ALPHA / (double)prop_family_size();
   unsigned need = kvb_sign_units_needed(PX_EFFECT, af, 0.9);
   char cell[160];
-  snprintf(cell, sizeof cell, "%s:%s", RPM == &rp_gemma3 ? "gemma3" : "smollm2", fcell);
+  snprintf(cell, sizeof cell, "%s:%s", kvb_lm_kind_key(RPM->kind), fcell);
   double pc = kind == PROP_FAM_EQUIVALENCE ? 1 : o > 0 ? 0.5 : 1;
   double pa = kind == PROP_FAM_EQUIVALENCE ? 1 : o < 0 ? 0.5 : 1;
   prop_family(ctx, row, cell, kind, pc, pa, kvb_sign_power(1, PX_EFFECT, af), "text", 1,
@@ -636,7 +655,7 @@ static void trivia_claim(prop_ctx *ctx) {
   prop_cell(ctx, PROP_INCONCLUSIVE, "uniform ≈ BalanceKV 1/4",
             "unit = text, N = 1, power %.2g; this text: mean log(e_uni/e_bkv) %+.3f (×%.3f), se "
             "%.3f over %d items (caches%s), TOST p = %.1e / %.1e against the margin ×%.2f", pw,
-            mean, exp(mean), se, NPX, RPM == &rp_gemma3 ? " × seeds" : "", plo, phi, margin);
+            mean, exp(mean), se, NPX, px_seeds(ctx) > 1 ? " × seeds" : "", plo, phi, margin);
   prop_detail(ctx, eq > 0 ? PROP_HOLDS : eq < 0 ? PROP_FAILS : PROP_NOT_OBSERVED,
               "uniform ≈ BalanceKV 1/4", "this text's caches through TOST at α = 1e-6 (valid "
               "given the text)");
@@ -656,63 +675,79 @@ static void trivia_claim(prop_ctx *ctx) {
             prop_mean(err[0][1], (size_t)NPX), margin);
 }
 
-static void clus_smollm2(prop_ctx *ctx) { RPM = &rp_smollm2, clus_claim(ctx); }
-static void clus_gemma3(prop_ctx *ctx) { RPM = &rp_gemma3, clus_claim(ctx), RPM = &rp_smollm2; }
-static void tab5_smollm2(prop_ctx *ctx) { RPM = &rp_smollm2, tab5_claim(ctx); }
-static void tab6_smollm2(prop_ctx *ctx) { RPM = &rp_smollm2, tab6_claim(ctx); }
-static void trivia_smollm2(prop_ctx *ctx) { RPM = &rp_smollm2, trivia_claim(ctx); }
-static void tab5_gemma3(prop_ctx *ctx) { RPM = &rp_gemma3, tab5_claim(ctx), RPM = &rp_smollm2; }
-static void trivia_gemma3(prop_ctx *ctx) { RPM = &rp_gemma3, trivia_claim(ctx), RPM = &rp_smollm2; }
-static void tab6_gemma3(prop_ctx *ctx) { RPM = &rp_gemma3, tab6_claim(ctx), RPM = &rp_smollm2; }
+/* The entry points: the claim id says the model (per_model.h) */
+static void clus(prop_ctx *ctx) { if (rp_use(ctx)) clus_claim(ctx); }
+static void tab5(prop_ctx *ctx) { if (rp_use(ctx)) tab5_claim(ctx); }
+static void tab6(prop_ctx *ctx) { if (rp_use(ctx)) tab6_claim(ctx); }
+static void trivia(prop_ctx *ctx) { if (rp_use(ctx)) trivia_claim(ctx); }
 
-const prop_claim props_real_proxies[] = {
+/* The checks, written once in the reference model's wording; run per model (per_model.h), the
+ * cluster check's copies before the proxies'. */
+static const prop_claim rp_checks0[] = {
     {"real.clus.delta", "000 §2.1 Definition 1, Theorem 1, §3.1; 001 §3", "practicality",
      "SmolLM2-135M key streams (debian-licenses, 512 tokens; 2048 full), per layer and KV head: "
      "δ* = log n/(max‖q‖/8) and the least m with the keys (m, δ*)-clusterable, bracketed by 000 "
      "Alg. 1's m′(δ*) and greedy k-center at radius δ*·½; cell per layer HOLDS when every KV head "
      "has m ≤ n/4 (pre-registered), FAILS when one has m′ > n/4; control: i.i.d. Gaussian keys "
      "with the same norms (clusterable too → VACUOUS); exact computation, unit = text, N = 1",
-     {"check:delta_x10"}, clus_smollm2, {"S-PRAC.clus"}},
-    {"real.gemma3.clus.delta", "000 §2.1 Definition 1, Theorem 1, §3.1; 001 §3", "practicality",
-     "Gemma 3 270M's global layers 5/11/17 (one KV head of dimension 256, QK-norm; debian-licenses, "
-     "512 tokens; 2048 full): δ* = log n/(max‖q‖/16) and the least m with the keys (m, δ*)-"
-     "clusterable, bracketed as real.clus.delta; cell per layer HOLDS when m ≤ n/4, FAILS when "
-     "m′ > n/4; Gaussian-key control; exact computation, unit = text, N = 1",
-     {"check:delta_x10"}, clus_gemma3, {"S-PRAC.clus"}},
+     {"check:delta_x10"}, clus, {"S-PRAC.clus"}}};
+
+static const prop_claim rp_checks1[] = {
     {"real.proxy.tab5", "003 Table 5, §4.5 (3)", "comparison",
      "PROXY (attention error per (layer, KV head) cache of SmolLM2-135M, not LongBench): at mild "
      "compression (0.8/0.9/0.95 of the cache kept) block BalanceKV's error below uniform "
      "sampling's at equal memory; unit = text: INCONCLUSIVE with one text, the within-text sign "
      "test over its 90 caches (α = 1e-6 each way) as a detail, random signs as the control",
-     {"control:z_zero"}, tab5_smollm2, {"B-TAB5"}},
+     {"control:z_zero"}, tab5, {"B-TAB5"}},
     {"real.proxy.tab6", "003 Table 6, §4.5 (4)", "comparison",
      "PROXY (attention error per cache of SmolLM2-135M, not LongBench): block BalanceKV's error "
      "below ClusterGen's (recent window + greedy k-center, 001 §4) at equal memory, 1/2 and 1/4; "
      "unit = text: INCONCLUSIVE with one text, within-text sign test as a detail, random signs as "
      "the control",
-     {"control:z_zero"}, tab6_smollm2, {"B-TAB6"}},
+     {"control:z_zero"}, tab6, {"B-TAB6"}},
     {"real.proxy.trivia", "003 App. B.2, Table 1", "comparison",
      "PROXY (attention error per cache of SmolLM2-135M, not TriviaQA): uniform sampling "
      "competitive with block BalanceKV at 1/4 — equivalence within ×1.25 (margin fixed before "
      "the run); unit = text: INCONCLUSIVE with one text, within-text TOST over the 90 caches as "
      "a detail, z ≡ 0 through the same rule as the control",
-     {"control:z_zero"}, trivia_smollm2, {"B-TAB1.trivia"}},
+     {"control:z_zero"}, trivia, {"B-TAB1.trivia"}}};
+
+/* Each model's wording where it differs from the reference model's (per_model.h). */
+static const prop_model_wording rp_words[] = {
+    {"real.clus.delta", "Gemma 3 270M", "000 §2.1 Definition 1, Theorem 1, §3.1; 001 §3",
+     "Gemma 3 270M's global layers 5/11/17 (one KV head of dimension 256, QK-norm; debian-licenses, "
+     "512 tokens; 2048 full): δ* = log n/(max‖q‖/16) and the least m with the keys (m, δ*)-"
+     "clusterable, bracketed as real.clus.delta; cell per layer HOLDS when m ≤ n/4, FAILS when "
+     "m′ > n/4; Gaussian-key control; exact computation, unit = text, N = 1",
+     {"check:delta_x10"}, NULL},
     /* The three proxies on Gemma 3 270M's global layers 5/11/17 (the compressed ones): 3
      * caches × 24 seeds = 72 items (30 seeds, 90 items in --full) */
-    {"real.gemma3.proxy.tab5", "003 Table 5, §4.5 (3)", "comparison",
+    {"real.proxy.tab5", "Gemma 3 270M", "003 Table 5, §4.5 (3)",
      "PROXY on Gemma 3 270M's global layers (attention error, not LongBench): at 0.8/0.9/0.95 kept "
      "block BalanceKV's error below uniform sampling's at equal memory; unit = text: INCONCLUSIVE; "
      "within the text the sign test over 3 caches × 24 seeds (72 items) as a detail, random signs "
      "as control",
-     {"control:z_zero"}, tab5_gemma3, {"B-TAB5"}},
-    {"real.gemma3.proxy.tab6", "003 Table 6, §4.5 (4)", "comparison",
+     {"control:z_zero"}, NULL},
+    {"real.proxy.tab6", "Gemma 3 270M", "003 Table 6, §4.5 (4)",
      "PROXY on Gemma 3 270M's global layers (attention error, not LongBench): block BalanceKV's "
      "error below ClusterGen's (recent window + greedy k-center) at equal memory, 1/2 and 1/4; "
      "unit = text: INCONCLUSIVE; within-text sign test over 72 items as a detail, random signs "
      "as the control",
-     {"control:z_zero"}, tab6_gemma3, {"B-TAB6"}},
-    {"real.gemma3.proxy.trivia", "003 App. B.2, Table 1", "comparison",
+     {"control:z_zero"}, NULL},
+    {"real.proxy.trivia", "Gemma 3 270M", "003 App. B.2, Table 1",
      "PROXY on Gemma 3 270M's global layers: uniform sampling within ×1.25 of block BalanceKV at "
      "1/4; unit = text: INCONCLUSIVE; within-text TOST over 72 items, z ≡ 0 as the control",
-     {"control:z_zero"}, trivia_gemma3, {"B-TAB1.trivia"}},
-    {NULL, NULL, NULL, NULL, {NULL}, NULL, {NULL}}};
+     {"control:z_zero"}, NULL},
+    {NULL, NULL, NULL, NULL, {NULL}, NULL}};
+
+/* The registry's table (claims.c): the checks above once per model of lm.h's registry, in its
+ * order, filled when the library loads (per_model.h). */
+#define RP_N0 (sizeof rp_checks0 / sizeof *rp_checks0)
+#define RP_N1 (sizeof rp_checks1 / sizeof *rp_checks1)
+prop_claim props_real_proxies[(RP_N0 + RP_N1) * KVB_LM_N_KINDS + 1];
+__attribute__((constructor)) static void rp_expand(void) {
+  const size_t cap = sizeof props_real_proxies / sizeof *props_real_proxies;
+  size_t n = 0;
+  prop_models_expand(props_real_proxies, &n, cap, rp_checks0, RP_N0, NULL, rp_words);
+  prop_models_expand(props_real_proxies, &n, cap, rp_checks1, RP_N1, NULL, rp_words);
+}

@@ -11,7 +11,7 @@
 #include "cli_harness.h"
 #include "kvb_error.h"
 #include "model.h"
-#include "model_gemma3.h"
+#include "lm.h"
 
 #include <math.h>
 
@@ -24,7 +24,7 @@ static void gemma3_modes(void) {
     printf("SKIP cli_decode.gemma3_task: check-full only (make check: test_task_gemma3, test_decode_gemma3)\n");
     return;
   }
-  if (kvb_gemma3_available() != KVB_OK) {
+  if (kvb_lm_available(KVB_LM_GEMMA3) != KVB_OK) {
     printf("SKIP cli_decode.gemma3_task: %s\n", kvb_strerror_last());
     return;
   }

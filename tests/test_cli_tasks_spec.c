@@ -11,7 +11,7 @@
  * results rules, meta.json and the summary name the model (check-full only: KVB_TIER, unit.h). */
 #include "kvbound.h"
 #include "model.h"
-#include "model_gemma3.h"
+#include "lm.h"
 #include "unit.h"
 #include "cli_harness.h"
 
@@ -162,7 +162,7 @@ int main(int argc, char **argv) {
   else one_task(NULL);
   if (!unit_full_tier()) /* the same spec stage as SmolLM2's above; Gemma's runner in test_task_gemma3 */
     printf("SKIP tasks_spec.gemma3: check-full only (make check: the smollm2 spec, test_task_gemma3)\n");
-  else if (kvb_gemma3_available() != KVB_OK) printf("SKIP tasks_spec.gemma3: %s\n", kvb_strerror_last());
+  else if (kvb_lm_available(KVB_LM_GEMMA3) != KVB_OK) printf("SKIP tasks_spec.gemma3: %s\n", kvb_strerror_last());
   else one_task("gemma3");
   char cmd[128], out[64];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);

@@ -83,6 +83,13 @@ static void one_model(kvb_lm_kind kind) {
   ok &= !kvb_lm_compressed(&lm, -1) && !kvb_lm_compressed(&lm, lm.n_layer);
   snprintf(name, sizeof name, "lm.%s.compressed_layers", key);
   CHECK(ok, name, "%d compressed", kvb_lm_n_compressed(&lm));
+  /* the table's facts known before loading (the props' per-model loops read them) agree with
+   * the loaded record */
+  ok = kvb_lm_kind_n_ctx(kind) == lm.n_ctx && !kvb_lm_kind_global(kind, -1) &&
+       !kvb_lm_kind_global(kind, lm.n_layer);
+  for (int l = 0; l < lm.n_layer; l++) ok &= kvb_lm_kind_global(kind, l) == kvb_lm_compressed(&lm, l);
+  snprintf(name, sizeof name, "lm.%s.table_matches_record", key);
+  CHECK(ok, name, "table n_ctx %d, record %d", kvb_lm_kind_n_ctx(kind), lm.n_ctx);
   snprintf(name, sizeof name, "lm.%s.bos", key);
   CHECK(kvb_lm_bos(&lm) == (g3 ? 2 : -1), name, "bos %d", (int)kvb_lm_bos(&lm));
   const char *text = "The secret number of apple is 1234567.";

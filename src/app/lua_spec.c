@@ -526,7 +526,7 @@ static int l_failure(lua_State *L) {
 
 /* tasks { family = "niah_single", lengths = { 1024, 2048 }, depths = { 0.1, 0.5, 0.9 } or
  * "spread", per_cell = 2, mode = "agnostic" | "aware", protocol = "kvbound" | "authors", seed = 1,
- * model = "smollm2" | "gemma3" }: protocol "authors" is the BalanceKV authors' needle protocol
+ * model = a key of lm.h's registry, "smollm2" by default }: protocol "authors" is the BalanceKV authors' needle protocol
  * (task_run.h: the whole prompt with the cue prefilled exactly and compressed, the first answer
  * token from the exact logits), which takes no mode; "kvbound" (the default) runs `mode`.
  * the model/task stage (runner.h; model defaults to smollm2). Every field is checked here; sizes are bounded (KVB_RUN_MAX_TASK_*); the model's
@@ -572,8 +572,11 @@ static int l_tasks(lua_State *L) {
   char model[32] = "smollm2";
   opt_string(L, 1, "tasks", "model", model, sizeof model);
   kvb_lm_kind kind;
-  if (kvb_lm_kind_lookup(model, &kind))
-    luaL_error(L, "tasks: 'model' must be \"smollm2\" or \"gemma3\", got \"%s\"", model);
+  if (kvb_lm_kind_lookup(model, &kind)) {
+    char known[256];
+    luaL_error(L, "tasks: 'model' must be \"%s\", got \"%s\"",
+               kvb_lm_known_keys(known, sizeof known, "\" or \""), model);
+  }
   t->model = (int)kind;
   if (raw_field(L, 1, "lengths") != LUA_TTABLE)
     luaL_error(L, "tasks: 'lengths' must be a list of 1 to %d token counts", KVB_RUN_MAX_TASK_LENGTHS);

@@ -93,7 +93,7 @@ typedef struct kvb_dec_session kvb_dec_session;
  * below count the compressed (global) caches only; each local cache holds min(position, window)
  * tokens whatever the method. The block around the methods is the model's own
  * (kvb_model_layer_qkv / _rest), so with "exact" the path reproduces the prefill up to the
- * attention's float rounding (tests/test_decode_compressed.c, test_decode_gemma3.c).
+ * attention's float rounding (tests/test_decode_compressed.c; Gemma 3's in its own decode test).
  * KVB_EINVAL for a model without a global layer. On error *out is NULL and a message names
  * the layer and head. */
 int kvb_dec_open(const kvb_model *m, const kvb_dec_prefix *p, kvb_dec_make_fn make, void *ctx,

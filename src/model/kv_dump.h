@@ -6,9 +6,9 @@
 
 #include <stddef.h>
 
-/* Runs the model (path NULL or "smollm2" = SmolLM2 at the default path, "gemma3" = Gemma 3 270M
- * at its default path (lm.h's table; BOS first, as llama.cpp feeds it), another string = the
- * path of a GGUF of a known architecture, arch.h) over the text (a file, or "debian-licenses":
+/* Runs the model (path NULL = SmolLM2 at the default path; a key of lm.h's registry = that model
+ * at its default path, with its BOS first where it takes one, as llama.cpp feeds Gemma 3 270M;
+ * another string = the path of a GGUF of a known architecture, arch.h) over the text (a file, or "debian-licenses":
  * real_text.h), keeping its first `tokens` tokens (0 = all, at most the model's context), and
  * writes into the directory out (created when absent):
  *   out/layerLL_q.npy [n_head, n, head_dim], out/layerLL_k.npy and out/layerLL_v.npy

@@ -4,21 +4,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
+
 #include "kvb_error.h"
-#include "model_gemma3.h"
 
 typedef struct {
   const char *key, *name, *arch, *file, *env, *fetch;
   unsigned long long size;
   int n_layer, n_head, n_head_kv, head_dim; /* the file's shape (its record says the same) */
+  int n_ctx, swa_period; /* its trained context; its record's sliding-window period (0: none) */
 } known_model;
 
-/* One row per model, in kvb_lm_kind order. */
+/* One row per model, in kvb_lm_kind order: the registry (file name, size in bytes with its SHA-256
+ * in scripts/fetch-model, the variable that overrides its path). The first row is the default
+ * model (--model, the "model" stream, specs). */
 static const known_model KNOWN[KVB_LM_N_KINDS] = {
     {"smollm2", "SmolLM2-135M", "llama", KVB_MODEL_FILE, "KVB_MODEL", "scripts/fetch-model", KVB_MODEL_SIZE,
-     30, 9, 3, 64},
-    {"gemma3", "Gemma 3 270M", "gemma3", KVB_GEMMA3_FILE, KVB_GEMMA3_ENV,
-     "scripts/fetch-model --model gemma3", KVB_GEMMA3_SIZE, 18, 4, 1, 256},
+     30, 9, 3, 64, 8192, 0},
+    {"gemma3", "Gemma 3 270M", "gemma3", "gemma-3-270m-q4_k_m.gguf", "KVB_MODEL_GEMMA3",
+     "scripts/fetch-model --model gemma3", 253113024ull, 18, 4, 1, 256, 32768, 6},
 };
 
 static const known_model *row(kvb_lm_kind kind) {
@@ -32,7 +36,20 @@ int kvb_lm_kind_lookup(const char *key, kvb_lm_kind *kind) {
       *kind = (kvb_lm_kind)k;
       return KVB_OK;
     }
-  return KVB_ERROR(KVB_EINVAL, "unknown model '%s' (known: smollm2, gemma3)", key);
+  char known[256];
+  kvb_lm_known_keys(known, sizeof known, ", ");
+  return KVB_ERROR(KVB_EINVAL, "unknown model '%s' (known: %s)", key, known);
+}
+
+const char *kvb_lm_known_keys(char *buf, size_t cap, const char *sep) {
+  size_t k = 0;
+  if (cap) buf[0] = 0;
+  for (int i = 0; i < KVB_LM_N_KINDS && k < cap; i++) {
+    int w = snprintf(buf + k, cap - k, "%s%s", i ? sep : "", KNOWN[i].key);
+    if (w < 0) break;
+    k += (size_t)w;
+  }
+  return buf;
 }
 
 const char *kvb_lm_kind_key(kvb_lm_kind kind) { return row(kind) ? row(kind)->key : "?"; }
@@ -46,6 +63,14 @@ int kvb_lm_kind_shape(kvb_lm_kind kind, int *n_layer, int *n_head, int *n_head_k
   return KVB_OK;
 }
 
+int kvb_lm_kind_n_ctx(kvb_lm_kind kind) { return row(kind) ? row(kind)->n_ctx : 0; }
+
+int kvb_lm_kind_global(kvb_lm_kind kind, int layer) {
+  const known_model *r = row(kind);
+  if (!r || layer < 0 || layer >= r->n_layer) return 0;
+  return r->swa_period <= 0 || layer % r->swa_period == r->swa_period - 1;
+}
+
 int kvb_lm_default_path(kvb_lm_kind kind, char *buf, size_t cap) {
   const known_model *r = row(kind);
   if (!r) return KVB_ERROR(KVB_EINVAL, "unknown model kind %d", (int)kind);
@@ -57,9 +82,6 @@ int kvb_lm_available(kvb_lm_kind kind) {
   if (!r) return KVB_ERROR(KVB_EINVAL, "kvb_lm_available: unknown model kind %d", (int)kind);
   return kvb_model_available_for(r->file, r->env, r->size, r->fetch);
 }
-
-int kvb_gemma3_default_path(char *buf, size_t cap) { return kvb_lm_default_path(KVB_LM_GEMMA3, buf, cap); }
-int kvb_gemma3_available(void) { return kvb_lm_available(KVB_LM_GEMMA3); }
 
 int kvb_lm_model_load(kvb_lm_kind kind, const char *path, kvb_model *m) {
   if (!m) return KVB_ERROR(KVB_ENULL, "kvb_lm_model_load: m is NULL");

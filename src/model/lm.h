@@ -32,18 +32,25 @@ typedef struct {
   kvb_lm_kind kind;
   const kvb_model *m;      /* the model (arch.h's record in m->cfg) */
   void *owned;             /* the model kvb_lm_load allocated (freed by kvb_lm_free); NULL for a view */
-  const char *key;         /* "smollm2" / "gemma3" (--model, spec fields, check ids) */
+  const char *key;         /* the registry's key, "smollm2", … (--model, spec fields, check ids) */
   const char *name;        /* "SmolLM2-135M" / "Gemma 3 270M" */
   int n_ctx, n_layer, n_head, n_head_kv, head_dim, n_vocab;
 } kvb_lm;
 
-/* "smollm2" / "gemma3" → kind; KVB_EINVAL naming the known keys otherwise. */
+/* A registry key ("smollm2", …) → kind; KVB_EINVAL naming the known keys otherwise. */
 int kvb_lm_kind_lookup(const char *key, kvb_lm_kind *kind);
+/* The registry's keys in its order, joined by sep, into buf (cut at cap; "" when cap is 1):
+ * for messages and help that list the models. Returns buf. */
+const char *kvb_lm_known_keys(char *buf, size_t cap, const char *sep);
 const char *kvb_lm_kind_key(kvb_lm_kind kind);
 const char *kvb_lm_kind_name(kvb_lm_kind kind);
 /* The shape of the kind's file (layers, query heads, key/value heads, head dimension), known
  * before it is loaded (the model stream checks a layer and head against it). */
 int kvb_lm_kind_shape(kvb_lm_kind kind, int *n_layer, int *n_head, int *n_head_kv, int *head_dim);
+/* The kind's trained context (the file's <arch>.context_length), and whether its layer is GLOBAL
+ * (kvb_arch_is_global of its record), known before it is loaded; 0 for an unknown kind or layer. */
+int kvb_lm_kind_n_ctx(kvb_lm_kind kind);
+int kvb_lm_kind_global(kvb_lm_kind kind, int layer);
 /* The kind's file: its default path (kvb_model_path_for with the row's file and variable) and
  * the fetch command to name when it is missing. */
 int kvb_lm_default_path(kvb_lm_kind kind, char *buf, size_t cap);

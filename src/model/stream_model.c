@@ -3,9 +3,10 @@
  * method and check (000 §3.1 and 003 §4 study real caches).
  *
  *   stream "model" { text = "FILE", layer = 0..29, head = 0..8, n = ... }
- *   stream "model" { text = "FILE", model = "gemma3", layer = 0..17, head = 0..3, n = ... }
- *     (Gemma 3 270M, lm.h's table: BOS first, one key/value head, dimension 256; its cache
- *     key names that model and its file's SHA-256)
+ *   stream "model" { text = "FILE", model = KEY, layer = ..., head = ..., n = ... }
+ *     (a model of lm.h's registry by its key, e.g. Gemma 3 270M: layers 0..17, heads 0..3, BOS
+ *     first, one key/value head, dimension 256; its cache key names that model and its file's
+ *     SHA-256)
  *
  * text is a file, or "debian-licenses": GPL-3 then GFDL-1.3 from /usr/share/common-licenses,
  * each checked by its SHA-256 (real_text.h) — the real-cache checks' text.
@@ -129,8 +130,11 @@ static int gen_model(const kvb_params *p, const kvb_param_spec *sp, gsl_rng *rng
   const char *which = kvb_params_get_str(p, sp, "model");
   kvb_lm_kind kind;
   int nl, nh, nhk, hdim;
-  if (kvb_lm_kind_lookup(which, &kind))
-    return KVB_ERROR(KVB_EINVAL, "model stream: model '%s' is not known (smollm2, gemma3)", which);
+  if (kvb_lm_kind_lookup(which, &kind)) {
+    char known[256];
+    return KVB_ERROR(KVB_EINVAL, "model stream: model '%s' is not known (%s)", which,
+                     kvb_lm_known_keys(known, sizeof known, ", "));
+  }
   kvb_lm_kind_shape(kind, &nl, &nh, &nhk, &hdim);
   if (layer >= nl || head >= nh)
     return KVB_ERROR(KVB_EINVAL, "model stream: %s has layers 0..%d and query heads 0..%d "
