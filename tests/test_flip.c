@@ -32,7 +32,7 @@
 #include <gsl/gsl_rng.h>
 
 #define ALPHA 1e-6
-#define NCASE 20000
+#define NCASE 10000
 
 static double Phi(double x) { return 0.5 * erfc(-x / sqrt(2.0)); }
 
@@ -259,11 +259,11 @@ static void sim_cell(unsigned N, int near) {
   const double TOL = 0.25;
   double df = N - 1, tc = gsl_cdf_tdist_Qinv(ALPHA, df), dl = kvb_t_detectable(1, df, ALPHA, 0.9);
   double sstar = TOL / dl * sqrt((double)N), sd = 1 / sqrt(2 * df); /* σ at the gate */
-  enum { J = 400 };
+  enum { J = 128 };
   double xq[J];
   for (int j = 0; j < J; j++) xq[j] = sqrt(gsl_cdf_chisq_Pinv((j + 0.5) / J, df) / df);
   tally t = {0};
-  for (int i = 0; i < NCASE / 4; i++) {
+  for (int i = 0; i < NCASE / 3; i++) {
     double u = near ? gsl_ran_gaussian(r, 1) : 8 * (2 * gsl_rng_uniform(r) - 1);
     double sig = sstar * exp(near ? sd * gsl_ran_gaussian(r, 1) : sd * (12 * gsl_rng_uniform(r) - 6));
     /* near: centred on one of the two tests' thresholds ±tc·se (a cell about to be decided) */
