@@ -76,13 +76,16 @@ static prop_verdict welch_cell(prop_ctx *ctx, const char *cell, const char *what
   double t, det, p = kvb_welch_less(a, na, b, nb, PROP_ALPHA, 0.9, &t, &det);
   /* unit = one independent run (stream + method draws); the effect a user would care about: a
    * mean error 10% below random halving's */
-  return prop_advantage_cell(ctx, cell, p, det, 0.1 * prop_mean(b, nb),
+  prop_verdict v = prop_advantage_cell(ctx, cell, p, det, 0.1 * prop_mean(b, nb),
                              "an advantage of 10% of random halving's mean",
                              "%s: mean %.4g vs random halving %.4g (ratio %.3f); unit = run, N = "
                              "%zu/%zu; one-sided Welch t = %.2f, p = %.2g, alpha = 1e-6, detects "
                              "an advantage >= %.3g with power 0.9",
                              what, prop_mean(a, na), prop_mean(b, nb),
                              prop_mean(a, na) / prop_mean(b, nb), na, nb, t, p, det);
+  /* its power gate's flip (det ∝ the Welch se; its df >= min(na, nb) − 1) */
+  prop_cell_gate(ctx, det, 0.1 * prop_mean(b, nb), (double)(na < nb ? na : nb) - 1);
+  return v;
 }
 
 /* ---- Theorem 3.4 ---- */

@@ -184,6 +184,8 @@ static void sb_advantage(prop_ctx *ctx) {
                         "Welch t = %.2f, p = %.2g, alpha = 1e-6, detects an advantage >= %.3g "
                         "with power 0.9", prop_mean(dsb, trials), prop_mean(drn, trials),
                         prop_mean(dsb, trials) / prop_mean(drn, trials), trials, t, p, det);
+    /* its power gate's flip (det ∝ the Welch se; df >= trials − 1) */
+    prop_cell_gate(ctx, det, 0.1 * prop_mean(drn, trials), (double)trials - 1);
   }
   /* The control: random halving in place of SoftmaxBalance through the same test. */
   sb_arm(ctx, 3, 16.0, flags | KVB_WALK_MUT_RANDOM_SIGNS, trials, dsb, drn);

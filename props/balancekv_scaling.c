@@ -72,6 +72,9 @@ static prop_verdict exp_cell(prop_ctx *ctx, const char *cell, size_t np, const d
             "%.3g; resolves a slope %.3f from the edge with power 0.9; the CI %s %.2f", what,
             f.slope, f.lo, f.hi, f.se, f.df, np, rel, e0, edge, p_ok, p_bad, det,
             tight ? "contains" : "excludes", e0);
+  /* its flip p: the slope's t test each way, and (undecided) its power gate */
+  prop_cell_pvalues(ctx, f.df, 2, (double[]){p_ok, p_bad});
+  prop_cell_gate(ctx, det, TOL, f.df);
   if (v == PROP_INCONCLUSIVE)
     prop_inconclusive(ctx, pw, "cell [%s]: se %.3g", cell, f.se);
   if (v == PROP_NOT_OBSERVED)
@@ -99,6 +102,10 @@ static prop_verdict below_cell(prop_ctx *ctx, const char *cell, prop_slope f, do
             "(below %.2f): p(below) = %.3g, p(above) = %.3g; detects a slope %.3f below %.2f "
             "(i.e. <= %.3f) with power 0.9", what, f.slope, f.lo, f.hi, f.se, f.df, theta, p, pa,
             det, theta, theta - det);
+  if (f.se > 1e-9) { /* its flip p: the t test each way and (undecided) its power gate */
+    prop_cell_pvalues(ctx, f.df, 2, (double[]){p, pa});
+    prop_cell_gate(ctx, det, theta - 0.25, f.df);
+  }
   if (v == PROP_INCONCLUSIVE) prop_inconclusive(ctx, pw, "cell [%s]", cell);
   return v;
 }
@@ -701,6 +708,10 @@ static prop_verdict unit_exp_cell(prop_ctx *ctx, const char *cell, const double 
             "claimed %s %.2f (edge %.2f): p(within) = %.3g, p(beyond) = %.3g; resolves %.3f "
             "from the edge with power 0.9", what, mu, sd, N, dir > 0 ? "at most" : "at least",
             e0, edge, p_ok, p_bad, det);
+  /* its flip p: the one-sample t test each way, and (undecided) its power gate, whose det is
+   * proportional to the streams' sd (df N − 1) */
+  prop_cell_pvalues(ctx, df, 2, (double[]){p_ok, p_bad});
+  prop_cell_gate(ctx, det, TOL, df);
   if (v == PROP_INCONCLUSIVE) prop_inconclusive(ctx, pw, "cell [%s]", cell);
   if (v == PROP_NOT_OBSERVED)
     prop_note(ctx, "cell [%s]: power %.3f >= 0.9 at a true mean %.2f, yet not resolved below "
@@ -809,6 +820,7 @@ static void eps_scaling(prop_ctx *ctx) {
                         "N = %u), t = %.2f, p = %.3g; detects %.3f with power 0.9", mu, sd, N,
                         tstat, pv, det);
     prop_cell_pvalues(ctx, (double)N - 1, 1, &pv); /* a paired t test: its df-aware flip p */
+    prop_cell_gate(ctx, det, 0.5, (double)N - 1);     /* and its power gate's */
     prop_note(ctx, "[%s] pooled means — BalanceKV t = 32..512: vectors %.0f/%.0f/%.0f/%.0f/%.0f, "
               "error %.4f/%.4f/%.4f/%.4f/%.4f; sampling m = 16..256: vectors %.0f..%.0f, error "
               "%.4f/%.4f/%.4f/%.4f/%.4f", cname[ci], mv[0], mv[1], mv[2], mv[3], mv[4], me[0],
@@ -834,6 +846,7 @@ static void eps_scaling(prop_ctx *ctx) {
                           "− the walk's %.3f = %.3f (sd %.3f, N = %u), t = %.2f, p = %.3g",
                           prop_mean(er, N), prop_mean(e0, N), mu, sd, N, tstat, pv);
       prop_cell_pvalues(ctx, (double)N - 1, 1, &pv); /* a paired t test: its df-aware flip p */
+      prop_cell_gate(ctx, det, 0.25, (double)N - 1);
     }
     free(er), free(scratch);
   }
@@ -937,6 +950,7 @@ static void eqnorm(prop_ctx *ctx) {
                           "paired: sampling's exponent − MergeAndReduce's = %.3f (sd %.3f, N = %u), "
                           "t = %.2f, p = %.3g; detects %.3f with power 0.9", mu, sd, M, tstat, pv, det);
       prop_cell_pvalues(ctx, (double)M - 1, 1, &pv); /* a paired t test: its df-aware flip p */
+      prop_cell_gate(ctx, det, 0.5, (double)M - 1);
       /* a mutant that removes the walk's advantage survives only if this cell still holds:
        * plug-in probability at the difference this run measured */
       if (ctx->mutant) {

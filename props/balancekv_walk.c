@@ -313,6 +313,7 @@ static void constant_study(prop_ctx *ctx) {
                         "independent draw of the vectors, N = %u each; one-sided Welch t = %.2f, "
                         "p = %.2g, alpha = 1e-6, detects an advantage >= %.3g with power 0.9",
                         hi, c, prop_mean(wr.Dw, tc), prop_mean(wr.Dr, tc), tc, t, p, det);
+    prop_cell_gate(ctx, det, 0.1 * prop_mean(wr.Dr, tc), (double)tc - 1); /* Welch: df >= tc − 1 */
     if (ci == 0) memcpy(keep, wr.Dr, tc * sizeof(double));
   }
   {

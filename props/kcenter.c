@@ -341,6 +341,8 @@ static void beats_random(prop_ctx *ctx) {
                 m1 / m2, T, pa, pw, det, 0.1 * m2, prop_power_at(det, 0.1 * m2));
       /* either Welch test can move the cell (df >= T − 1 = 299: the normal form) */
       prop_cell_pvalues(ctx, INFINITY, 2, (double[]){pa, pw});
+      /* and its power gate (det ∝ the Welch se; df >= T − 1) */
+      prop_cell_gate(ctx, det, 0.1 * m2, (double)T - 1);
       prop_verdict cv = welch_cell(c, b, T, &cpa, &cpw, &cdet);
       prop_control(ctx, "random_centers", cv == PROP_HOLDS,
                    "[%s] mean %.4g vs %.4g, p(better) = %.3g", cell, m3, m2, cpa);

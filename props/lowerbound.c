@@ -719,6 +719,10 @@ static void decode_sketch(prop_ctx *ctx) {
                   "INDEX %.0f<=%zu bits; reachable %s (needs < %.0f bits even at %u/%u)",
                   (double)ok / N, lo, hi, emed, emax, mem.vectors, tn, need, 8 * mem.bytes,
                   reach ? "yes" : "no", need_max, N, N);
+        /* an unreachable cell is INCONCLUSIVE by its message length, not by a draw: no seed
+         * moves it while the sketch stores several times the most bits INDEX could demand (a
+         * fourfold margin; the decoding count cannot matter there), so its flip p is 0 */
+        if (!reach && 8.0 * (double)mem.bytes >= 4 * need_max) prop_cell_flip(ctx, 0);
         if (csv)
           fprintf(csv, "%s,%zu,%zu,%zu,%g,%u,%u,%.4f,%.4f,%.4f,%.6g,%.6g,%.6g,%zu,%zu,%.1f,%d\n",
                   name, b, n, d, r, N, ok, (double)ok / N, lo, hi, emed, emax, tn, mem.vectors,

@@ -339,6 +339,15 @@ void prop_cell_pvalues(prop_ctx *ctx, double df, int n, const double *p) {
     ctx->cell_flip_holds[k] = f0;
 }
 
+void prop_cell_gate(prop_ctx *ctx, double det, double effect, double df) {
+  int k = ctx->ncells - 1;
+  if (k < 0 || ctx->exact || isnan(ctx->cell_flip[k])) return;
+  prop_verdict v = ctx->cells[k];
+  if (v != PROP_NOT_OBSERVED && v != PROP_INCONCLUSIVE) return;
+  double g = kvb_flip_gate(det, effect, df);
+  if (!isnan(g)) ctx->cell_flip[k] = fmin(1, ctx->cell_flip[k] + g);
+}
+
 void prop_cell_binom(prop_ctx *ctx, unsigned k, unsigned n, double p0) {
   if (ctx->ncells >= 1 && !ctx->exact) ctx->ptests++;
   set_flip(ctx, kvb_flip_binom(k, n, kvb_binom_crit(n, p0, PROP_ALPHA)));

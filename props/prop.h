@@ -238,6 +238,13 @@ void prop_cell_binom(prop_ctx *ctx, unsigned k, unsigned n, double p0);
  * crosses its threshold, so its flip p is min(1, Σ flip(p_i)) (the union bound), each a t test
  * with df degrees of freedom (INFINITY: z tests). */
 void prop_cell_pvalues(prop_ctx *ctx, double df, int n, const double *p);
+/* The power gate of the cell just reported (call after its tests' flip, prop_cell_pvalue*):
+ * a cell its tests did not decide is NOT-OBSERVED when the smallest difference the design
+ * resolves with power 0.9, det (proportional to a t test's se, df degrees of freedom), is at
+ * most `effect`, else INCONCLUSIVE; a fresh seed can move it across that gate too. For such a
+ * cell (not HOLDS, FAILS or VACUOUS) adds the gate's predictive flip (kvb_flip_gate,
+ * src/core/flip.h) to its flip p (the union bound: either its tests or its gate move it). */
+void prop_cell_gate(prop_ctx *ctx, double det, double effect, double df);
 /* The cell's flip p computed by the check itself from src/core/flip.h (e.g. the sum over the
  * exact sign tests that decide it). */
 void prop_cell_flip(prop_ctx *ctx, double flip);

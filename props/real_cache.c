@@ -244,6 +244,9 @@ static void text_cell(prop_ctx *ctx, const char *cell, int within, double p_with
   double pw = kvb_sign_power(RC_TEXTS, RC_TEXT_EFFECT, PROP_ALPHA);
   prop_cell(ctx, pw >= 0.9 ? PROP_NOT_OBSERVED : PROP_INCONCLUSIVE, cell,
             "unit = text, N = %d, power %.2g; this text: %s", RC_TEXTS, pw, buf);
+  /* its outcome is the design's (the number of texts sets the power), not a draw's: no seed
+   * moves it (flip p 0) */
+  prop_cell_flip(ctx, 0);
   prop_detail(ctx, within > 0 ? PROP_HOLDS : within < 0 ? PROP_FAILS : PROP_NOT_OBSERVED, cell,
               "this text's caches through the sign rule at α = 1e-6 each way (a test given the "
               "text where the methods draw coins; else a description of the text)");
@@ -548,10 +551,14 @@ static void norms_claim(prop_ctx *ctx) {
                 100 * sd, 100 * kvb_quantile(col, (size_t)ntexts, 0.0),
                 100 * kvb_quantile(col, (size_t)ntexts, 1.0), ntexts - 1, tt, 100 * NORMS_MARGIN,
                 p_below, p_above, power);
-      prop_cell_pvalue(ctx, v == PROP_FAILS ? p_above : p_below);
+      /* its flip p: the t test over texts each way, and (undecided) its power gate (power >= 0.9
+       * at 0 growth iff the margin is at least the detectable slope, ∝ the texts' sd, df N − 1) */
+      prop_cell_pvalues(ctx, df, 2, (double[]){p_below, p_above});
+      if (se > 0) prop_cell_gate(ctx, kvb_t_detectable(se, df, PROP_ALPHA, 0.9), NORMS_MARGIN, df);
     } else {
       prop_cell(ctx, v, cell, "one text (growth %+.2f%% per doubling): a t test over texts has no "
                 "degrees of freedom, power 0", 100 * m);
+      prop_cell_flip(ctx, 0); /* INCONCLUSIVE by the design (one text), whatever the draw */
     }
   }
   prop_unit(ctx, "text (its positions and heads aggregated to one growth per layer)",

@@ -16,7 +16,12 @@
  * spreads it underestimates the true flip by more than 10× in at most 5% of the catches
  * (rejected cases) and of all cases. The mutant is the plug-in Φ(−|z_p − z_α|)
  * (kvb_plugin_miss, the estimator this replaces): on the wide spread of z and binomial cells
- * the same assertion on it must fail. The measured numbers are printed (one "note" line per type and spread). */
+ * the same assertion on it must fail. The measured numbers are printed (one "note" line per type and spread).
+ * Undecided cells (NOT-OBSERVED or INCONCLUSIVE by a power gate, kvb_flip_gate): the gate alone
+ * (df 9, 31) and a whole t cell with both tests and its gate (N = 10, 32 units), the same
+ * assertions; their mutant (printed in the "plug-in" column) is the estimate without the gate's
+ * term — what such cells recorded before (nothing for the gate) — and must fail on the wide
+ * spread. */
 #include "kvbound.h"
 #include "unit.h"
 
@@ -27,7 +32,7 @@
 #include <gsl/gsl_rng.h>
 
 #define ALPHA 1e-6
-#define NCASE 20000
+#define NCASE 10000
 
 static double Phi(double x) { return 0.5 * erfc(-x / sqrt(2.0)); }
 
@@ -75,6 +80,16 @@ static void test_known(void) {
             isnan(kvb_flip_normal(NAN, ALPHA)) && isnan(kvb_flip_t(0.1, 0, ALPHA)) &&
             kvb_flip_normal(0, ALPHA) == 0 && kvb_flip_t(1, 3, ALPHA) == 0,
         "flip.edges", "never-rejecting, k > n, NaN p, df 0, p at 0 and 1");
+  /* the power gate: F(2, 2) has CDF x/(1 + x), so det = 1 against effect 2 (passing, ratio² 4)
+   * flips with P[F > 4] = 1/5, and det = 2 against 1 (failing, ratio² ¼) with P[F <= ¼] = 1/5;
+   * at det = effect a coin flip; a known variance (df ∞) never moves the gate */
+  CHECK(fabs(kvb_flip_gate(1, 2, 2) - 0.2) < 1e-12 && fabs(kvb_flip_gate(2, 1, 2) - 0.2) < 1e-12 &&
+            fabs(kvb_flip_gate(0.3, 0.3, 7) - 0.5) < 1e-12 && kvb_flip_gate(1, 2, INFINITY) == 0,
+        "flip.gate.by_hand", "%.15g %.15g %.15g %g", kvb_flip_gate(1, 2, 2), kvb_flip_gate(2, 1, 2),
+        kvb_flip_gate(0.3, 0.3, 7), kvb_flip_gate(1, 2, INFINITY));
+  CHECK(isnan(kvb_flip_gate(0, 1, 5)) && isnan(kvb_flip_gate(1, -1, 5)) &&
+            isnan(kvb_flip_gate(1, 1, 0)) && isnan(kvb_flip_gate(NAN, 1, 5)),
+        "flip.gate.edges", "det 0, effect < 0, df 0, NaN det");
 }
 
 /* One simulated case: the observed outcome (rejected or not), the estimate (new and plug-in),
@@ -206,6 +221,84 @@ static void sim_binom(unsigned n, int near) {
   gsl_rng_free(r);
 }
 
+/* The power gate alone (kvb_flip_gate): det ∝ s, s = σ·√(χ²_ν/ν), the gate passing at s <= 1
+ * (det = s against effect 1); log σ uniform over ±6 sd of log s (wide) or N(0, sd²) (near), sd
+ * ≈ 1/√(2ν). The true flip from the χ² tail at the true σ. A "catch" is a passing gate (the
+ * cell NOT-OBSERVED). The mutant is the estimate 0 — an undecided cell recording no flip for its
+ * gate, as before — which must fail the same assertion on the wide spread. */
+static void sim_gate(double df, int near) {
+  gsl_rng *r = kvb_rng_alloc_substream(20261128, 300 + (uint64_t)df * 2 + (uint64_t)near);
+  double sd = 1 / sqrt(2 * df);
+  tally t = {0};
+  for (int i = 0; i < NCASE; i++) {
+    double ls = near ? sd * gsl_ran_gaussian(r, 1) : sd * (12 * gsl_rng_uniform(r) - 6);
+    double sig = exp(ls);
+    double so = sig * sqrt(gsl_ran_chisq(r, df) / df), sr = sig * sqrt(gsl_ran_chisq(r, df) / df);
+    int pass = so <= 1, rpass = sr <= 1;
+    double ppass = gsl_cdf_chisq_P(df / (sig * sig), df); /* P[s_rep <= 1] */
+    add(&t, pass, kvb_flip_gate(so, 1, df), 0, pass ? 1 - ppass : ppass, pass != rpass);
+  }
+  char type[32];
+  snprintf(type, sizeof type, "gate%.0f", df);
+  report(type, near ? "near" : "wide", &t, !near, !near);
+  gsl_rng_free(r);
+}
+
+/* An undecided-or-decided t cell as the checks' unit-level cells read one (balancekv_scaling.c
+ * unit_exp_cell): N units ~ N(μ, σ²), mean m, se s/√N, df N − 1; HOLDS when m is significantly
+ * below the edge 0, FAILS when significantly above, else NOT-OBSERVED when the design resolves
+ * TOL from the edge with power 0.9 (det = kvb_t_detectable(se) <= TOL), else INCONCLUSIVE. The
+ * estimate is the checks': flip_t of each one-sided test plus, for an undecided cell, the gate's
+ * flip (union bound, capped at 1). The true flip — P[a replicate's outcome differs] at (μ, σ) —
+ * by quadrature over the replicate's s (J χ² quantiles) of the normal probabilities of m. μ
+ * uniform over ±8 se around the edge, log σ uniform over ±6 sd of log s around the gate's σ*
+ * (wide), or both normal with sd 1 (near). The mutant is the same estimate without the gate
+ * term (what the checks recorded before), which must fail on the wide spread. */
+static void sim_cell(unsigned N, int near) {
+  gsl_rng *r = kvb_rng_alloc_substream(20261128, 400 + N * 2 + (uint64_t)near);
+  const double TOL = 0.25;
+  double df = N - 1, tc = gsl_cdf_tdist_Qinv(ALPHA, df), dl = kvb_t_detectable(1, df, ALPHA, 0.9);
+  double sstar = TOL / dl * sqrt((double)N), sd = 1 / sqrt(2 * df); /* σ at the gate */
+  enum { J = 128 };
+  double xq[J];
+  for (int j = 0; j < J; j++) xq[j] = sqrt(gsl_cdf_chisq_Pinv((j + 0.5) / J, df) / df);
+  tally t = {0};
+  for (int i = 0; i < NCASE / 3; i++) {
+    double u = near ? gsl_ran_gaussian(r, 1) : 8 * (2 * gsl_rng_uniform(r) - 1);
+    double sig = sstar * exp(near ? sd * gsl_ran_gaussian(r, 1) : sd * (12 * gsl_rng_uniform(r) - 6));
+    /* near: centred on one of the two tests' thresholds ±tc·se (a cell about to be decided) */
+    double sem = sig / sqrt((double)N), side = gsl_rng_uniform(r) < 0.5 ? -1 : 1;
+    double mu = sem * (u + (near ? side * tc : 0));
+    int out[2];
+    double pnone = 0, pc[3] = {0, 0, 0}; /* a replicate HOLDS, FAILS, NOT-OBSERVED; pnone INCONCLUSIVE */
+    double est = 0, est0 = 0;
+    for (int k = 0; k < 2; k++) { /* k = 0 observed, 1 replicate */
+      double m = mu + sem * gsl_ran_gaussian(r, 1), se = sig * sqrt(gsl_ran_chisq(r, df) / df) / sqrt((double)N);
+      double tt = m / se, p_ok = gsl_cdf_tdist_P(tt, df), p_bad = gsl_cdf_tdist_Q(tt, df);
+      double det = dl * se;
+      out[k] = p_ok < ALPHA ? 0 : p_bad < ALPHA ? 1 : det <= TOL ? 2 : 3;
+      if (k == 0) {
+        est0 = fmin(1, kvb_flip_t(p_ok, df, ALPHA) + kvb_flip_t(p_bad, df, ALPHA));
+        est = out[0] >= 2 ? fmin(1, est0 + kvb_flip_gate(det, TOL, df)) : est0;
+      }
+    }
+    for (int j = 0; j < J; j++) {
+      double se = sig * xq[j] / sqrt((double)N);
+      double ph = gsl_cdf_ugaussian_P((-tc * se - mu) / sem), pf = gsl_cdf_ugaussian_Q((tc * se - mu) / sem);
+      double pu = fmax(0, 1 - ph - pf);
+      pc[0] += ph / J, pc[1] += pf / J;
+      if (dl * se <= TOL) pc[2] += pu / J;
+      else pnone += pu / J;
+    }
+    double pobs = out[0] == 3 ? pnone : pc[out[0]];
+    add(&t, out[0] == 2, est, est0, fmax(0, 1 - pobs), out[0] != out[1]);
+  }
+  char type[32];
+  snprintf(type, sizeof type, "cell%u", N);
+  report(type, near ? "near" : "wide", &t, !near, !near);
+  gsl_rng_free(r);
+}
+
 int main(void) {
   test_known();
   for (int near = 0; near <= 1; near++) {
@@ -215,6 +308,10 @@ int main(void) {
     sim_t(29, near);
     sim_binom(30, near);
     sim_binom(100, near);
+    sim_gate(9, near);
+    sim_gate(31, near);
+    sim_cell(10, near);
+    sim_cell(32, near);
   }
   UNIT_EXIT();
 }

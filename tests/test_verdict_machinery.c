@@ -133,6 +133,20 @@ int main(void) {
             fabs(dir - (ph + 2e-3)) < 1e-6,
         "verdict.flip.mixed_toward_holds", "flip %g, toward HOLDS %g, bound %g (want %g)",
         c.cell_flip[1], c.cell_flip_holds[1], dir, ph + 2e-3);
+  /* the power gate (hand-worked, F(2, 2) has CDF x/(1 + x)): an INCONCLUSIVE cell whose tests
+   * flip with 0.01 and whose gate misses (det 2 against an effect 1: F <= ¼ passes, 1/5) flips
+   * with 0.21; a NOT-OBSERVED cell (det 1 against 2: F > 4 fails it, 1/5) likewise; a HOLDS
+   * cell keeps its tests' flip (the gate cannot move a decided cell); a cell with no recorded
+   * test stays unknown */
+  ctx_init(&c, log);
+  prop_cell(&c, PROP_INCONCLUSIVE, "g1", "x"), prop_cell_flip(&c, 0.01), prop_cell_gate(&c, 2, 1, 2);
+  prop_cell(&c, PROP_NOT_OBSERVED, "g2", "x"), prop_cell_flip(&c, 0.01), prop_cell_gate(&c, 1, 2, 2);
+  prop_cell(&c, PROP_HOLDS, "g3", "x"), prop_cell_flip(&c, 0.01), prop_cell_gate(&c, 2, 1, 2);
+  prop_cell(&c, PROP_INCONCLUSIVE, "g4", "x"), prop_cell_gate(&c, 2, 1, 2);
+  CHECK(fabs(c.cell_flip[0] - 0.21) < 1e-12 && fabs(c.cell_flip[1] - 0.21) < 1e-12 &&
+            fabs(c.cell_flip[2] - 0.01) < 1e-15 && isnan(c.cell_flip[3]),
+        "verdict.flip.gate", "flips %g %g %g %g (want 0.21 0.21 0.01 nan)", c.cell_flip[0],
+        c.cell_flip[1], c.cell_flip[2], c.cell_flip[3]);
 
   /* ---- tests inside controls count (prop_control_test) ----
    * Hand-worked: a bound cell of the form of balancekv.thm31.error when a control meets the

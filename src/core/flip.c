@@ -46,6 +46,16 @@ double kvb_flip_t(double p, double df, double alpha) {
   return predictive(t_stabilize(t, df), t_stabilize(c, df));
 }
 
+double kvb_flip_gate(double det, double effect, double df) {
+  if (!(det > 0) || !(effect > 0) || !(df > 0) || isinf(det) || isinf(effect)) return NAN;
+  if (isinf(df)) return 0;
+  double r2 = (effect / det) * (effect / det);
+  kvb_gsl_quiet_begin();
+  double below = gsl_cdf_fdist_P(r2, df, df), above = gsl_cdf_fdist_Q(r2, df, df);
+  kvb_gsl_quiet_end();
+  return det <= effect ? above : below;
+}
+
 unsigned kvb_binom_crit(unsigned n, double p0, double alpha) {
   unsigned k = 0;
   while (k <= n && kvb_binom_tail_ge(k, p0, n) >= alpha) k++;

@@ -38,5 +38,15 @@ unsigned kvb_binom_crit(unsigned n, double p0, double alpha);
  * P[K_rep on the other side] under the beta-binomial predictive, K_rep ~ BetaBin(n, k+1, n−k+1).
  * kcrit > n (the test can never reject): 0. */
 double kvb_flip_binom(unsigned k, unsigned n, unsigned kcrit);
+/* A power gate: a cell that is not decided by its test is NOT-OBSERVED when the design had power
+ * >= 0.9 at the stated effect (the smallest difference it resolves with power 0.9, `det`, is at
+ * most `effect`) and INCONCLUSIVE otherwise. det is proportional to a sample standard deviation
+ * with df degrees of freedom (a t test's se), so a fresh replicate's det_rep/det_obs = s_rep/s_obs,
+ * whose predictive law under the Jeffreys prior p(σ) ∝ 1/σ is s_rep²/s_obs² ~ F(df, df)
+ * (σ² | s ~ df·s²/χ²_df, s_rep² = σ²·χ²'_df/df). The gate's flip is
+ *     det <= effect: P[F(df, df) > (effect/det)²];  det > effect: P[F(df, df) <= (effect/det)²],
+ * 0.5 at det = effect. df = INFINITY (a known variance: det is fixed) gives 0. Invalid input
+ * (det or effect not > 0, df <= 0, NaN) gives NaN. */
+double kvb_flip_gate(double det, double effect, double df);
 
 #endif
