@@ -88,8 +88,12 @@ static void merge_tile_f64(double *st, size_t dv, double mt, double den_t, const
 /* Software prefetch of `bytes` starting at p (every 64-byte line) into L2, for the next tile:
  * on the float32 path the hardware prefetcher alone left one thread at ~1.7× the time per
  * token (measured on the development machine, n = 2^17, best of 6 alternating runs: 167 vs
- * 100 ns/token) because the score and value loops alternate between the K and V streams; on
- * the float64 path it did not help (298 vs 344 ns, within the load's noise) and is not used. */
+ * 100 ns/token) because the score and value loops alternate between the K and V streams. On
+ * the float64 path an early measurement saw no gain (298 vs 344 ns, within the load's noise);
+ * interleaved pairs in one process on the Zen 4 machine under heavy load (load average 15 on 2
+ * cores, H = 8, n = 16384, d = 128, 21 pairs) put the prefetching run at a median 0.92 (1
+ * thread) and 0.89 (2 threads) of the other's wall time and 0.87 / 0.90 of its CPU time, so
+ * both paths prefetch. */
 static void prefetch(const void *p, size_t bytes) {
 #if defined(__GNUC__) || defined(__clang__)
   const char *c = p;
@@ -449,7 +453,10 @@ static ATTR int K(item_f64)(size_t it, void *arg, int worker) {
     for (size_t i = i0; i < i1; i++) {
       const double *q = J->Qd + (h * J->nq + i) * d;
       double m = -INFINITY;
+      int pf = i == i0 && t0 + TILE < hi; /* the next tile of this chunk, once per tile */
+      size_t nxt = hi - t0 - TILE < TILE ? hi - t0 - TILE : TILE;
       for (size_t k = 0; k < nt; k++) {
+        if (pf && k < nxt) prefetch(Kt + (TILE + k) * d, d * sizeof *Kt);
         s[k] = J->scale * K(dot_f64)(Kt + k * d, q, d);
         if (!isfinite(s[k])) return bad_score(J, 0, h, t0 + k, i);
         m = s[k] > m ? s[k] : m;
@@ -459,6 +466,7 @@ static ATTR int K(item_f64)(size_t it, void *arg, int worker) {
       for (size_t k = 0; k < nt; k++) {
         double e = exp(s[k] - m);
         den += e;
+        if (pf && k < nxt) prefetch(Vt + (TILE + k) * dv, dv * sizeof *Vt);
         K(axpy_f64)(acc, e, Vt + k * dv, dv);
       }
       merge_tile_f64(partial(J, h, c, i), dv, m, den, acc);
