@@ -364,6 +364,31 @@ static void test_cold_cache_threads(void) {
   remove(path);
 }
 
+/* The prefill's bits depend on neither the worker count nor OpenBLAS's: its row blocks and
+ * attention items have fixed sizes and every product runs on one BLAS thread (model.c), while
+ * OpenBLAS rounds an entry differently at another tile position, so a block size taken from the
+ * thread count would move the hidden states (mutant: ROW_BLOCK = ⌈n / (2·threads)⌉ fails here).
+ * 600 tokens: three row blocks of 256 (the last partial) and ten query blocks. */
+static void test_threads_same_bits(const kvb_model *m) {
+  enum { N = 600 };
+  size_t D = (size_t)m->cfg.d_model;
+  int32_t *ids = malloc(N * sizeof *ids);
+  float *a = malloc(N * D * sizeof *a), *b = malloc(N * D * sizeof *b);
+  const char *prev = getenv("KVBOUND_THREADS");
+  char *keep = prev ? strdup(prev) : NULL;
+  int st = ids && a && b ? KVB_OK : KVB_ENOMEM;
+  for (size_t i = 0; ids && i < N; i++) ids[i] = (int32_t)((i * 7919 + 13) % (size_t)m->cfg.n_vocab);
+  if (!st) setenv("KVBOUND_THREADS", "1", 1), st = kvb_model_prefill(m, ids, N, a, NULL, NULL);
+  if (!st) setenv("KVBOUND_THREADS", "2", 1), st = kvb_model_prefill(m, ids, N, b, NULL, NULL);
+  if (keep) setenv("KVBOUND_THREADS", keep, 1);
+  else unsetenv("KVBOUND_THREADS");
+  size_t diff = 0;
+  for (size_t i = 0; !st && i < N * D; i++) diff += memcmp(&a[i], &b[i], sizeof *a) != 0;
+  CHECK(!st && diff == 0, "model.prefill_bits_independent_of_threads",
+        "status %d, %zu of %zu hidden values differ between 1 and 2 workers", st, diff, (size_t)N * D);
+  free(ids), free(a), free(b), free(keep);
+}
+
 int main(void) {
   if (kvb_model_available() != KVB_OK) {
     const char *why = kvb_strerror_last();
@@ -385,6 +410,7 @@ int main(void) {
   test_rope_relative(&m);
   test_stream(&m);
   test_logits(&m);
+  test_threads_same_bits(&m);
   kvb_model_free(&m);
   test_bad_metadata();
   test_cold_cache_threads();

@@ -88,8 +88,14 @@ static void merge_tile_f64(double *st, size_t dv, double mt, double den_t, const
 /* Software prefetch of `bytes` starting at p (every 64-byte line) into L2, for the next tile:
  * on the float32 path the hardware prefetcher alone left one thread at ~1.7× the time per
  * token (measured on the development machine, n = 2^17, best of 6 alternating runs: 167 vs
- * 100 ns/token) because the score and value loops alternate between the K and V streams; on
- * the float64 path it did not help (298 vs 344 ns, within the load's noise) and is not used. */
+ * 100 ns/token) because the score and value loops alternate between the K and V streams. On
+ * the float64 path an early measurement saw no gain (298 vs 344 ns, within the load's noise).
+ * Interleaved runs on the Zen 4 machine (H = 8, n = 16384, d = 128, load average 4–11 on its 2
+ * cores, best of 15 each): on two workers the float64 path with the prefetch read 17.96 / 19.14
+ * / 18.50 GB/s against 15.51 / 16.35 / 16.79 without, and in three later pairs 11.18 / 12.70 /
+ * 11.17 against 10.12 / 11.49 / 8.36 (+10–16%, every pair); on one worker 9.26 / 9.14 against
+ * 10.75 / 11.31, but the same code differed as much in a later pair (9.10 vs 11.74), so one
+ * worker keeps what it had: the float64 path prefetches when more than one worker runs. */
 static void prefetch(const void *p, size_t bytes) {
 #if defined(__GNUC__) || defined(__clang__)
   const char *c = p;
@@ -107,6 +113,7 @@ typedef struct {
   double *part;    /* [h][c][i] partials, (dv + 2) doubles each: M, den, acc */
   double *scratch; /* per worker: TILE + dv doubles (floats on the float32 path) */
   int vexp;        /* float32: the level of the vector expf in use (vexpf.h), 0 = the library */
+  int pf64;        /* float64: prefetch the next tile (with more than one worker; see prefetch) */
 } job;
 
 static double *partial(const job *J, size_t h, size_t c, size_t i) {
@@ -275,6 +282,7 @@ static int run(job *J, int f32, int threads, float *Zf, double *Zd, double *lse)
   else if (lvl >= KVB_SIMD_AVX2) fn = f32 ? item_f32_avx2 : item_f64_avx2;
 #endif
   J->vexp = f32 ? kvb_vexpf_level() : 0;
+  J->pf64 = !f32 && workers > 1;
   int st = kvb_parallel_for(items, (int)workers, fn, J);
   if (!st && J->nch > 1) st = kvb_parallel_for(H, (int)workers, merge_head, J);
   if (!st)
@@ -449,7 +457,10 @@ static ATTR int K(item_f64)(size_t it, void *arg, int worker) {
     for (size_t i = i0; i < i1; i++) {
       const double *q = J->Qd + (h * J->nq + i) * d;
       double m = -INFINITY;
+      int pf = J->pf64 && i == i0 && t0 + TILE < hi; /* the next tile, once per tile */
+      size_t nxt = hi - t0 - TILE < TILE ? hi - t0 - TILE : TILE;
       for (size_t k = 0; k < nt; k++) {
+        if (pf && k < nxt) prefetch(Kt + (TILE + k) * d, d * sizeof *Kt);
         s[k] = J->scale * K(dot_f64)(Kt + k * d, q, d);
         if (!isfinite(s[k])) return bad_score(J, 0, h, t0 + k, i);
         m = s[k] > m ? s[k] : m;
@@ -459,6 +470,7 @@ static ATTR int K(item_f64)(size_t it, void *arg, int worker) {
       for (size_t k = 0; k < nt; k++) {
         double e = exp(s[k] - m);
         den += e;
+        if (pf && k < nxt) prefetch(Vt + (TILE + k) * dv, dv * sizeof *Vt);
         K(axpy_f64)(acc, e, Vt + k * dv, dv);
       }
       merge_tile_f64(partial(J, h, c, i), dv, m, den, acc);

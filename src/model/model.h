@@ -7,7 +7,8 @@
  * embedding too when its float copy is at most KVB_MODEL_EMBD_F32_MAX bytes (SmolLM2: 113 MB),
  * else it stays in its file encoding (Gemma's Q8_0: 178 MB instead of 671 MB of floats) and is
  * dequantized row by row for the input and in vocabulary chunks for the (tied) output. Prefill by
- * OpenBLAS sgemm. The block is arch.h's; llama.cpp's builds (src/models/llama.cpp, gemma3.cpp;
+ * OpenBLAS sgemm, one BLAS thread per block of rows on kvb_threads_default() workers (model.c).
+ * The block is arch.h's; llama.cpp's builds (src/models/llama.cpp, gemma3.cpp;
  * llama_model::load_hparams) are the sources of the facts, not of code:
  *   - llama: RoPE in the adjacent-pair layout of GGUF llama files, whose converter permutes Wq
  *     and Wk rows for it; attention with key/value head j / (n_head / n_head_kv), scale 1/√64.

@@ -3,6 +3,7 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <stdlib.h>
@@ -88,15 +89,54 @@ void kvb_mo_geglu(float *g, const float *u, size_t n) {
   }
 }
 
-/* The softmax's row passes over a score tile (max; subtract; sum), AVX2 where the CPU has it
- * (simd.h): per score they cost as much as the 2·hd flops of its two products at hd = 64, so
- * scalar loops would double the attention's time. The max and the subtraction give the same
- * bits either way; the sum adds in 8 lanes (its rounding differs from the scalar order, well
- * below the float32 products' own). */
+/* The softmax's row passes over a score tile: the maximum, then e_t = exp(s_t − m) in place and
+ * their sum, AVX2 where the CPU has it (simd.h). Per score these cost about as much as the
+ * 2·hd flops of its two products at hd = 64, so they are one fused pass after the maximum.
+ *
+ * The exponential is a float one (soft_exp below), not the C library's: the library-exact
+ * vector expf (vexpf.h) works in double with a table gather and took 1.1 ns per score on Zen 4
+ * (a third of the attention's sgemm time per score at hd = 64), while this one takes a few
+ * multiply-adds. llama.cpp's softmax also uses its own vector expf (ggml-cpu's ggml_v_expf), and
+ * the model's arithmetic is float32 throughout, so the 1–2 ulp of this exp sit far below what the
+ * golden files allow. Both paths do the same float operations in the same order (separate
+ * multiplies and adds: ISO C mode, no contraction), so the exponentials are the same bits on
+ * every instruction set; only the sum's order differs (8 lanes on AVX2), as before. */
+#define SOFT_LOG2E 1.44269504088896341f
+#define SOFT_LN2_HI 0.693359375f           /* ln 2 = SOFT_LN2_HI + SOFT_LN2_LO (Cody–Waite) */
+#define SOFT_LN2_LO -2.12194440e-4f
+#define SOFT_ROUND 12582912.0f             /* 1.5·2^23: x + it − it rounds x to an integer */
+#define SOFT_MIN -87.0f                    /* below: 0 (e^−87 < 2^−125 of the row's largest term, 1) */
+/* e^r on |r| <= ln2/2: the minimax polynomial of Cephes' expf (S. Moshier, Cephes Math Library,
+ * expf.c), 1 + r + r²·P(r). */
+#define SOFT_P0 1.9875691500e-4f
+#define SOFT_P1 1.3981999507e-3f
+#define SOFT_P2 8.3334519073e-3f
+#define SOFT_P3 4.1665795894e-2f
+#define SOFT_P4 1.6666665459e-1f
+#define SOFT_P5 5.0000001201e-1f
+
+/* e^x for x <= 0 (a score minus its row's maximum); 0 below SOFT_MIN. */
+static float soft_exp(float x) {
+  if (!(x >= SOFT_MIN)) return 0.0f;
+  float t = x * SOFT_LOG2E + SOFT_ROUND, k = t - SOFT_ROUND;
+  float r = x - k * SOFT_LN2_HI;
+  r = r - k * SOFT_LN2_LO;
+  float r2 = r * r;
+  float y = SOFT_P0 * r + SOFT_P1;
+  y = y * r + SOFT_P2;
+  y = y * r + SOFT_P3;
+  y = y * r + SOFT_P4;
+  y = y * r + SOFT_P5;
+  y = y * r2 + r;
+  y = y + 1.0f;
+  union { uint32_t u; float f; } sc = {(uint32_t)((int32_t)k + 127) << 23}; /* 2^k, k >= −126 */
+  return y * sc.f;
+}
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define KVB_MO_AVX2 1
 #include <immintrin.h>
-__attribute__((target("avx2,fma"))) static float row_max_avx2(const float *s, size_t n) {
+__attribute__((target("avx2"))) static float row_max_avx2(const float *s, size_t n) {
   __m256 m = _mm256_set1_ps(-INFINITY);
   size_t t = 0;
   for (; t + 8 <= n; t += 8) m = _mm256_max_ps(m, _mm256_loadu_ps(s + t));
@@ -106,20 +146,47 @@ __attribute__((target("avx2,fma"))) static float row_max_avx2(const float *s, si
   for (; t < n; t++) mx = s[t] > mx ? s[t] : mx;
   return mx;
 }
-__attribute__((target("avx2,fma"))) static void row_sub_avx2(float *s, size_t n, float m) {
-  __m256 v = _mm256_set1_ps(m);
-  size_t t = 0;
-  for (; t + 8 <= n; t += 8) _mm256_storeu_ps(s + t, _mm256_sub_ps(_mm256_loadu_ps(s + t), v));
-  for (; t < n; t++) s[t] -= m;
+/* Eight lanes of soft_exp(x): the scalar's operations lane by lane. */
+__attribute__((target("avx2"))) static inline __m256 soft_exp8(__m256 x) {
+  const __m256 mn = _mm256_set1_ps(SOFT_MIN), rnd = _mm256_set1_ps(SOFT_ROUND);
+  __m256 ok = _mm256_cmp_ps(x, mn, _CMP_GE_OQ);
+  __m256 xc = _mm256_max_ps(x, mn); /* keeps 2^k normal in the lanes set to 0 below */
+  __m256 k = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(xc, _mm256_set1_ps(SOFT_LOG2E)), rnd), rnd);
+  __m256 r = _mm256_sub_ps(xc, _mm256_mul_ps(k, _mm256_set1_ps(SOFT_LN2_HI)));
+  r = _mm256_sub_ps(r, _mm256_mul_ps(k, _mm256_set1_ps(SOFT_LN2_LO)));
+  __m256 r2 = _mm256_mul_ps(r, r);
+  __m256 y = _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(SOFT_P0), r), _mm256_set1_ps(SOFT_P1));
+  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(SOFT_P2));
+  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(SOFT_P3));
+  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(SOFT_P4));
+  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(SOFT_P5));
+  y = _mm256_add_ps(_mm256_mul_ps(y, r2), r);
+  y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
+  __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
+  return _mm256_and_ps(_mm256_mul_ps(y, _mm256_castsi256_ps(e)), ok);
 }
-__attribute__((target("avx2,fma"))) static float row_sum_avx2(const float *s, size_t n) {
-  __m256 a = _mm256_setzero_ps();
+/* s[t] = soft_exp(s[t] − m); returns Σ s[t] summed in 8 lanes (the last 1–7 scores as lanes of
+ * one more vector, the missing lanes −∞, whose exponential is 0). */
+__attribute__((target("avx2"))) static float row_exp_sum_avx2(float *s, size_t n, float m) {
+  const __m256 vm = _mm256_set1_ps(m);
+  __m256 acc = _mm256_setzero_ps();
   size_t t = 0;
-  for (; t + 8 <= n; t += 8) a = _mm256_add_ps(a, _mm256_loadu_ps(s + t));
+  for (; t + 8 <= n; t += 8) {
+    __m256 y = soft_exp8(_mm256_sub_ps(_mm256_loadu_ps(s + t), vm));
+    _mm256_storeu_ps(s + t, y);
+    acc = _mm256_add_ps(acc, y);
+  }
+  if (t < n) {
+    float b[8];
+    for (size_t i = 0; i < 8; i++) b[i] = t + i < n ? s[t + i] : -INFINITY;
+    __m256 y = soft_exp8(_mm256_sub_ps(_mm256_loadu_ps(b), vm));
+    _mm256_storeu_ps(b, y);
+    for (size_t i = 0; t + i < n; i++) s[t + i] = b[i];
+    acc = _mm256_add_ps(acc, y);
+  }
   float l[8], z = 0;
-  _mm256_storeu_ps(l, a);
+  _mm256_storeu_ps(l, acc);
   for (int i = 0; i < 8; i++) z += l[i];
-  for (; t < n; t++) z += s[t];
   return z;
 }
 #endif
@@ -133,23 +200,13 @@ static float row_max(const float *s, size_t n, int avx2) {
   for (size_t t = 1; t < n; t++) mx = s[t] > mx ? s[t] : mx;
   return mx;
 }
-static void row_sub(float *s, size_t n, float m, int avx2) {
+static float row_exp_sum(float *s, size_t n, float m, int avx2) {
 #ifdef KVB_MO_AVX2
-  if (avx2) {
-    row_sub_avx2(s, n, m);
-    return;
-  }
-#endif
-  (void)avx2;
-  for (size_t t = 0; t < n; t++) s[t] -= m;
-}
-static float row_sum(const float *s, size_t n, int avx2) {
-#ifdef KVB_MO_AVX2
-  if (avx2) return row_sum_avx2(s, n);
+  if (avx2) return row_exp_sum_avx2(s, n, m);
 #endif
   (void)avx2;
   float z = 0;
-  for (size_t t = 0; t < n; t++) z += s[t];
+  for (size_t t = 0; t < n; t++) z += s[t] = soft_exp(s[t] - m);
   return z;
 }
 
@@ -157,32 +214,39 @@ typedef struct {
   const float *q, *k, *v;
   size_t n, H, grp, hd, window, nqb, ldo;
   float scale;
-  int vexp, avx2;
-  float *scratch; /* per worker: S [QB][KB], O [QB][hd] */
-  double *lsum;   /* per worker: the normalizers of the block's rows [QB] */
+  int avx2;
+  float *scratch; /* per worker: S [grp·QB][KB], O [grp·QB][hd], Q [grp·QB][hd], m [grp·QB] */
+  double *lsum;   /* per worker: the normalizers of the block's rows [grp·QB] */
   float *att;
 } attn_job;
 
-/* One (head, query block): the online softmax over the key tiles the block's rows can see. */
+static size_t attn_scratch(size_t grp, size_t hd) { return grp * KVB_MO_QB * (KVB_MO_KB + 2 * hd + 1); }
+
+/* One (key/value head, query block): the online softmax of the block's rows of every query head
+ * sharing that key/value head (grouped-query attention), over the key tiles the block can see.
+ * Why the heads together: each key and value tile is then packed by sgemm once for grp·QB rows
+ * instead of once per head (SmolLM2: 192 rows, not 64), which was a third of the products' own
+ * packing work at hd = 64. Row R of the group is head g·grp + R / rows at position b0 + R % rows. */
 static int attn_item(size_t it, void *arg, int worker) {
   const attn_job *J = arg;
-  size_t j = it / J->nqb, b0 = (it % J->nqb) * KVB_MO_QB, hd = J->hd, n = J->n;
-  size_t rows = n - b0 < KVB_MO_QB ? n - b0 : KVB_MO_QB;
-  const float *Q = J->q + (j * n + b0) * hd, *K = J->k + (j / J->grp) * n * hd,
-              *V = J->v + (j / J->grp) * n * hd;
-  float *S = J->scratch + (size_t)worker * (KVB_MO_QB * (KVB_MO_KB + hd)), *O = S + KVB_MO_QB * KVB_MO_KB;
-  double *l = J->lsum + (size_t)worker * KVB_MO_QB;
-  float m[KVB_MO_QB];
-  for (size_t r = 0; r < rows; r++) m[r] = -INFINITY, l[r] = 0;
-  memset(O, 0, rows * hd * sizeof *O);
+  size_t g = it / J->nqb, b0 = (it % J->nqb) * KVB_MO_QB, hd = J->hd, n = J->n, grp = J->grp;
+  size_t rows = n - b0 < KVB_MO_QB ? n - b0 : KVB_MO_QB, nr = grp * rows;
+  const float *K = J->k + g * n * hd, *V = J->v + g * n * hd;
+  float *S = J->scratch + (size_t)worker * attn_scratch(grp, hd), *O = S + grp * KVB_MO_QB * KVB_MO_KB,
+        *Q = O + grp * KVB_MO_QB * hd, *m = Q + grp * KVB_MO_QB * hd;
+  double *l = J->lsum + (size_t)worker * grp * KVB_MO_QB;
+  for (size_t h = 0; h < grp; h++) /* the group's query rows, one matrix */
+    memcpy(Q + h * rows * hd, J->q + ((g * grp + h) * n + b0) * hd, rows * hd * sizeof *Q);
+  for (size_t r = 0; r < nr; r++) m[r] = -INFINITY, l[r] = 0;
+  memset(O, 0, nr * hd * sizeof *O);
   /* keys the block can see: [lo of its first row, its last row] */
   size_t klo = J->window && b0 + 1 > J->window ? b0 + 1 - J->window : 0, khi = b0 + rows;
   for (size_t k0 = klo; k0 < khi; k0 += KVB_MO_KB) {
     size_t kt = khi - k0 < KVB_MO_KB ? khi - k0 : KVB_MO_KB;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)kt, (int)hd, J->scale, Q,
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nr, (int)kt, (int)hd, J->scale, Q,
                 (int)hd, K + k0 * hd, (int)hd, 0.0f, S, (int)kt);
-    for (size_t r = 0; r < rows; r++) {
-      size_t p = b0 + r, lo = J->window && p + 1 > J->window ? p + 1 - J->window : 0;
+    for (size_t r = 0; r < nr; r++) {
+      size_t p = b0 + r % rows, lo = J->window && p + 1 > J->window ? p + 1 - J->window : 0;
       size_t a = lo > k0 ? lo - k0 : 0, e = p + 1 < k0 + kt ? p + 1 - k0 : kt; /* valid [a, e) */
       float *s = S + r * kt;
       if (p + 1 <= k0 || a >= e) { /* the tile lies after the row or before its window */
@@ -196,17 +260,15 @@ static int attn_item(size_t it, void *arg, int worker) {
         for (size_t i = 0; i < hd; i++) O[r * hd + i] *= c;
         m[r] = mx;
       }
-      row_sub(s + a, e - a, m[r], J->avx2);
-      kvb_vexpf_inplace(s + a, e - a, J->vexp);
-      l[r] += row_sum(s + a, e - a, J->avx2);
+      l[r] += row_exp_sum(s + a, e - a, m[r], J->avx2);
       memset(s, 0, a * sizeof *s);
       memset(s + e, 0, (kt - e) * sizeof *s);
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)hd, (int)kt, 1.0f, S,
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nr, (int)hd, (int)kt, 1.0f, S,
                 (int)kt, V + k0 * hd, (int)hd, 1.0f, O, (int)hd);
   }
-  for (size_t r = 0; r < rows; r++) {
-    float iz = (float)(1.0 / l[r]), *dst = J->att + (b0 + r) * J->ldo + j * hd;
+  for (size_t r = 0; r < nr; r++) {
+    float iz = (float)(1.0 / l[r]), *dst = J->att + (b0 + r % rows) * J->ldo + (g * grp + r / rows) * hd;
     for (size_t i = 0; i < hd; i++) dst[i] = O[r * hd + i] * iz;
   }
   return 0;
@@ -219,17 +281,17 @@ int kvb_mo_attention(const float *q, const float *k, const float *v, size_t n, s
     return KVB_ERROR(KVB_EINVAL, "kvb_mo_attention: %zu tokens, %zu heads over %zu", n, H, Hk);
   int threads = kvb_threads_default();
   attn_job J = {q, k, v, n, H, H / Hk, hd, window >= n ? 0 : window, (n + KVB_MO_QB - 1) / KVB_MO_QB,
-                ldo, scale, kvb_vexpf_level(), kvb_simd_level() >= KVB_SIMD_AVX2, NULL, NULL, att};
-  if ((size_t)threads > H * J.nqb) threads = (int)(H * J.nqb);
-  J.scratch = malloc((size_t)threads * KVB_MO_QB * (KVB_MO_KB + hd) * sizeof(float));
-  J.lsum = malloc((size_t)threads * KVB_MO_QB * sizeof(double));
+                ldo, scale, kvb_simd_level() >= KVB_SIMD_AVX2, NULL, NULL, att};
+  if ((size_t)threads > Hk * J.nqb) threads = (int)(Hk * J.nqb);
+  J.scratch = malloc((size_t)threads * attn_scratch(J.grp, hd) * sizeof(float));
+  J.lsum = malloc((size_t)threads * J.grp * KVB_MO_QB * sizeof(double));
   int st = J.scratch && J.lsum ? KVB_OK : KVB_ERROR(KVB_ENOMEM, "out of memory for attention scratch");
   /* every item's small products on one BLAS thread, whatever the worker count, so the bits do
    * not depend on $KVBOUND_THREADS or OPENBLAS_NUM_THREADS (kvb_parallel_for does this itself
    * only for more than one worker) */
   int blas_prev = openblas_get_num_threads();
   if (!st && blas_prev != 1) openblas_set_num_threads(1);
-  if (!st) st = kvb_parallel_for(H * J.nqb, threads, attn_item, &J);
+  if (!st) st = kvb_parallel_for(Hk * J.nqb, threads, attn_item, &J);
   if (blas_prev != 1) openblas_set_num_threads(blas_prev);
   free(J.scratch);
   free(J.lsum);

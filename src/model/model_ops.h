@@ -36,12 +36,13 @@ void kvb_mo_geglu(float *g, const float *u, size_t n);
  * (query head j reads key/value head j / (H / Hk)); query p sees key p′ when p′ ≤ p and, for
  * window > 0, p − p′ < window (a sliding-window layer). Head j's output row p is written to
  * att[p·ldo + j·hd ..]. Scores are scale·q·k; the softmax is the usual one with the running
- * maximum (online softmax): query rows in blocks of KVB_MO_QB, keys in tiles of KVB_MO_KB that
- * stay in cache, each tile's scores and its P·V product by sgemm, exp by the vectorized libm-
- * exact expf (vexpf.h), the normalizer summed in double. Only the tiles a block can see are
- * touched, so a window of w costs O(n·w), not O(n²). Items (head, query block) run on
- * kvb_threads_default() workers (parallel.h; the result does not depend on the count).
- * KVB_ENOMEM when the scratch cannot be allocated. */
+ * maximum (online softmax): query rows in blocks of KVB_MO_QB, those of all heads sharing a key/
+ * value head together, keys in tiles of KVB_MO_KB that stay in cache, each tile's scores and
+ * its P·V product by sgemm, exp by a float Cephes-style expf (1 ulp from libm's, the same bits
+ * on every instruction set; model_ops.c says why not vexpf.h), the normalizer summed in double.
+ * Only the tiles a block can see are touched, so a window of w costs O(n·w), not O(n²). Items
+ * (key/value head, query block) run on kvb_threads_default() workers (parallel.h; the result
+ * does not depend on the count). KVB_ENOMEM when the scratch cannot be allocated. */
 #define KVB_MO_QB 64
 #define KVB_MO_KB 256
 int kvb_mo_attention(const float *q, const float *k, const float *v, size_t n, size_t H,
