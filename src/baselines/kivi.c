@@ -329,26 +329,8 @@ static int kivi_query_copy(kvb_method *m, const double *q, double *z) {
 
 static kvb_qa_asym_rows asym_rows(const kivi_state *st, const tok_rows *t) {
   kvb_qa_asym_rows r = {t->d, st->G, t->ng, t->gbytes, t->rowbytes, st->bits, st->no_zero,
-                        t->z, t->s, t->c};
+                        t->z, t->s, t->c, 0};
   return r;
-}
-
-typedef struct {
-  const kvb_method *m;
-  kvb_qa_asym_rows vq;
-} kivi_value_ctx;
-
-/* Token i's value (stream order): quantized per token, or from the residual X_Vr. */
-static void kivi_value(void *vc, size_t i, double e, double *z) {
-  const kivi_value_ctx *c = vc;
-  const kivi_state *st = c->m->state;
-  if (i < st->vq.n) {
-    kvb_qa_asym_rows_axpy(&c->vq, i, e, z);
-  } else {
-    size_t dv = c->m->d_value;
-    const double *v = st->vr + (i - st->vq.n) * dv;
-    for (size_t j = 0; j < dv; j++) z[j] += e * v[j];
-  }
 }
 
 /* Attention over [Q(X_Kg); X_Kr], [Q(X_Vg); X_Vr] in stream order (Algorithm 1's t_O), the
@@ -356,21 +338,34 @@ static void kivi_value(void *vc, size_t i, double e, double *z) {
  * kvb_attention_exact). */
 static int kivi_query(kvb_method *m, const double *q, double *z) {
   kivi_state *st = m->state;
-  size_t n = (size_t)m->n, dk = m->d_key;
+  size_t n = (size_t)m->n, dk = m->d_key, dv = m->d_value;
   int rc = kvb_qa_reserve(&st->sc, &st->sccap, n, "kivi");
   if (rc) return rc;
-  double *sc = st->sc;
+  double *sc = st->sc, den;
   size_t nkq = st->keys_per_token ? st->kt.n : st->kq.n * st->G;
   if (st->keys_per_token) {
     kvb_qa_asym_rows kr = asym_rows(st, &st->kt);
     kvb_qa_asym_rows_scores(&kr, nkq, q, m->scale, sc);
   } else {
-    kvb_qa_asym_chan_scores(st->kq.n, st->G, dk, st->kq.gbytes, st->bits, st->no_zero, st->kq.z,
-                            st->kq.s, st->kq.c, q, m->scale, sc);
+    kvb_qa_asym_chan_scores(st->kq.n, st->G, dk, st->kq.gbytes, st->bits, st->no_zero, 0,
+                            st->kq.z, st->kq.s, st->kq.c, q, m->scale, sc);
   }
   for (size_t t = nkq; t < n; t++) sc[t] = kvb_score(st->kr + (t - nkq) * dk, q, dk, m->scale);
-  kivi_value_ctx vc = {m, asym_rows(st, &st->vq)};
-  if (kvb_qa_softmax_sum(n, m->d_value, sc, kivi_value, &vc, z) != 0) {
+  int fallback = kvb_qa_softmax_weights(n, sc, &den);
+  if (!fallback) {
+    /* the quantized values (tokens 0..vq.n−1), then the residual X_Vr: every z[j] still adds
+     * its tokens in stream order */
+    memset(z, 0, dv * sizeof *z);
+    kvb_qa_asym_rows vq = asym_rows(st, &st->vq);
+    kvb_qa_asym_rows_values(&vq, st->vq.n, sc, z);
+    for (size_t t = st->vq.n; t < n; t++) {
+      const double *v = st->vr + (t - st->vq.n) * dv;
+      double e = sc[t];
+      for (size_t j = 0; j < dv; j++) z[j] += e * v[j];
+    }
+    fallback = kvb_qa_normalize(dv, den, z);
+  }
+  if (fallback) {
     rc = kivi_query_copy(m, q, z);
     if (rc) return rc;
   }

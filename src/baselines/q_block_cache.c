@@ -181,21 +181,17 @@ static void qb_scores(const kvb_method *m, const qb_state *st, const double *q, 
   size_t d = m->d_key, rb = st->nbk * st->bs;
   const double *dex = st->scale_fp32 ? st->dK : NULL;
   if (st->q4)
-    kvb_qa_q4_0_scores(st->n, d, st->K, rb, dex, st->nbk, st->offset, q, m->scale, sc);
+    kvb_qa_q4_0_scores(st->n, d, st->K, rb, dex, st->nbk, st->offset, q, m->scale, 0, sc);
   else
-    kvb_qa_q8_0_scores(st->n, d, st->K, rb, dex, st->nbk, q, m->scale, sc);
+    kvb_qa_q8_0_scores(st->n, d, st->K, rb, dex, st->nbk, q, m->scale, 0, sc);
 }
 
-static void qb_value(const kvb_method *m, const qb_state *st, size_t i, double e, double *z) {
+/* z += Σ_i e_i·(dequantized value i), the tokens in order. */
+static void qb_values(const kvb_method *m, const qb_state *st, const double *e, double *z) {
   size_t rb = st->nbv * st->bs;
-  const double *dex = st->scale_fp32 ? st->dV + i * st->nbv : NULL;
-  if (st->q4) kvb_qa_q4_0_axpy(m->d_value, st->V + i * rb, dex, st->offset, e, z);
-  else kvb_qa_q8_0_axpy(m->d_value, st->V + i * rb, dex, e, z);
-}
-
-static void qb_value_cb(void *ctx, size_t i, double e, double *z) {
-  const kvb_method *m = ctx;
-  qb_value(m, m->state, i, e, z);
+  const double *dex = st->scale_fp32 ? st->dV : NULL;
+  if (st->q4) kvb_qa_q4_0_values(st->n, m->d_value, st->V, rb, dex, st->nbv, st->offset, e, 0, z);
+  else kvb_qa_q8_0_values(st->n, m->d_value, st->V, rb, dex, st->nbv, e, 0, z);
 }
 
 /* The reference path: the cache dequantized into scratch, then kvb_attention_exact. Taken only
@@ -225,8 +221,15 @@ static int qb_query(kvb_method *m, const double *q, double *z) {
   size_t n = st->n;
   int rc = kvb_qa_reserve(&st->sc, &st->sccap, n, m->type->name);
   if (rc) return rc;
+  double den;
   qb_scores(m, st, q, st->sc);
-  if (kvb_qa_softmax_sum(n, m->d_value, st->sc, qb_value_cb, m, z) != 0) {
+  int fallback = kvb_qa_softmax_weights(n, st->sc, &den);
+  if (!fallback) {
+    memset(z, 0, m->d_value * sizeof *z);
+    qb_values(m, st, st->sc, z);
+    fallback = kvb_qa_normalize(m->d_value, den, z);
+  }
+  if (fallback) {
     rc = qb_query_copy(m, q, z);
     if (rc) return rc;
   }
