@@ -740,6 +740,11 @@ static int one_plot(const char *dir, char **pf, int cairo, char *err, size_t cap
     x_integer &= g[i].x == floor(g[i].x);
   }
   int int_tics = !c.logx && !x_measure && x_integer && xmax - xmin <= 20;
+  /* a point drawn from one draw has no spread to show: where no x of any series has two or
+   * more, the plot has no bands, and its legend neither names them nor calls the lines medians */
+  int spread = 0;
+  for (size_t i = 0; i < ng; i++) spread |= g[i].count >= 2;
+  if (!spread) c.bands = 0;
   st = write_dat_file(dir, &c, g, ng, series, nseries, err, cap);
   free(g);
   if (st) return st;
