@@ -29,6 +29,9 @@
  * best sample so far and the paired one (against the sample right before the configuration),
  * and a closing table per precision puts every row against the run's best sample with the
  * spread (best/worst). The commit is the binary's build (KVB_BUILD_COMMIT). */
+/* bench_clock.h: its ratio stays on wall seconds, as its GEMM rate is (the workers run in parallel,
+ * so CPU seconds sum over them); CPU seconds are printed beside. */
+#include "bench_clock.h"
 #include "kvbound.h"
 #include "bench_stats.h"
 #include "vexpf.h"
@@ -45,21 +48,6 @@
 #ifndef KVB_BUILD_COMMIT
 #define KVB_BUILD_COMMIT "unknown" /* built outside the Makefile */
 #endif
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* The process's CPU seconds (all threads), printed beside the wall seconds: on a shared machine
- * the wall clock also counts other processes' turns. The ratio stays on wall seconds, as its
- * GEMM rate is (the workers run in parallel, so CPU seconds sum over them). */
-static double cpu_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* ---- GEMM throughput on `threads` workers, one single-threaded BLAS call each ---- */
 enum { GN = 512 };

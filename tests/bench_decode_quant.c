@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_clock.h"
 #include "kvbound.h"
 #include "decode_compressed.h"
 #include "lm.h"
@@ -31,18 +32,6 @@
 #ifndef KVB_BUILD_COMMIT
 #define KVB_BUILD_COMMIT "unknown" /* built outside the Makefile */
 #endif
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static double cpu_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 enum { NM = 4, T = 16, MAXREP = 32 };
 static const char *const label[NM] = {"exact", "q8_0", "q4_0", "KIVI-2"};

@@ -23,6 +23,7 @@
  * seconds are both shown. No timed assertion: nothing here fails because a figure is slow. With
  * --json every result is also one JSON line (lines starting with '{') so results can be tracked
  * over commits; the commit is the one the binary was built from (KVB_BUILD_COMMIT). */
+#include "bench_clock.h"
 #include "kvbound.h"
 #include "bench_stats.h"
 #include "block_gram.h"
@@ -62,20 +63,6 @@ typedef struct {
   int exact_hi;           /* log2 n up to which exact attention is timed next to SubGen */
   double scal_budget;     /* seconds per method in the scaling table */
 } opts;
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* The process's CPU seconds, all threads: beside the wall clock, which on a shared machine also
- * counts other processes' turns. */
-static double cpu_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static double load1(void) {
   double l = NAN;

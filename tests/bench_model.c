@@ -37,26 +37,14 @@
 #include <string.h>
 #include <time.h>
 
+/* bench_clock.h: its ratio is formed on CPU time, the rate's and the prefill's alike (wall
+ * seconds printed beside). */
+#include "bench_clock.h"
 #include "bench_stats.h"
 #include "kvb_error.h"
 #include "model.h"
 #include "lm.h"
 #include "real_text.h"
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* The process's CPU seconds (all its threads): on a shared machine the wall clock also counts
- * time other processes held the cores; the ratio is formed on CPU time, the rate's and the
- * prefill's alike (wall seconds printed beside). */
-static double cpu_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 #ifndef KVB_BUILD_COMMIT
 #define KVB_BUILD_COMMIT "unknown" /* built outside the Makefile */
