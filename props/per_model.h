@@ -44,4 +44,9 @@ void prop_model_id(const char *ref_id, kvb_lm_kind kind, char *buf, size_t cap);
 int prop_models_expand(prop_claim *out, size_t *n, size_t cap, const prop_claim *ref, size_t n_ref,
                        const char *const *ref_only, const prop_model_wording *words);
 
+/* A sign test over c caches rejects at α = 1e-6 only when 2^−c ≤ α, i.e. c ≥ 20: a model with
+ * fewer caches than this (Gemma 3's global layers: 3) makes each seed of a cache its own item in
+ * the real-cache and proxy checks. */
+#define PROP_SIGN_TEST_MIN_ITEMS 20
+
 #endif

@@ -85,10 +85,8 @@ static const rc_model *RC = &rc_cur;
 #define RC_GRP (RC->qh / RC->kvh)
 #define RC_UNITS (RC->nl * RC->kvh)
 
-/* A sign test over c caches rejects at α = 1e-6 only when 2^−c ≤ α, i.e. c ≥ 20: a model with
- * fewer global caches (Gemma 3: 3) makes each seed of a cache its own item in the bkvb checks,
- * and its norms check reads the longer text (rc_long). */
-#define RC_FEW_CACHES 20
+/* Fewer caches than PROP_SIGN_TEST_MIN_ITEMS (per_model.h): each seed of a cache its own item
+ * in the bkvb checks, and the norms check reads the longer text (rc_long). */
 
 /* The running claim's model into rc_cur (0 with a failed check when its shape exceeds the
  * arrays here). */
@@ -111,7 +109,7 @@ static int rc_use(prop_ctx *ctx) {
            m->nl < nl ? " (global layers)" : "");
   if (m->kind != 0) snprintf(m->stream_model, sizeof m->stream_model, "model=%s", kvb_lm_kind_key(m->kind));
   m->scale = 1.0 / sqrt((double)m->d), m->nctx = kvb_lm_kind_n_ctx(m->kind);
-  m->seed_items = m->nl * m->kvh < RC_FEW_CACHES;
+  m->seed_items = m->nl * m->kvh < PROP_SIGN_TEST_MIN_ITEMS;
   return 1;
 }
 
@@ -998,7 +996,7 @@ static void bkvb_fig1(prop_ctx *ctx) { rc_long = 0; if (rc_use(ctx)) bkvb_claim(
 static void bkvb_fig3(prop_ctx *ctx) { rc_long = 0; if (rc_use(ctx)) bkvb_claim(ctx, 1); }
 static void cluster(prop_ctx *ctx) { rc_long = 0; if (rc_use(ctx)) cluster_claim(ctx); }
 static void norms(prop_ctx *ctx) {
-  if (rc_use(ctx)) rc_long = RC->nl * RC->kvh < RC_FEW_CACHES, norms_claim(ctx);
+  if (rc_use(ctx)) rc_long = RC->nl * RC->kvh < PROP_SIGN_TEST_MIN_ITEMS, norms_claim(ctx);
   rc_long = 0;
 }
 static void practical(prop_ctx *ctx) { rc_long = 0; if (rc_use(ctx)) practical_claim(ctx); }

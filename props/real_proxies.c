@@ -72,9 +72,6 @@ typedef struct {
 } rp_model;
 static rp_model rp_cur;
 static const rp_model *RPM = &rp_cur;
-/* A sign test over c caches rejects at α = 1e-6 only when 2^−c ≤ α (c ≥ 20): a model with fewer
- * global caches makes each seed of a cache its own item (px_seeds). */
-#define RP_FEW_CACHES 20
 
 /* The running claim's model into rp_cur (0 with a failed check when its shape exceeds the
  * arrays here). */
@@ -337,14 +334,14 @@ static double px_run(prop_ctx *ctx, const char *name, int under_test, const rp_l
 }
 
 /* The items the within-text tests run over: SmolLM2's 90 caches; a model with fewer than
- * RP_FEW_CACHES global caches (Gemma 3: 3) its caches ×
+ * PROP_SIGN_TEST_MIN_ITEMS global caches (Gemma 3: 3) its caches ×
  * 24 seeds (30 in --full), each seed of a cache its own item (the methods' coins are independent
  * across seeds given the text, as across caches; 3 caches alone cannot reach α). 24 because the
  * z ≡ 0 control's catch is stated by the plug-in Φ(−(z_p − z_α)): with 36 items all on the
  * losing side p = 2^−36 and that is 0.029, more than a run's whole budget; with 72, 2e−6. */
 static int NPX = RP_UNITS;
 static size_t px_seeds(const prop_ctx *ctx) {
-  return RPM->nl * RPM->kvh < RP_FEW_CACHES ? (ctx->full ? 30 : 24) : 1;
+  return RPM->nl * RPM->kvh < PROP_SIGN_TEST_MIN_ITEMS ? (ctx->full ? 30 : 24) : 1;
 }
 
 /* Runs `ncfg` configurations over the items: cfg c, method k (< 3) writes err[c][k][item].

@@ -7,6 +7,7 @@
 #include "per_model.h"
 #include "unit.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -123,5 +124,8 @@ int main(void) {
   rc = prop_models_expand(small, &n, 3, ref, 3, ref_only, words);
   CHECK(rc == -1 && n == 2 && small[2].id == NULL, "per_model.expand_full",
         "rc %d, %zu entries", rc, n);
+  /* the fewest items with which a sign test can reject at 1e-6: 2^-c <= 1e-6 < 2^-(c-1) */
+  CHECK(ldexp(1.0, -PROP_SIGN_TEST_MIN_ITEMS) <= 1e-6 && ldexp(1.0, -(PROP_SIGN_TEST_MIN_ITEMS - 1)) > 1e-6,
+        "per_model.sign_test_min_items", "PROP_SIGN_TEST_MIN_ITEMS = %d", PROP_SIGN_TEST_MIN_ITEMS);
   UNIT_EXIT();
 }
