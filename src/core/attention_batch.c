@@ -46,11 +46,19 @@
 #endif
 #endif
 
-/* Pairwise sum of 16 lanes: (l0+l8), ... then halves again (fixed order). */
-#define TREE16(l)                                                      \
-  do {                                                                 \
-    for (int w_ = LANES / 2; w_ >= 1; w_ /= 2)                         \
-      for (int i_ = 0; i_ < w_; i_++) (l)[i_] += (l)[i_ + w_];         \
+/* Pairwise sum of 16 lanes in a fixed order: a_i = l_i + l_{i+8} (i < 8), b_i = a_i + a_{i+4},
+ * c_i = b_i + b_{i+2} (i < 2), then c_0 + c_1 into l[0]. Written out, not as the two nested loops
+ * it equals (for w = 8, 4, 2, 1: l_i += l_{i+w}, i < w): GCC -O2 compiled those to a rolled
+ * scalar loop through memory, each add waiting on the store before it, which took about a third
+ * of the float32 kernel's time with K and V in cache. Same additions in the same order, so the
+ * same bits; tests/test_attention_batch.c pins them. */
+#define TREE16(T, l)                                                                           \
+  do {                                                                                         \
+    T a0_ = (l)[0] + (l)[8], a1_ = (l)[1] + (l)[9], a2_ = (l)[2] + (l)[10];                    \
+    T a3_ = (l)[3] + (l)[11], a4_ = (l)[4] + (l)[12], a5_ = (l)[5] + (l)[13];                  \
+    T a6_ = (l)[6] + (l)[14], a7_ = (l)[7] + (l)[15];                                          \
+    T b0_ = a0_ + a4_, b1_ = a1_ + a5_, b2_ = a2_ + a6_, b3_ = a3_ + a7_;                     \
+    (l)[0] = (b0_ + b2_) + (b1_ + b3_);                                                        \
   } while (0)
 
 /* Folds a tile (maximum m, sums den_t and acc_t[dv] relative to m) into the running partial
@@ -372,7 +380,7 @@ typedef double K(vd) __attribute__((vector_size(VW)));
     size_t j = 0;                                                                              \
     ATTB_VEC_DOT(T, V, NV, j)                                                                  \
     for (; j < d; j++) l[j % LANES] += a[j] * b[j];                                            \
-    TREE16(l);                                                                                 \
+    TREE16(T, l);                                                                              \
     return l[0];                                                                               \
   }                                                                                            \
   static inline ATTR void K(axpy_##SFXT)(T *restrict y, T e, const T *restrict x, size_t n) {  \
