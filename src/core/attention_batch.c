@@ -103,7 +103,19 @@ static void merge_tile_f64(double *st, size_t dv, double mt, double den_t, const
  * / 18.50 GB/s against 15.51 / 16.35 / 16.79 without, and in three later pairs 11.18 / 12.70 /
  * 11.17 against 10.12 / 11.49 / 8.36 (+10–16%, every pair); on one worker 9.26 / 9.14 against
  * 10.75 / 11.31, but the same code differed as much in a later pair (9.10 vs 11.74), so one
- * worker keeps what it had: the float64 path prefetches when more than one worker runs. */
+ * worker keeps what it had: the float64 path prefetches when more than one worker runs.
+ * Variants of the float32 loop measured on that machine while it was busy, so in CPU time per
+ * byte, one worker, as paired medians against a read pass of the same bytes (H = 8, n = 16384,
+ * d = 128, 21–41 runs each, spread of one build against itself ±4%): no prefetch −23%; a
+ * prefetch of every other line −17% (the adjacent-line hardware prefetcher does not fill in);
+ * a distance of 4, 16 or 32 tokens instead of a tile, or locality 0 or 3 instead of 2, within
+ * the spread. Four tokens at a time in both loops (q loaded once, four rows' lanes in
+ * registers, value rows added four at a time; the same bits) ran 1.44–1.55× as fast with K and
+ * V in L2 but 3–6% slower from memory in four paired runs, so the loops read one row at a time:
+ * with four rows interleaved the hardware prefetchers lose the single sequential stream per
+ * array. With 2 MiB pages (madvise) the read pass and this kernel both move 20–25% more bytes
+ * per CPU second than with 4 KiB pages (a page walk per 4 KiB, nested in the virtual machine):
+ * the page size, which the caller's allocation decides, moves both alike. */
 static void prefetch(const void *p, size_t bytes) {
 #if defined(__GNUC__) || defined(__clang__)
   const char *c = p;
