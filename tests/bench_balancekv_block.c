@@ -353,6 +353,7 @@ int main(int argc, char **argv) {
                         kvb_bs_spread(&S[rows[i].ti]));
     }
   }
+  kvb_lim_print_tally("bench_balancekv_block");
   printf("\nhash equal across thread counts: %s\n", fail ? "NO (a bug)" : "yes");
   for (unsigned t = 0; t < Tmax; t++) free(u[t]);
   free(K), free(V), free(Kf), free(Vf);

@@ -1427,6 +1427,7 @@ int main(int argc, char **argv) {
   if (!rc && O.sec_quant) rc = bench_quant();
   if (!rc && O.sec_scaling) rc = bench_scaling();
   if (!rc) closing_table();
+  kvb_lim_print_tally("kvb-bench");
   printf("\nload average %.2f at the end; %.1f s in all\n", load1(), now() - t0);
   return rc;
 }

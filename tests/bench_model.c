@@ -313,5 +313,6 @@ int main(void) {
     }
   }
   closing_tables();
+  kvb_lim_print_tally("bench_model");
   return rc;
 }
