@@ -51,6 +51,7 @@
 
 #include <cblas.h>
 
+#include "bench_clock.h"
 #include "bench_stats.h"
 
 #define KVB_LIM_MAXT 64  /* threads */
@@ -158,17 +159,6 @@ typedef struct {
   int threads, pinned;       /* threads run, and how many of them were pinned */
 } kvb_lim_result;
 
-static inline double kvb_lim_wall(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-static inline double kvb_lim_thread_cpu(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* The cores this process may run on (its affinity mask), in order; how many (≥ 1). */
 static inline int kvb_lim_cores(int *cpu, int max) {
   cpu_set_t m;
@@ -264,7 +254,7 @@ static void *kvb_lim_thread(void *v) {
                                            : (double)(hi - lo) * sizeof(double);
   for (int p = 0; p < c->passes; p++) {
     pthread_barrier_wait(&c->bar); /* every thread sets off together */
-    double t0 = kvb_lim_wall(), c0 = kvb_lim_thread_cpu();
+    double t0 = now(), c0 = thread_cpu_now();
     if (ok) {
       if (sp->kind == KVB_LIM_SGEMM) {
         float *A = (float *)g;
@@ -285,7 +275,7 @@ static void *kvb_lim_thread(void *v) {
         c->sink[i] += kvb_lim_read_sum(kvb_lim_sa, lo, hi);
       }
     }
-    double c1 = kvb_lim_thread_cpu(), t1 = kvb_lim_wall();
+    double c1 = thread_cpu_now(), t1 = now();
     kvb_lim_part pt = {work, c1 - c0, t0, t1};
     c->part[(size_t)p * (size_t)n + (size_t)i] = pt;
   }
