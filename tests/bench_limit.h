@@ -30,7 +30,8 @@
  *     caches and TLB, the clock ramping up) are run and never kept.
  * A measurement is `reps` kept passes; its value is the best of them (STREAM's rule), and every
  * kept pass is a sample for the run's series (kvb_lim_add), so the spread a bench prints is over
- * samples after warm-up. A 1-thread limit is measured on each core in turn, alone.
+ * samples after warm-up. A 1-thread limit is measured on each core in turn (one core per
+ * measurement, the next core the next time), alone.
  *
  * Needs _GNU_SOURCE (sched_getaffinity, pthread_setaffinity_np); the Makefile defines it for the
  * benches. A thread that cannot be pinned still runs (`pinned` says how many were). */
@@ -352,19 +353,19 @@ static inline void kvb_lim_add(kvb_bs_series *s, const kvb_lim_result *r, double
   for (int k = 0; k < r->kept; k++) kvb_bs_add(s, r->rate[k] * scale);
 }
 
-/* A limit sampled for series s: one measurement on sp->threads cores, or with one thread one on
- * each core in turn, alone (a 1-thread kernel runs on whichever core the system gives it). Every
- * kept pass goes into s; returns the best (NaN when nothing was measured). */
+/* Which core the next 1-thread measurement runs on (kvb_lim_sample). */
+static int kvb_lim_turn;
+
+/* A limit sampled for series s: one measurement on sp->threads cores; with one thread, on the
+ * next core in turn, alone (a 1-thread kernel runs on whichever core the system gives it, so
+ * the run's samples cover every core). Every kept pass goes into s; returns the best (NaN when
+ * nothing was measured). */
 static inline double kvb_lim_sample(const kvb_lim_spec *sp, kvb_bs_series *s) {
-  int cpu[KVB_LIM_MAXT], nc = sp->threads == 1 ? kvb_lim_cores(cpu, KVB_LIM_MAXT) : 1;
-  double best = NAN;
-  for (int k = 0; k < nc; k++) {
-    kvb_lim_result r;
-    if (kvb_lim_measure_on(sp, k, &r)) continue;
-    kvb_lim_add(s, &r, 1.0);
-    if (!(r.best <= best)) best = r.best;
-  }
-  return best;
+  int cpu[KVB_LIM_MAXT], nc = kvb_lim_cores(cpu, KVB_LIM_MAXT);
+  kvb_lim_result r;
+  if (kvb_lim_measure_on(sp, sp->threads == 1 ? kvb_lim_turn++ % nc : 0, &r)) return NAN;
+  kvb_lim_add(s, &r, 1.0);
+  return r.best;
 }
 
 #endif

@@ -164,7 +164,7 @@ static kvb_bs_series S_copyT, S_copy1, S_readT, S_read1, S_sgemmT, S_sgemm1, S_d
  * and never kept; STREAM copy and read on the same 2 × 128 MiB arrays (4× a 32 MiB L3), bytes
  * over the pass's wall span, a pass in which a thread was off its core dropped; GEMM 1024³ one
  * single-threaded product per core, in thread CPU time, the per-core rates summed (flop per
- * wall second of `threads` cores; a 1-thread limit on each core in turn). */
+ * wall second of `threads` cores; a 1-thread limit on the next core each time). */
 static kvb_bs_series *series_of(kvb_lim_kind k, int threads) {
   int t = threads == O.threads;
   switch (k) {
@@ -191,15 +191,15 @@ static double copy_bw(double sec) { return 2.0 * (double)g_cn * sizeof(double) /
 /* Read bandwidth (8 bytes per element read) for `sec` seconds. */
 static double read_bw(double sec) { return (double)g_cn * sizeof(double) / sec; }
 
-/* The copy limit beside a timed run (a warm-up pass and 2 kept): the seconds of one pass at its
- * best rate (NaN without memory). */
+/* The copy limit beside a timed run (a warm-up pass and one kept): the seconds of one pass at
+ * that rate (NaN without memory). */
 static double copy_once(int threads) {
-  return 2.0 * (double)g_cn * sizeof(double) / limit_sample(KVB_LIM_COPY, threads, 2);
+  return 2.0 * (double)g_cn * sizeof(double) / limit_sample(KVB_LIM_COPY, threads, 1);
 }
 
 /* The read limit beside a timed run, likewise. */
 static double read_once(int threads) {
-  return (double)g_cn * sizeof(double) / limit_sample(KVB_LIM_READ, threads, 2);
+  return (double)g_cn * sizeof(double) / limit_sample(KVB_LIM_READ, threads, 1);
 }
 
 /* STREAM "Copy" on `threads` threads, best of 5 kept passes: bytes/s. */
@@ -208,11 +208,11 @@ static double stream_copy(int threads) { return limit_sample(KVB_LIM_COPY, threa
 /* GEMM 1024³ flops over `sec` seconds. */
 static double gemm_flops_per_s(double sec) { return 2.0 * GEMM_N * (double)GEMM_N * GEMM_N / sec; }
 
-/* The GEMM limit beside a timed run (a warm-up product and 2 kept): the seconds of one 1024³
- * product at its best rate on `threads` cores. */
+/* The GEMM limit beside a timed run (a warm-up product and one kept): the seconds of one 1024³
+ * product at that rate on `threads` cores. */
 static double gemm_once(int f32, int threads) {
   return 2.0 * GEMM_N * (double)GEMM_N * GEMM_N /
-         limit_sample(f32 ? KVB_LIM_SGEMM : KVB_LIM_DGEMM, threads, 2);
+         limit_sample(f32 ? KVB_LIM_SGEMM : KVB_LIM_DGEMM, threads, 1);
 }
 
 /* ---- the closing table: every ratio against the run's best sample of its limit ---- */
