@@ -12,8 +12,9 @@
  * The bound. Per round r and head the method runs ⌈m_r/b⌉ blocks, each two lower-triangle Gram
  * products (keys b×d, values b×dv): b²·(d + dv) flops counting a multiply-add as 2 (the count of
  * the lower triangle of a b×b product). gemm_s = those flops at the GEMM throughput of the same
- * number of threads (512³ products, one single-threaded BLAS call per worker, as the method runs
- * its SYRKs). syrk_s = the same SYRK calls at their real shapes, timed alone on the same workers —
+ * number of threads (tests/bench_limit.h: a single-threaded 512³ product on each of that many
+ * cores, pinned, in its thread's CPU time after a warm-up, the per-core rates summed — flop per
+ * wall second of those cores kept busy, as the method runs its SYRKs, one BLAS thread per worker). syrk_s = the same SYRK calls at their real shapes, timed alone on the same workers —
  * what BLAS itself does with these small products. exp_s = the block's b(b−1)/2 exponentials at
  * the cost of a used-result libm exp loop (the result is stored and summed, so the call cannot be
  * removed) on one thread, divided by the thread count. ratio = seconds / gemm_s (1 = as fast as
@@ -25,13 +26,16 @@
  * table row. No timed assertions.
  *
  * The limit held still (tests/bench_stats.h): the GEMM rate is sampled at the start of each
- * precision, before every configuration and at the end; the rows print the ratio against the
+ * precision, before every configuration and at the end (1 warm-up and 3 kept passes each, every
+ * kept pass a sample; the 1-thread limit on each core in turn); the rows print the ratio against the
  * best sample so far and the paired one (against the sample right before the configuration),
  * and a closing table per precision puts every row against the run's best sample with the
  * spread (best/worst). The commit is the binary's build (KVB_BUILD_COMMIT). */
-/* bench_clock.h: its ratio stays on wall seconds, as its GEMM rate is (the workers run in parallel,
- * so CPU seconds sum over them); CPU seconds are printed beside. */
+/* bench_clock.h: its ratio stays on wall seconds, its GEMM rate being flop per wall second of the
+ * cores (the workers run in parallel, so CPU seconds sum over them); CPU seconds printed beside. */
+#define _GNU_SOURCE 1 /* bench_limit.h pins its threads (sched_getaffinity, pthread_setaffinity_np) */
 #include "bench_clock.h"
+#include "bench_limit.h"
 #include "kvbound.h"
 #include "bench_stats.h"
 #include "vexpf.h"
@@ -49,46 +53,15 @@
 #define KVB_BUILD_COMMIT "unknown" /* built outside the Makefile */
 #endif
 
-/* ---- GEMM throughput on `threads` workers, one single-threaded BLAS call each ---- */
+/* ---- GEMM throughput on `threads` cores (tests/bench_limit.h) ---- */
 enum { GN = 512 };
-typedef struct {
-  int f32;
-  float *Af, *Cf;
-  double *A, *C;
-} gemm_arg;
 
-static int gemm_item(size_t item, void *varg, int worker) {
-  gemm_arg *g = varg;
-  (void)item;
-  size_t off = (size_t)worker * GN * GN;
-  if (g->f32)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, GN, GN, GN, 1.0f, g->Af + off, GN,
-                g->Af + off, GN, 0.0f, g->Cf + off, GN);
-  else
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, GN, GN, GN, 1.0, g->A + off, GN,
-                g->A + off, GN, 0.0, g->C + off, GN);
-  return 0;
-}
-
-/* Flop/s of 512³ GEMMs, `threads` at a time (4 per worker per measurement), best of 3. */
-double bkvb_bench_gemm_rate(int threads, int f32) {
-  size_t sz = (size_t)threads * GN * GN;
-  gemm_arg g = {f32, NULL, NULL, NULL, NULL};
-  if (f32) g.Af = malloc(sz * sizeof(float)), g.Cf = malloc(sz * sizeof(float));
-  else g.A = malloc(sz * sizeof(double)), g.C = malloc(sz * sizeof(double));
-  for (size_t i = 0; i < sz; i++) {
-    if (f32) g.Af[i] = sinf((float)i);
-    else g.A[i] = sin((double)i);
-  }
-  size_t items = 4 * (size_t)threads;
-  double best = INFINITY;
-  for (int r = 0; r < 3; r++) {
-    double t0 = now();
-    kvb_parallel_for(items, threads, gemm_item, &g);
-    best = fmin(best, now() - t0);
-  }
-  free(g.Af), free(g.Cf), free(g.A), free(g.C);
-  return 2.0 * GN * GN * GN * (double)items / best;
+/* Flop/s of 512³ GEMMs on `threads` cores: one single-threaded product per core, pinned, in its
+ * thread's CPU time, the per-core rates summed (1 warm-up and 3 kept passes; with one thread, on
+ * each core in turn). Every kept pass is a sample of s; returns this measurement's best. */
+static double bkvb_bench_gemm_rate(int threads, int f32, kvb_bs_series *s) {
+  kvb_lim_spec sp = {f32 ? KVB_LIM_SGEMM : KVB_LIM_DGEMM, GN, threads, 1, 3};
+  return kvb_lim_sample(&sp, s);
 }
 
 /* ---- the configuration's SYRK calls alone, at their real shapes, on `threads` workers ---- */
@@ -285,7 +258,7 @@ int main(int argc, char **argv) {
     } rows[64];
     int nrow = 0;
     memset(S, 0, sizeof S);
-    for (int ti = 0; ti < ntc; ti++) kvb_bs_add(&S[ti], rate[ti] = bkvb_bench_gemm_rate(tcounts[ti], f32));
+    for (int ti = 0; ti < ntc; ti++) rate[ti] = bkvb_bench_gemm_rate(tcounts[ti], f32, &S[ti]);
     printf("\n%s: %cGEMM %.1f GFLOP/s on 1 thread, %.1f on %d; used-result exp %.2f ns\n",
            f32 ? "float32" : "float64", f32 ? 'S' : 'D', rate[0] / 1e9, rate[ntc - 1] / 1e9,
            tcounts[ntc - 1], ex * 1e9);
@@ -303,8 +276,7 @@ int main(int argc, char **argv) {
           kvb_bkvb_opts o;
           kvb_bkvb_opts_default(&o);
           o.b = bs[bi], o.T = T, o.threads = th;
-          double rp = bkvb_bench_gemm_rate(th, f32); /* the limit, beside the run */
-          kvb_bs_add(&S[ti], rp);
+          double rp = bkvb_bench_gemm_rate(th, f32, &S[ti]); /* the limit, beside the run */
           rate[ti] = kvb_bs_best(&S[ti]);
           run_result rr;
           if (bkvb_bench_run(H, n, d, dv, f32 ? (const void *)Kf : (const void *)K,
@@ -348,7 +320,7 @@ int main(int argc, char **argv) {
         }
       }
     /* the closing table: every row against the run's best sample (sampled once more first) */
-    for (int ti = 0; ti < ntc; ti++) kvb_bs_add(&S[ti], bkvb_bench_gemm_rate(tcounts[ti], f32));
+    for (int ti = 0; ti < ntc; ti++) bkvb_bench_gemm_rate(tcounts[ti], f32, &S[ti]);
     printf("%s against the run's best %cGEMM sample:", f32 ? "float32" : "float64", f32 ? 'S' : 'D');
     for (int ti = 0; ti < ntc; ti++)
       printf(" %d thr %.1f GFLOP/s (worst %.1f, spread %.3f, %zu samples)%s", tcounts[ti],
@@ -381,6 +353,7 @@ int main(int argc, char **argv) {
                         kvb_bs_spread(&S[rows[i].ti]));
     }
   }
+  kvb_lim_print_tally("bench_balancekv_block");
   printf("\nhash equal across thread counts: %s\n", fail ? "NO (a bug)" : "yes");
   for (unsigned t = 0; t < Tmax; t++) free(u[t]);
   free(K), free(V), free(Kf), free(Vf);

@@ -3,11 +3,14 @@
  * Every time is printed next to the limit it is compared with, measured in the same run at the
  * same thread count:
  *   - Gram work (block BalanceKV's b×b key and value Gram products): SGEMM (DGEMM for float64)
- *     flop rate on a 1024³ product; bound = Gram flops / rate;
+ *     flop rate on 1024³ products, one single-threaded product per core on threads pinned one
+ *     per core, each in its thread's CPU time, the per-core rates summed (tests/bench_limit.h);
+ *     bound = Gram flops / rate;
  *   - exponentials: a used-result exp loop (expf for float32, exp for float64; every result is
  *     stored and summed after the clock stops, so the compiler cannot drop the calls);
  *   - bandwidth-bound kernels (exact decode): a STREAM-style copy c[i] = a[i] over 2 × 128 MiB,
- *     bytes counted as STREAM does (read + write);
+ *     bytes counted as STREAM does (read + write), on threads pinned one per core, wall time of
+ *     the pass (a pass in which a thread was off its core dropped);
  *   - SubGen: the cost of its own work counted by the method (m′ distance evaluations, t + s
  *     coin flips, the query's dot products and exponentials) done as tight loops.
  *   - read-only bandwidth-bound kernels (exact decode reads K and V and writes almost nothing):
@@ -16,15 +19,18 @@
  *   - quantized caches (q8_0, q4_0, KIVI-2/4): the exact method's query on the same tokens,
  *     interleaved with theirs (--method quant).
  * Every limit is sampled again and again through the run (at the start, beside every timed run,
- * at the end; tests/bench_stats.h): figures are the best of --reps runs, ratios are formed
+ * at the end; tests/bench_stats.h), each measurement a warm-up pass and then kept passes, every
+ * kept pass a sample (the spread is over the samples after warm-up): figures are the best of --reps runs, ratios are formed
  * against the best sample of the whole run, each printed beside its paired ratio (against the
  * sample taken right before) and the limit's spread (best/worst sample); a closing table lists
  * them all and flags a ratio on the wrong side of 1 by more than the spread. Wall and CPU
  * seconds are both shown. No timed assertion: nothing here fails because a figure is slow. With
  * --json every result is also one JSON line (lines starting with '{') so results can be tracked
  * over commits; the commit is the one the binary was built from (KVB_BUILD_COMMIT). */
+#define _GNU_SOURCE 1 /* bench_limit.h pins its threads (sched_getaffinity, pthread_setaffinity_np) */
 #include "bench_clock.h"
 #include "kvbound.h"
+#include "bench_limit.h"
 #include "bench_stats.h"
 #include "block_gram.h"
 #include "simd.h"
@@ -152,141 +158,62 @@ static void jflush(void) {
 /* Every sample of every limit this run took (bench_stats.h): T = O.threads threads, 1 = one. */
 static kvb_bs_series S_copyT, S_copy1, S_readT, S_read1, S_sgemmT, S_sgemm1, S_dgemmT, S_dgemm1;
 
-typedef struct {
-  const double *a;
-  double *c;
-  size_t n, chunk;
-} copy_job;
+#define GEMM_N 1024
 
-static int copy_item(size_t it, void *arg, int worker) {
-  (void)worker;
-  copy_job *J = arg;
-  size_t lo = it * J->chunk, hi = lo + J->chunk < J->n ? lo + J->chunk : J->n;
-  const double *a = J->a;
-  double *c = J->c;
-  for (size_t i = lo; i < hi; i++) c[i] = a[i];
-  return 0;
-}
-
-/* STREAM "Copy" arrays, allocated and touched once (every page faulted in before any timing). */
-static double *g_ca, *g_cc;
-static const size_t g_cn = (size_t)1 << 24; /* 128 MiB per array, 4× the largest L3 we expect */
-
-/* One copy pass on `threads` threads: seconds (NaN without memory). */
-static double copy_once(int threads) {
-  if (!g_ca) {
-    g_ca = malloc(g_cn * sizeof *g_ca), g_cc = malloc(g_cn * sizeof *g_cc);
-    if (!g_ca || !g_cc) {
-      free(g_ca), free(g_cc);
-      g_ca = g_cc = NULL;
-      return NAN;
-    }
-    for (size_t i = 0; i < g_cn; i++) g_ca[i] = (double)i, g_cc[i] = 0;
+/* The limits' samples (tests/bench_limit.h): threads pinned one per core, a warm-up pass first
+ * and never kept; STREAM copy and read on the same 2 × 128 MiB arrays (4× a 32 MiB L3), bytes
+ * over the pass's wall span, a pass in which a thread was off its core dropped; GEMM 1024³ one
+ * single-threaded product per core, in thread CPU time, the per-core rates summed (flop per
+ * wall second of `threads` cores; a 1-thread limit on the next core each time). */
+static kvb_bs_series *series_of(kvb_lim_kind k, int threads) {
+  int t = threads == O.threads;
+  switch (k) {
+  case KVB_LIM_COPY: return t ? &S_copyT : &S_copy1;
+  case KVB_LIM_READ: return t ? &S_readT : &S_read1;
+  case KVB_LIM_SGEMM: return t ? &S_sgemmT : &S_sgemm1;
+  default: return t ? &S_dgemmT : &S_dgemm1;
   }
-  copy_job J = {g_ca, g_cc, g_cn, (size_t)1 << 18};
-  size_t items = (g_cn + J.chunk - 1) / J.chunk;
-  double t0 = now();
-  kvb_parallel_for(items, threads, copy_item, &J);
-  double dt = now() - t0;
-  g_ca[(size_t)dt % g_cn] += g_cc[g_cn / 2]; /* the copy is read back: it cannot be elided */
-  kvb_bs_add(threads == O.threads ? &S_copyT : &S_copy1, 2.0 * (double)g_cn * sizeof(double) / dt);
-  return dt;
 }
+
+/* One measurement of limit k on `threads` threads with `reps` kept passes (every one a sample of
+ * its series): the best rate, bytes/s or flop/s (NaN when nothing could be measured). */
+static double limit_sample(kvb_lim_kind k, int threads, int reps) {
+  kvb_lim_spec sp = {k, GEMM_N, threads, 1, reps};
+  return kvb_lim_sample(&sp, series_of(k, threads));
+}
+
+/* STREAM arrays: 2^24 doubles each (bench_limit.h). */
+static const size_t g_cn = KVB_LIM_STREAM_N;
 
 /* STREAM copy bandwidth counting read + write (2·8 bytes per element) for `sec` seconds. */
 static double copy_bw(double sec) { return 2.0 * (double)g_cn * sizeof(double) / sec; }
 
-/* STREAM-style read: every element of the copy's source array summed, four independent sums
- * of two lanes each (GCC's vector extension; SSE2 at least) so the loop is bound by the loads. */
-typedef double v2d __attribute__((vector_size(16)));
-typedef struct {
-  const double *a;
-  size_t n, chunk;
-  double part[64];
-} read_job;
-
-static int read_item(size_t it, void *arg, int worker) {
-  read_job *J = arg;
-  size_t lo = it * J->chunk, hi = lo + J->chunk < J->n ? lo + J->chunk : J->n;
-  v2d s0 = {0, 0}, s1 = s0, s2 = s0, s3 = s0;
-  size_t i = lo;
-  for (; i + 8 <= hi; i += 8) {
-    v2d a0, a1, a2, a3;
-    memcpy(&a0, J->a + i, sizeof a0), memcpy(&a1, J->a + i + 2, sizeof a1);
-    memcpy(&a2, J->a + i + 4, sizeof a2), memcpy(&a3, J->a + i + 6, sizeof a3);
-    s0 += a0, s1 += a1, s2 += a2, s3 += a3;
-  }
-  v2d t = s0 + s1 + s2 + s3;
-  double r = t[0] + t[1];
-  for (; i < hi; i++) r += J->a[i];
-  if (worker >= 0 && worker < 64) J->part[worker] += r;
-  return 0;
-}
-
-/* One read pass on `threads` threads: seconds (NaN without memory). */
-static double read_once(int threads) {
-  if (!g_ca && isnan(copy_once(threads))) return NAN; /* the arrays */
-  read_job J;
-  memset(&J, 0, sizeof J);
-  J.a = g_ca, J.n = g_cn, J.chunk = (size_t)1 << 18;
-  size_t items = (g_cn + J.chunk - 1) / J.chunk;
-  double t0 = now();
-  kvb_parallel_for(items, threads, read_item, &J);
-  double dt = now() - t0, sum = 0;
-  for (int w = 0; w < 64; w++) sum += J.part[w];
-  g_cc[(size_t)dt % g_cn] = sum; /* the sum is used: the reads cannot be elided */
-  kvb_bs_add(threads == O.threads ? &S_readT : &S_read1, (double)g_cn * sizeof(double) / dt);
-  return dt;
-}
-
 /* Read bandwidth (8 bytes per element read) for `sec` seconds. */
 static double read_bw(double sec) { return (double)g_cn * sizeof(double) / sec; }
 
-/* STREAM "Copy" on `threads` threads, best of 5: bytes/s. */
-static double stream_copy(int threads) {
-  double best = INFINITY;
-  for (int r = 0; r < 5; r++) best = fmin(best, copy_once(threads));
-  return copy_bw(best);
+/* The copy limit beside a timed run (a warm-up pass and one kept): the seconds of one pass at
+ * that rate (NaN without memory). */
+static double copy_once(int threads) {
+  return 2.0 * (double)g_cn * sizeof(double) / limit_sample(KVB_LIM_COPY, threads, 1);
 }
 
-/* GEMM 1024³ matrices, allocated once per precision. */
-static float *g_sa, *g_sb, *g_sc;
-static double *g_da, *g_db, *g_dc;
-#define GEMM_N 1024
-
-/* One 1024³ GEMM (OpenBLAS on `threads` threads): seconds (NaN without memory). */
-static double gemm_once(int f32, int threads) {
-  const int N = GEMM_N;
-  size_t nn = (size_t)N * N;
-  double dt;
-  openblas_set_num_threads(threads);
-  if (f32) {
-    if (!g_sa) {
-      g_sa = malloc(nn * sizeof *g_sa), g_sb = malloc(nn * sizeof *g_sb), g_sc = malloc(nn * sizeof *g_sc);
-      if (!g_sa || !g_sb || !g_sc) return NAN;
-      for (size_t i = 0; i < nn; i++) g_sa[i] = sinf((float)i), g_sb[i] = cosf((float)i), g_sc[i] = 0;
-    }
-    double t0 = now();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, N, N, 1.0f, g_sa, N, g_sb, N, 0.0f, g_sc, N);
-    dt = now() - t0;
-  } else {
-    if (!g_da) {
-      g_da = malloc(nn * sizeof *g_da), g_db = malloc(nn * sizeof *g_db), g_dc = malloc(nn * sizeof *g_dc);
-      if (!g_da || !g_db || !g_dc) return NAN;
-      for (size_t i = 0; i < nn; i++) g_da[i] = sin((double)i), g_db[i] = cos((double)i), g_dc[i] = 0;
-    }
-    double t0 = now();
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, N, N, 1.0, g_da, N, g_db, N, 0.0, g_dc, N);
-    dt = now() - t0;
-  }
-  openblas_set_num_threads(1);
-  kvb_bs_add(f32 ? (threads == O.threads ? &S_sgemmT : &S_sgemm1)
-                 : (threads == O.threads ? &S_dgemmT : &S_dgemm1),
-             2.0 * GEMM_N * (double)GEMM_N * GEMM_N / dt);
-  return dt;
+/* The read limit beside a timed run, likewise. */
+static double read_once(int threads) {
+  return (double)g_cn * sizeof(double) / limit_sample(KVB_LIM_READ, threads, 1);
 }
 
+/* STREAM "Copy" on `threads` threads, best of 5 kept passes: bytes/s. */
+static double stream_copy(int threads) { return limit_sample(KVB_LIM_COPY, threads, 5); }
+
+/* GEMM 1024³ flops over `sec` seconds. */
 static double gemm_flops_per_s(double sec) { return 2.0 * GEMM_N * (double)GEMM_N * GEMM_N / sec; }
+
+/* The GEMM limit beside a timed run (a warm-up product and one kept): the seconds of one 1024³
+ * product at that rate on `threads` cores. */
+static double gemm_once(int f32, int threads) {
+  return 2.0 * GEMM_N * (double)GEMM_N * GEMM_N /
+         limit_sample(f32 ? KVB_LIM_SGEMM : KVB_LIM_DGEMM, threads, 1);
+}
 
 /* ---- the closing table: every ratio against the run's best sample of its limit ---- */
 
@@ -340,11 +267,9 @@ static int rec_ok(const ratio_rec *r) {
   return r->fraction ? kvb_bs_fraction_ok(x, sp) : kvb_bs_x_ok(x, sp);
 }
 
-/* GEMM flop/s on 1024³, best of 3. */
+/* GEMM flop/s on 1024³ on `threads` cores, best of 3 kept passes. */
 static double gemm_rate(int f32, int threads) {
-  double best = INFINITY;
-  for (int r = 0; r < 3; r++) best = fmin(best, gemm_once(f32, threads));
-  return gemm_flops_per_s(best);
+  return limit_sample(f32 ? KVB_LIM_SGEMM : KVB_LIM_DGEMM, threads, 3);
 }
 
 /* Seconds per exp (f32: expf) with every result used: stored, then summed after the clock. */
@@ -370,12 +295,8 @@ static double exp_cost(int f32) {
   return best / ((double)N * ROUNDS);
 }
 
-/* STREAM-style read on `threads` threads, best of 5: bytes/s. */
-static double stream_read(int threads) {
-  double best = INFINITY;
-  for (int r = 0; r < 5; r++) best = fmin(best, read_once(threads));
-  return read_bw(best);
-}
+/* STREAM-style read on `threads` threads, best of 5 kept passes: bytes/s. */
+static double stream_read(int threads) { return limit_sample(KVB_LIM_READ, threads, 5); }
 
 typedef struct {
   double read1, readT;    /* bytes/s, 1 and O.threads threads */
@@ -399,8 +320,10 @@ static void measure_limits(void) {
   L.dgemm1 = T > 1 ? gemm_rate(0, 1) : L.dgemmT;
   L.expf_s = exp_cost(1);
   L.exp_s = exp_cost(0);
-  printf("limits (measured now, best of runs; sampled again beside every timed run and at the "
-         "end, every ratio of the closing table is against the run's best sample):\n"
+  printf("limits (measured now, best of the passes after a warm-up, threads pinned one per core; "
+         "GEMM: single-threaded products per core in thread CPU time, rates summed; sampled "
+         "again beside every timed run and at the end, every ratio of the closing table is "
+         "against the run's best sample):\n"
          "  STREAM read   %7.2f GB/s on %d thread(s), %7.2f GB/s on 1 (bytes read)\n"
          "  STREAM copy   %7.2f GB/s on %d thread(s), %7.2f GB/s on 1 (read + write)\n"
          "  SGEMM 1024^3  %7.2f GFLOP/s on %d thread(s), %7.2f GFLOP/s on 1\n"
@@ -491,13 +414,6 @@ static int run_bkvb(size_t H, size_t n, size_t d, int f32, const void *K, const 
   return rc;
 }
 
-/* Lets OpenBLAS's worker threads, busy-waiting after a multi-threaded call, go to sleep before
- * the next timed run (their timeout is well under the 0.3 s waited here). */
-static void quiet_blas(void) {
-  struct timespec ts = {0, 300000000L};
-  nanosleep(&ts, NULL);
-}
-
 static int bench_bkvb(int f32) {
   size_t H = O.H, n = O.n, d = O.d, hnd = H * n * d;
   unsigned Tmax = 0;
@@ -553,10 +469,10 @@ static int bench_bkvb(int f32) {
       double gf = gram_flops(H, n, o.b, o.T, d, d);
       /* Each run is paired with a GEMM measured right before it: on a shared machine the GEMM
        * rate itself moves between runs (up to 2× here), so besides best / best-rate the ratio is
-       * taken run by run and its median reported. OpenBLAS's own threads keep spinning for a
-       * while after a multi-threaded GEMM, and a compression started then shares its cores with
-       * them (measured: the 2-thread speed-up fell from 2.2 to 1.15); quiet_blas() waits that
-       * out before every run. */
+       * taken run by run and its median reported. The GEMM runs single-threaded products on
+       * pinned threads of its own (bench_limit.h), so no OpenBLAS thread is left spinning on the
+       * cores when the compression starts (one was: the 2-thread speed-up fell from 2.2 to 1.15
+       * until a 0.3 s pause was put between them). */
       enum { BMAXREP = 64 };
       double xr[BMAXREP];
       int nx = 0;
@@ -564,7 +480,6 @@ static int bench_bkvb(int f32) {
       for (int k = 0; k < O.reps; k++) {
         double g = gemm_once(f32, O.threads);
         gbest = fmin(gbest, g);
-        quiet_blas();
         kvb_bkvb_stats *sp = k == 0 ? &st : NULL;
         if (run_bkvb(H, n, d, f32, K, V, &o, (const double *const *)u, idx, w, sp, &s)) {
           fprintf(stderr, "kvb-bench: balancekv_block b=%zu T=%u: %s\n", o.b, o.T,
@@ -1246,10 +1161,8 @@ static const char *series_name(const kvb_bs_series *s) {
 static void closing_table(void) {
   /* the limits once more, at the end of the run */
   int T = O.threads;
-  for (int rep = 0; rep < 3; rep++) {
-    copy_once(T), read_once(T);
-    if (T > 1) copy_once(1), read_once(1);
-  }
+  stream_copy(T), stream_read(T);
+  if (T > 1) stream_copy(1), stream_read(1);
   if (S_sgemmT.n) gemm_rate(1, T);
   if (S_dgemmT.n) gemm_rate(0, T);
   printf("\nlimits over the whole run (%d thread(s) unless named; samples at the start, beside "
@@ -1514,7 +1427,7 @@ int main(int argc, char **argv) {
   if (!rc && O.sec_quant) rc = bench_quant();
   if (!rc && O.sec_scaling) rc = bench_scaling();
   if (!rc) closing_table();
+  kvb_lim_print_tally("kvb-bench");
   printf("\nload average %.2f at the end; %.1f s in all\n", load1(), now() - t0);
-  free(g_ca), free(g_cc), free(g_sa), free(g_sb), free(g_sc), free(g_da), free(g_db), free(g_dc);
   return rc;
 }

@@ -1,7 +1,9 @@
 /* bench_model.c — prefill speed of both real models (SmolLM2-135M, src/model/model.c; Gemma 3
  * 270M, src/model/model.c with their architecture records) per context length, against each model's own flop bound
  * measured in the same run: the flops a prefill must do divided by the SGEMM rate of this
- * machine (1024³, the threads OPENBLAS_NUM_THREADS allows).
+ * machine (tests/bench_limit.h: a single-threaded 1024³ product on each core the prefill's
+ * workers use, pinned, in thread CPU time after a warm-up — as the prefill runs its products,
+ * one BLAS thread per worker).
  *
  * Flops (multiply-adds counted as 2): every linear layer, 2·params·L; attention, 2·2·n_head·hd
  * per visible (query, key) pair for QKᵀ and PV — causal, so L(L+1)/2 pairs on a full layer, and
@@ -14,12 +16,12 @@
  * Lengths: 512 … 8192 for both, and Gemma's 16384 and 32768 (its trained context; about three
  * of `make bench`'s minutes on two idle cores) unless KVB_BENCH_SHORT=1; KVB_BENCH_LENGTH=N runs
  * only length N, KVB_BENCH_MODEL=smollm2|gemma3 only that model. Times: wall and CPU seconds; the
- * ratio is CPU time over the bound at the rate in flop per CPU second (a shared machine's wall
- * clock counts other processes' turns), the wall ratio (wall time over the bound at the rate in
- * flop per wall second) beside it.
+ * ratio is CPU time over the bound at the rate in flop per CPU second (the per-core rates'
+ * mean; a shared machine's wall clock counts other processes' turns), the wall ratio (wall time
+ * over the bound at the rate in flop per wall second: the per-core rates summed) beside it.
  *
  * The limit held still (tests/bench_stats.h): the SGEMM rate is sampled at the start, before
- * every length and at the end; every ratio of the closing table is against the best sample of
+ * every length and at the end (1 warm-up and 3 kept passes each, every kept pass a sample); every ratio of the closing table is against the best sample of
  * the whole run, printed with its paired ratio (against the sample right before that length)
  * and the spread best/worst. A row is printed as each length finishes (against the best sample
  * so far) and every model's table again at the end of the run (after both models) against the
@@ -30,6 +32,7 @@
  * recomputes; KVB_BENCH_MUTANT=ratio_worst|ratio_paired (test only) forms the closing table
  * against the worst sample or the sample taken right before each length instead, and the
  * check must reject it. */
+#define _GNU_SOURCE 1 /* bench_limit.h pins its threads (sched_getaffinity, pthread_setaffinity_np) */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -40,9 +43,11 @@
 /* bench_clock.h: its ratio is formed on CPU time, the rate's and the prefill's alike (wall
  * seconds printed beside). */
 #include "bench_clock.h"
+#include "bench_limit.h"
 #include "bench_stats.h"
 #include "kvb_error.h"
 #include "model.h"
+#include "parallel.h"
 #include "lm.h"
 #include "real_text.h"
 
@@ -50,10 +55,13 @@
 #define KVB_BUILD_COMMIT "unknown" /* built outside the Makefile */
 #endif
 
-/* Every SGEMM sample of the run: flop per CPU second and flop per wall second. */
+/* Every SGEMM sample of the run (tests/bench_limit.h: one single-threaded 1024³ product per core,
+ * pinned, timed in its thread's CPU time, after a warm-up product): flop per CPU second (the
+ * per-core rates' mean) and flop per wall second (their sum: the cores the prefill's workers run
+ * on, kept busy). */
 static kvb_bs_series S_cpu, S_wall;
-#define SERIES_CPU "SGEMM 1024^3 per CPU s"
-#define SERIES_WALL "SGEMM 1024^3 per wall s"
+#define SERIES_CPU "SGEMM 1024^3 1 thr/core, per CPU s"
+#define SERIES_WALL "SGEMM 1024^3 1 thr/core, per wall s"
 
 /* The rate the closing table forms a ratio against: the run's best sample of the series; a
  * test-only mutant (KVB_BENCH_MUTANT) takes the worst or the length's own sample. */
@@ -64,25 +72,16 @@ static double closing_rate(const kvb_bs_series *s, double paired) {
   return kvb_bs_best(s);
 }
 
-/* Best of 3 SGEMM 1024³ runs, in flop per CPU second (each run a sample of the series). */
-static double sgemm_rate(void) {
-  enum { N = 1024 };
-  float *a = malloc(sizeof(float) * N * N), *b = malloc(sizeof(float) * N * N),
-        *c = malloc(sizeof(float) * N * N);
-  double best = 0;
-  if (a && b && c) {
-    for (size_t i = 0; i < (size_t)N * N; i++) a[i] = (float)(i % 7) * 0.1f, b[i] = (float)(i % 5) * 0.2f;
-    for (int r = 0; r < 3; r++) {
-      double t0 = cpu_now(), w0 = now();
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
-      double s = cpu_now() - t0, w = now() - w0;
-      if (s > 0 && 2.0 * N * N * N / s > best) best = 2.0 * N * N * N / s;
-      if (s > 0) kvb_bs_add(&S_cpu, 2.0 * N * N * N / s);
-      if (w > 0) kvb_bs_add(&S_wall, 2.0 * N * N * N / w);
-    }
-  }
-  free(a), free(b), free(c);
-  return best;
+/* One measurement of the limit on the prefill's threads (kvb_threads_default(): its workers),
+ * 1 warm-up and 3 kept passes, every kept pass a sample of both series; *per_cpu and *per_wall
+ * get this measurement's best (0 when it failed). */
+static void sgemm_rate(double *per_cpu, double *per_wall) {
+  kvb_lim_spec sp = {KVB_LIM_SGEMM, 1024, kvb_threads_default(), 1, 3};
+  kvb_lim_result r;
+  *per_cpu = *per_wall = 0;
+  if (kvb_lim_measure(&sp, &r)) return;
+  kvb_lim_add(&S_cpu, &r, 1.0 / r.threads), kvb_lim_add(&S_wall, &r, 1.0);
+  *per_cpu = r.best / r.threads, *per_wall = r.best;
 }
 
 /* The shape the flop count needs. window 0: every layer attends over the whole prefix. */
@@ -127,7 +126,7 @@ static int32_t *wrap_ids(const int32_t *ids, size_t n, size_t want) {
 typedef struct {
   size_t L;
   double wall, cpu, flops;
-  double rate_cpu, rate_wall; /* the SGEMM samples right before it (best of 3) */
+  double rate_cpu, rate_wall; /* the SGEMM measurement right before it (its best pass) */
 } row;
 
 /* Every model's rows, for the closing tables printed once the whole run's samples are in. */
@@ -177,9 +176,8 @@ static int bench(const char *name, const shape *c, const void *m, prefill_fn run
       break;
     }
     /* the machine is shared: the rate is sampled again just before each length */
-    size_t w0 = S_wall.n;
-    double rc = sgemm_rate(), rw = 0;
-    for (size_t k = w0; k < S_wall.n; k++) rw = fmax(rw, S_wall.v[k]);
+    double rc, rw;
+    sgemm_rate(&rc, &rw);
     double t0 = now(), c0 = cpu_now();
     st = run(m, w, L, hid);
     double s = now() - t0, cs = cpu_now() - c0, fl = prefill_flops(c, (double)L);
@@ -205,7 +203,8 @@ static int bench(const char *name, const shape *c, const void *m, prefill_fn run
  * run (sampled once more first), then the JSON lines of the two series and of every ratio. */
 static void closing_tables(void) {
   if (!nkept) return;
-  sgemm_rate(); /* once more at the end of the run */
+  double ec, ew;
+  sgemm_rate(&ec, &ew); /* once more at the end of the run */
   double bc = kvb_bs_best(&S_cpu), bw = kvb_bs_best(&S_wall), sc = kvb_bs_spread(&S_cpu),
          sw = kvb_bs_spread(&S_wall);
   for (size_t k = 0; k < nkept; k++) {
@@ -267,11 +266,12 @@ int main(void) {
     printf("TEST-ONLY MUTANT %s: the closing tables' ratios are wrong on purpose "
            "(KVB_BENCH_MUTANT)\n", mv);
   }
-  double rate = sgemm_rate();
-  printf("bench_model (commit %s): SGEMM 1024^3 %.2f GFLOP per CPU second at the start "
-         "(OPENBLAS_NUM_THREADS=%s; sampled again before every length and at the end)\n",
-         KVB_BUILD_COMMIT, rate / 1e9,
-         getenv("OPENBLAS_NUM_THREADS") ? getenv("OPENBLAS_NUM_THREADS") : "(default)");
+  double rate, rate_wall;
+  sgemm_rate(&rate, &rate_wall);
+  printf("bench_model (commit %s): SGEMM 1024^3 %.2f GFLOP per CPU second, %.2f per wall second "
+         "on %d core(s) at the start (one single-threaded product per core, pinned, in thread "
+         "CPU time after a warm-up; sampled again before every length and at the end)\n",
+         KVB_BUILD_COMMIT, rate / 1e9, rate_wall / 1e9, kvb_threads_default());
   const char *only = getenv("KVB_BENCH_MODEL"); /* smollm2 or gemma3: just that one */
   if (!only || strcmp(only, "smollm2") == 0) {
     kvb_model m;
@@ -313,5 +313,6 @@ int main(void) {
     }
   }
   closing_tables();
+  kvb_lim_print_tally("bench_model");
   return rc;
 }

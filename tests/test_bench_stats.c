@@ -1,10 +1,145 @@
 /* test_bench_stats.c — the benches' limit statistics and ratio checks (tests/bench_stats.h) on
- * hand-worked numbers, and the ratios a unit slip produces, which the checks must reject. No
- * timing: the numbers are made up so that every figure can be worked by hand. */
+ * hand-worked numbers, and the ratios a unit slip produces, which the checks must reject; then
+ * the rules that turn a limit's passes into samples (tests/bench_limit.h: warm-up never kept,
+ * a bandwidth pass with a thread off its core dropped, a compute pass in thread CPU time) on
+ * hand-made passes, with the mutants of each rule, and one tiny real measurement (its
+ * bookkeeping only). No timed assertion: the passes are made up so every figure can be worked
+ * by hand. */
+#define _GNU_SOURCE 1 /* bench_limit.h pins its threads */
+#include "bench_limit.h"
 #include "bench_stats.h"
 #include "unit.h"
 
 static int near(double a, double b) { return fabs(a - b) <= 1e-12 * fabs(b); }
+
+/* The samples and spread that kvb_lim_collect makes of `passes` passes of 2 threads. */
+static int collect(const kvb_lim_part *p, int passes, int bw, kvb_bs_series *s, int *dropped) {
+  double rate[KVB_LIM_MAXP];
+  int fb, k = kvb_lim_collect(p, passes, 2, 1, bw, rate, dropped, &fb);
+  if (fb) *dropped = -1; /* a fallback is not what these passes expect */
+  memset(s, 0, sizeof *s);
+  for (int i = 0; i < k; i++) kvb_bs_add(s, rate[i]);
+  return k;
+}
+
+/* Hand-made passes (1 warm-up + 5) through the rules, and each rule's mutant. */
+static void limit_passes(void) {
+  /* STREAM copy on 2 threads, 1e8 bytes each per pass (work, CPU s, start, end):
+   *   warm-up: 0.05 s (pages, TLB)             → 4e9 B/s, never kept;
+   *   pass 1: both 0.010 s                      → 2e8/0.010  = 20e9;
+   *   pass 2: both 0.0095 s                     → 2e8/0.0095 = 21.0526e9;
+   *   pass 3: thread 1 off its core 35 ms (CPU 0.0095 of 0.045 s wall) → dropped (would be 4.44e9);
+   *   pass 4: thread 1 scheduled 30 ms late (starts 4.030, span 0.0398) → dropped (would be 5.03e9);
+   *   pass 5: both 0.0098 s                     → 20.4082e9.
+   * Kept: 3 samples, spread 21.0526/20 = 1.0526; dropped 2. */
+  kvb_lim_part cp[12] = {{1e8, .05, 0, .05},        {1e8, .05, 0, .05},
+                         {1e8, .0099, 1, 1.010},    {1e8, .0099, 1, 1.010},
+                         {1e8, .0095, 2, 2.0095},   {1e8, .0095, 2, 2.0095},
+                         {1e8, .0095, 3, 3.0095},   {1e8, .0095, 3, 3.045},
+                         {1e8, .0098, 4, 4.0098},   {1e8, .0098, 4.030, 4.0398},
+                         {1e8, .0098, 5, 5.0098},   {1e8, .0098, 5, 5.0098}};
+  kvb_bs_series s;
+  int dropped, k = collect(cp, 6, 1, &s, &dropped);
+  CHECK(k == 3 && dropped == 2 && near(kvb_bs_best(&s), 2e8 / .0095) &&
+            near(kvb_bs_worst(&s), 20e9) && near(kvb_bs_spread(&s), 2e8 / .0095 / 20e9),
+        "bench_limit: copy passes: warm-up not kept, a thread off its core and a late start "
+        "dropped: 3 samples 20–21.05 GB/s, spread 1.0526",
+        "kept %d dropped %d best %.17g worst %.17g", k, dropped, kvb_bs_best(&s), kvb_bs_worst(&s));
+  static const struct {
+    int mut;
+    const char *name;
+    int kept;
+    double spread;
+  } cm[] = {{KVB_LIM_MUT_KEEP_WARMUP, "KEEP_WARMUP (the warm-up pass kept)", 4, 2e8 / .0095 / 4e9},
+            {KVB_LIM_MUT_NO_COVER, "NO_COVER (passes with a thread off its core kept)", 5,
+             2e8 / .0095 / (2e8 / .045)}};
+  for (size_t m = 0; m < sizeof cm / sizeof *cm; m++) {
+    kvb_lim_mutant = cm[m].mut;
+    kvb_bs_series ms;
+    int md, mk = collect(cp, 6, 1, &ms, &md);
+    kvb_lim_mutant = KVB_LIM_MUT_NONE;
+    char nm[200];
+    snprintf(nm, sizeof nm, "bench_limit: mutant %s is rejected: %d samples, spread %.3f, not 3 "
+             "and 1.053", cm[m].name, cm[m].kept, cm[m].spread);
+    CHECK(mk == cm[m].kept && near(kvb_bs_spread(&ms), cm[m].spread) &&
+              !(mk == 3 && near(kvb_bs_spread(&ms), kvb_bs_spread(&s))),
+          nm, "kept %d spread %.17g", mk, kvb_bs_spread(&ms));
+  }
+
+  /* SGEMM on 2 cores, 2e9 flops per product (work, thread CPU s, start, end):
+   *   warm-up: 0.06 s each (OpenBLAS's buffers)  → 2·2e9/0.06 = 66.7e9, never kept;
+   *   pass 1: 0.040 s each                        → 50e9 + 50e9 = 100e9;
+   *   pass 2: thread 1 off its core half the pass (CPU 0.040 of 0.080 s) → still 100e9: its
+   *           core did its product in 0.040 s of its own time;
+   *   pass 3: 0.041 and 0.040 s                   → 48.78e9 + 50e9 = 98.78e9;
+   *   passes 4, 5: 0.040 s each                   → 100e9.
+   * Kept: 5, spread 100/98.78 = 1.0125. Mutant WALL_GEMM (a pass on its wall span, as one
+   * OpenBLAS call timed whole was): pass 2 is 4e9/0.080 = 50e9 — spread 2. */
+  kvb_lim_part gp[12] = {{2e9, .06, 0, .06},   {2e9, .06, 0, .06},   {2e9, .04, 1, 1.04},
+                         {2e9, .04, 1, 1.04},  {2e9, .04, 2, 2.04},  {2e9, .04, 2, 2.08},
+                         {2e9, .041, 3, 3.041}, {2e9, .04, 3, 3.04}, {2e9, .04, 4, 4.04},
+                         {2e9, .04, 4, 4.04},  {2e9, .04, 5, 5.04},  {2e9, .04, 5, 5.04}};
+  double r2 = kvb_lim_rate_cpu(gp + 4, 2);
+  k = collect(gp, 6, 0, &s, &dropped);
+  CHECK(near(r2, 100e9) && k == 5 && dropped == 0 && near(kvb_bs_best(&s), 100e9) &&
+            near(kvb_bs_spread(&s), 100e9 / (2e9 / .041 + 50e9)),
+        "bench_limit: SGEMM passes: per-core rates in thread CPU time summed (100 GFLOP/s with a "
+        "thread off its core half the pass), warm-up not kept, spread 1.0125",
+        "pass 2 %.17g kept %d best %.17g spread %.17g", r2, k, kvb_bs_best(&s), kvb_bs_spread(&s));
+  kvb_lim_mutant = KVB_LIM_MUT_WALL_GEMM;
+  kvb_bs_series ws;
+  int wd, wk = collect(gp, 6, 0, &ws, &wd);
+  kvb_lim_mutant = KVB_LIM_MUT_NONE;
+  CHECK(wk == 5 && near(kvb_bs_worst(&ws), 50e9) && near(kvb_bs_spread(&ws), 2.0),
+        "bench_limit: mutant WALL_GEMM (a compute pass on its wall span) is rejected: the pass "
+        "with a thread off its core reads 50 GFLOP/s, spread 2, not 1.0125",
+        "kept %d worst %.17g spread %.17g", wk, kvb_bs_worst(&ws), kvb_bs_spread(&ws));
+  /* A copy measurement with every pass after the warm-up off its core (a thread ran a fifth of
+   * the pass, as on a machine whose cores other processes hold): nothing is clean, so the passes
+   * count in CPU time, 1e8/0.01 + 1e8/0.0125 = 18e9, and the fallback is flagged. */
+  kvb_lim_part dp[6] = {{1e8, .05, 0, .05},   {1e8, .05, 0, .05},  {1e8, .01, 1, 1.05},
+                        {1e8, .0125, 1, 1.06}, {1e8, .01, 2, 2.05}, {1e8, .0125, 2, 2.0625}};
+  double dr[KVB_LIM_MAXP];
+  int dd, dfb, dk = kvb_lim_collect(dp, 3, 2, 1, 1, dr, &dd, &dfb);
+  CHECK(dk == 2 && dd == 2 && dfb == 1 && near(dr[0], 18e9) && near(dr[1], 18e9),
+        "bench_limit: a copy measurement with no clean pass falls back to CPU-time rates "
+        "(18 GB/s), flagged", "kept %d dropped %d fallback %d rate %g", dk, dd, dfb, dr[0]);
+  kvb_lim_part bad[2] = {{2e9, 0, 0, 0}, {2e9, .04, 0, .04}};
+  CHECK(isnan(kvb_lim_rate_cpu(bad, 2)) && isnan(kvb_lim_rate_wall(bad, 2, KVB_LIM_COVER)),
+        "bench_limit: a part with no time measured makes the pass NaN (dropped), not infinite",
+        "%g %g", kvb_lim_rate_cpu(bad, 2), kvb_lim_rate_wall(bad, 2, KVB_LIM_COVER));
+}
+
+/* One tiny real measurement of each kind: the bookkeeping (threads, pins, passes kept or
+ * dropped, samples into the series), never the speed. */
+static void limit_measured(void) {
+  int cpu[KVB_LIM_MAXT], nc = kvb_lim_cores(cpu, KVB_LIM_MAXT);
+  kvb_lim_spec g = {KVB_LIM_SGEMM, 64, 2, 1, 3};
+  kvb_lim_result r;
+  int rc = kvb_lim_measure(&g, &r), want = nc < 2 ? nc : 2;
+  CHECK(rc == 0 && r.threads == want && r.pinned == (cpu[0] >= 0 ? want : 0) && r.kept == 3 &&
+            r.dropped == 0 && r.best >= r.worst && r.worst > 0,
+        "bench_limit: a 64³ SGEMM measurement on 2 threads: min(2, cores) threads, each pinned, "
+        "3 passes kept after the warm-up", "rc %d threads %d (cores %d) pinned %d kept %d "
+        "dropped %d best %g worst %g", rc, r.threads, nc, r.pinned, r.kept, r.dropped, r.best,
+        r.worst);
+  kvb_bs_series one = {{0}, 0};
+  kvb_lim_spec g1 = {KVB_LIM_DGEMM, 64, 1, 1, 2};
+  int turn0 = kvb_lim_turn;
+  double b1 = 0;
+  for (int k = 0; k < nc; k++) b1 = fmax(b1, kvb_lim_sample(&g1, &one));
+  CHECK(one.n == (size_t)(2 * nc) && b1 == kvb_bs_best(&one) && kvb_lim_turn == turn0 + nc,
+        "bench_limit: a 1-thread limit is sampled on the next core each time (2 kept passes "
+        "each; one round of samples covers every core)", "samples %zu for %d cores, turns %d, "
+        "best %g vs %g", one.n, nc, kvb_lim_turn - turn0, b1, kvb_bs_best(&one));
+  kvb_lim_spec c = {KVB_LIM_COPY, 0, 2, 1, 2};
+  rc = kvb_lim_measure(&c, &r);
+  CHECK((r.fallback ? r.dropped == 2 && r.kept == 2 : r.kept + r.dropped == 2) &&
+            r.threads == want && (r.kept == 0 || r.best > 0),
+        "bench_limit: a STREAM copy measurement accounts for every pass after the warm-up (kept, "
+        "or dropped and then kept in CPU time when none was clean)", "rc %d kept %d dropped %d "
+        "fallback %d threads %d", rc, r.kept, r.dropped, r.fallback, r.threads);
+}
 
 int main(void) {
   /* An SGEMM rate sampled four times through a run (GFLOP/s): the start, before two lengths,
@@ -58,5 +193,7 @@ int main(void) {
   CHECK(kvb_bs_fraction_ok(f, cs) && kvb_bs_fraction_ok(cs, cs) && !kvb_bs_fraction_ok(fm, cs),
         "bench_stats: mutant bytes counted twice (1.5625 > spread 1.1636) is rejected", "%g %g",
         f, fm);
+  limit_passes();
+  limit_measured();
   UNIT_EXIT();
 }
