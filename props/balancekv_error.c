@@ -277,13 +277,33 @@ static size_t bkv_run(prop_ctx *ctx, gsl_rng *data, gsl_rng *mrng, size_t n, siz
   return nr;
 }
 
+/* The flip chance of one arm's count test "runs over ε" (exact, rejecting at >= kcrit runs of
+ * N): kvb_flip_exceed on the runs' log largest errors (their margin to log ε; src/core/flip.h),
+ * or the count's own beta-binomial predictive (kvb_flip_binom) where those are degenerate (a zero
+ * error, all equal). */
+static double arm_flip(const double *w, unsigned runs, double eps, unsigned kcrit) {
+  double y[64];
+  unsigned k = 0;
+  for (unsigned i = 0; i < runs && i < 64; i++) y[i] = log(w[i]), k += w[i] > eps;
+  double f = runs <= 64 ? kvb_flip_exceed(y, runs, log(eps), kcrit) : NAN;
+  return isnan(f) ? kvb_flip_binom(k, runs, kcrit) : f;
+}
+
 /* Theorem 3.1's bound in two cells. The unit is a run (one stream, one sketch, its queries
  * every 64 steps): queries of one run share the sketch, so the test counts runs with any query
- * over the bound, against δ. */
+ * over the bound, against δ.
+ * Flips (src/core/flip.h): a cell is VACUOUS when a control (z ≡ 0, random halving) meets the
+ * bound, so the controls' count tests decide it (kvb_flip_controls): a VACUOUS cell flips only
+ * if every passing control fails on a fresh seed (<= the least likely of them); a HOLDS cell if
+ * its own count rejects (the check FAILS) or any control comes to pass (check-level controls,
+ * prop_control_flip). Each count's flip is arm_flip's. z ≡ 0's score ‖Attn‖/(‖softmax‖‖V‖_F) is
+ * <= 1 for every query (‖Σ_i s_i v_i‖ <= Σ_i s_i‖v_i‖ <= ‖s‖‖V‖_F, Cauchy–Schwarz), so where
+ * ε_31 >= 1 it meets the bound on every seed: flip 0 by design. */
 static void thm31_error(prop_ctx *ctx) {
   static const size_t cn[2] = {1024, 2048}, ct[2] = {64, 1024};
   const double delta = 1e-3, d = DK, r = 1, scale = 0.25;
   unsigned runs = prop_trials(ctx, 8, 40);
+  unsigned kcrit = kvb_binom_crit(runs, delta, PROP_ALPHA);
   int any_control = 0;
   prop_unit(ctx, "run (a fresh stream and BalanceKV; its queries share the run and are one "
             "outcome: the largest error)", runs, "a failure rate above δ = %g per cell (binomial, "
@@ -292,6 +312,7 @@ static void thm31_error(prop_ctx *ctx) {
     size_t n = cn[ci], t = ct[ci], T = levels_for(n, t), every = 64, per = n / every;
     double eps = 4 * eps34(t, T, d, delta, r, scale);
     double *rel = malloc(per * sizeof *rel), *zr = malloc(per * sizeof *zr), *rr = malloc(per * sizeof *rr);
+    double *wrun = malloc(3 * runs * sizeof *wrun); /* per run: method, z ≡ 0, random halving maxima */
     unsigned big = 0, zbig = 0, rbig = 0;
     double wm = 0, wz = 1e300, wzmax = 0, wr = 0;
     for (unsigned k = 0; k < runs; k++) {
@@ -305,12 +326,18 @@ static void thm31_error(prop_ctx *ctx) {
              r1 = kvb_quantile(rr, nrr, 1.0);
       big += m1 > eps, zbig += z1 > eps, rbig += r1 > eps;
       wm = fmax(wm, m1), wz = fmin(wz, z0), wzmax = fmax(wzmax, z1), wr = fmax(wr, r1);
+      wrun[k] = m1, wrun[runs + k] = z1, wrun[2 * runs + k] = r1;
     }
     char what[96];
     snprintf(what, sizeof what, "[t = %zu, n = %zu] runs with ‖z − Attn‖ > ε_31·‖softmax‖‖V‖_F", t, n);
     prop_binomial_bound(ctx, big, runs, delta, what);
     double pz = kvb_binom_tail_ge(zbig, delta, runs), pr = kvb_binom_tail_ge(rbig, delta, runs);
     int zpass = pz >= PROP_ALPHA, rpass = pr >= PROP_ALPHA;
+    int passed[2] = {zpass, rpass};
+    double fl[2] = {eps >= 1
+                        ? 0 /* z ≡ 0 scores <= 1 <= ε_31 on every seed (above) */
+                        : arm_flip(wrun + runs, runs, eps, kcrit),
+                    arm_flip(wrun + 2 * runs, runs, eps, kcrit)};
     char cell[48];
     snprintf(cell, sizeof cell, "t = %zu, n = %zu", t, n);
     if (zpass || rpass) {
@@ -318,17 +345,26 @@ static void thm31_error(prop_ctx *ctx) {
       prop_control_test(ctx, pz), prop_control_test(ctx, pr);
       prop_cell(ctx, PROP_VACUOUS, cell, "ε_31 = %.3g: method max rel. error %.4f (%u/%u runs over); "
                 "a trivial control meets the same bound: z = 0 scores %.3f..%.3f (%u runs over), "
-                "random halving max %.4f (%u runs over)", eps, wm, big, runs, wz, wzmax, zbig, wr, rbig);
+                "random halving max %.4f (%u runs over); flip: z = 0 %.3g%s, random halving %.3g "
+                "(runs over ε on a fresh seed reaching %u, flip.h kvb_flip_exceed)", eps, wm, big,
+                runs, wz, wzmax, zbig, wr, rbig, fl[0], eps >= 1 ? " (fixed: its score <= 1 <= ε_31)" : "",
+                fl[1], kcrit);
+      prop_cell_controls(ctx, 2, passed, fl);
     } else {
       any_control = 1;
       prop_control(ctx, "z_zero", 0, "[%s] z = 0 scores %.3f..%.3f > ε_31 = %.3g (%u/%u runs over)",
                    cell, wz, wzmax, eps, zbig, runs);
+      prop_control_flip(ctx, fl[0]);
       prop_control(ctx, "random_signs", 0, "[%s] random halving: max %.4f, %u/%u runs over", cell,
                    wr, rbig, runs);
+      prop_control_flip(ctx, fl[1]);
       prop_cell(ctx, PROP_HOLDS, cell, "ε_31 = %.3g: method max rel. error %.4f (%u/%u runs over), T = %zu",
                 eps, wm, big, runs, T);
+      /* its own count rejecting on a fresh seed (then the check FAILS); the controls' flips are
+       * the check's (prop_control_flip) */
+      prop_cell_flip(ctx, arm_flip(wrun, runs, eps, kcrit));
     }
-    free(rel), free(zr), free(rr);
+    free(rel), free(zr), free(rr), free(wrun);
   }
   if (!any_control)
     prop_control_na(ctx, "every cell's bound is met by a trivial control (cells VACUOUS; scores in "
