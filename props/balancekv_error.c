@@ -150,13 +150,14 @@ static void mr_thm34(prop_ctx *ctx) {
   unsigned runs = prop_trials(ctx, 8, 40);
   static const char *const name[] = {"BalanceKV's MergeAndReduce", "random halving", "z = 0"};
   unsigned over[3] = {0, 0, 0};
-  double worst[3] = {0, 0, 0};
+  double worst[3] = {0, 0, 0}, *wrun = malloc(3 * runs * sizeof *wrun);
   for (int arm = 0; arm < 3; arm++)
     for (unsigned k = 0; k < runs; k++) {
       gsl_rng *data = prop_rng(ctx, 100 * k + 1), *mrng = prop_rng(ctx, 100 * k + 2 + arm);
       double w = mr_run(ctx, data, mrng, n, t, 0.0, (arm_kind)arm, every, NULL, NULL);
       over[arm] += w > eps;
       worst[arm] = fmax(worst[arm], w);
+      wrun[arm * runs + k] = w;
       gsl_rng_free(data), gsl_rng_free(mrng);
     }
   prop_note(ctx, "n = %zu, t = %zu, T = %zu, s = 2, r = 1, d = 16, paper's c: theorem ε = %.3f; largest "
@@ -171,7 +172,14 @@ static void mr_thm34(prop_ctx *ctx) {
                  "%s (%s): %u/%u runs over ε = %.3f, largest error %.4f", name[arm],
                  arm == 1 ? "uniform halving at equal memory" : "answers 0", over[arm], runs, eps,
                  worst[arm]);
+    /* its flip (a passing control makes the verdict VACUOUS): z ≡ 0's normalizer error is
+     * Σ_{i<=j} e^{⟨k_i, q⟩/√d} >= j·e^{−r²/√d} (|⟨k, q⟩| <= r²), a normalized score >= 1 > ε at
+     * every step of every run, so it fails on every seed (0 by design); random halving's from
+     * its runs' margins (prop_runs_flip) */
+    prop_control_flip(ctx, arm == 2 ? 0 : prop_runs_flip(wrun + runs, runs, eps,
+                                                  kvb_binom_crit(runs, delta, PROP_ALPHA)));
   }
+  free(wrun);
 }
 
 #define RATE_T 4
@@ -225,6 +233,7 @@ static void mr_rate(prop_ctx *ctx) {
   double t, det, p = prop_slope_less(f2, fr, &t, &det);
   prop_control(ctx, "random_signs", p < PROP_ALPHA, "a second random halving's slope %.3f vs %.3f: "
                "t = %.2f, p = %.2g", f2.slope, fr.slope, t, p);
+  prop_control_flip(ctx, kvb_flip_normal(p, PROP_ALPHA)); /* the same test as the cells' */
   free(x), free(yr), free(y2), free(yw);
 }
 
@@ -277,18 +286,6 @@ static size_t bkv_run(prop_ctx *ctx, gsl_rng *data, gsl_rng *mrng, size_t n, siz
   return nr;
 }
 
-/* The flip chance of one arm's count test "runs over ε" (exact, rejecting at >= kcrit runs of
- * N): kvb_flip_exceed on the runs' log largest errors (their margin to log ε; src/core/flip.h),
- * or the count's own beta-binomial predictive (kvb_flip_binom) where those are degenerate (a zero
- * error, all equal). */
-static double arm_flip(const double *w, unsigned runs, double eps, unsigned kcrit) {
-  double y[64];
-  unsigned k = 0;
-  for (unsigned i = 0; i < runs && i < 64; i++) y[i] = log(w[i]), k += w[i] > eps;
-  double f = runs <= 64 ? kvb_flip_exceed(y, runs, log(eps), kcrit) : NAN;
-  return isnan(f) ? kvb_flip_binom(k, runs, kcrit) : f;
-}
-
 /* Theorem 3.1's bound in two cells. The unit is a run (one stream, one sketch, its queries
  * every 64 steps): queries of one run share the sketch, so the test counts runs with any query
  * over the bound, against δ.
@@ -296,7 +293,7 @@ static double arm_flip(const double *w, unsigned runs, double eps, unsigned kcri
  * bound, so the controls' count tests decide it (kvb_flip_controls): a VACUOUS cell flips only
  * if every passing control fails on a fresh seed (<= the least likely of them); a HOLDS cell if
  * its own count rejects (the check FAILS) or any control comes to pass (check-level controls,
- * prop_control_flip). Each count's flip is arm_flip's. z ≡ 0's score ‖Attn‖/(‖softmax‖‖V‖_F) is
+ * prop_control_flip). Each count's flip is prop_runs_flip's. z ≡ 0's score ‖Attn‖/(‖softmax‖‖V‖_F) is
  * <= 1 for every query (‖Σ_i s_i v_i‖ <= Σ_i s_i‖v_i‖ <= ‖s‖‖V‖_F, Cauchy–Schwarz), so where
  * ε_31 >= 1 it meets the bound on every seed: flip 0 by design. */
 static void thm31_error(prop_ctx *ctx) {
@@ -336,8 +333,8 @@ static void thm31_error(prop_ctx *ctx) {
     int passed[2] = {zpass, rpass};
     double fl[2] = {eps >= 1
                         ? 0 /* z ≡ 0 scores <= 1 <= ε_31 on every seed (above) */
-                        : arm_flip(wrun + runs, runs, eps, kcrit),
-                    arm_flip(wrun + 2 * runs, runs, eps, kcrit)};
+                        : prop_runs_flip(wrun + runs, runs, eps, kcrit),
+                    prop_runs_flip(wrun + 2 * runs, runs, eps, kcrit)};
     char cell[48];
     snprintf(cell, sizeof cell, "t = %zu, n = %zu", t, n);
     if (zpass || rpass) {
@@ -362,7 +359,7 @@ static void thm31_error(prop_ctx *ctx) {
                 eps, wm, big, runs, T);
       /* its own count rejecting on a fresh seed (then the check FAILS); the controls' flips are
        * the check's (prop_control_flip) */
-      prop_cell_flip(ctx, arm_flip(wrun, runs, eps, kcrit));
+      prop_cell_flip(ctx, prop_runs_flip(wrun, runs, eps, kcrit));
     }
     free(rel), free(zr), free(rr), free(wrun);
   }
@@ -402,6 +399,7 @@ static void thm31_advantage(prop_ctx *ctx) {
   double tt, det, p = kvb_welch_less(r2, runs, rr, runs, PROP_ALPHA, 0.9, &tt, &det);
   prop_control(ctx, "random_signs", p < PROP_ALPHA, "a second random-halving BalanceKV %.4g vs %.4g: "
                "Welch t = %.2f, p = %.2g", prop_mean(r2, runs), prop_mean(rr, runs), tt, p);
+  prop_control_flip(ctx, kvb_flip_normal(p, PROP_ALPHA)); /* the same test as the cells' */
   free(rr), free(r2), free(rw);
 }
 

@@ -447,6 +447,9 @@ static void rate_step(prop_ctx *ctx, step_kind st, const char *what, const char 
   double wm[2] = {0, 0}, wr[2] = {0, 0}, wz[2] = {INFINITY, INFINITY}, chain = 0;
   unsigned long fails = 0;
   size_t erased = 0;
+  /* each stream's worst lhs/bound per part and arm (the controls' flips: prop_runs_flip) */
+  double *ws = malloc(2 * 3 * N * sizeof *ws);
+  if (!prop_check(ctx, ws != NULL, "out of memory")) return;
   for (unsigned k = 0; k < N; k++) {
     run_out om, orr;
     run_stream(ctx, k, ARM_METHOD, &om);
@@ -455,6 +458,7 @@ static void rate_step(prop_ctx *ctx, step_kind st, const char *what, const char 
       double a = pick(&om.m, st, p), b = pick(&orr.m, st, p), c = pick(&om.z, st, p);
       Fm[p] += !(a <= 1), Fr[p] += !(b <= 1), Fz[p] += !(c <= 1);
       wm[p] = fmax(wm[p], a), wr[p] = fmax(wr[p], b), wz[p] = fmin(wz[p], c);
+      ws[(p * 3 + 1) * N + k] = b, ws[(p * 3 + 2) * N + k] = c;
     }
     eq4x += om.eq4_exact_bad, numx += om.num_exact_bad, cbad += om.count_bad;
     f8 += om.eq8_forms_bad, ub += om.u_bad;
@@ -511,12 +515,16 @@ static void rate_step(prop_ctx *ctx, step_kind st, const char *what, const char 
     vac |= zp || rp;
     prop_control(ctx, "z_zero", zp, "%s: z ≡ 0 violates in %u/%u streams (worst ratio ≥ %.3g)",
                  w, Fz[p], N, wz[p]);
+    /* a control decides VACUOUS: its flip is the verdict's too, from the streams' margins */
+    prop_control_flip(ctx, prop_runs_flip(ws + (p * 3 + 2) * N, N, 1.0, crit0));
     prop_control(ctx, "random_signs", rp, "%s: random halving at equal memory violates in %u/%u "
                  "streams (largest ratio %.4g)", w, Fr[p], N, wr[p]);
+    prop_control_flip(ctx, prop_runs_flip(ws + (p * 3 + 1) * N, N, 1.0, crit0));
     /* a mutant run: the plug-in chance that the mutant survives this part's test; it survives
      * the check only if it survives every part, so the smallest part's chance bounds it */
     miss = fmin(miss, 1 - kvb_binom_tail_ge(crit0, (double)Fm[p] / N, N));
   }
+  free(ws);
   /* check:NAME mutants are caught (or not) by exact assertions: no miss probability to state */
   if (ctx->mutant && strncmp(ctx->mutant, "check:", 6) != 0) prop_miss(ctx, fmax(miss, 0));
   if (vac)

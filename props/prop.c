@@ -385,6 +385,16 @@ void prop_cell_controls(prop_ctx *ctx, int n, const int *passed, const double *f
   else if (!isnan(ctx->cell_flip[k])) ctx->cell_flip[k] = fmin(1, ctx->cell_flip[k] + c);
 }
 
+double prop_runs_flip(const double *w, unsigned n, double bound, unsigned kcrit) {
+  double y[256];
+  unsigned k = 0;
+  for (unsigned i = 0; i < n; i++) k += w[i] > bound;
+  if (n > 256) return kvb_flip_binom(k, n, kcrit);
+  for (unsigned i = 0; i < n; i++) y[i] = log(w[i]);
+  double f = kvb_flip_exceed(y, n, log(bound), kcrit);
+  return isnan(f) ? kvb_flip_binom(k, n, kcrit) : f;
+}
+
 void prop_cell_binom(prop_ctx *ctx, unsigned k, unsigned n, double p0) {
   if (ctx->ncells >= 1 && !ctx->exact) ctx->ptests++;
   set_flip(ctx, kvb_flip_binom(k, n, kvb_binom_crit(n, p0, PROP_ALPHA)));

@@ -255,6 +255,11 @@ void prop_cell_pvalues(prop_ctx *ctx, double df, int n, const double *p);
  * cell (not HOLDS, FAILS or VACUOUS) adds the gate's predictive flip (kvb_flip_gate,
  * src/core/flip.h) to its flip p (the union bound: either its tests or its gate move it). */
 void prop_cell_gate(prop_ctx *ctx, double det, double effect, double df);
+/* The flip chance of a count test over n runs, "runs whose largest error w_i exceeds the bound",
+ * exact, rejecting at >= kcrit runs (kvb_binom_crit): kvb_flip_exceed on the runs' log w against
+ * log bound (their margin; src/core/flip.h), or the count's beta-binomial predictive
+ * (kvb_flip_binom) where the logs are degenerate (a zero or infinite w, all equal) or n > 256. */
+double prop_runs_flip(const double *w, unsigned n, double bound, unsigned kcrit);
 /* The controls that decide the cell just reported (a cell that is VACUOUS when any of them meets
  * the bound, otherwise its method's; their tests counted with prop_control_test): passed[i] and
  * the flip chance of control i's test, flip[i] (0 where fixed by design). A VACUOUS cell's flip is
