@@ -179,6 +179,19 @@ static void mr_thm34(prop_ctx *ctx) {
     prop_control_flip(ctx, arm == 2 ? 0 : prop_runs_flip(wrun + runs, runs, eps,
                                                   kvb_binom_crit(runs, delta, PROP_ALPHA)));
   }
+  /* What this compares is what Theorem 3.4 (003) states: at every step j the error is within
+   * ε·j·e^{−r²/√d}·max‖v‖ with probability 1 − 1/poly(n), so a run's outcome is its largest
+   * normalized error over its steps, against ε, and the control is held to that same statement
+   * (not to a mean over streams, which the theorem does not bound; the means are compared in
+   * balancekv.mr.thm34.rate and thm31.advantage). Random halving's largest error sits just
+   * under ε (0.296 over 8 runs, 0.349 over 40, ε = 0.359): a near-tie, so its VACUOUS is
+   * seed-fragile and more runs make that worse (more chances to cross ε); the flip is printed,
+   * not designed away. */
+  if (over[1] < runs && worst[1] <= eps && worst[1] > 0.75 * eps)
+    prop_note(ctx, "random halving's largest error is %.0f%% of ε: a near-tie between the control "
+              "and the theorem's bound, so whether it meets the bound (VACUOUS) depends on the "
+              "seed (flip below); more runs would raise that chance, not lower it",
+              100 * worst[1] / eps);
   free(wrun);
 }
 
