@@ -133,7 +133,8 @@ $(B)/tests/test_progress: $(B)/obj/tests/test_progress.o $(B)/obj/props/progress
 
 # The verdict machinery (the comparison gate, the false-alarm count) on hand-worked cases.
 $(B)/tests/test_verdict_machinery: $(B)/obj/tests/test_verdict_machinery.o $(B)/obj/props/prop.o \
-                                   $(B)/obj/props/comparison_gate.o $(B)/libkvbound.a
+                                   $(B)/obj/props/comparison_gate.o $(B)/obj/props/prop_shard.o \
+                                   $(B)/libkvbound.a
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $(filter %.o,$^) $(B)/libkvbound.a $(LIBS)
 

@@ -150,13 +150,14 @@ static void mr_thm34(prop_ctx *ctx) {
   unsigned runs = prop_trials(ctx, 8, 40);
   static const char *const name[] = {"BalanceKV's MergeAndReduce", "random halving", "z = 0"};
   unsigned over[3] = {0, 0, 0};
-  double worst[3] = {0, 0, 0};
+  double worst[3] = {0, 0, 0}, *wrun = malloc(3 * runs * sizeof *wrun);
   for (int arm = 0; arm < 3; arm++)
     for (unsigned k = 0; k < runs; k++) {
       gsl_rng *data = prop_rng(ctx, 100 * k + 1), *mrng = prop_rng(ctx, 100 * k + 2 + arm);
       double w = mr_run(ctx, data, mrng, n, t, 0.0, (arm_kind)arm, every, NULL, NULL);
       over[arm] += w > eps;
       worst[arm] = fmax(worst[arm], w);
+      wrun[arm * runs + k] = w;
       gsl_rng_free(data), gsl_rng_free(mrng);
     }
   prop_note(ctx, "n = %zu, t = %zu, T = %zu, s = 2, r = 1, d = 16, paper's c: theorem ε = %.3f; largest "
@@ -171,7 +172,27 @@ static void mr_thm34(prop_ctx *ctx) {
                  "%s (%s): %u/%u runs over ε = %.3f, largest error %.4f", name[arm],
                  arm == 1 ? "uniform halving at equal memory" : "answers 0", over[arm], runs, eps,
                  worst[arm]);
+    /* its flip (a passing control makes the verdict VACUOUS): z ≡ 0's normalizer error is
+     * Σ_{i<=j} e^{⟨k_i, q⟩/√d} >= j·e^{−r²/√d} (|⟨k, q⟩| <= r²), a normalized score >= 1 > ε at
+     * every step of every run, so it fails on every seed (0 by design); random halving's from
+     * its runs' margins (prop_runs_flip) */
+    prop_control_flip(ctx, arm == 2 ? 0 : prop_runs_flip(wrun + runs, runs, eps,
+                                                  kvb_binom_crit(runs, delta, PROP_ALPHA)));
   }
+  /* What this compares is what Theorem 3.4 (003) states: at every step j the error is within
+   * ε·j·e^{−r²/√d}·max‖v‖ with probability 1 − 1/poly(n), so a run's outcome is its largest
+   * normalized error over its steps, against ε, and the control is held to that same statement
+   * (not to a mean over streams, which the theorem does not bound; the means are compared in
+   * balancekv.mr.thm34.rate and thm31.advantage). Random halving's largest error sits just
+   * under ε (0.296 over 8 runs, 0.349 over 40, ε = 0.359): a near-tie, so its VACUOUS is
+   * seed-fragile and more runs make that worse (more chances to cross ε); the flip is printed,
+   * not designed away. */
+  if (over[1] < runs && worst[1] <= eps && worst[1] > 0.75 * eps)
+    prop_note(ctx, "random halving's largest error is %.0f%% of ε: a near-tie between the control "
+              "and the theorem's bound, so whether it meets the bound (VACUOUS) depends on the "
+              "seed (flip below); more runs would raise that chance, not lower it",
+              100 * worst[1] / eps);
+  free(wrun);
 }
 
 #define RATE_T 4
@@ -225,6 +246,7 @@ static void mr_rate(prop_ctx *ctx) {
   double t, det, p = prop_slope_less(f2, fr, &t, &det);
   prop_control(ctx, "random_signs", p < PROP_ALPHA, "a second random halving's slope %.3f vs %.3f: "
                "t = %.2f, p = %.2g", f2.slope, fr.slope, t, p);
+  prop_control_flip(ctx, kvb_flip_normal(p, PROP_ALPHA)); /* the same test as the cells' */
   free(x), free(yr), free(y2), free(yw);
 }
 
@@ -279,11 +301,19 @@ static size_t bkv_run(prop_ctx *ctx, gsl_rng *data, gsl_rng *mrng, size_t n, siz
 
 /* Theorem 3.1's bound in two cells. The unit is a run (one stream, one sketch, its queries
  * every 64 steps): queries of one run share the sketch, so the test counts runs with any query
- * over the bound, against δ. */
+ * over the bound, against δ.
+ * Flips (src/core/flip.h): a cell is VACUOUS when a control (z ≡ 0, random halving) meets the
+ * bound, so the controls' count tests decide it (kvb_flip_controls): a VACUOUS cell flips only
+ * if every passing control fails on a fresh seed (<= the least likely of them); a HOLDS cell if
+ * its own count rejects (the check FAILS) or any control comes to pass (check-level controls,
+ * prop_control_flip). Each count's flip is prop_runs_flip's. z ≡ 0's score ‖Attn‖/(‖softmax‖‖V‖_F) is
+ * <= 1 for every query (‖Σ_i s_i v_i‖ <= Σ_i s_i‖v_i‖ <= ‖s‖‖V‖_F, Cauchy–Schwarz), so where
+ * ε_31 >= 1 it meets the bound on every seed: flip 0 by design. */
 static void thm31_error(prop_ctx *ctx) {
   static const size_t cn[2] = {1024, 2048}, ct[2] = {64, 1024};
   const double delta = 1e-3, d = DK, r = 1, scale = 0.25;
   unsigned runs = prop_trials(ctx, 8, 40);
+  unsigned kcrit = kvb_binom_crit(runs, delta, PROP_ALPHA);
   int any_control = 0;
   prop_unit(ctx, "run (a fresh stream and BalanceKV; its queries share the run and are one "
             "outcome: the largest error)", runs, "a failure rate above δ = %g per cell (binomial, "
@@ -292,6 +322,7 @@ static void thm31_error(prop_ctx *ctx) {
     size_t n = cn[ci], t = ct[ci], T = levels_for(n, t), every = 64, per = n / every;
     double eps = 4 * eps34(t, T, d, delta, r, scale);
     double *rel = malloc(per * sizeof *rel), *zr = malloc(per * sizeof *zr), *rr = malloc(per * sizeof *rr);
+    double *wrun = malloc(3 * runs * sizeof *wrun); /* per run: method, z ≡ 0, random halving maxima */
     unsigned big = 0, zbig = 0, rbig = 0;
     double wm = 0, wz = 1e300, wzmax = 0, wr = 0;
     for (unsigned k = 0; k < runs; k++) {
@@ -305,12 +336,18 @@ static void thm31_error(prop_ctx *ctx) {
              r1 = kvb_quantile(rr, nrr, 1.0);
       big += m1 > eps, zbig += z1 > eps, rbig += r1 > eps;
       wm = fmax(wm, m1), wz = fmin(wz, z0), wzmax = fmax(wzmax, z1), wr = fmax(wr, r1);
+      wrun[k] = m1, wrun[runs + k] = z1, wrun[2 * runs + k] = r1;
     }
     char what[96];
     snprintf(what, sizeof what, "[t = %zu, n = %zu] runs with ‖z − Attn‖ > ε_31·‖softmax‖‖V‖_F", t, n);
     prop_binomial_bound(ctx, big, runs, delta, what);
     double pz = kvb_binom_tail_ge(zbig, delta, runs), pr = kvb_binom_tail_ge(rbig, delta, runs);
     int zpass = pz >= PROP_ALPHA, rpass = pr >= PROP_ALPHA;
+    int passed[2] = {zpass, rpass};
+    double fl[2] = {eps >= 1
+                        ? 0 /* z ≡ 0 scores <= 1 <= ε_31 on every seed (above) */
+                        : prop_runs_flip(wrun + runs, runs, eps, kcrit),
+                    prop_runs_flip(wrun + 2 * runs, runs, eps, kcrit)};
     char cell[48];
     snprintf(cell, sizeof cell, "t = %zu, n = %zu", t, n);
     if (zpass || rpass) {
@@ -318,17 +355,26 @@ static void thm31_error(prop_ctx *ctx) {
       prop_control_test(ctx, pz), prop_control_test(ctx, pr);
       prop_cell(ctx, PROP_VACUOUS, cell, "ε_31 = %.3g: method max rel. error %.4f (%u/%u runs over); "
                 "a trivial control meets the same bound: z = 0 scores %.3f..%.3f (%u runs over), "
-                "random halving max %.4f (%u runs over)", eps, wm, big, runs, wz, wzmax, zbig, wr, rbig);
+                "random halving max %.4f (%u runs over); flip: z = 0 %.3g%s, random halving %.3g "
+                "(runs over ε on a fresh seed reaching %u, flip.h kvb_flip_exceed)", eps, wm, big,
+                runs, wz, wzmax, zbig, wr, rbig, fl[0], eps >= 1 ? " (fixed: its score <= 1 <= ε_31)" : "",
+                fl[1], kcrit);
+      prop_cell_controls(ctx, 2, passed, fl);
     } else {
       any_control = 1;
       prop_control(ctx, "z_zero", 0, "[%s] z = 0 scores %.3f..%.3f > ε_31 = %.3g (%u/%u runs over)",
                    cell, wz, wzmax, eps, zbig, runs);
+      prop_control_flip(ctx, fl[0]);
       prop_control(ctx, "random_signs", 0, "[%s] random halving: max %.4f, %u/%u runs over", cell,
                    wr, rbig, runs);
+      prop_control_flip(ctx, fl[1]);
       prop_cell(ctx, PROP_HOLDS, cell, "ε_31 = %.3g: method max rel. error %.4f (%u/%u runs over), T = %zu",
                 eps, wm, big, runs, T);
+      /* its own count rejecting on a fresh seed (then the check FAILS); the controls' flips are
+       * the check's (prop_control_flip) */
+      prop_cell_flip(ctx, prop_runs_flip(wrun, runs, eps, kcrit));
     }
-    free(rel), free(zr), free(rr);
+    free(rel), free(zr), free(rr), free(wrun);
   }
   if (!any_control)
     prop_control_na(ctx, "every cell's bound is met by a trivial control (cells VACUOUS; scores in "
@@ -366,6 +412,7 @@ static void thm31_advantage(prop_ctx *ctx) {
   double tt, det, p = kvb_welch_less(r2, runs, rr, runs, PROP_ALPHA, 0.9, &tt, &det);
   prop_control(ctx, "random_signs", p < PROP_ALPHA, "a second random-halving BalanceKV %.4g vs %.4g: "
                "Welch t = %.2f, p = %.2g", prop_mean(r2, runs), prop_mean(rr, runs), tt, p);
+  prop_control_flip(ctx, kvb_flip_normal(p, PROP_ALPHA)); /* the same test as the cells' */
   free(rr), free(r2), free(rw);
 }
 

@@ -228,10 +228,37 @@ int prop_control(prop_ctx *ctx, const char *control, int passed, const char *fmt
   FORMAT(buf, fmt);
   ctx->controls_run++;
   ctx->controls_passed += passed != 0;
+  if (ctx->nctl < PROP_MAX_CELLS) {
+    ctx->ctl_passed[ctx->nctl] = passed != 0;
+    ctx->ctl_flip[ctx->nctl++] = NAN;
+  }
   /* a control decided by a test at α can pass by chance: counted in the false-alarm bound */
   ctx->ntests++, ctx->alpha_sum += PROP_ALPHA;
   prop_note(ctx, "control %s %s the assertion: %s", control, passed ? "PASSES" : "fails", buf);
   return passed;
+}
+
+void prop_control_flip(prop_ctx *ctx, double flip) {
+  if (ctx->nctl < 1 || isnan(flip)) return;
+  ctx->ctl_flip[ctx->nctl - 1] = flip < 0 ? 0 : flip > 1 ? 1 : flip;
+}
+
+double prop_verdict_flip(double cells_flip, int n, const unsigned char *passed, const double *flip,
+                         int *unknown) {
+  int u = 0, any = 0;
+  double lo = INFINITY, sum = 0;
+  for (int i = 0; i < n; i++) {
+    if (isnan(flip[i])) {
+      u++;
+      continue;
+    }
+    if (passed[i]) any = 1, lo = fmin(lo, flip[i]);
+    else sum += flip[i];
+  }
+  if (unknown) *unknown = u;
+  /* VACUOUS by a control: only the passing controls can move it (the cells are overruled) */
+  if (any) return fmin(1, lo);
+  return fmin(1, cells_flip + sum);
 }
 
 int prop_control_test(prop_ctx *ctx, double p) {
@@ -346,6 +373,26 @@ void prop_cell_gate(prop_ctx *ctx, double det, double effect, double df) {
   if (v != PROP_NOT_OBSERVED && v != PROP_INCONCLUSIVE) return;
   double g = kvb_flip_gate(det, effect, df);
   if (!isnan(g)) ctx->cell_flip[k] = fmin(1, ctx->cell_flip[k] + g);
+}
+
+void prop_cell_controls(prop_ctx *ctx, int n, const int *passed, const double *flip) {
+  int k = ctx->ncells - 1;
+  if (k < 0 || ctx->exact) return;
+  double c = kvb_flip_controls(n, passed, flip);
+  if (isnan(c)) return;
+  /* VACUOUS: the controls alone decide it; otherwise either its tests or a control moves it */
+  if (ctx->cells[k] == PROP_VACUOUS) ctx->cell_flip[k] = c;
+  else if (!isnan(ctx->cell_flip[k])) ctx->cell_flip[k] = fmin(1, ctx->cell_flip[k] + c);
+}
+
+double prop_runs_flip(const double *w, unsigned n, double bound, unsigned kcrit) {
+  double y[256];
+  unsigned k = 0;
+  for (unsigned i = 0; i < n; i++) k += w[i] > bound;
+  if (n > 256) return kvb_flip_binom(k, n, kcrit);
+  for (unsigned i = 0; i < n; i++) y[i] = log(w[i]);
+  double f = kvb_flip_exceed(y, n, log(bound), kcrit);
+  return isnan(f) ? kvb_flip_binom(k, n, kcrit) : f;
 }
 
 void prop_cell_binom(prop_ctx *ctx, unsigned k, unsigned n, double p0) {

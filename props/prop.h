@@ -81,6 +81,10 @@ typedef struct {
   double cell_flip_holds[PROP_MAX_CELLS]; /* of a cell that is not HOLDS: the chance that it comes
                                        out HOLDS (its HOLDS test's flip, prop_cell_pvalues);
                                        NaN when not known apart (cell_flip stands for it) */
+  int nctl;             /* controls run through prop_control, in order (at most PROP_MAX_CELLS) */
+  unsigned char ctl_passed[PROP_MAX_CELLS]; /* whether control i passed the assertion */
+  double ctl_flip[PROP_MAX_CELLS]; /* the chance that control i's outcome comes out the other
+                                      way on a fresh seed (prop_control_flip); NaN when unknown */
   FILE *log;            /* details (stdout for faithful runs, /dev/null-like for mutants) */
   char notes[8192];     /* measured numbers for the report */
   /* Trial blocks (prop_gather): a long claim's trials split over shards. tb_n <= 1: every
@@ -169,6 +173,12 @@ int prop_control_test(prop_ctx *ctx, double p);
  * what the control scored. Returns passed. */
 int prop_control(prop_ctx *ctx, const char *control, int passed, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* The flip chance of the control just reported with prop_control: the chance that a fresh seed
+ * moves its outcome (passes where it failed, or fails where it passed), from the test that decided
+ * it (src/core/flip.h), or 0 with a stated reason where the outcome is fixed by design. A control
+ * decides VACUOUS, so its flip is part of the verdict's (prop_verdict_flip); a control with no
+ * recorded flip is counted apart in the report as one without an estimate. */
+void prop_control_flip(prop_ctx *ctx, double flip);
 /* States why no trivial control applies (an exact invariant checked against its mutants, a
  * deterministic inequality, a computed practicality verdict). Required for a bound, scaling or
  * comparison claim that runs no prop_control, so the omission is visible. */
@@ -245,6 +255,18 @@ void prop_cell_pvalues(prop_ctx *ctx, double df, int n, const double *p);
  * cell (not HOLDS, FAILS or VACUOUS) adds the gate's predictive flip (kvb_flip_gate,
  * src/core/flip.h) to its flip p (the union bound: either its tests or its gate move it). */
 void prop_cell_gate(prop_ctx *ctx, double det, double effect, double df);
+/* The flip chance of a count test over n runs, "runs whose largest error w_i exceeds the bound",
+ * exact, rejecting at >= kcrit runs (kvb_binom_crit): kvb_flip_exceed on the runs' log w against
+ * log bound (their margin; src/core/flip.h), or the count's beta-binomial predictive
+ * (kvb_flip_binom) where the logs are degenerate (a zero or infinite w, all equal) or n > 256. */
+double prop_runs_flip(const double *w, unsigned n, double bound, unsigned kcrit);
+/* The controls that decide the cell just reported (a cell that is VACUOUS when any of them meets
+ * the bound, otherwise its method's; their tests counted with prop_control_test): passed[i] and
+ * the flip chance of control i's test, flip[i] (0 where fixed by design). A VACUOUS cell's flip is
+ * kvb_flip_controls (src/core/flip.h: the least likely of the passing controls to fail); any other
+ * cell adds it to its own tests' flip (any control passing makes it VACUOUS). Call after the
+ * cell's own flip (prop_cell_pvalue*, prop_cell_binom, prop_cell_flip; a VACUOUS cell needs none). */
+void prop_cell_controls(prop_ctx *ctx, int n, const int *passed, const double *flip);
 /* The cell's flip p computed by the check itself from src/core/flip.h (e.g. the sum over the
  * exact sign tests that decide it). */
 void prop_cell_flip(prop_ctx *ctx, double flip);
@@ -258,6 +280,16 @@ void prop_cell_flip(prop_ctx *ctx, double flip);
  * MIXED check with one of them gets the union bound). */
 double prop_check_flip(const prop_verdict *cells, const double *flip, const double *flip_holds,
                        const unsigned char *detail, int ncells, int *unknown);
+/* A check's verdict flip chance from its voting cells' bound (prop_check_flip) and its n
+ * controls (prop_control with prop_control_flip): a control that passes makes the verdict
+ * VACUOUS whatever the cells say, so when one passed the verdict changes only if every passing
+ * control fails (<= the least likely of them, kvb_flip_controls; the cells do not enter), and
+ * otherwise if the cells move or any control comes to pass (<= cells + Σ control flips). Capped
+ * at 1. Controls with no flip (NaN) are counted in *unknown (may be NULL) and add nothing; when
+ * every passing control is unknown the result is cells_flip (what the report gave before controls
+ * counted). */
+double prop_verdict_flip(double cells_flip, int n, const unsigned char *passed, const double *flip,
+                         int *unknown);
 /* A finding within one unit (e.g. the sign test over one text's caches, valid given that text,
  * when the claim's unit is the text): reported like a cell, compared between the faithful and
  * every mutant run (a mutant that moves it is caught), but never part of the verdict — the

@@ -219,6 +219,7 @@ typedef struct {
   int deferred;     /* --defer: not run here; notes say where it runs */
   double flip;      /* the verdict's flip chance on a fresh seed (prop_check_flip) */
   int flip_unknown; /* voting cells with no flip estimate */
+  int ctl_unknown;  /* controls with no flip estimate (prop_control_flip) */
   char notes[sizeof ((prop_ctx *)0)->notes];
 } check_result;
 
@@ -355,33 +356,37 @@ static void write_totals(FILE *rep, const char *what, const int *count, int with
 /* Expected verdict flips per fresh seed: Σ over checks of each verdict's flip chance (an upper
  * bound: each check's bounds its verdict's from its voting cells, prop_check_flip), with the
  * seed-fragile verdicts named. */
-static double total_flips(const check_result *res, size_t nres, int *fragile, int *unknown) {
+static double total_flips(const check_result *res, size_t nres, int *fragile, int *unknown,
+                          int *ctl_unknown) {
   double t = 0;
-  *fragile = 0, *unknown = 0;
+  *fragile = 0, *unknown = 0, *ctl_unknown = 0;
   for (size_t r = 0; r < nres; r++) {
     t += res[r].flip;
     *fragile += res[r].flip >= PROP_FRAGILE;
     *unknown += res[r].flip_unknown;
+    *ctl_unknown += res[r].ctl_unknown;
   }
   return t;
 }
 
 static void write_flips(FILE *rep, const check_result *res, size_t nres) {
-  int fragile, unknown;
-  double t = total_flips(res, nres, &fragile, &unknown);
+  int fragile, unknown, ctl_unknown;
+  double t = total_flips(res, nres, &fragile, &unknown, &ctl_unknown);
   fprintf(rep, "\n### Verdicts that reproduce\n\n"
                "A voting cell's flip p is the chance that its outcome comes out the other way on a "
                "fresh seed (the predictive probability of its test, src/core/flip.h); a check's "
                "bounds its verdict's: the sum over its voting cells when they agree; for MIXED, "
-               "the chance that all come to agree. Verdicts with "
+               "the chance that all come to agree. A control that passes makes the verdict "
+               "VACUOUS, so its test's flip is the verdict's too: when one passed, the least likely "
+               "passing control's flip; otherwise the cells' bound plus every control's. Verdicts with "
                "flip p >= %.2g are marked seed-fragile above.\n\n"
                "Expected verdict flips per fresh seed: %.3g (target <= %.2g); %d seed-fragile "
                "verdict%s", PROP_FRAGILE, t, PROP_FLIP_TARGET, fragile, fragile == 1 ? "" : "s");
   for (size_t r = 0, k = 0; r < nres; r++)
     if (res[r].flip >= PROP_FRAGILE)
       fprintf(rep, "%s`%s` %.2g", k++ ? ", " : ": ", res[r].c->id, res[r].flip);
-  fprintf(rep, "; %d voting cell%s without a flip estimate (not counted).\n", unknown,
-          unknown == 1 ? "" : "s");
+  fprintf(rep, "; %d voting cell%s and %d control%s without a flip estimate (not counted).\n",
+          unknown, unknown == 1 ? "" : "s", ctl_unknown, ctl_unknown == 1 ? "" : "s");
 }
 
 /* The report: one row per paper claim (the denominator is the papers), its verdict rolled up
@@ -668,6 +673,9 @@ static void run_into(const prop_claim *c, const options *o, const char *mutant, 
   memcpy(r->cell_detail, ctx.cell_detail, sizeof r->cell_detail);
   memcpy(r->cell_flip, ctx.cell_flip, sizeof r->cell_flip);
   memcpy(r->cell_flip_holds, ctx.cell_flip_holds, sizeof r->cell_flip_holds);
+  r->nctl = ctx.nctl;
+  memcpy(r->ctl_passed, ctx.ctl_passed, sizeof r->ctl_passed);
+  memcpy(r->ctl_flip, ctx.ctl_flip, sizeof r->ctl_flip);
   snprintf(r->notes, sizeof r->notes, "%s", ctx.notes);
 }
 
@@ -684,8 +692,9 @@ static void print_cell_flips(const prop_run_rec *r) {
     else printf("%.3g", r->cell_flip[q]);
   }
   if (any) printf("\n");
-  double flip = prop_check_flip(r->cells, r->cell_flip, r->cell_flip_holds, r->cell_detail,
-                                r->ncells, &unknown);
+  double flip = prop_verdict_flip(prop_check_flip(r->cells, r->cell_flip, r->cell_flip_holds,
+                                                  r->cell_detail, r->ncells, &unknown),
+                                  r->nctl, r->ctl_passed, r->ctl_flip, NULL);
   if (flip >= PROP_FRAGILE) printf("    seed-fragile (flip p = %.2g)\n", flip);
   else if (flip > 0) printf("    verdict flip p = %.2g\n", flip);
 }
@@ -861,7 +870,7 @@ static int judge_all(const source *src, FILE *rep) {
         if (nres < sizeof res / sizeof *res) {
           check_result *r = &res[nres++];
           r->c = c, r->v = PROP_SKIPPED, r->caught = 0, r->nmut = 0, r->deferred = 1;
-          r->flip = 0, r->flip_unknown = 0;
+          r->flip = 0, r->flip_unknown = 0, r->ctl_unknown = 0;
           snprintf(r->notes, sizeof r->notes, "deferred: not run here; %s run it (props/tiers.tsv)",
                    where);
         }
@@ -900,10 +909,11 @@ static int judge_all(const source *src, FILE *rep) {
         r->c = c, r->v = f.failures ? PROP_FAILS : f.v, r->caught = caught;
         r->nmut = o->no_mut ? -1 : nmut, r->deferred = 0;
         /* a failed assertion or a skipped check has no cell-level flip chance */
-        r->flip = 0, r->flip_unknown = 0;
+        r->flip = 0, r->flip_unknown = 0, r->ctl_unknown = 0;
         if (!f.failures && f.v != PROP_SKIPPED && !o->only_mutant)
-          r->flip = prop_check_flip(f.cells, f.cell_flip, f.cell_flip_holds, f.cell_detail,
-                                   f.ncells, &r->flip_unknown);
+          r->flip = prop_verdict_flip(prop_check_flip(f.cells, f.cell_flip, f.cell_flip_holds,
+                                                      f.cell_detail, f.ncells, &r->flip_unknown),
+                                      f.nctl, f.ctl_passed, f.ctl_flip, &r->ctl_unknown);
         snprintf(r->notes, sizeof r->notes, "%s", o->only_mutant ? "" : f.notes);
       }
     }
@@ -932,11 +942,12 @@ static int judge_all(const source *src, FILE *rep) {
   if (rep) write_report(rep, src->findings, res, nres, &b, fam, fam_m, fam_problems);
   free(fam);
   if (!o->list && !o->only_mutant && nres > 0) {
-    int fragile, unknown;
-    double t = total_flips(res, nres, &fragile, &unknown);
+    int fragile, unknown, ctl_unknown;
+    double t = total_flips(res, nres, &fragile, &unknown, &ctl_unknown);
     printf("# expected verdict flips per fresh seed: %.3g (target <= %.2g; %d seed-fragile "
-           "verdict%s, %d voting cell%s without an estimate)%s\n", t, PROP_FLIP_TARGET, fragile,
-           fragile == 1 ? "" : "s", unknown, unknown == 1 ? "" : "s",
+           "verdict%s, %d voting cell%s without an estimate, %d control%s without an estimate)%s\n",
+           t, PROP_FLIP_TARGET, fragile, fragile == 1 ? "" : "s", unknown, unknown == 1 ? "" : "s",
+           ctl_unknown, ctl_unknown == 1 ? "" : "s",
            o->shard_n > 1 ? " in this shard" : "");
   }
   if (!o->list && b.faithful + b.mutants > 0) {

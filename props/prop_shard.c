@@ -26,6 +26,11 @@ int prop_rec_write(FILE *f, const prop_run_rec *r) {
     if (!isnan(r->cell_flip[q]) && !isnan(r->cell_flip_holds[q]))
       fprintf(f, "/%.17g", r->cell_flip_holds[q]);
   }
+  fprintf(f, "\t%d\t", r->nctl);
+  for (int q = 0; q < r->nctl; q++) {
+    fprintf(f, "%s%d", q ? "," : "", r->ctl_passed[q] ? 1 : 0);
+    if (!isnan(r->ctl_flip[q])) fprintf(f, ":%.17g", r->ctl_flip[q]);
+  }
   fputc('\t', f);
   put_escaped(f, r->notes);
   fputc('\n', f);
@@ -48,8 +53,8 @@ int prop_rec_read(FILE *f, prop_run_rec *r) {
   if (len == 0 || line[len - 1] != '\n') return -1;
   line[len - 1] = 0;
   memset(r, 0, sizeof *r);
-  char *p = line, *fs[15];
-  for (int i = 0; i < 15; i++)
+  char *p = line, *fs[17];
+  for (int i = 0; i < 17; i++)
     if (!(fs[i] = field(&p))) return -1;
   if (p || strcmp(fs[0], "run") != 0) return -1;
   if (strlen(fs[1]) >= sizeof r->id || strlen(fs[2]) >= sizeof r->mutant) return -1;
@@ -99,8 +104,25 @@ int prop_rec_read(FILE *f, prop_run_rec *r) {
     r->cells[q] = (prop_verdict)cv;
     c = *end ? end + 1 : end;
   }
+  r->nctl = (int)strtol(fs[14], &end, 10);
+  if (*end || r->nctl < 0 || r->nctl > PROP_MAX_CELLS) return -1;
+  c = fs[15];
+  for (int q = 0; q < r->nctl; q++) {
+    long cv = strtol(c, &end, 10);
+    if (end == c || (cv != 0 && cv != 1)) return -1;
+    r->ctl_passed[q] = (unsigned char)cv;
+    r->ctl_flip[q] = NAN;
+    if (*end == ':') {
+      char *e2;
+      r->ctl_flip[q] = strtod(end + 1, &e2);
+      if (e2 == end + 1 || !(r->ctl_flip[q] >= 0 && r->ctl_flip[q] <= 1)) return -1;
+      end = e2;
+    }
+    if (*end != ',' && *end != 0) return -1;
+    c = *end ? end + 1 : end;
+  }
   size_t o = 0;
-  for (const char *s = fs[14]; *s; s++) {
+  for (const char *s = fs[16]; *s; s++) {
     char ch = *s;
     if (ch == '\\') {
       s++;

@@ -24,6 +24,9 @@ typedef struct {
   unsigned char cell_detail[PROP_MAX_CELLS]; /* within-unit findings (written as verdict + 100) */
   double cell_flip[PROP_MAX_CELLS];          /* prop_ctx.cell_flip (written ":flip" when known) */
   double cell_flip_holds[PROP_MAX_CELLS];    /* prop_ctx.cell_flip_holds (then "/flip" after it) */
+  int nctl;           /* controls (prop_control), written "passed:flip" (":flip" when known) */
+  unsigned char ctl_passed[PROP_MAX_CELLS];
+  double ctl_flip[PROP_MAX_CELLS];
   double secs;
   int ntests;         /* hypothesis tests made, and the sum of their α (the run's false-alarm bound) */
   double alpha_sum;

@@ -915,6 +915,14 @@ static void alg1_claim(prop_ctx *ctx, e2e_model *M) {
               "seed) units (rate %.3f, 95%% CP %.3f–%.3f); P[Bin(%u, %.2f) ≥ %u] = %.2g; rejects "
               "from %u failures, power %.3f at a rate %.2f", F, N, (double)F / N, lo, hi, N, A1_P0,
               F, p, crit, power, A1_EFFECT);
+    /* Flip (src/core/flip.h): given the text a fresh seed redraws every (cache, seed) unit's
+     * coins, and the cell moves only when the exact count test does (its power, and so the
+     * HOLDS/INCONCLUSIVE gate, depends on N alone: fixed by design): the beta-binomial
+     * predictive of F of N. The units' failure chances differ by cache, so F is Poisson-binomial,
+     * less spread than the Bin(N, F/N) the predictive assumes: the estimate errs high. */
+    unsigned kc = kvb_binom_crit(N, A1_P0, PROP_ALPHA);
+    double cell_flip = kvb_flip_binom(F, N, kc), flip_u = kvb_flip_binom(Fu, N, kc);
+    prop_cell_binom(ctx, F, N, A1_P0);
     prop_unit(ctx, "(cache, seed), one pre-registered query per cache, independent coins given the "
               "text", N, "a factor-2 miss rate of %.2f (10× Theorem 1's %.2f); power %.3f", A1_EFFECT,
               A1_P0, power);
@@ -922,6 +930,10 @@ static void alg1_claim(prop_ctx *ctx, e2e_model *M) {
     prop_control(ctx, "uniform", v == PROP_HOLDS && uni_holds,
                  "uniform sampling at equal memory (f = w = 16, ⌊m/%d⌋ of the middle) misses the "
                  "factor 2 in %u of %u units (p = %.2g under the same test)", 1 << D->T[0], Fu, N, pu);
+    /* the control passes only beside a HOLDS cell: there it moves with its own count test (and,
+     * when passing, also when the cell leaves HOLDS); beside any other cell it can pass only if
+     * the cell first moves to HOLDS, an event inside the cell's flip, so it adds 0 */
+    prop_control_flip(ctx, v == PROP_HOLDS ? fmin(1, flip_u + (uni_holds ? cell_flip : 0)) : 0);
   }
   {
     size_t nq = C * gq;

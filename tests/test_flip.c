@@ -21,7 +21,12 @@
  * (df 9, 31) and a whole t cell with both tests and its gate (N = 10, 32 units), the same
  * assertions; their mutant (printed in the "plug-in" column) is the estimate without the gate's
  * term — what such cells recorded before (nothing for the gate) — and must fail on the wide
- * spread. */
+ * spread.
+ * Count tests on runs' continuous outcomes (kvb_flip_exceed: balancekv.thm31.error's arms, 8 runs
+ * against a bound met in all but kc = 3) and cells made VACUOUS by either of two such controls
+ * (kvb_flip_controls): the same assertions; their mutants are the estimate 0 (the cells and
+ * controls recorded nothing before) and, for the count, the plug-in θ(ȳ, s) that ignores the
+ * uncertainty of the runs' mean and spread. */
 #include "kvbound.h"
 #include "unit.h"
 
@@ -299,8 +304,146 @@ static void sim_cell(unsigned N, int near) {
   gsl_rng_free(r);
 }
 
+/* ---- count tests on runs' continuous outcomes, and cells decided by controls ----
+ * The cell type of balancekv.thm31.error: n = 8 runs, each run's outcome y (the log of its
+ * largest error) against the log of a bound c = 0; the count K = #{y > c} rejects at K >= kc
+ * (exact binomial at δ = 1e-3, α = 1e-6: kc = 3). y ~ N(μ, 1) (the estimator is location-scale
+ * equivariant, so σ = 1 loses nothing); μ uniform on [−4, 1.5] (wide: θ = P[y > c] from 3e-5 to
+ * 0.93) or N(μ*, ½²) with μ* where a replicate rejects with probability ½ (near). The true flip
+ * from Bin(8, θ). The mutant is the estimate 0 — what the cell recorded before (no estimate,
+ * counted 0) — which must fail; the beta-binomial of the count alone (kvb_flip_binom) is
+ * printed beside it (it ignores the margin, so it is far above the truth where K = 0). */
+#define NEX 400
+enum { NRUN = 8 };
+
+static double draw_mu(gsl_rng *r, double mstar, int near) {
+  return near ? mstar + 0.5 * gsl_ran_gaussian(r, 1) : -4 + 5.5 * gsl_rng_uniform(r);
+}
+
+/* μ* of the near spread: P[Bin(8, Φ(μ*)) >= kc] = ½ (bisection on θ) */
+static double mu_star(unsigned kc) {
+  double lo = 0, hi = 1;
+  for (int i = 0; i < 60; i++) {
+    double th = 0.5 * (lo + hi);
+    if (kvb_binom_tail_ge(kc, th, NRUN) < 0.5) lo = th;
+    else hi = th;
+  }
+  return gsl_cdf_ugaussian_Pinv(0.5 * (lo + hi));
+}
+
+/* One control's runs: returns K, fills the estimate, the count's beta-binomial and the plug-in
+ * (θ at the observed mean and sd, no uncertainty about them: a mutant of the estimator). */
+static unsigned draw_runs(gsl_rng *r, double mu, unsigned kc, double *est, double *bb, double *pl) {
+  double y[NRUN], m = 0, ss = 0;
+  unsigned k = 0;
+  for (int i = 0; i < NRUN; i++) y[i] = mu + gsl_ran_gaussian(r, 1), k += y[i] > 0, m += y[i] / NRUN;
+  for (int i = 0; i < NRUN; i++) ss += (y[i] - m) * (y[i] - m);
+  *est = kvb_flip_exceed(y, NRUN, 0, kc);
+  *bb = kvb_flip_binom(k, NRUN, kc);
+  double pw = kvb_binom_tail_ge(kc, gsl_cdf_ugaussian_P(m / sqrt(ss / (NRUN - 1))), NRUN);
+  *pl = k >= kc ? 1 - pw : pw;
+  return k;
+}
+
+static unsigned draw_count(gsl_rng *r, double mu) {
+  unsigned k = 0;
+  for (int i = 0; i < NRUN; i++) k += mu + gsl_ran_gaussian(r, 1) > 0;
+  return k;
+}
+
+static void sim_exceed(int near) {
+  gsl_rng *r = kvb_rng_alloc_substream(20261128, 500 + (uint64_t)near);
+  unsigned kc = kvb_binom_crit(NRUN, 1e-3, ALPHA);
+  double ms = mu_star(kc), bb_sum = 0, lo_est = 0, lo_true = 0, lo_n = 0;
+  tally t = {0}, tp = {0};
+  for (int i = 0; i < NEX; i++) {
+    double mu = draw_mu(r, ms, near), est, bb, pl;
+    unsigned k = draw_runs(r, mu, kc, &est, &bb, &pl), kr = draw_count(r, mu);
+    double pw = kvb_binom_tail_ge(kc, gsl_cdf_ugaussian_P(mu), NRUN);
+    int rej = k >= kc;
+    bb_sum += bb;
+    if ((rej ? 1 - pw : pw) < 0.01) lo_est += est, lo_true += rej ? 1 - pw : pw, lo_n++;
+    add(&t, rej, est, 0, rej ? 1 - pw : pw, rej != (kr >= kc));
+    add(&tp, rej, est, pl, rej ? 1 - pw : pw, rej != (kr >= kc));
+  }
+  printf("note flip.exceed.%s: the count's beta-binomial alone: mean %.4f; where the true flip < "
+         "0.01 (%.0f cases): mean estimate %.2g vs true %.2g\n", near ? "near" : "wide", bb_sum / t.n,
+         lo_n, lo_est / fmax(1, lo_n), lo_true / fmax(1, lo_n));
+  report("exceed8", near ? "near" : "wide", &t, !near, !near);
+  /* the plug-in θ(ȳ, s) as the mutant: same estimate, asserted again beside it */
+  report("exceed8_plugin", near ? "near" : "wide", &tp, !near, !near);
+  gsl_rng_free(r);
+}
+
+/* A cell VACUOUS when either of two such controls passes (K < kc: it meets the bound), each with
+ * its own μ and runs: the estimate kvb_flip_controls of their kvb_flip_exceed; the true flip from
+ * the two true pass probabilities (independent controls). A "catch" is a VACUOUS cell. The
+ * mutant: 0, the controls' flips left out of the cell's (as before). */
+static void sim_vacuous(int near) {
+  gsl_rng *r = kvb_rng_alloc_substream(20261128, 600 + (uint64_t)near);
+  unsigned kc = kvb_binom_crit(NRUN, 1e-3, ALPHA);
+  double ms = mu_star(kc);
+  tally t = {0};
+  for (int i = 0; i < NEX / 2; i++) {
+    double mu[2], fl[2], q = 1, bb, pl;
+    int pass[2], rpass = 0;
+    for (int a = 0; a < 2; a++) {
+      mu[a] = draw_mu(r, ms, near);
+      pass[a] = draw_runs(r, mu[a], kc, &fl[a], &bb, &pl) < kc;
+      rpass |= draw_count(r, mu[a]) < kc;
+      q *= kvb_binom_tail_ge(kc, gsl_cdf_ugaussian_P(mu[a]), NRUN); /* P[control a fails] */
+    }
+    int vac = pass[0] || pass[1];
+    add(&t, vac, kvb_flip_controls(2, pass, fl), 0, vac ? q : 1 - q, vac != rpass);
+  }
+  report("vacuous2", near ? "near" : "wide", &t, !near, !near);
+  gsl_rng_free(r);
+}
+
+static void test_known_controls(void) {
+  /* by hand: a passing control (0.2) beside a failing one (0.3): 0.2; none passing: 0.5; both
+   * passing (0.2, 0.05): 0.05; the union capped at 1; n = 0: 0; a NaN flip: NaN */
+  CHECK(kvb_flip_controls(2, (int[]){1, 0}, (double[]){0.2, 0.3}) == 0.2 &&
+            fabs(kvb_flip_controls(2, (int[]){0, 0}, (double[]){0.2, 0.3}) - 0.5) < 1e-15 &&
+            kvb_flip_controls(2, (int[]){1, 1}, (double[]){0.2, 0.05}) == 0.05 &&
+            kvb_flip_controls(2, (int[]){0, 0}, (double[]){0.7, 0.6}) == 1 &&
+            kvb_flip_controls(0, NULL, NULL) == 0 &&
+            isnan(kvb_flip_controls(1, (int[]){1}, (double[]){NAN})),
+        "flip.controls.by_hand", "min over passing, sum over failing");
+  /* kvb_flip_exceed against a Monte Carlo of the same posterior (2·10^5 draws of (σ, μ), an
+   * independent computation): y = (−1.3, −0.2, −2.1, −0.9, −1.6, −0.4, −1.1, −2.4), c = 0,
+   * kc = 3, K = 0 */
+  const double y[NRUN] = {-1.3, -0.2, -2.1, -0.9, -1.6, -0.4, -1.1, -2.4};
+  double m = 0, ss = 0;
+  for (int i = 0; i < NRUN; i++) m += y[i] / NRUN;
+  for (int i = 0; i < NRUN; i++) ss += (y[i] - m) * (y[i] - m);
+  gsl_rng *r = kvb_rng_alloc_substream(20261128, 700);
+  double mc = 0;
+  const int M = 200000;
+  for (int j = 0; j < M; j++) {
+    double sig = sqrt(ss / gsl_ran_chisq(r, NRUN - 1)), mu = m + sig / sqrt(NRUN) * gsl_ran_gaussian(r, 1);
+    mc += kvb_binom_tail_ge(3, gsl_cdf_ugaussian_P(mu / sig), NRUN) / M;
+  }
+  gsl_rng_free(r);
+  double f = kvb_flip_exceed(y, NRUN, 0, 3);
+  CHECK(fabs(f - mc) < 0.003 + 0.02 * mc, "flip.exceed.monte_carlo", "%.5f vs Monte Carlo %.5f", f, mc);
+  const double flat[3] = {1, 1, 1};
+  CHECK(isnan(kvb_flip_exceed(y, 1, 0, 3)) && isnan(kvb_flip_exceed(flat, 3, 0, 1)) &&
+            kvb_flip_exceed(y, NRUN, 0, 9) == 0 &&
+            fabs(kvb_flip_exceed(y, NRUN, 0, 1) - kvb_flip_exceed((double[]){1.3, 0.2, 2.1, 0.9,
+                                                                     1.6, 0.4, 1.1, 2.4},
+                                                                 NRUN, 0, NRUN)) < 1e-9,
+        "flip.exceed.edges", "n 1, s 0, never rejecting, mirror symmetry (y rejecting at >= 1 "
+        "flips as −y at >= 8: P[K_rep >= 1 | y] = 1 − P[K_rep = 8 | −y])");
+}
+
 int main(void) {
   test_known();
+  test_known_controls();
+  sim_exceed(0);
+  sim_exceed(1);
+  sim_vacuous(0);
+  sim_vacuous(1);
   for (int near = 0; near <= 1; near++) {
     sim_normal(near);
     sim_t(4, near);

@@ -2,12 +2,14 @@
  * statistical policy): the power-gated three-way rule of a comparison cell (comparison_gate.h),
  * and what each kind of decision adds to the run's false-alarm count (prop.h): a pre-registered
  * cell 2α (two one-sided tests), a control α, a p-value its α capped at the policy's 1e-6, an
- * exact check nothing, a test inside a control its α (prop_control_test); when a check must state
+ * exact check nothing, a test inside a control its α (prop_control_test); the flips of the cells
+ * and of the controls that decide VACUOUS (prop_cell_controls, prop_verdict_flip); when a check must state
  * its unit (prop_lacks_unit); the power gate of an advantage cell and the binomial bound. A
  * mutant of any of these (thresholds, the tally, α for 2α, a control's test uncounted) fails
  * here. */
 #include "comparison_gate.h"
 #include "prop.h"
+#include "prop_shard.h"
 #include "unit.h"
 
 #include <math.h>
@@ -147,6 +149,52 @@ int main(void) {
             fabs(c.cell_flip[2] - 0.01) < 1e-15 && isnan(c.cell_flip[3]),
         "verdict.flip.gate", "flips %g %g %g %g (want 0.21 0.21 0.01 nan)", c.cell_flip[0],
         c.cell_flip[1], c.cell_flip[2], c.cell_flip[3]);
+
+  /* ---- controls' flips count (prop_cell_controls, prop_control_flip, prop_verdict_flip) ----
+   * Hand-worked. A cell VACUOUS because control 0 (flip 0.04) passed while control 1 (flip 0.3)
+   * failed: it leaves VACUOUS only if control 0 fails, 0.04 (not the sum 0.34, not 0 as before
+   * the controls counted). Two passing controls (0.04, 0.01): both must fail, <= 0.01. A HOLDS
+   * cell with its own flip 0.02 beside two failing controls (0.03, 0.05): 0.10. */
+  ctx_init(&c, log);
+  prop_cell(&c, PROP_VACUOUS, "v1", "x"), prop_cell_controls(&c, 2, (int[]){1, 0}, (double[]){0.04, 0.3});
+  prop_cell(&c, PROP_VACUOUS, "v2", "x"), prop_cell_controls(&c, 2, (int[]){1, 1}, (double[]){0.04, 0.01});
+  prop_cell(&c, PROP_HOLDS, "h", "x"), prop_cell_flip(&c, 0.02);
+  prop_cell_controls(&c, 2, (int[]){0, 0}, (double[]){0.03, 0.05});
+  CHECK(fabs(c.cell_flip[0] - 0.04) < 1e-15 && fabs(c.cell_flip[1] - 0.01) < 1e-15 &&
+            fabs(c.cell_flip[2] - 0.10) < 1e-15,
+        "verdict.flip.cell_controls", "flips %g %g %g (want 0.04 0.01 0.1)", c.cell_flip[0],
+        c.cell_flip[1], c.cell_flip[2]);
+  /* Check-level controls. Cells agreeing with bound 0.01; controls failing with flips 0.02 and
+   * 0.03: any may come to pass (VACUOUS), so 0.06. One of them passing (flip 0.005) beside a
+   * failing one (0.5): VACUOUS whatever the cells, leaving only if it fails: 0.005. A control
+   * with no flip is counted unknown and adds nothing. */
+  ctx_init(&c, log);
+  prop_control(&c, "z_zero", 0, "x"), prop_control_flip(&c, 0.02);
+  prop_control(&c, "uniform", 0, "x"), prop_control_flip(&c, 0.03);
+  prop_control(&c, "random_signs", 0, "x"); /* no flip */
+  int cu = -1;
+  double vf = prop_verdict_flip(0.01, c.nctl, c.ctl_passed, c.ctl_flip, &cu);
+  static prop_ctx cv;
+  ctx_init(&cv, log);
+  prop_control(&cv, "z_zero", 1, "x"), prop_control_flip(&cv, 0.005);
+  prop_control(&cv, "uniform", 0, "x"), prop_control_flip(&cv, 0.5);
+  double vv = prop_verdict_flip(0.01, cv.nctl, cv.ctl_passed, cv.ctl_flip, NULL);
+  CHECK(fabs(vf - 0.06) < 1e-15 && cu == 1 && fabs(vv - 0.005) < 1e-15 && c.nctl == 3 &&
+            c.ctl_passed[0] == 0 && isnan(c.ctl_flip[2]) && cv.ctl_passed[0] == 1,
+        "verdict.flip.controls", "failing controls %g (want 0.06), unknown %d (want 1), passing "
+        "control %g (want 0.005)", vf, cu, vv);
+  /* the controls travel in the shard record (kvb-props --shard / --merge) */
+  prop_run_rec rec, back;
+  memset(&rec, 0, sizeof rec);
+  snprintf(rec.id, sizeof rec.id, "x.y");
+  rec.nctl = 3, rec.ctl_passed[1] = 1, rec.ctl_flip[0] = 0.25, rec.ctl_flip[1] = 1e-7,
+  rec.ctl_flip[2] = NAN;
+  FILE *tf = tmpfile();
+  int rt = tf && prop_rec_write(tf, &rec) == 0 && (rewind(tf), prop_rec_read(tf, &back) == 1) &&
+           back.nctl == 3 && back.ctl_passed[0] == 0 && back.ctl_passed[1] == 1 &&
+           back.ctl_flip[0] == 0.25 && back.ctl_flip[1] == 1e-7 && isnan(back.ctl_flip[2]);
+  if (tf) fclose(tf);
+  CHECK(rt, "verdict.flip.controls_shard", "the controls did not survive a shard record");
 
   /* ---- tests inside controls count (prop_control_test) ----
    * Hand-worked: a bound cell of the form of balancekv.thm31.error when a control meets the

@@ -76,3 +76,58 @@ double kvb_flip_binom(unsigned k, unsigned n, unsigned kcrit) {
   double flip = k >= kcrit ? lt / (lt + ge) : ge / (lt + ge);
   return flip < 0 ? 0 : flip > 1 ? 1 : flip;
 }
+
+double kvb_flip_controls(int n, const int *passed, const double *flip) {
+  if (n < 0) return NAN;
+  double sum = 0, lo = INFINITY;
+  int any = 0;
+  for (int i = 0; i < n; i++) {
+    if (isnan(flip[i]) || flip[i] < 0) return NAN;
+    if (passed[i]) any = 1, lo = fmin(lo, flip[i]);
+    else sum += flip[i];
+  }
+  return any ? fmin(1, lo) : fmin(1, sum);
+}
+
+/* P[Bin(n, θ) >= k] as the sum of its terms (positive: no cancellation), the pmf by the ratio
+ * recurrence from j = k; for the quadrature below, where it runs thousands of times per call. */
+static double tail_ge(unsigned k, double th, unsigned n) {
+  if (k == 0) return 1;
+  if (k > n || th <= 0) return 0;
+  if (th >= 1) return 1;
+  double lp = gsl_sf_lnchoose(n, k) + k * log(th) + (double)(n - k) * log1p(-th), t = exp(lp), s = t;
+  for (unsigned j = k; j < n; j++) s += (t *= (double)(n - j) / (j + 1) * th / (1 - th));
+  return s > 1 ? 1 : s;
+}
+
+double kvb_flip_exceed(const double *y, unsigned n, double c, unsigned kcrit) {
+  if (n < 2 || isnan(c)) return NAN;
+  if (kcrit > n) return 0;
+  double m = 0, ss = 0;
+  unsigned k = 0;
+  for (unsigned i = 0; i < n; i++) {
+    if (!isfinite(y[i])) return NAN;
+    m += y[i];
+    k += y[i] > c;
+  }
+  m /= n;
+  for (unsigned i = 0; i < n; i++) ss += (y[i] - m) * (y[i] - m);
+  double s = sqrt(ss / (n - 1));
+  if (!(s > 0)) return NAN;
+  enum { JS = 128, JM = 32 };
+  double zq[JM], ge = 0;
+  for (int i = 0; i < JM; i++) zq[i] = gsl_cdf_ugaussian_Pinv((i + 0.5) / JM);
+  kvb_gsl_quiet_begin();
+  for (int j = 0; j < JS; j++) {
+    double x = gsl_cdf_chisq_Pinv((j + 0.5) / JS, (double)(n - 1));
+    double sig = s * sqrt((double)(n - 1) / x);
+    for (int i = 0; i < JM; i++) {
+      double mu = m + sig / sqrt((double)n) * zq[i];
+      ge += tail_ge(kcrit, gsl_cdf_ugaussian_P((mu - c) / sig), n);
+    }
+  }
+  kvb_gsl_quiet_end();
+  ge /= (double)JS * JM;
+  double flip = k >= kcrit ? 1 - ge : ge;
+  return flip < 0 ? 0 : flip > 1 ? 1 : flip;
+}

@@ -49,4 +49,28 @@ double kvb_flip_binom(unsigned k, unsigned n, unsigned kcrit);
  * (det or effect not > 0, df <= 0, NaN) gives NaN. */
 double kvb_flip_gate(double det, double effect, double df);
 
+/* A count of runs over a threshold (a bound met "in rate <= δ of the runs", tested exactly: the
+ * count K = #{i : y_i > c} rejects at K >= kcrit), when the runs' outcomes y_1..y_n themselves
+ * are at hand (y = the log of a run's largest error, c = the log of the bound). With K near 0
+ * the count alone says little (kvb_flip_binom at 0 of 8 gives 0.08 whatever the margin); the
+ * outcomes' margin to c says more. Model: y_i ~ N(μ, σ²) independent, Jeffreys prior
+ * p(μ, σ) ∝ 1/σ, so σ² | y ~ (n−1)s²/χ²_{n−1} and μ | σ, y ~ N(ȳ, σ²/n); a replicate's count is
+ * Bin(n, θ), θ = P[y > c] = Φ((μ − c)/σ). The flip is the posterior mean of P[Bin(n, θ) on the
+ * other side of kcrit], by quadrature (σ at 128 χ² quantiles, μ at 32 normal quantiles given σ).
+ * n < 2, s = 0 or a non-finite y_i (a log of 0): NaN (the caller falls back to kvb_flip_binom);
+ * kcrit > n (never rejects): 0. */
+double kvb_flip_exceed(const double *y, unsigned n, double c, unsigned kcrit);
+/* A verdict decided by controls (DESIGN, controls): the outcome is VACUOUS when at least one of
+ * n controls passes (meets the assertion the method is held to), and otherwise whatever the
+ * method's own tests give. passed[i] says whether control i passed on this seed and flip[i] is
+ * the flip chance of the test that decided it (one of the estimators above, or 0 for a control
+ * whose outcome is fixed by design, e.g. a z ≡ 0 score that cannot exceed the bound). The chance
+ * that a fresh seed changes whether the outcome is VACUOUS:
+ *     some control passed: every passing control must fail: <= min over passing i of flip[i]
+ *                          (the controls need not be independent: they may share the stream);
+ *     none passed:         any one passing is enough: <= Σ_i flip[i] (the union bound), capped at 1.
+ * A cell that the controls make VACUOUS has this as its flip; a cell they leave to the method
+ * adds it to its own tests' flip (either can move it). n = 0 gives 0; a NaN flip or n < 0 NaN. */
+double kvb_flip_controls(int n, const int *passed, const double *flip);
+
 #endif
