@@ -63,17 +63,6 @@ void kvb_mo_matmul(const float *x, const float *W, size_t n, size_t in, size_t o
 
 #define ACT_CHUNK 1024 /* entries whose exponentials are formed at once (on the stack) */
 
-void kvb_mo_swiglu(float *g, const float *u, size_t n) {
-  int lvl = kvb_vexpf_level();
-  float e[ACT_CHUNK];
-  for (size_t i0 = 0; i0 < n; i0 += ACT_CHUNK) {
-    size_t c = n - i0 < ACT_CHUNK ? n - i0 : ACT_CHUNK;
-    for (size_t i = 0; i < c; i++) e[i] = -g[i0 + i];
-    kvb_vexpf_inplace(e, c, lvl);
-    for (size_t i = 0; i < c; i++) g[i0 + i] = g[i0 + i] / (1.0f + e[i]) * u[i0 + i];
-  }
-}
-
 void kvb_mo_geglu(float *g, const float *u, size_t n) {
   const float c2 = -2.0f * 0.7978845608028654f; /* −2√(2/π) */
   int lvl = kvb_vexpf_level();
@@ -133,6 +122,13 @@ static float soft_exp(float x) {
   return y * sc.f;
 }
 
+/* silu(x)·v = x·σ(x)·v with σ(x) = 1 / (1 + e^−x), formed from e = e^−|x| <= 1 (soft_exp's
+ * domain; no overflow for very negative x): σ(x) = 1/(1 + e) for x >= 0, e/(1 + e) below. */
+static float swiglu_one(float x, float v) {
+  float e = soft_exp(-fabsf(x));
+  return (x >= 0.0f ? x : x * e) / (1.0f + e) * v;
+}
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define KVB_MO_AVX2 1
 #include <immintrin.h>
@@ -189,6 +185,17 @@ __attribute__((target("avx2"))) static float row_exp_sum_avx2(float *s, size_t n
   for (int i = 0; i < 8; i++) z += l[i];
   return z;
 }
+/* Eight lanes of swiglu_one (below): its operations lane by lane. */
+__attribute__((target("avx2"))) static void swiglu_avx2(float *g, const float *u, size_t n) {
+  const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 x = _mm256_loadu_ps(g + i), e = soft_exp8(_mm256_or_ps(x, sign)); /* e^−|x| */
+    __m256 num = _mm256_blendv_ps(_mm256_mul_ps(x, e), x, _mm256_cmp_ps(x, zero, _CMP_GE_OQ));
+    _mm256_storeu_ps(g + i, _mm256_mul_ps(_mm256_div_ps(num, _mm256_add_ps(one, e)), _mm256_loadu_ps(u + i)));
+  }
+  for (; i < n; i++) g[i] = swiglu_one(g[i], u[i]);
+}
 #endif
 
 static float row_max(const float *s, size_t n, int avx2) {
@@ -208,6 +215,20 @@ static float row_exp_sum(float *s, size_t n, float m, int avx2) {
   float z = 0;
   for (size_t t = 0; t < n; t++) z += s[t] = soft_exp(s[t] - m);
   return z;
+}
+
+/* SwiGLU in one pass, the exponential soft_exp's (the attention softmax's): llama.cpp's
+ * ggml_vec_swiglu_f32 also forms silu with its own vector expf. The library-exact vexpf.h took
+ * a double-precision table step per entry, and the gate's exponentials, a separate pass and
+ * buffer, were 4% of a 512-token SmolLM2 prefill. */
+void kvb_mo_swiglu(float *g, const float *u, size_t n) {
+#ifdef KVB_MO_AVX2
+  if (kvb_simd_level() >= KVB_SIMD_AVX2) {
+    swiglu_avx2(g, u, n);
+    return;
+  }
+#endif
+  for (size_t i = 0; i < n; i++) g[i] = swiglu_one(g[i], u[i]);
 }
 
 typedef struct {
