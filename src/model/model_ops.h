@@ -23,10 +23,11 @@ void kvb_mo_rmsnorm(const float *x, const float *w, size_t d, double eps, float 
 void kvb_mo_matmul(const float *x, const float *W, size_t n, size_t in, size_t out, float *y,
                    float beta);
 
-/* The gated feed-forward activations, g[i] = act(g[i]) · u[i] over n entries, exp by the
- * vectorized libm-exact expf (vexpf.h):
- *   SwiGLU (Llama): silu(g) = g / (1 + expf(−g)) — the same bits as the scalar expression;
- *   GeGLU (Gemma): gelu_tanh(g) = g/2·(1 + tanh(√(2/π)(g + 0.044715g³))), computed as
+/* The gated feed-forward activations, g[i] = act(g[i]) · u[i] over n entries:
+ *   SwiGLU (Llama): silu(g) = g·σ(g), σ(g) = 1/(1 + e) for g >= 0 and e/(1 + e) below, with
+ *     e = e^−|g| by the attention softmax's float expf (below; 1–2 ulp from libm's), one pass,
+ *     the same bits on every instruction set;
+ *   GeGLU (Gemma), exp by the vectorized libm-exact expf (vexpf.h): gelu_tanh(g) = g/2·(1 + tanh(√(2/π)(g + 0.044715g³))), computed as
  *     g / (1 + expf(−2√(2/π)(g + 0.044715g³))) (½(1 + tanh z) = 1/(1 + e^(−2z))), the exponent
  *     clamped to ±80 where the result is g or 0 to float precision. */
 void kvb_mo_swiglu(float *g, const float *u, size_t n);
