@@ -348,6 +348,13 @@ static void attn_pack_keys(const float *k, size_t Hk, size_t n, size_t hd, float
 /* Row r's statement X(r) for each of the AR rows below R (R a constant where it is used, so
  * the tests fold and the accumulators are registers, not an array in memory). */
 #define ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+/* Row r's rank-1 step of both kernels: a_r, b_r += (scalar at s) · (x0, x1), for rows below R. */
+#define FMA_ROW(r, s, x0, x1)                                   \
+  if (R > r) {                                                  \
+    __m256 q_ = _mm256_broadcast_ss(s);                         \
+    a##r = _mm256_fmadd_ps(q_, x0, a##r);                       \
+    b##r = _mm256_fmadd_ps(q_, x1, b##r);                       \
+  }
 
 /* S[r][j] = scale · Σ_d Q[r][d]·P[d][j] for r < R (≤ AR) rows, j < AP, P one key panel. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void
@@ -357,12 +364,7 @@ scores_block(const float *Q, size_t hd, const float *P, float scale, float *S, s
 #undef DECL
   for (size_t d = 0; d < hd; d++) {
     __m256 p0 = _mm256_loadu_ps(P + d * AP), p1 = _mm256_loadu_ps(P + d * AP + 8);
-#define STEP(r)                                                 \
-  if (R > r) {                                                  \
-    __m256 q = _mm256_broadcast_ss(Q + r * hd + d);             \
-    a##r = _mm256_fmadd_ps(q, p0, a##r);                        \
-    b##r = _mm256_fmadd_ps(q, p1, b##r);                        \
-  }
+#define STEP(r) FMA_ROW(r, Q + r * hd + d, p0, p1)
     ROWS6(STEP)
 #undef STEP
   }
@@ -387,12 +389,7 @@ pv_block(const float *S, size_t lds, const float *V, size_t hd, size_t nt, float
 #undef LOAD
     for (size_t t = 0; t < nt; t++) {
       __m256 v0 = _mm256_loadu_ps(V + t * hd + c), v1 = _mm256_loadu_ps(V + t * hd + c + 8);
-#define STEP(r)                                                 \
-  if (R > r) {                                                  \
-    __m256 p = _mm256_broadcast_ss(S + r * lds + t);            \
-    a##r = _mm256_fmadd_ps(p, v0, a##r);                        \
-    b##r = _mm256_fmadd_ps(p, v1, b##r);                        \
-  }
+#define STEP(r) FMA_ROW(r, S + r * lds + t, v0, v1)
       ROWS6(STEP)
 #undef STEP
     }
