@@ -579,9 +579,13 @@ void prop_mean_sd(const double *x, size_t n, double *mu, double *sd) {
 /* ---- trial blocks ---- */
 
 int prop_trial_mine(const prop_ctx *ctx, uint64_t i) {
+  return prop_trial_mine_block(ctx, i, PROP_TRIAL_BLOCK);
+}
+
+int prop_trial_mine_block(const prop_ctx *ctx, uint64_t i, uint64_t block) {
   if (ctx->tb_merge) return 0;
   if (ctx->tb_n <= 1) return 1;
-  return (int)((i / PROP_TRIAL_BLOCK) % (uint64_t)ctx->tb_n) == ctx->tb_k;
+  return (int)((i / (block ? block : 1)) % (uint64_t)ctx->tb_n) == ctx->tb_k;
 }
 
 void prop_trial_rng(const prop_ctx *ctx, gsl_rng *r, uint64_t stream, uint64_t i) {

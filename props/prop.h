@@ -331,6 +331,10 @@ prop_verdict prop_roll_up(const prop_verdict *v, size_t n);
 #define PROP_TRIAL_BLOCK 256
 /* Whether trial i runs in this process (its block is this shard's; never in a merge run). */
 int prop_trial_mine(const prop_ctx *ctx, uint64_t i);
+/* The same with blocks of `block` trials: 1 deals trials round-robin, for loops of few long
+ * trials (long_context's tasks, each tens of CPU seconds). The merge reads rows by index, so
+ * any block size gathers the same array. */
+int prop_trial_mine_block(const prop_ctx *ctx, uint64_t i, uint64_t block);
 /* Re-seeds r onto trial i's own substream of `stream` (stream < 2^16, i < 2^40). */
 void prop_trial_rng(const prop_ctx *ctx, gsl_rng *r, uint64_t stream, uint64_t i);
 /* x: N rows of w doubles, row i trial i's numbers. Plain run: returns 1 (decide). Shard run:
