@@ -1042,7 +1042,7 @@ static const prop_claim lc_checks[] = {
     {"long_context.families", "003 Table 1 (LongBench-E average) on the task families inside SmolLM2-135M",
      "comparison",
      "the RULER-style families exact attention can do at 1k tokens (check: one niah_multikey "
-     "task with block BalanceKV, KIVI-2 and q4_0; full: niah_single and niah_multikey 1k×136 each "
+     "task with block BalanceKV, KIVI-2 and q4_0; full: niah_single and niah_multikey 1k×256 each "
      "with block BalanceKV and StreamingLLM, exact attention screening each family first, the rule "
      "keeping those with CP lower bound ≥ 0.5), question-aware, compression 2^-2 at equal memory: "
      "block BalanceKV vs uniform, PyramidKV, SnapKV, StreamingLLM (the pairs the tier runs) — "
