@@ -65,6 +65,6 @@ const prop_claim *const prop_claim_tables[] = {
  * run in every shard, each doing its own trial blocks, and `--merge` decides from all of them. */
 const char *const prop_trial_block_claims[] = {
     "subgen.theorem1.bound",
-    "long_context.families", /* 2×256 tasks in --full: B-TAB1 over the shards (long_context.c) */
+    "long_context.families", /* 2×288 tasks in --full: B-TAB1 over the shards (long_context.c) */
     NULL,
 };
