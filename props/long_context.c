@@ -105,7 +105,7 @@
  * task below (SmolLM2 at 1k: prefill ~5, a pass 2–7, H2O ~60; the check tier's one needle task
  * with 4 passes and a mutant re-run: 16 s; measured at ddcee7f: needle 1299, needle_kvbound 763,
  * subgen 1897 CPU s, families 5408 for 272 tasks with two prefills each — one now): ≈ 3960 +
- * 512·(3.4 + 4·2.2) ≈ 1.0e4 CPU s ≈ 2.8 CPU-hours, ≈ 1.5 h on one 2-core machine (--shards 2)
+ * 576·(3.4 + 4·2.2) ≈ 1.1e4 CPU s ≈ 3 CPU-hours, ≈ 1.5 h on one 2-core machine (--shards 2)
  * — beyond the hour the full tier would like, the price of deciding those three rows. Every other pair (the other contenders, longer
  * contexts, the quantized caches' accuracy-vs-bytes table, Gemma's twins at the same N) is the
  * --shard design of props/README.md (Slurm, with CPU-hours); each claim prints its "sizing"
