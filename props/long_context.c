@@ -580,7 +580,14 @@ static int run_grid(prop_ctx *ctx, const kvb_lm *lm, const design_t *D, runs_t *
     if (ok) row_pack(R, i, x + i * ROW_W);
   }
   if (!ok) return free(x), 0;
-  if (!prop_gather(ctx, "tasks", x, nt, ROW_W)) return free(x), ctx->tb_partial ? 2 : 0;
+  if (!prop_gather_block(ctx, "tasks", x, nt, ROW_W, 1)) return free(x), ctx->tb_partial ? 2 : 0;
+  /* every row must be a task that ran: a prompt has tokens, so n0 = 0 is a row no shard filled */
+  size_t empty = 0, first = nt;
+  for (i = 0; i < nt; i++)
+    if (!(x[i * ROW_W] > 0)) empty++, first = first < nt ? first : i;
+  if (!prop_check(ctx, empty == 0, "%zu of %zu task rows are empty (first: task %zu): a shard "
+                  "wrote rows it did not run", empty, nt, first))
+    return free(x), 0;
   for (i = 0; i < nt; i++) row_unpack(x + i * ROW_W, R, i);
   free(x);
   memset(R->exact_right, 0, sizeof R->exact_right);

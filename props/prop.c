@@ -614,6 +614,11 @@ static int read_trials(FILE *f, const char *name, double *x, size_t N, size_t w,
 }
 
 int prop_gather(prop_ctx *ctx, const char *name, double *x, size_t N, size_t w) {
+  return prop_gather_block(ctx, name, x, N, w, PROP_TRIAL_BLOCK);
+}
+
+int prop_gather_block(prop_ctx *ctx, const char *name, double *x, size_t N, size_t w,
+                      uint64_t block) {
   if (ctx->tb_merge) {
     unsigned char *seen = calloc(N ? N : 1, 1);
     if (!seen) return prop_check(ctx, 0, "gather %s: out of memory", name), 0;
@@ -643,7 +648,7 @@ int prop_gather(prop_ctx *ctx, const char *name, double *x, size_t N, size_t w) 
   }
   if (ctx->tb_n <= 1 || !ctx->tb_out) return 1;
   for (size_t i = 0; i < N; i++) {
-    if (!prop_trial_mine(ctx, i)) continue;
+    if (!prop_trial_mine_block(ctx, i, block)) continue; /* the rows this shard ran, no other */
     fprintf(ctx->tb_out, "%s:%s %zu", ctx->id, name, i);
     for (size_t c = 0; c < w; c++) fprintf(ctx->tb_out, " %.17g", x[i * w + c]);
     fputc('\n', ctx->tb_out);

@@ -342,6 +342,12 @@ void prop_trial_rng(const prop_ctx *ctx, gsl_rng *r, uint64_t stream, uint64_t i
  * Merge run: fills every row from the shards (a failed check names a missing or duplicated
  * trial) and returns 1. */
 int prop_gather(prop_ctx *ctx, const char *name, double *x, size_t N, size_t w);
+/* The same for a loop dealt by prop_trial_mine_block(ctx, i, block): a shard writes exactly the
+ * rows it ran. (With prop_gather's 256-trial blocks under a block-1 loop, each shard wrote the
+ * other's rows as zeros and the merge, seeing every row once, took them: a 2-shard full run of
+ * long_context.families, 2026-11-28, merged 576 tasks of which half were empty.) */
+int prop_gather_block(prop_ctx *ctx, const char *name, double *x, size_t N, size_t w,
+                      uint64_t block);
 
 /* Trials scaled by tier. */
 unsigned prop_trials(const prop_ctx *ctx, unsigned check, unsigned full);

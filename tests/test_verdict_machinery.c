@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static void ctx_init(prop_ctx *c, FILE *log) {
   memset(c, 0, sizeof *c);
@@ -269,6 +270,38 @@ int main(void) {
   CHECK(b0 == 1 && b6 == 0 && c.ntests == 2 && c.rejected == 1 && fabs(c.alpha_sum - 2e-6) < 1e-18,
         "verdict.gate.binomial_bound", "0/24 %d, 6/24 %d, %d tests, %d rejected", b0, b6, c.ntests,
         c.rejected);
+  /* ---- trial blocks of one task (prop_trial_mine_block, prop_gather_block): two shards of a
+   * block-1 loop each write exactly the rows they ran, and the merge reads every row back; with
+   * prop_gather's 256-trial blocks under that loop, shard 0 wrote the odd rows as zeros ---- */
+  {
+    enum { NT = 6, W = 2 };
+    char path[2][64];
+    int gather_ok = 1;
+    for (int k = 0; k < 2; k++) {
+      snprintf(path[k], sizeof path[k], "/tmp/kvb-gather-%d-%d.txt", (int)getpid(), k);
+      ctx_init(&c, log);
+      c.tb_k = k, c.tb_n = 2, c.tb_out = fopen(path[k], "w");
+      double x[NT * W] = {0};
+      for (size_t i = 0; i < NT; i++)
+        if (prop_trial_mine_block(&c, i, 1)) x[i * W] = 10.0 + (double)i, x[i * W + 1] = -(double)i;
+      int r = c.tb_out ? prop_gather_block(&c, "tasks", x, NT, W, 1) : 1;
+      if (c.tb_out) fclose(c.tb_out);
+      gather_ok &= r == 0 && c.tb_partial == 1;
+    }
+    const char *in[3] = {path[0], path[1], NULL};
+    ctx_init(&c, log);
+    c.tb_merge = 1, c.tb_in = in;
+    double y[NT * W];
+    for (size_t i = 0; i < NT * W; i++) y[i] = NAN;
+    int r = prop_gather_block(&c, "tasks", y, NT, W, 1);
+    int rows_ok = 1;
+    for (size_t i = 0; i < NT; i++)
+      rows_ok &= y[i * W] == 10.0 + (double)i && y[i * W + 1] == -(double)i;
+    CHECK(gather_ok && r == 1 && rows_ok && c.failures == 0, "verdict.trials.block1_round_trip",
+          "shards %d, merge %d, rows %s (want every row i as (10 + i, −i))", gather_ok, r,
+          rows_ok ? "right" : "wrong");
+    remove(path[0]), remove(path[1]);
+  }
   fclose(log);
   UNIT_EXIT();
 }
