@@ -1070,15 +1070,20 @@ static int run_shard(const options *o) {
    * none, and the merge names it. */
   snprintf(path, sizeof path, "%s/meta.txt", o->out);
   remove(path);
-  FILE *runs, *trials, *log;
+  FILE *runs, *trials, *log, *tbsecs;
   snprintf(path, sizeof path, "%s/runs.txt", o->out);
   runs = fopen(path, "w");
+  /* a trial-block claim's share of CPU seconds (it has no run record here; scripts/full-report
+   * adds these to runs.txt's for the CPU-hours) */
+  snprintf(path, sizeof path, "%s/trial-secs.txt", o->out);
+  tbsecs = fopen(path, "w");
   snprintf(path, sizeof path, "%s/trials.txt", o->out);
   trials = fopen(path, "w");
   snprintf(path, sizeof path, "%s/log.txt", o->out);
   log = fopen(path, "w");
-  if (!runs || !trials || !log) {
+  if (!runs || !trials || !log || !tbsecs) {
     fprintf(stderr, "kvb-props: cannot write in shard directory '%s'\n", o->out);
+    if (tbsecs) fclose(tbsecs);
     if (runs) fclose(runs);
     if (trials) fclose(trials);
     if (log) fclose(log);
@@ -1100,6 +1105,7 @@ static int run_shard(const options *o) {
         run_into(c, o, NULL, log, &tm, &r);
         printf("ran %s: its trial blocks %d mod %d [%.1fs]\n", c->id, o->shard_k, o->shard_n,
                r.secs);
+        fprintf(tbsecs, "%s\t%.3f\n", c->id, r.secs);
       } else if (++u, MINE(u)) {
         run_into(c, o, NULL, log, NULL, &r);
         bad |= prop_rec_write(runs, &r);
@@ -1118,6 +1124,7 @@ static int run_shard(const options *o) {
 #undef MINE
   free(owner);
   bad |= fclose(runs) != 0, bad |= fclose(trials) != 0, bad |= fclose(log) != 0;
+  bad |= fclose(tbsecs) != 0;
   snprintf(path, sizeof path, "%s/meta.txt", o->out);
   if (bad || prop_meta_write(path, &meta)) {
     fprintf(stderr, "kvb-props: writing shard directory '%s' failed\n", o->out);
