@@ -106,8 +106,8 @@
  * with 4 passes and a mutant re-run: 16 s; measured at ddcee7f: needle 1299, needle_kvbound 763,
  * subgen 1897 CPU s, families 5408 for 272 tasks with two prefills each — one now): ≈ 3960 +
  * 576·(3.4 + 4·2.2) ≈ 1.1e4 CPU s ≈ 3 CPU-hours, ≈ 1.5 h on one 2-core machine (--shards 2)
- * — beyond the hour the full tier would like, the price of deciding those three rows. Every other pair (the other contenders, longer
- * contexts, the quantized caches' accuracy-vs-bytes table, Gemma's twins at the same N) is the
+ * — beyond the hour the full tier would like, the price of deciding those three rows. Every
+ * other pair (the other contenders, longer contexts, the quantized caches' accuracy-vs-bytes table, Gemma's twins at the same N) is the
  * --shard design of props/README.md (Slurm, with CPU-hours); each claim prints its "sizing"
  * notes: N needed, CPU s per task, CPU-hours, and whether this tier's grid holds it.
  *
@@ -635,7 +635,7 @@ typedef prop_gate_tally tally_t;
 /* B-TAB1's StreamingLLM pair, re-sized (2026-11-28) before its second full run: the first (commit
  * ddcee7f, seed 20261123, 1k×136 per family) saw SD 8.671 nats over 272 tasks against the model's
  * 6.43 — power 0.59. Only that SD was carried over (not the mean: an internal pilot, the
- * sample-size re-estimation that leaves the level alone); at 8.67 the pair needs 480 tasks for
+ * sample-size re-estimation that leaves the level alone); at 8.67 the pair needs 479 tasks for
  * 0.9 at 0.05/28, so the grid holds 2×288 = 576: the verdict takes the smaller of the powers at
  * this σ and at the SD the run sees, and 576 keeps 0.9 up to an observed SD of 9.5 (512 only to
  * 9.0, within the first SD's sampling error). The tasks are drawn from a substream of their own
