@@ -107,9 +107,10 @@
  * subgen 1897 CPU s, families 5408 for 272 tasks with two prefills each — one now): ≈ 3960 +
  * 576·(3.4 + 4·2.2) ≈ 1.1e4 CPU s ≈ 3 CPU-hours, ≈ 1.5 h on one 2-core machine (--shards 2)
  * — beyond the hour the full tier would like, the price of deciding those three rows. Every
- * other pair (the other contenders, longer contexts, the quantized caches' accuracy-vs-bytes table, Gemma's twins at the same N) is the
- * --shard design of props/README.md (Slurm, with CPU-hours); each claim prints its "sizing"
- * notes: N needed, CPU s per task, CPU-hours, and whether this tier's grid holds it.
+ * other pair (the other contenders, longer contexts, the quantized caches' accuracy-vs-bytes
+ * table, Gemma's twins at the same N) is the --shard design of props/README.md (Slurm, with
+ * CPU-hours); each claim prints its "sizing" notes: N needed, CPU s per task, CPU-hours, and
+ * whether this tier's grid holds it.
  *
  * Gemma 3 270M's copies (needle, families and subgen, its registry key after "long_context.":
  * per_model.h; the same methods, tests, rule, power and control; lm.h): the task starts with <bos>; the methods replace attention
