@@ -552,6 +552,8 @@ out:
 
 /* ---- exact decode attention ---- */
 
+static volatile uint64_t g_probe_sink; /* keeps the read probe's sums alive */
+
 static int bench_decode(int f32) {
   size_t H = O.H, n = O.n, d = O.d, nq = O.nq, hnd = H * n * d;
   double es = f32 ? 4 : 8;
@@ -584,17 +586,33 @@ static int bench_decode(int f32) {
    * right before it, and the median of those (at least 9 pairs) is reported. */
   enum { DMAXREP = 64 };
   int dreps = O.reps < 9 ? 9 : O.reps > DMAXREP ? DMAXREP : O.reps;
-  double pair[2][DMAXREP], rpair[2][DMAXREP];
+  double pair[2][DMAXREP], rpair[2][DMAXREP], ppair[2][DMAXREP];
+  double pbest[2] = {INFINITY, INFINITY};
   for (int k = 0; k < (O.threads > 1 ? 2 : 1); k++)
     for (int rep = 0; rep < dreps; rep++) {
       double tc = copy_once(thr[k]); /* the limits, beside each run */
       double tr = read_once(thr[k]);
       cbest[k] = fmin(cbest[k], tc);
       rbest[k] = fmin(rbest[k], tr);
+      /* the read probe: the kernel's own loads on its own workers, no arithmetic, right
+       * before it (attention_batch.h) */
+      double p0 = now();
+      uint64_t sink = 0;
+      int sp = kvb_attention_batch_read_probe(f32, H, n, nq, d, d, K, V, thr[k], &sink);
+      double pt = now() - p0;
+      if (sp) {
+        fprintf(stderr, "kvb-bench: exact decode read probe: %s\n", kvb_strerror_last());
+        rc = 1;
+        goto out;
+      }
+      g_probe_sink += sink;
+      pbest[k] = fmin(pbest[k], pt);
+      ppair[k][rep] = pt;
       double t0 = now(), c0 = cpu_now();
       int st = f32 ? kvb_attention_batch_f32(H, n, nq, d, d, K, V, Q, scale, thr[k], Z, lse)
                    : kvb_attention_batch_f64(H, n, nq, d, d, K, V, Q, scale, thr[k], Z, lse);
       double dt = now() - t0, dc = cpu_now() - c0;
+      ppair[k][rep] = ppair[k][rep] / dt; /* probe time over kernel time: the kernel's fraction */
       if (st) {
         fprintf(stderr, "kvb-bench: exact decode: %s\n", kvb_strerror_last());
         rc = 1;
@@ -606,6 +624,8 @@ static int bench_decode(int f32) {
     }
   double pmed = kvb_quantile(pair[0], (size_t)dreps, 0.5);
   double pmed1 = O.threads > 1 ? kvb_quantile(pair[1], (size_t)dreps, 0.5) : pmed;
+  double prmed = kvb_quantile(ppair[0], (size_t)dreps, 0.5);
+  double prmed1 = O.threads > 1 ? kvb_quantile(ppair[1], (size_t)dreps, 0.5) : prmed;
   double rmed = kvb_quantile(rpair[0], (size_t)dreps, 0.5);
   double rmed1 = O.threads > 1 ? kvb_quantile(rpair[1], (size_t)dreps, 0.5) : rmed;
   double rT = fmax(read_bw(rbest[0]), L.readT),
@@ -654,6 +674,14 @@ static int bench_decode(int f32) {
          bw / rT, rT / 1e9, rmed);
   if (O.threads > 1)
     printf("; 1 thread %.3f of 1-thread read (%.2f GB/s), paired %.3f", bw1 / r1, r1 / 1e9, rmed1);
+  printf("\n  read probe (the kernel's own loads, order, prefetch and workers, no arithmetic; "
+         "attention_batch.h): %.2f GB/s = %.3f of STREAM copy, %.3f of STREAM read; the kernel runs "
+         "at %.3f of the probe (best / best), paired %.3f",
+         bytes / pbest[0] / 1e9, bytes / pbest[0] / cT, bytes / pbest[0] / rT, pbest[0] / best[0],
+         prmed);
+  if (O.threads > 1)
+    printf("; 1 thread %.2f GB/s = %.3f of 1-thread copy, the kernel %.3f of it, paired %.3f",
+           bytes / pbest[1] / 1e9, bytes / pbest[1] / c1, pbest[1] / best[1], prmed1);
   printf("\n  CPU seconds of the best run: %.4f (%d thread(s))%s\n", bcpu[0], O.threads,
          O.threads > 1 ? "" : "");
   if (!f32)
@@ -670,6 +698,9 @@ static int bench_decode(int f32) {
   jnum("reference_seconds", tref), jnum("max_abs_diff_reference", maxdiff);
   jnum("read_gbps", rT / 1e9), jnum("fraction_read", bw / rT);
   jnum("fraction_read_paired_median", rmed), jnum("cpu_seconds", bcpu[0]);
+  jnum("probe_gbps", bytes / pbest[0] / 1e9), jnum("probe_fraction_copy", bytes / pbest[0] / cT);
+  jnum("kernel_fraction_probe", pbest[0] / best[0]);
+  jnum("kernel_fraction_probe_paired_median", prmed);
   jend();
 out:
   free(K), free(V), free(Q), free(Z), free(lse);

@@ -28,6 +28,7 @@
 #include "unit.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,6 +221,77 @@ static void pinned_bits(void) {
 #endif
 }
 
+/* The read probe's sum, computed here row by row: each row's 8-byte words (a float32 row of odd
+ * length adds its last 4 bytes as a 32-bit word), mod 2^64, times the query blocks that read
+ * each chunk (attention_batch.h). */
+static uint64_t probe_want(size_t H, size_t n, size_t nq, size_t rowk, size_t rowv,
+                           const unsigned char *K, const unsigned char *V) {
+  uint64_t s = 0;
+  for (int a = 0; a < 2; a++) {
+    const unsigned char *p = a ? V : K;
+    size_t rb = a ? rowv : rowk;
+    for (size_t t = 0; t < H * n; t++) {
+      size_t o = 0;
+      for (; o + 8 <= rb; o += 8) {
+        uint64_t x;
+        memcpy(&x, p + t * rb + o, 8);
+        s += x;
+      }
+      if (o + 4 <= rb) {
+        uint32_t x;
+        memcpy(&x, p + t * rb + o, 4);
+        s += x;
+      }
+    }
+  }
+  return s * (uint64_t)((nq + KVB_ATTB_QBLOCK - 1) / KVB_ATTB_QBLOCK);
+}
+
+/* The probe reads every byte of K and V once per query block, for any thread count and kernel
+ * width; shapes with a partial tile, several chunks, odd row lengths and two query blocks. */
+static void read_probe_checks(void) {
+  static const struct { int f32; size_t H, n, nq, d, dv; } sh[] = {
+      {1, 3, 3000, 17, 40, 24}, {0, 3, 3000, 17, 40, 24}, {1, 2, 1100, 1, 7, 5},
+      {0, 1, 65, 3, 3, 1},      {1, 8, 4100, 1, 128, 128}};
+  kvb_pcg32 g;
+  kvb_pcg32_seed(&g, 7, 11);
+  for (size_t k = 0; k < sizeof sh / sizeof sh[0]; k++) {
+    size_t es = sh[k].f32 ? 4 : 8, rowk = sh[k].d * es, rowv = sh[k].dv * es;
+    size_t kb = sh[k].H * sh[k].n * rowk, vb = sh[k].H * sh[k].n * rowv;
+    unsigned char *K = malloc(kb), *V = malloc(vb);
+    for (size_t i = 0; i < kb; i++) K[i] = (unsigned char)kvb_pcg32_next(&g);
+    for (size_t i = 0; i < vb; i++) V[i] = (unsigned char)kvb_pcg32_next(&g);
+    uint64_t want = probe_want(sh[k].H, sh[k].n, sh[k].nq, rowk, rowv, K, V);
+    int ok = 1;
+    static const int th[] = {1, 2, 3};
+    static const char *lv[] = {NULL, "avx2", "generic"};
+    for (int t = 0; t < 3; t++)
+      for (int l = 0; l < 3; l++) {
+        if (lv[l]) setenv("KVBOUND_SIMD", lv[l], 1);
+        uint64_t got = 0;
+        int st = kvb_attention_batch_read_probe(sh[k].f32, sh[k].H, sh[k].n, sh[k].nq, sh[k].d,
+                                                sh[k].dv, K, V, th[t], &got);
+        if (lv[l]) unsetenv("KVBOUND_SIMD");
+        ok &= st == 0 && got == want;
+      }
+    char name[160];
+    snprintf(name, sizeof name, "attention_batch read probe %s H=%zu n=%zu nq=%zu d=%zu dv=%zu: "
+             "every byte once per query block, for 1-3 threads and every kernel width",
+             sh[k].f32 ? "f32" : "f64", sh[k].H, sh[k].n, sh[k].nq, sh[k].d, sh[k].dv);
+    CHECK(ok, name, "sum differs from the row-by-row count");
+    free(K), free(V);
+  }
+  uint64_t got = 5;
+  float x[4] = {0};
+  int st = kvb_attention_batch_read_probe(1, 1, 4, 1, 1, 1, NULL, x, 1, &got);
+  CHECK(st == KVB_ENULL && got == 5, "attention_batch read probe: NULL K is KVB_ENULL", "st %d", st);
+  st = kvb_attention_batch_read_probe(1, 1, 0, 1, 1, 1, x, x, 1, &got);
+  CHECK(st == KVB_EINVAL && got == 5, "attention_batch read probe: n = 0 is KVB_EINVAL", "st %d", st);
+  st = kvb_attention_batch_read_probe(0, (size_t)1 << 40, (size_t)1 << 40, 1, 1, 1, x, x, 1, &got);
+  CHECK(st == KVB_EINVAL && got == 5, "attention_batch read probe: overflowing sizes are KVB_EINVAL",
+        "st %d", st);
+}
+
 int main(void) {
   gsl_rng *r = kvb_rng_alloc_substream(2026, 14);
   /* H, n, nq, d, dv, scale, key scale: several chunks with a partial last tile and odd d, dv
@@ -326,6 +398,7 @@ int main(void) {
     CHECK(st == KVB_ERANGE && UNTOUCHED(), "attention_batch f32: value sums beyond float range "
           "are KVB_ERANGE", "st %d: %s", st, kvb_strerror_last());
   }
+  read_probe_checks();
   gsl_rng_free(r);
   UNIT_EXIT();
 }

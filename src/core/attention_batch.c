@@ -134,6 +134,7 @@ typedef struct {
   double *scratch; /* per worker: TILE + dv doubles (floats on the float32 path) */
   int vexp;        /* float32: the level of the vector expf in use (vexpf.h), 0 = the library */
   int pf64;        /* float64: prefetch the next tile (with more than one worker; see prefetch) */
+  uint64_t *sums;  /* the read probe: one sum per item (kvb_attention_batch_read_probe) */
 } job;
 
 static double *partial(const job *J, size_t h, size_t c, size_t i) {
@@ -344,6 +345,45 @@ int kvb_attention_batch_f64(size_t H, size_t n, size_t nq, size_t d, size_t dv, 
   return run(&J, 0, threads, NULL, Z, lse);
 }
 
+int kvb_attention_batch_read_probe(int f32, size_t H, size_t n, size_t nq, size_t d, size_t dv,
+                                   const void *K, const void *V, int threads, uint64_t *sink) {
+  if (!K || !V || !sink) return KVB_ERROR(KVB_ENULL, "attention_batch_read_probe: NULL argument");
+  size_t es = f32 ? sizeof(float) : sizeof(double), dm = d > dv ? d : dv, a;
+  if (H == 0 || n == 0 || nq == 0 || d == 0 || dv == 0)
+    return KVB_ERROR(KVB_EINVAL, "attention_batch_read_probe: every size must be >= 1 (heads %zu, "
+                     "tokens %zu, queries %zu, d %zu, dv %zu)", H, n, nq, d, dv);
+  if (!mul_ok(H, n, &a) || !mul_ok(a, dm, &a) || !mul_ok(a, es, &a))
+    return KVB_ERROR(KVB_EINVAL, "attention_batch_read_probe: sizes overflow (heads %zu × tokens "
+                     "%zu × dim %zu)", H, n, dm);
+  job J;
+  memset(&J, 0, sizeof J);
+  J.H = H, J.n = n, J.nq = nq, J.d = d, J.dv = dv;
+  if (f32) J.Kf = K, J.Vf = V;
+  else J.Kd = K, J.Vd = V;
+  J.nqb = (nq + QB - 1) / QB;
+  J.clen = chunk_len(H, n, nq);
+  J.nch = (n + J.clen - 1) / J.clen;
+  size_t items = H * J.nqb * J.nch;
+  if (threads <= 0) threads = kvb_threads_default();
+  size_t workers = (size_t)threads < items ? (size_t)threads : items;
+  J.pf64 = !f32 && workers > 1; /* as run(): the float64 path prefetches with > 1 worker */
+  J.sums = malloc(items * sizeof *J.sums);
+  if (!J.sums)
+    return KVB_ERROR(KVB_ENOMEM, "attention_batch_read_probe: out of memory for %zu sums", items);
+  kvb_parallel_fn fn = item_read_v16;
+#ifdef ATTB_AVX2
+  int lvl = kvb_simd_level();
+  if (lvl >= KVB_SIMD_AVX512) fn = item_read_avx512;
+  else if (lvl >= KVB_SIMD_AVX2) fn = item_read_avx2;
+#endif
+  int st = kvb_parallel_for(items, (int)workers, fn, &J);
+  uint64_t s = 0;
+  for (size_t i = 0; i < items; i++) s += J.sums[i];
+  if (!st) *sink = s;
+  free(J.sums);
+  return st;
+}
+
 #else /* ATTB_KERNEL_PASS */
 
 /* ---- kernel pass (included from above with SUF, VW and ATTR defined) ---- */
@@ -501,6 +541,69 @@ static ATTR int K(item_f64)(size_t it, void *arg, int worker) {
     for (size_t j = 0; j < dv; j++)
       if (!isfinite(st[2 + j])) return bad_values(J, 0, h, lo, hi);
   }
+  return 0;
+}
+
+/* The read probe's item (kvb_attention_batch_read_probe): item_f32's / item_f64's loads of K and
+ * V — same chunk, same tiles in the same order, the same prefetch of the next tile — with the
+ * arithmetic reduced to one integer vector add per load (integer: no NaN or subnormal operand
+ * can slow it), into a sum kept so the loads are not dropped. */
+#ifdef ATTB_VEC
+typedef unsigned long long K(vu) __attribute__((vector_size(VW)));
+#endif
+static inline ATTR uint64_t K(row_words)(const char *p, size_t bytes) {
+  uint64_t s = 0;
+  size_t o = 0;
+#ifdef ATTB_VEC
+  K(vu) a = {0};
+  for (; o + VW <= bytes; o += VW) {
+    K(vu) x;
+    memcpy(&x, p + o, sizeof x);
+    a += x;
+  }
+  for (size_t i = 0; i < VW / 8; i++) s += a[i];
+#endif
+  for (; o + 8 <= bytes; o += 8) {
+    uint64_t x;
+    memcpy(&x, p + o, 8);
+    s += x;
+  }
+  if (o + 4 <= bytes) { /* a float32 row of odd length: its last entry */
+    uint32_t x;
+    memcpy(&x, p + o, 4);
+    s += x;
+  }
+  return s;
+}
+
+static ATTR int K(item_read)(size_t it, void *arg, int worker) {
+  (void)worker;
+  const job *J = arg;
+  int f32 = J->Kf != NULL;
+  size_t es = f32 ? sizeof(float) : sizeof(double);
+  size_t c = it % J->nch, r = it / J->nch, h = r / J->nqb;
+  size_t lo = c * J->clen, hi = lo + J->clen;
+  if (hi > J->n) hi = J->n;
+  size_t kb = J->d * es, vb = J->dv * es; /* bytes per key row, per value row */
+  const char *K0 = f32 ? (const char *)J->Kf : (const char *)J->Kd;
+  const char *V0 = f32 ? (const char *)J->Vf : (const char *)J->Vd;
+  int pfon = f32 || J->pf64;
+  uint64_t s = 0;
+  for (size_t t0 = lo; t0 < hi; t0 += TILE) {
+    size_t nt = hi - t0 < TILE ? hi - t0 : TILE;
+    const char *Kt = K0 + (h * J->n + t0) * kb, *Vt = V0 + (h * J->n + t0) * vb;
+    int pf = pfon && t0 + TILE < hi;
+    size_t nxt = hi - t0 - TILE < TILE ? hi - t0 - TILE : TILE;
+    for (size_t k = 0; k < nt; k++) {
+      if (pf && k < nxt) prefetch(Kt + (TILE + k) * kb, kb);
+      s += K(row_words)(Kt + k * kb, kb);
+    }
+    for (size_t k = 0; k < nt; k++) {
+      if (pf && k < nxt) prefetch(Vt + (TILE + k) * vb, vb);
+      s += K(row_words)(Vt + k * vb, vb);
+    }
+  }
+  J->sums[it] = s;
   return 0;
 }
 

@@ -40,6 +40,7 @@
 #define KVB_ATTENTION_BATCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Tokens per tile (float32 tile sums run over at most this many terms). */
 #define KVB_ATTB_TILE 64
@@ -57,5 +58,19 @@ int kvb_attention_batch_f64(size_t H, size_t n, size_t nq, size_t d, size_t dv, 
 /* The number of token chunks the n tokens of a head are split into for a shape (a function of
  * H, n and nq only; the error analysis counts its merges). */
 size_t kvb_attention_batch_chunks(size_t H, size_t n, size_t nq);
+
+/* The read probe (for benchmarks: kvb-bench's exact decode line): reads K and V (float32 when f32,
+ * else float64; layout as above) exactly as kvb_attention_batch_f32/f64 do for this shape — the
+ * same items on the same kvb_parallel_for workers, the same tiles in the same order, the same
+ * software prefetch, the same SIMD width — but adds the loaded bytes as integers instead of
+ * computing attention. Its bytes per second are the most this kernel's access order and
+ * threading can move on the machine: the kernel's time over the probe's is what its arithmetic
+ * costs, the probe's rate over a STREAM pass's what its access order and threads cost. *sink
+ * gets the wrapping (mod 2^64) sum, over the items, of every row's 8-byte words (a float32 row
+ * of odd length adds its last 4 bytes as a 32-bit word); each item reads its head's chunk once
+ * per query block of KVB_ATTB_QBLOCK queries, as the kernel does. Errors: KVB_ENULL, KVB_EINVAL
+ * (a size zero or overflowing), KVB_ENOMEM. */
+int kvb_attention_batch_read_probe(int f32, size_t H, size_t n, size_t nq, size_t d, size_t dv,
+                                   const void *K, const void *V, int threads, uint64_t *sink);
 
 #endif
