@@ -121,7 +121,8 @@ static void merge_tile_f64(double *st, size_t dv, double mt, double den_t, const
  * kernel's time as a fraction of the probe's run right before it (paired medians, 4–5 pairs):
  * this code 0.83–0.92; two key rows per dot product (q loaded once; the same bits) 0.79–0.85;
  * the value rows added in register blocks of 8 vectors down the tile (the same bits) 0.72–0.81.
- * The probe itself moved 0.83–1.14 of its process's best STREAM copy sample (median 1.04, 26 runs). */
+ * The probe itself moved 0.83–1.14 of its process's best STREAM copy sample (median 1.04,
+ * 26 runs). */
 static void prefetch(const void *p, size_t bytes) {
 #if defined(__GNUC__) || defined(__clang__)
   const char *c = p;
