@@ -10,6 +10,6 @@ set ylabel 'exact-match accuracy'
 set yrange [-0.05:1.05]
 plot '< grep "^niah_single	" props/report-full/long_context_bytes.dat' using 3:4 with points pt 4 ps 1.5 title 'niah_single', '< grep "^niah_single	" props/report-full/long_context_bytes.dat' using 3:6:2 with labels left offset 1,0 font ',9' notitle, '< grep "^niah_multikey	" props/report-full/long_context_bytes.dat' using 3:4 with points pt 5 ps 1.5 title 'niah_multikey', '< grep "^niah_multikey	" props/report-full/long_context_bytes.dat' using 3:6:2 with labels left offset 1,0 font ',9' notitle
 set ylabel 'mean delta answer log-lik vs exact (nats)'
-set yrange [-16.1809:-13.5027]
+set yrange [-15.5357:-13.5614]
 plot '< grep "^niah_single	" props/report-full/long_context_bytes.dat' using 3:5 with points pt 4 ps 1.5 title 'niah_single', '< grep "^niah_single	" props/report-full/long_context_bytes.dat' using 3:7:2 with labels left offset 1,0 font ',9' notitle, '< grep "^niah_multikey	" props/report-full/long_context_bytes.dat' using 3:5 with points pt 5 ps 1.5 title 'niah_multikey', '< grep "^niah_multikey	" props/report-full/long_context_bytes.dat' using 3:7:2 with labels left offset 1,0 font ',9' notitle
 unset multiplot
