@@ -265,6 +265,29 @@ static int mul_ok(size_t a, size_t b, size_t *out) {
   return 1;
 }
 
+/* The items of a shape (head, query block, token chunk) and the workers that run them: shared by
+ * run() and the read probe, so the probe reads exactly as the kernel does. Returns the workers. */
+static size_t plan(job *J, int threads) {
+  J->nqb = (J->nq + QB - 1) / QB;
+  J->clen = chunk_len(J->H, J->n, J->nq);
+  J->nch = (J->n + J->clen - 1) / J->clen;
+  size_t items = J->H * J->nqb * J->nch;
+  if (threads <= 0) threads = kvb_threads_default();
+  return (size_t)threads < items ? (size_t)threads : items;
+}
+
+/* The kernel of the widest vector level the CPU has (kvb_simd_level; KVBOUND_SIMD caps it):
+ * PICK(item_f32) is item_f32_v16, _avx2 or _avx512 (only the first where there are no others). */
+#ifdef ATTB_AVX2
+static kvb_parallel_fn pick(kvb_parallel_fn v16, kvb_parallel_fn avx2, kvb_parallel_fn avx512) {
+  int lvl = kvb_simd_level();
+  return lvl >= KVB_SIMD_AVX512 ? avx512 : lvl >= KVB_SIMD_AVX2 ? avx2 : v16;
+}
+#define PICK(k) pick(k##_v16, k##_avx2, k##_avx512)
+#else
+#define PICK(k) (k##_v16)
+#endif
+
 /* Validates, runs the items and the merge; writes Z/lse only when everything succeeded. */
 static int run(job *J, int f32, int threads, float *Zf, double *Zd, double *lse) {
   size_t H = J->H, n = J->n, nq = J->nq, d = J->d, dv = J->dv, a, b;
@@ -289,12 +312,7 @@ static int run(job *J, int f32, int threads, float *Zf, double *Zd, double *lse)
         return KVB_ERROR(KVB_EDOM, "attention_batch: query %zu of head %zu is not finite (NaN or "
                          "Inf)", i, h);
     }
-  J->nqb = (nq + QB - 1) / QB;
-  J->clen = chunk_len(H, n, nq);
-  J->nch = (n + J->clen - 1) / J->clen;
-  size_t items = H * J->nqb * J->nch;
-  if (threads <= 0) threads = kvb_threads_default();
-  size_t workers = (size_t)threads < items ? (size_t)threads : items;
+  size_t workers = plan(J, threads), items = H * J->nqb * J->nch;
   J->part = malloc(H * J->nch * nq * (dv + 2) * sizeof(double));
   J->scratch = malloc(workers * (TILE + dv) * sizeof(double));
   if (!J->part || !J->scratch) {
@@ -303,12 +321,7 @@ static int run(job *J, int f32, int threads, float *Zf, double *Zd, double *lse)
     return KVB_ERROR(KVB_ENOMEM, "attention_batch: out of memory for %zu partial sums",
                      H * J->nch * nq);
   }
-  kvb_parallel_fn fn = f32 ? item_f32_v16 : item_f64_v16;
-#ifdef ATTB_AVX2
-  int lvl = kvb_simd_level();
-  if (lvl >= KVB_SIMD_AVX512) fn = f32 ? item_f32_avx512 : item_f64_avx512;
-  else if (lvl >= KVB_SIMD_AVX2) fn = f32 ? item_f32_avx2 : item_f64_avx2;
-#endif
+  kvb_parallel_fn fn = f32 ? PICK(item_f32) : PICK(item_f64);
   J->vexp = f32 ? kvb_vexpf_level() : 0;
   J->pf64 = !f32 && workers > 1;
   int st = kvb_parallel_for(items, (int)workers, fn, J);
@@ -367,23 +380,12 @@ int kvb_attention_batch_read_probe(int f32, size_t H, size_t n, size_t nq, size_
   J.H = H, J.n = n, J.nq = nq, J.d = d, J.dv = dv;
   if (f32) J.Kf = K, J.Vf = V;
   else J.Kd = K, J.Vd = V;
-  J.nqb = (nq + QB - 1) / QB;
-  J.clen = chunk_len(H, n, nq);
-  J.nch = (n + J.clen - 1) / J.clen;
-  size_t items = H * J.nqb * J.nch;
-  if (threads <= 0) threads = kvb_threads_default();
-  size_t workers = (size_t)threads < items ? (size_t)threads : items;
+  size_t workers = plan(&J, threads), items = H * J.nqb * J.nch;
   J.pf64 = !f32 && workers > 1; /* as run(): the float64 path prefetches with > 1 worker */
   J.sums = malloc(items * sizeof *J.sums);
   if (!J.sums)
     return KVB_ERROR(KVB_ENOMEM, "attention_batch_read_probe: out of memory for %zu sums", items);
-  kvb_parallel_fn fn = item_read_v16;
-#ifdef ATTB_AVX2
-  int lvl = kvb_simd_level();
-  if (lvl >= KVB_SIMD_AVX512) fn = item_read_avx512;
-  else if (lvl >= KVB_SIMD_AVX2) fn = item_read_avx2;
-#endif
-  int st = kvb_parallel_for(items, (int)workers, fn, &J);
+  int st = kvb_parallel_for(items, (int)workers, PICK(item_read), &J);
   uint64_t s = 0;
   for (size_t i = 0; i < items; i++) s += J.sums[i];
   if (!st) *sink = s;
